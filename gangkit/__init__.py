@@ -1,0 +1,27 @@
+"""gangkit: why distributed training jobs stall in shared GPU clusters, and how gang admission fixes it.
+
+The public surface the lessons use::
+
+    import gangkit as gk
+    sc = gk.Scenario(gk.nodes(4, gpus=1), [gk.job("A", pods=4), gk.job("B", pods=4)])
+    gk.simulate(sc, stack="pod").deadlock      # True: each job holds half of what it needs
+    gk.simulate(sc, stack="gang").deadlock     # False: all or nothing
+"""
+
+from .cluster import Node, nodes
+from .errors import Problem, ScenarioError
+from .layers import AdmissionLayer, NodeSupplier, PlacementLayer, Reason
+from .result import Result
+from .scenario import RunSettings, Scenario
+from .simulate import simulate
+from .stacks import STACKS, Stack, build_stack
+from .workload import Job, PodSet, job
+from . import scenarios
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AdmissionLayer", "Job", "Node", "NodeSupplier", "PlacementLayer", "PodSet", "Problem", "Reason",
+    "Result", "RunSettings", "STACKS", "Scenario", "ScenarioError", "Stack", "build_stack", "job", "nodes",
+    "scenarios", "simulate",
+]

@@ -1,0 +1,234 @@
+"""What a run leaves behind: tables, a summary, and the deadlock report.
+
+Four pandas DataFrames, one row per thing:
+
+- ``jobs``: one row per job: when it was submitted, started and finished,
+  its terminal state, its wait split by layer, GPU-seconds used and held idle;
+- ``pods``: one row per pod placement: which node, from when to when;
+- ``events``: one row per state change (the unit of every "events/s");
+- ``timeline``: the GPU accounting over time, one row per change: useful,
+  held-idle, free and not-ready GPUs (they add up to the capacity).
+
+Terminal states (exactly one per job): ``Finished``; ``Deadlocked`` (holds
+GPUs without progress when nothing can change any more); ``WaitingAtEnd``
+(has not started when the run ends); ``RunningAtEnd`` (started, still
+running when the horizon cuts the run); ``Rejected`` (no node could ever
+hold one of its pods).
+
+Waits: a job's wait is the time from submission to its first start; a job
+that never starts is counted to the end of the run and flagged ``censored``.
+The wait is split into one column per layer (``wait_quota_s``,
+``wait_placement_s``, ...), each from that layer's own timestamps, and an
+``wait_unattributed_s`` column that stays 0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .engine import JobState, Simulation
+
+JOB_COLUMNS = [
+    "job", "queue", "priority", "progress", "pods", "gpus", "gang_size", "submit_s", "start_s", "finish_s",
+    "state", "wait_s", "censored",
+]
+EVENT_COLUMNS = ["time_s", "event", "job", "pod", "node", "layer", "detail"]
+POD_COLUMNS = ["job", "pod", "pod_set", "gpus", "node", "created_s", "bound_s", "released_s", "state"]
+TIMELINE_COLUMNS = ["time_s", "capacity_gpus", "useful_gpus", "held_idle_gpus", "free_gpus", "not_ready_gpus", "running_jobs", "waiting_jobs"]
+
+
+@dataclass
+class Result:
+    """The outcome of :func:`gangkit.simulate`: tables, summary figures, plots."""
+
+    scenario_name: str
+    stack: str
+    ordering: str
+    seed: int
+    jobs: pd.DataFrame
+    pods: pd.DataFrame
+    events: pd.DataFrame
+    timeline: pd.DataFrame
+    holders: pd.DataFrame
+    figures: dict = field(default_factory=dict)
+
+    @property
+    def deadlock(self) -> bool:
+        return bool(self.figures["deadlock"])
+
+    def summary(self) -> dict:
+        """The headline figures (simulated only, never wall-clock), as a plain dict."""
+        return dict(self.figures)
+
+    def summary_table(self) -> pd.DataFrame:
+        """The summary as a one-column table, for display."""
+        return pd.DataFrame({"value": pd.Series(self.figures, dtype=object)})
+
+    def deadlock_report(self) -> str:
+        """Which job holds which GPUs on which nodes, and which pods each still waits for."""
+        if not self.deadlock:
+            return "no deadlock"
+        lines = [f"deadlock at t={_fmt(self.figures['deadlock_at_s'])} s: {len(self.holders)} jobs hold GPUs without progress"]
+        for row in self.holders.itertuples():
+            lines.append(f"  {row.job} holds {row.gpus_held} GPUs on {row.nodes}; waits for {row.waiting_pods}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        f = self.figures
+        return (f"<Result {self.scenario_name} stack={self.stack} jobs={f['jobs_total']} finished={f['jobs_finished']} "
+                f"deadlock={f['deadlock']} effective_utilization={f['effective_utilization']}>")
+
+    # plots live in gangkit.plots; these are shortcuts for notebooks
+    def plot_gantt(self, **kw):
+        from .plots import gantt
+        return gantt(self, **kw)
+
+    def plot_gpu_states(self, **kw):
+        from .plots import gpu_states
+        return gpu_states(self, **kw)
+
+    def plot_waits(self, **kw):
+        from .plots import wait_distribution
+        return wait_distribution(self, **kw)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def build_result(sim: Simulation) -> Result:
+    """Turn a finished :class:`Simulation` into a :class:`Result`."""
+    end = sim.end_time
+    deadlocked = sim.quiescent_at is not None
+    layers = [layer.name for layer in sim.stack.admission] + ["placement"]
+    rows = []
+    holders = []
+    for js in sim.jobs:
+        spec = js.spec
+        state = _terminal_state(js, deadlocked)
+        started = js.started_at
+        censored = state in ("WaitingAtEnd", "Deadlocked") and started is None
+        waits = dict(js.waits)
+        if state == "Rejected":
+            wait = math.nan
+        elif started is not None:
+            wait = started - spec.submit_time
+        else:
+            wait = end - spec.submit_time
+            if js.layer:
+                waits[js.layer] = waits.get(js.layer, 0.0) + end - js.layer_enter
+        reason = js.reason
+        if reason is None and state in ("WaitingAtEnd", "Deadlocked"):
+            reason = _pending_reason(sim, js)
+        held = js.bound_gpu_seconds - js.useful_gpu_seconds
+        row = {
+            "job": js.name, "queue": spec.queue, "priority": spec.priority, "progress": spec.progress,
+            "pods": spec.pod_count, "gpus": spec.gpus, "gang_size": spec.gang_size,
+            "submit_s": float(spec.submit_time),
+            "start_s": math.nan if started is None else started,
+            "finish_s": math.nan if js.finished_at is None else js.finished_at,
+            "state": state, "wait_s": wait, "censored": censored,
+        }
+        attributed = 0.0
+        for name in layers:
+            v = math.nan if state == "Rejected" else waits.get(name, 0.0)
+            row[f"wait_{name}_s"] = v
+            attributed += 0.0 if math.isnan(v) else v
+        row["wait_unattributed_s"] = math.nan if state == "Rejected" else _clean(wait - attributed)
+        row.update({
+            "run_time_s": float(spec.run_time), "restarts": js.restarts,
+            "useful_gpu_s": _clean(js.useful_gpu_seconds), "held_idle_gpu_s": _clean(held),
+            "reason": "" if reason is None else str(reason),
+        })
+        rows.append(row)
+        if state == "Deadlocked":
+            by_node: dict[str, int] = {}
+            for p in js.pods:
+                if p.node is not None:
+                    by_node[p.node.node.name] = by_node.get(p.node.node.name, 0) + p.pod_set.gpus
+            waiting = [p.name for p in js.pods if p.node is None and not p.done]
+            holders.append({
+                "job": js.name, "gpus_held": sum(by_node.values()),
+                "nodes": ", ".join(f"{n}:{g}" for n, g in sorted(by_node.items())),
+                "waiting_pods": ", ".join(waiting) if waiting else "(none)",
+            })
+    wait_cols = [f"wait_{n}_s" for n in layers] + ["wait_unattributed_s"]
+    jobs = pd.DataFrame(rows, columns=JOB_COLUMNS + wait_cols + ["run_time_s", "restarts", "useful_gpu_s", "held_idle_gpu_s", "reason"])
+    events = pd.DataFrame(sim.events, columns=EVENT_COLUMNS)
+    pod_rows = list(sim.pod_rows)
+    if sim.record == "full":
+        for js in sim.jobs:
+            for p in js.pods:
+                if p.node is not None:
+                    pod_rows.append((js.name, p.name, p.pod_set.name, p.pod_set.gpus, p.node.node.name, p.created, p.bound_at, math.nan, "Bound"))
+    pods = pd.DataFrame(pod_rows, columns=POD_COLUMNS).sort_values(["bound_s", "pod"], kind="stable").reset_index(drop=True)
+    timeline = pd.DataFrame(sim.timeline, columns=TIMELINE_COLUMNS)
+    if sim.record == "summary":
+        jobs = jobs.iloc[0:0]
+    figures = _figures(sim, pd.DataFrame(rows, columns=jobs.columns) if sim.record == "summary" else jobs, deadlocked and bool(holders))
+    return Result(sim.scenario.name, sim.stack.name, sim.settings.ordering, sim.settings.seed,
+                  jobs, pods, events, timeline, pd.DataFrame(holders, columns=["job", "gpus_held", "nodes", "waiting_pods"]), figures)
+
+
+def _terminal_state(js: JobState, quiescent: bool) -> str:
+    if js.state in ("Finished", "Rejected"):
+        return js.state
+    if quiescent and js.bound and not js.progressing:
+        return "Deadlocked"
+    if js.progressing or (js.started_at is not None and js.bound):
+        return "RunningAtEnd"
+    return "WaitingAtEnd"
+
+
+def _pending_reason(sim: Simulation, js: JobState):
+    for layer in sim.stack.admission:
+        if js.layer == layer.name:
+            return layer.pending_reason(js)
+    return sim.stack.placement.pending_reason(sim, js)
+
+
+def _clean(x: float) -> float:
+    """Round away float noise so that tables print the same on every machine."""
+    return round(x, 6) + 0.0
+
+
+def _figures(sim: Simulation, jobs: pd.DataFrame, deadlock: bool) -> dict:
+    I = sim.integrals
+    cap = I["capacity"]
+    waits = jobs.loc[jobs["state"] != "Rejected", "wait_s"].to_numpy(dtype=float)
+
+    def ratio(x: float) -> float:
+        return round(x / cap, 4) if cap > 0 else 0.0
+
+    def pct(q: float) -> float:
+        return round(float(np.percentile(waits, q)), 3) if len(waits) else 0.0
+
+    held_at_end = int(sim.bound_gpus - sim.useful_gpus)
+    return {
+        "deadlock": bool(deadlock),
+        "deadlock_at_s": sim.quiescent_at if deadlock else None,
+        "jobs_total": len(sim.jobs),
+        "jobs_finished": int((jobs["state"] == "Finished").sum()),
+        "jobs_rejected": int((jobs["state"] == "Rejected").sum()),
+        "jobs_deadlocked": int((jobs["state"] == "Deadlocked").sum()),
+        "jobs_waiting_at_end": int((jobs["state"] == "WaitingAtEnd").sum()),
+        "jobs_running_at_end": int((jobs["state"] == "RunningAtEnd").sum()),
+        "allocated_utilization": ratio(I["useful"] + I["held_idle"]),
+        "effective_utilization": ratio(I["useful"]),
+        "useful_gpu_seconds": round(I["useful"], 3),
+        "held_idle_gpu_seconds": round(I["held_idle"], 3),
+        "free_gpu_seconds": round(I["free"], 3),
+        "not_ready_gpu_seconds": round(I["not_ready"], 3),
+        "capacity_gpu_seconds": round(cap, 3),
+        "held_idle_gpus_at_end": held_at_end,
+        "mean_wait_s": round(float(waits.mean()), 3) if len(waits) else 0.0,
+        "p95_wait_s": pct(95),
+        "max_wait_s": round(float(waits.max()), 3) if len(waits) else 0.0,
+        "censored_jobs": int(jobs["censored"].sum()),
+        "makespan_s": round(float(sim.end_time), 3),
+        "events": sim.event_count,
+    }

@@ -1,0 +1,34 @@
+"""Run a scenario through a stack: the one call the lessons use.
+
+>>> from gangkit import simulate, scenarios
+>>> simulate(scenarios.two_gangs_deadlock(), stack="pod").deadlock
+True
+"""
+
+from __future__ import annotations
+
+from .engine import Simulation
+from .result import Result, build_result
+from .scenario import Scenario
+from .stacks import Stack, build_stack
+
+
+def simulate(scenario: Scenario | str, stack: str | Stack | None = None, *, ordering: str | None = None,
+             seed: int | None = None, **settings) -> Result:
+    """Simulate ``scenario`` (an object or a built-in name) and return its :class:`Result`.
+
+    ``stack``, ``ordering``, ``seed`` and any other :class:`RunSettings`
+    field given here override the scenario's own settings. ``stack`` may
+    also be a :class:`Stack` of layer objects (to plug in your own layer).
+    """
+    if isinstance(scenario, str):
+        from .scenarios import load
+
+        scenario = load(scenario, seed=seed)
+    custom = stack if isinstance(stack, Stack) else None
+    scenario = scenario.with_settings(stack=None if custom else stack, ordering=ordering, seed=seed, **settings)
+    scenario.validate()
+    layers = custom or build_stack(scenario.settings.stack, scenario.settings)
+    sim = Simulation(scenario, layers)
+    sim.run()
+    return build_result(sim)

@@ -1,0 +1,51 @@
+"""Stacks: which layers a run goes through, chosen by name.
+
+A stack name lists the layers in order, joined by ``+``: ``pod`` is the
+plain kube-scheduler, ``gang`` is Volcano's all-or-nothing placement, and
+later names put Kueue's queue and quota layer in front (``kueue+gang``) or a
+node provisioner behind (``kueue+gang+karpenter``). A name whose layers are
+not built yet is refused with a clear error rather than silently replaced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import Problem, ScenarioError
+from .kube_scheduler import KubeScheduler
+from .layers import AdmissionLayer, NodeSupplier, PlacementLayer
+from .scenario import RunSettings
+from .volcano import VolcanoGang
+
+#: Stack names that run today.
+STACKS = ("pod", "gang")
+#: Stack names of the layered design whose layers are still being built.
+PLANNED = (
+    "kueue+pod", "kueue+gang", "kueue+gang+karpenter", "kueue+provreq+autoscaler",
+    "coscheduling", "yunikorn", "kube-gang",
+    "kueue+coscheduling", "kueue+yunikorn", "kueue+kube-gang",
+)
+
+
+@dataclass
+class Stack:
+    """Admission layers (in order), one placement layer, and node suppliers."""
+
+    placement: PlacementLayer
+    admission: list[AdmissionLayer] = field(default_factory=list)
+    suppliers: list[NodeSupplier] = field(default_factory=list)
+    name: str = "custom"
+
+
+def build_stack(name: str, settings: RunSettings) -> Stack:
+    """The layers for a stack name, configured from the run settings."""
+    if name == "pod":
+        return Stack(KubeScheduler(preemption=settings.preemption), name=name)
+    if name == "gang":
+        return Stack(VolcanoGang(ordering=settings.ordering, period=settings.session_period), name=name)
+    if name in PLANNED:
+        missing = [layer for layer in name.split("+") if layer not in ("pod", "gang")]
+        raise ScenarioError([Problem("Simulation settings", "stack",
+            f"stack {name!r} is planned, but its layer {missing[0]!r} is not built yet; available: {', '.join(STACKS)}")])
+    raise ScenarioError([Problem("Simulation settings", "stack",
+        f"unknown stack {name!r}; expected one of {', '.join(STACKS)}")])
