@@ -210,7 +210,7 @@ def _figures(sim: Simulation, jobs: pd.DataFrame, deadlock: bool) -> dict:
     held_at_end = int(sim.bound_gpus - sim.useful_gpus)
     return {
         "deadlock": bool(deadlock),
-        "deadlock_at_s": sim.quiescent_at if deadlock else None,
+        "deadlock_at_s": float(sim.quiescent_at) if deadlock else None,
         "jobs_total": len(sim.jobs),
         "jobs_finished": int((jobs["state"] == "Finished").sum()),
         "jobs_rejected": int((jobs["state"] == "Rejected").sum()),
