@@ -35,9 +35,19 @@ MIXED_CLASSES = (
     (16, 2, 8, 0.06),
     (32, 4, 8, 0.04),
 )
-#: ``mixed`` run times: lognormal with this median (seconds) and sigma (heavy right tail).
+#: ``mixed`` run times: lognormal with this median (seconds) and sigma (a heavy right tail),
+#: cut at :data:`MIXED_MAX_RUN_TIME` as clusters cut jobs at a maximum run time.
 MIXED_MEDIAN_RUN_TIME = 1800.0
-MIXED_SIGMA = 1.5
+MIXED_SIGMA = 1.2
+MIXED_MAX_RUN_TIME = 12 * 3600.0
+
+
+def _capped_lognormal_mean(median: float, sigma: float, cap: float) -> float:
+    """E[min(X, cap)] for X lognormal with this median and sigma (to set the arrival rate exactly)."""
+    mu = math.log(median)
+    phi = lambda z: 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))  # noqa: E731 - standard normal CDF
+    z = (math.log(cap) - mu) / sigma
+    return math.exp(mu + sigma**2 / 2) * phi(z - sigma) + cap * (1.0 - phi(z))
 
 
 def three_workers(**settings) -> Scenario:
@@ -58,14 +68,18 @@ def two_gangs_deadlock(**settings) -> Scenario:
                     description="4 nodes x 1 GPU; two sync jobs of 4 workers x 1 GPU submitted together")
 
 
-def mixed(n_jobs: int = 1000, n_nodes: int = 256, load: float = 0.85, seed: int = 0, gpus_per_node: int = 8,
+def mixed(n_jobs: int = 5000, n_nodes: int = 256, load: float = 0.85, seed: int = 0, gpus_per_node: int = 8,
           **settings) -> Scenario:
     """A seeded synthetic stream whose offered load is ``load`` times the cluster's GPUs.
 
     Arrivals are Poisson with the rate that makes the mean offered GPU demand
     equal ``load`` x capacity; sizes follow :data:`MIXED_CLASSES`; run times
     are lognormal (median :data:`MIXED_MEDIAN_RUN_TIME`, sigma
-    :data:`MIXED_SIGMA`), rounded to whole seconds. Same seed, same stream.
+    :data:`MIXED_SIGMA`), cut at :data:`MIXED_MAX_RUN_TIME` and rounded to
+    whole seconds. Same seed, same stream.
+
+    The figures of a whole run include the drain after the last arrival,
+    when the cluster empties; use many jobs (or few nodes) for a busy cluster.
     """
     if not isinstance(n_jobs, int) or n_jobs < 1:
         raise problem("Scenario mixed", "n_jobs", f"expected a whole number >= 1, got {n_jobs!r}")
@@ -75,7 +89,7 @@ def mixed(n_jobs: int = 1000, n_nodes: int = 256, load: float = 0.85, seed: int 
         raise problem("Scenario mixed", "load", f"expected a load > 0, got {load!r}")
     rng = random.Random(seed)
     mean_gpus = sum(g * p for g, _, _, p in MIXED_CLASSES)
-    mean_run = MIXED_MEDIAN_RUN_TIME * math.exp(MIXED_SIGMA**2 / 2)
+    mean_run = _capped_lognormal_mean(MIXED_MEDIAN_RUN_TIME, MIXED_SIGMA, MIXED_MAX_RUN_TIME)
     rate = load * n_nodes * gpus_per_node / (mean_gpus * mean_run)
     weights = [p for *_, p in MIXED_CLASSES]
     mu = math.log(MIXED_MEDIAN_RUN_TIME)
@@ -83,7 +97,7 @@ def mixed(n_jobs: int = 1000, n_nodes: int = 256, load: float = 0.85, seed: int 
     jobs = []
     for i in range(n_jobs):
         _, pods, per_pod, _ = rng.choices(MIXED_CLASSES, weights)[0]
-        run = max(1.0, round(rng.lognormvariate(mu, MIXED_SIGMA)))
+        run = max(1.0, round(min(rng.lognormvariate(mu, MIXED_SIGMA), MIXED_MAX_RUN_TIME)))
         jobs.append(Job(f"job-{i:06d}", [PodSet("workers", pods, per_pod)], run_time=run, submit_time=round(t, 3)))
         t += rng.expovariate(rate)
     return Scenario(nodes(n_nodes, gpus=gpus_per_node), jobs, RunSettings(seed=seed, **settings), name="mixed",

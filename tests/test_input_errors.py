@@ -1,0 +1,78 @@
+"""Bad input gets one clear error naming the object, the field and what was expected."""
+
+from __future__ import annotations
+
+import pytest
+
+import gangkit as gk
+from gangkit import Job, Node, PodSet, job, nodes
+
+CASES = [
+    ("negative run time", [job("a", run_time=-5)], nodes(1), "Job a: run_time: expected a run time > 0 seconds, got -5"),
+    ("zero pods", [Job("a", [PodSet("w", 0, 1)], 10)], nodes(1), "Job a: pod_sets[0].count: expected a whole number >= 1, got 0"),
+    ("fractional GPUs", [Job("a", [PodSet("w", 1, 0.5)], 10)], nodes(1), "Job a: pod_sets[0].gpus: expected a whole number of GPUs >= 0, got 0.5"),
+    ("negative submit time", [job("a", submit_time=-1)], nodes(1), "Job a: submit_time: expected a submit time >= 0 seconds"),
+    ("unknown progress mode", [job("a", progress="async")], nodes(1), "Job a: progress: expected one of sync, independent, got 'async'"),
+    ("minMember above the pod count", [job("a", pods=2, min_member=3)], nodes(1), "Job a: min_member: expected a whole number from 1 to 2, got 3"),
+    ("duplicate job names", [job("a"), job("a")], nodes(1), "Job a: name: expected a unique name"),
+    ("no nodes", [job("a")], [], "Scenario scenario: nodes: expected at least one Node"),
+    ("negative node GPUs", [job("a")], [Node("n", -1)], "Node n: gpus: expected a whole number of GPUs >= 0, got -1"),
+    ("duplicate node names", [job("a")], [Node("n", 1), Node("n", 1)], "Node n: metadata.name: expected a unique name"),
+    ("no pod sets", [Job("a", [], 10)], nodes(1), "Job a: pod_sets: expected at least one pod set"),
+]
+
+
+@pytest.mark.parametrize("jobs, node_list, message", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_is_named(jobs, node_list, message):
+    with pytest.raises(gk.ScenarioError) as err:
+        gk.simulate(gk.Scenario(node_list, jobs), stack="pod")
+    assert message in str(err.value)
+
+
+def test_every_problem_is_reported_at_once_one_line_each():
+    sc = gk.Scenario([Node("n", -1)], [job("a", run_time=0), job("b", progress="later")])
+    with pytest.raises(gk.ScenarioError) as err:
+        gk.simulate(sc)
+    lines = str(err.value).splitlines()
+    assert len(lines) == len(err.value.problems) == 3
+    assert [p.obj for p in err.value.problems] == ["Node n", "Job a", "Job b"]
+
+
+SETTINGS = [
+    ("ordering", dict(ordering="fifo"), "Simulation settings: ordering: expected one of skip, strict, got 'fifo'"),
+    ("scoring", dict(scoring="Random"), "Simulation settings: scoring: expected one of LeastAllocated, MostAllocated"),
+    ("horizon", dict(horizon=0), "Simulation settings: horizon: expected seconds > 0, got 0"),
+    ("record", dict(record="all"), "Simulation settings: record: expected one of summary, jobs, full"),
+    ("session period", dict(session_period=-1), "Simulation settings: session_period: expected seconds >= 0"),
+]
+
+
+@pytest.mark.parametrize("settings, message", [c[1:] for c in SETTINGS], ids=[c[0] for c in SETTINGS])
+def test_bad_settings_are_named(settings, message):
+    with pytest.raises(gk.ScenarioError) as err:
+        gk.simulate("three-workers", **settings)
+    assert message in str(err.value)
+
+
+def test_unknown_builtin_scenario():
+    with pytest.raises(gk.ScenarioError, match="unknown built-in scenario"):
+        gk.simulate("four-workers")
+
+
+@pytest.mark.parametrize("kwargs, field", [(dict(n_jobs=0), "n_jobs"), (dict(n_nodes=-1), "n_nodes"), (dict(load=0), "load")])
+def test_bad_mixed_parameters(kwargs, field):
+    with pytest.raises(gk.ScenarioError, match=f"Scenario mixed: {field}"):
+        gk.scenarios.mixed(**kwargs)
+
+
+def test_horizon_cut_is_not_a_deadlock():
+    result = gk.simulate("three-workers", stack="gang", horizon=100)
+    states = result.jobs.set_index("job").state.to_dict()
+    assert states == {"Z": "RunningAtEnd", "X": "WaitingAtEnd", "Y": "RunningAtEnd"}
+    assert not result.deadlock and result.summary()["makespan_s"] == 100
+
+
+def test_summary_recording_keeps_the_figures_of_a_full_recording():
+    full = gk.simulate("mixed", stack="gang", seed=3).summary()
+    light = gk.simulate("mixed", stack="gang", seed=3, record="summary")
+    assert light.summary() == full and light.events.empty and light.jobs.empty
