@@ -11,6 +11,7 @@ The public surface the lessons use::
 from .cluster import Node, nodes
 from .errors import Problem, ScenarioError
 from .layers import AdmissionLayer, NodeSupplier, PlacementLayer, Reason
+from .manifests import dump_manifests, load_file, load_manifests
 from .result import Result
 from .scenario import RunSettings, Scenario
 from .simulate import simulate
@@ -22,6 +23,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AdmissionLayer", "Job", "Node", "NodeSupplier", "PlacementLayer", "PodSet", "Problem", "Reason",
-    "Result", "RunSettings", "STACKS", "Scenario", "ScenarioError", "Stack", "build_stack", "job", "nodes",
+    "Result", "RunSettings", "STACKS", "Scenario", "ScenarioError", "Stack", "build_stack", "dump_manifests", "job",
+    "load_file", "load_manifests", "nodes",
     "scenarios", "simulate",
 ]

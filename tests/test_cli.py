@@ -70,3 +70,29 @@ def test_console_entry_point_runs_as_a_module():
     proc = subprocess.run([sys.executable, "-m", "gangkit.cli", "run", "two-gangs-deadlock", "--stack", "gang", "--json"],
                           capture_output=True, text=True, check=True)
     assert json.loads(proc.stdout)["jobs_finished"] == 2
+
+
+def test_a_yaml_file_runs_like_the_builtin(capsys, tmp_path):
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "two-gangs-deadlock.yaml"
+    figures = run_json(capsys, str(example), "--stack", "pod")
+    assert figures["deadlock"] is True and figures["held_idle_gpus_at_end"] == 4
+    figures = run_json(capsys, str(example), "--stack", "gang")
+    assert figures["jobs_finished"] == 2
+
+
+def test_every_problem_in_a_yaml_file_gets_its_line(capsys, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {nvidia.com/gpu: 'x'}}\n---\n"
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {parallelism: -1, template: {spec: {containers: "
+        "[{name: c, resources: {limits: {nvidia.com/gpu: 0.5}}}]}}}\n")
+    assert main(["run", str(bad), "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith("error: Node n: status.allocatable.nvidia.com/gpu:")
+    assert lines[1].startswith("error: Job j: spec.parallelism: expected a whole number >= 1")
+    assert "nvidia.com/gpu: must be an integer" in lines[2]

@@ -1,0 +1,155 @@
+"""Validate manifests against the real Kubernetes, Volcano, Kueue... schemas in ../shared/schemas.
+
+``validate_manifest(doc)`` picks the schema from ``apiVersion`` and ``kind``:
+
+- built-in kinds (Node, Pod, batch/v1 Job, PriorityClass): the Kubernetes
+  1.32.2 "standalone-strict" JSON schemas (unknown fields rejected);
+- custom resources (Volcano PodGroup, Kueue ClusterQueue, Karpenter NodePool...):
+  the ``openAPIV3Schema`` of the served version in the CRD file, made strict
+  (unknown fields rejected, as ``kubectl apply`` does by default) and with Go's
+  ``^(?i)`` patterns rewritten for Python (see shared/schemas/README.md);
+- gangkit's own kinds (``gangkit/...``) have no schema and are skipped;
+- ``kind: List`` validates each item.
+
+It raises ``AssertionError`` carrying the jsonschema messages. Tests that
+need the schemas mark themselves with ``requires_schemas``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+import yaml
+from jsonschema import Draft7Validator
+
+SCHEMAS = Path(__file__).resolve().parents[2] / "shared" / "schemas"
+requires_schemas = pytest.mark.skipif(
+    not SCHEMAS.is_dir(), reason=f"the shared schema folder {SCHEMAS} is absent (it sits beside the repository)"
+)
+
+BUILTIN = {  # (apiVersion, kind) -> file in kubernetes/v1.32.2-standalone-strict
+    ("v1", "Node"): "node-v1.json",
+    ("v1", "Pod"): "pod-v1.json",
+    ("batch/v1", "Job"): "job-batch-v1.json",
+    ("scheduling.k8s.io/v1", "PriorityClass"): "priorityclass-scheduling-v1.json",
+}
+NO_SCHEMA_GROUPS = ("gangkit",)  # gangkit's own kinds: nothing to validate against
+
+
+def validate_manifest(doc: dict) -> str | None:
+    """Check one manifest against its real schema; return the schema's name, or None when skipped.
+
+    Raises AssertionError listing every schema violation (path -> message),
+    or when no schema is known for the apiVersion and kind.
+    """
+    api, kind = doc.get("apiVersion", ""), doc.get("kind", "")
+    group, _, version = str(api).rpartition("/")
+    if group in NO_SCHEMA_GROUPS:
+        return None
+    if (api, kind) == ("v1", "List"):
+        for item in doc.get("items") or []:
+            validate_manifest(item)
+        return "List"
+    if (api, kind) in BUILTIN:
+        name = BUILTIN[(api, kind)]
+        validator = _builtin_validator(name)
+    else:
+        name, validator = _crd_validator(group, version, kind)
+    errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
+    if errors:
+        lines = [f"{'/'.join(map(str, e.absolute_path)) or '<root>'} -> {e.message}" for e in errors]
+        raise AssertionError(f"{kind} {_name(doc)} does not validate against {name}:\n" + "\n".join(lines))
+    return name
+
+
+def _name(doc: dict) -> str:
+    meta = doc.get("metadata") or {}
+    return f"{meta['namespace']}/{meta.get('name')}" if meta.get("namespace") else str(meta.get("name"))
+
+
+@lru_cache(maxsize=None)
+def _builtin_validator(filename: str) -> Draft7Validator:
+    # Set A's $schema is "http://json-schema.org/schema#": build Draft 7 directly.
+    schema = json.loads((SCHEMAS / "kubernetes" / "v1.32.2-standalone-strict" / filename).read_text())
+    return Draft7Validator(schema)
+
+
+@lru_cache(maxsize=None)
+def _crd_files() -> dict[tuple[str, str], Path]:
+    """(group, kind) -> CRD file, for every CRD under the schema folder."""
+    out = {}
+    for path in sorted(SCHEMAS.glob("*/*.yaml")):
+        # controller-gen writes "spec: group: ... names: kind: ..." near the top: read only that
+        # part rather than parse every file (the Kueue Workload CRD alone is 1.4 MB).
+        with open(path) as f:
+            head = f.read(4096)
+        group = re.search(r"^  group: (\S+)$", head, re.M)
+        kind = re.search(r"^    kind: (\S+)$", head, re.M)
+        if "kind: CustomResourceDefinition" in head and group and kind:
+            out[(group[1], kind[1])] = path
+    return out
+
+
+@lru_cache(maxsize=None)
+def _crd_validator(group: str, version: str, kind: str) -> tuple[str, Draft7Validator]:
+    path = _crd_files().get((group, kind))
+    if path is None:
+        raise AssertionError(f"no schema for apiVersion {group}/{version} kind {kind} under {SCHEMAS}")
+    crd = _load_yaml(path)
+    served = [v for v in crd["spec"]["versions"] if v["name"] == version and v.get("served")]
+    if not served:
+        names = [v["name"] for v in crd["spec"]["versions"] if v.get("served")]
+        raise AssertionError(f"{path.name} serves {kind} as {names}, not {version}")
+    schema = strict(python_patterns(served[0]["schema"]["openAPIV3Schema"]))
+    return f"{path.parent.name}/{path.name} ({version})", Draft7Validator(schema)
+
+
+def _load_yaml(path: Path):
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with open(path) as f:
+        return yaml.load(f, Loader=loader)
+
+
+def strict(node):
+    """Reject unknown fields, as kubectl/apiserver strict field validation does (shared/schemas/README.md)."""
+    if isinstance(node, list):
+        return [strict(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: strict(v) for k, v in node.items()}
+    if "properties" in out and "additionalProperties" not in out and not out.get("x-kubernetes-preserve-unknown-fields"):
+        out["additionalProperties"] = False
+    return out
+
+
+def python_patterns(node):
+    """Go RE2 allows '^(?i)...'; Python's re needs the inline flag first."""
+    if isinstance(node, list):
+        return [python_patterns(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: python_patterns(v) for k, v in node.items()}
+    if isinstance(out.get("pattern"), str) and out["pattern"].startswith("^(?i)"):
+        out["pattern"] = "(?i)^" + out["pattern"][5:]
+    return out
+
+
+def validate_yaml(text: str) -> int:
+    """Validate every document of a YAML stream; return how many had a schema."""
+    checked = 0
+    for doc in yaml.safe_load_all(text):
+        if doc is not None and validate_manifest(doc) is not None:
+            checked += 1
+    return checked
+
+
+def schema_for(api_version: str, kind: str) -> dict:
+    """The JSON schema that :func:`validate_manifest` uses for this apiVersion and kind."""
+    if (api_version, kind) in BUILTIN:
+        return _builtin_validator(BUILTIN[(api_version, kind)]).schema
+    group, _, version = api_version.rpartition("/")
+    return _crd_validator(group, version, kind)[1].schema

@@ -1,0 +1,851 @@
+"""Scenarios from Kubernetes manifests: tables of named cases.
+
+Each table row reads like a rule of the reference page
+(docs/reference/scenario-yaml.md). Every manifest that loads without error
+is also checked against the real Kubernetes/Volcano schemas in
+../shared/schemas, so the examples never teach YAML a cluster would refuse.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import warnings
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gangkit.cluster import Node, nodes
+from gangkit.errors import ScenarioError
+from gangkit.manifests import (
+    DEFAULT_RUN_TIME,
+    KNOWN_FIELDS,
+    GangkitInputWarning,
+    dump_manifests,
+    load_file,
+    load_manifests,
+)
+from gangkit.scenario import RunSettings, Scenario
+from gangkit.workload import Job, PodSet, job
+
+try:
+    from schema_util import requires_schemas, schema_for, validate_manifest, validate_yaml
+except ImportError:  # tests/ imported as a package
+    from tests.schema_util import requires_schemas, schema_for, validate_manifest, validate_yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
+GPU = "nvidia.com/gpu"
+
+
+def case(id, *values):
+    return pytest.param(*values, id=id)
+
+
+# --- building blocks: small valid manifests, changed per case ------------------
+
+
+def node(name="gpu-0", gpus="2", labels=None, **status):
+    doc = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}
+    if labels:
+        doc["metadata"]["labels"] = labels
+    doc["status"] = status or {"allocatable": {GPU: gpus}}
+    return doc
+
+
+def batch_job(name="train", namespace=None, pods=None, gpus="1", run_time="10m", annotations=None,
+              labels=None, template_annotations=None, priority_class=None, requests=None, **spec):
+    meta = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    if labels:
+        meta["labels"] = labels
+    ann = {} if run_time is None else {"gangkit/run-time": run_time}
+    ann.update(annotations or {})
+    if ann:
+        meta["annotations"] = ann
+    resources = {"limits": {GPU: gpus}} if gpus is not None else {}
+    if requests:
+        resources["requests"] = requests
+    pod = {"restartPolicy": "Never", "containers": [{"name": "worker", "image": "trainer:1", "resources": resources}]}
+    if priority_class:
+        pod["priorityClassName"] = priority_class
+    template = {"spec": pod}
+    if template_annotations:
+        template["metadata"] = {"annotations": template_annotations}
+    body = {} if pods is None else {"parallelism": pods}
+    body.update(spec)
+    body["template"] = template
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": body}
+
+
+def pod_group(name="train", min_member=None, namespace=None, **spec):
+    meta = {"name": name} | ({"namespace": namespace} if namespace else {})
+    if min_member is not None:
+        spec["minMember"] = min_member
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": meta, "spec": spec}
+
+
+def priority_class(name, value, default=False):
+    doc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
+    if default:
+        doc["globalDefault"] = True
+    return doc
+
+
+def simulation(name="sim", **spec):
+    return {"apiVersion": "gangkit/v1alpha1", "kind": "Simulation", "metadata": {"name": name}, "spec": spec}
+
+
+def edit(doc, path, value):
+    """A copy of ``doc`` with the value at a dotted path (``spec.template.spec.containers.0.image``) set or appended."""
+    doc = copy.deepcopy(doc)
+    keys = path.split(".")
+    here = doc
+    for k in keys[:-1]:
+        here = here[int(k)] if isinstance(here, list) else here.setdefault(k, {})
+    if isinstance(here, list) and int(keys[-1]) == len(here):
+        here.append(value)
+    elif isinstance(here, list):
+        here[int(keys[-1])] = value
+    else:
+        here[keys[-1]] = value
+    return doc
+
+
+def container(doc, **fields):
+    """A Job copy whose first container gets these fields (``resources=...`` replaces the resources)."""
+    doc = copy.deepcopy(doc)
+    doc["spec"]["template"]["spec"]["containers"][0].update(fields)
+    return doc
+
+
+def load_quietly(source, **kw) -> Scenario:
+    """Load and fail on any gangkit warning: good input must load silently."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GangkitInputWarning)
+        sc = load_manifests(source, **kw)
+    assert sc.warnings == []
+    return sc
+
+
+def load_warning(source) -> tuple[Scenario, list[str]]:
+    """Load and return the GangkitInputWarnings emitted (each must be in Scenario.warnings too)."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        sc = load_manifests(source)
+    emitted = [str(w.message) for w in seen if issubclass(w.category, GangkitInputWarning)]
+    assert emitted == sc.warnings
+    return sc, emitted
+
+
+def docs_of(source) -> list[dict]:
+    return [d for d in yaml.safe_load_all(source) if d is not None] if isinstance(source, str) else list(source)
+
+
+NODE = node()
+
+# --- what loads, and into what ---------------------------------------------------
+
+GOOD = [
+    # Nodes
+    case("node GPUs come from status.allocatable",
+         [node(gpus="4")], lambda s: s.nodes[0].gpus, 4),
+    case("allocatable wins over capacity",
+         [node(allocatable={GPU: "7"}, capacity={GPU: "8"})], lambda s: s.nodes[0].gpus, 7),
+    case("capacity is used when allocatable is absent",
+         [node(capacity={GPU: "8", "cpu": "16"})], lambda s: (s.nodes[0].gpus, s.nodes[0].cpu), (8, 16.0)),
+    case("allocatable replaces capacity as a whole, as the API server defaults it",
+         [node(allocatable={"cpu": "16"}, capacity={GPU: "8"})], lambda s: s.nodes[0].gpus, 0),
+    case("a node without GPUs has 0",
+         [node(allocatable={"cpu": "64", "memory": "256Gi"})], lambda s: s.nodes[0].gpus, 0),
+    case("node cpu and memory are quantities",
+         [node(allocatable={GPU: 8, "cpu": "95500m", "memory": "1Ti"})],
+         lambda s: (s.nodes[0].cpu, s.nodes[0].memory), (95.5, 2**40)),
+    case("node cpu and memory not given are not modelled",
+         [NODE], lambda s: (s.nodes[0].cpu, s.nodes[0].memory), (None, None)),
+    case("pool from the Karpenter label",
+         [node(labels={"karpenter.sh/nodepool": "a100"})], lambda s: s.nodes[0].pool, "a100"),
+    case("pool from the GKE label",
+         [node(labels={"cloud.google.com/gke-nodepool": "h100-pool"})], lambda s: s.nodes[0].pool, "h100-pool"),
+    case("pool is default without a pool label",
+         [node(labels={"zone": "a"})], lambda s: (s.nodes[0].pool, dict(s.nodes[0].labels)), ("default", {"zone": "a"})),
+    case("nodes keep their input order",
+         [node("b"), node("a")], lambda s: [n.name for n in s.nodes], ["b", "a"]),
+    case("status.conditions and nodeInfo are read and ignored",
+         [node(allocatable={GPU: "1"}, conditions=[{"type": "Ready", "status": "True"}],
+               nodeInfo={"kubeletVersion": "v1.32.2", "architecture": "amd64", "bootID": "", "containerRuntimeVersion": "",
+                         "kernelVersion": "", "kubeProxyVersion": "", "machineID": "", "operatingSystem": "linux",
+                         "osImage": "", "systemUUID": ""})],
+         lambda s: s.nodes[0].gpus, 1),
+    # Jobs
+    case("parallelism is the pod count",
+         [NODE, batch_job(pods=3)], lambda s: (s.jobs[0].pod_count, s.jobs[0].gpus), (3, 3)),
+    case("parallelism defaults to 1",
+         [NODE, batch_job()], lambda s: s.jobs[0].pod_count, 1),
+    case("completions equal to parallelism is one wave, no warning",
+         [NODE, batch_job(pods=4, completions=4)], lambda s: s.jobs[0].pod_count, 4),
+    case("GPU limit is the per-pod GPU request",
+         [NODE, batch_job(gpus="2")], lambda s: s.jobs[0].pod_sets[0].gpus, 2),
+    case("GPU request equal to the limit is fine",
+         [NODE, container(batch_job(), resources={"limits": {GPU: "2"}, "requests": {GPU: 2}})],
+         lambda s: s.jobs[0].pod_sets[0].gpus, 2),
+    case("a job without GPUs asks for 0",
+         [NODE, batch_job(gpus=None, requests={"cpu": "1"})], lambda s: s.jobs[0].gpus, 0),
+    case("requests are summed over containers",
+         [NODE, edit(batch_job(requests={"cpu": "500m", "memory": "1Gi"}), "spec.template.spec.containers.1",
+                     {"name": "sidecar", "resources": {"limits": {GPU: "1"}, "requests": {"cpu": "1500m", "memory": "512Mi"}}})],
+         lambda s: (s.jobs[0].pod_sets[0].gpus, s.jobs[0].pod_sets[0].cpu, s.jobs[0].pod_sets[0].memory),
+         (2, 2.0, 3 * 2**29)),
+    case("a cpu or memory limit without a request sets the request",
+         [NODE, container(batch_job(), resources={"limits": {GPU: "1", "cpu": "2", "memory": "4Gi"}})],
+         lambda s: (s.jobs[0].pod_sets[0].cpu, s.jobs[0].pod_sets[0].memory), (2.0, 4 * 2**30)),
+    case("a cpu request below its limit is the request",
+         [NODE, container(batch_job(), resources={"limits": {GPU: "1", "cpu": "4"}, "requests": {"cpu": "1"}})],
+         lambda s: s.jobs[0].pod_sets[0].cpu, 1.0),
+    case("nodeSelector restricts the pods",
+         [node(labels={"karpenter.sh/nodepool": "a100"}),
+          edit(batch_job(), "spec.template.spec.nodeSelector", {"karpenter.sh/nodepool": "a100"})],
+         lambda s: s.jobs[0].pod_sets[0].node_selector, (("karpenter.sh/nodepool", "a100"),)),
+    case("run time, submit time, progress and checkpoint interval from gangkit annotations",
+         [NODE, batch_job(run_time="1h30m", annotations={"gangkit/submit-time": "90s", "gangkit/progress": "independent",
+                                                         "gangkit/checkpoint-interval": "15m"})],
+         lambda s: (s.jobs[0].run_time, s.jobs[0].submit_time, s.jobs[0].progress, s.jobs[0].checkpoint_interval),
+         (5400.0, 90.0, "independent", 900.0)),
+    case("a run time in plain seconds",
+         [NODE, batch_job(run_time="600")], lambda s: s.jobs[0].run_time, 600.0),
+    case("defaults: submitted at 0, sync, no checkpoints, no deadline",
+         [NODE, batch_job()],
+         lambda s: (s.jobs[0].submit_time, s.jobs[0].progress, s.jobs[0].checkpoint_interval, s.jobs[0].max_run_time),
+         (0.0, "sync", None, None)),
+    case("activeDeadlineSeconds is the declared maximum run time",
+         [NODE, batch_job(activeDeadlineSeconds=7200)], lambda s: s.jobs[0].max_run_time, 7200.0),
+    case("name, namespace and labels are kept",
+         [NODE, batch_job("bert", namespace="team-a", labels={"team": "nlp"})],
+         lambda s: (s.jobs[0].name, s.jobs[0].namespace, s.jobs[0].key, s.jobs[0].labels),
+         ("bert", "team-a", "team-a/bert", {"team": "nlp"})),
+    case("queue from the Kueue queue-name label",
+         [NODE, batch_job(namespace="team-a", labels={"kueue.x-k8s.io/queue-name": "gpu-queue"})],
+         lambda s: s.jobs[0].queue, "gpu-queue"),
+    case("queue is the namespace without a Kueue label",
+         [NODE, batch_job(namespace="team-b")], lambda s: s.jobs[0].queue, "team-b"),
+    case("queue is default without label or namespace",
+         [NODE, batch_job()], lambda s: (s.jobs[0].queue, s.jobs[0].namespace), ("default", None)),
+    case("the same name in two namespaces is two jobs",
+         [NODE, batch_job(namespace="a"), batch_job(namespace="b")], lambda s: [j.key for j in s.jobs], ["a/train", "b/train"]),
+    case("jobs keep their input order",
+         [NODE, batch_job("z"), batch_job("a")], lambda s: [j.name for j in s.jobs], ["z", "a"]),
+    case("standard fields that do not change scheduling are accepted silently",
+         [NODE, container(batch_job(backoffLimit=0, ttlSecondsAfterFinished=60, completionMode="Indexed", suspend=True),
+                          command=["python", "train.py"], args=["--epochs", "3"], env=[{"name": "A", "value": "1"}],
+                          imagePullPolicy="IfNotPresent")],
+         lambda s: s.jobs[0].pod_count, 1),
+    # priorities
+    case("priorityClassName gives the PriorityClass value",
+         [NODE, priority_class("high", 1000), batch_job(priority_class="high")], lambda s: s.jobs[0].priority, 1000),
+    case("without a class a job gets the globalDefault value",
+         [NODE, priority_class("normal", 10, default=True), batch_job()], lambda s: s.jobs[0].priority, 10),
+    case("without a class or a global default the priority is 0",
+         [NODE, priority_class("high", 1000), batch_job()], lambda s: s.jobs[0].priority, 0),
+    case("negative priorities are allowed",
+         [NODE, priority_class("scavenger", -10), batch_job(priority_class="scavenger")], lambda s: s.jobs[0].priority, -10),
+    case("the system classes always exist",
+         [NODE, batch_job(priority_class="system-cluster-critical")], lambda s: s.jobs[0].priority, 2_000_000_000),
+    case("a PriorityClass may come after the Job that uses it",
+         [NODE, batch_job(priority_class="late"), priority_class("late", 5)], lambda s: s.jobs[0].priority, 5),
+    # PodGroups
+    case("a PodGroup named by the pod template sets min_member",
+         [NODE, batch_job(pods=4, template_annotations={"scheduling.k8s.io/group-name": "pg"}), pod_group("pg", 3)],
+         lambda s: (s.jobs[0].min_member, s.jobs[0].gang_size), (3, 3)),
+    case("the group-name annotation may sit on the Job itself",
+         [NODE, batch_job(pods=4, annotations={"scheduling.k8s.io/group-name": "pg"}), pod_group("pg", 2)],
+         lambda s: s.jobs[0].min_member, 2),
+    case("a PodGroup without minMember means every pod (the CRD has no default)",
+         [NODE, batch_job(pods=4, template_annotations={"scheduling.k8s.io/group-name": "pg"}), pod_group("pg")],
+         lambda s: (s.jobs[0].min_member, s.jobs[0].gang_size), (None, 4)),
+    case("a PodGroup is found in the Job's namespace",
+         [NODE, batch_job(pods=2, namespace="t", template_annotations={"scheduling.k8s.io/group-name": "pg"}),
+          batch_job(pods=2, namespace="u", template_annotations={"scheduling.k8s.io/group-name": "pg"}),
+          pod_group("pg", 1, namespace="u"), pod_group("pg", 2, namespace="t")],
+         lambda s: [j.min_member for j in s.jobs], [2, 1]),
+    case("no namespace and namespace default are the same namespace",
+         [NODE, batch_job(pods=2, template_annotations={"scheduling.k8s.io/group-name": "pg"}),
+          pod_group("pg", 2, namespace="default")],
+         lambda s: s.jobs[0].min_member, 2),
+    case("the PodGroup's priorityClassName gives the priority when the pods name none",
+         [NODE, priority_class("high", 100), batch_job(pods=2, template_annotations={"scheduling.k8s.io/group-name": "pg"}),
+          pod_group("pg", 2, priorityClassName="high")],
+         lambda s: s.jobs[0].priority, 100),
+    case("the PodGroup's Volcano queue is accepted (gangkit's queue is the Kueue label or namespace)",
+         [NODE, batch_job(pods=2, template_annotations={"scheduling.k8s.io/group-name": "pg"}), pod_group("pg", 2, queue="research")],
+         lambda s: s.jobs[0].queue, "default"),
+    # Simulation
+    case("a Simulation sets the run settings",
+         [NODE, simulation("lesson-3", stack="pod", ordering="strict", scoring="MostAllocated", preemption=True,
+                           sessionPeriod="5s", seed=7, horizon="48h", record="jobs")],
+         lambda s: (s.name, s.settings),
+         ("lesson-3", RunSettings(stack="pod", ordering="strict", scoring="MostAllocated", preemption=True,
+                                  session_period=5.0, seed=7, horizon=172800.0, record="jobs"))),
+    case("Simulation durations may be plain seconds",
+         [NODE, simulation(sessionPeriod=0, horizon=3600)], lambda s: (s.settings.session_period, s.settings.horizon), (0.0, 3600.0)),
+    case("without a Simulation the settings are the defaults",
+         [NODE], lambda s: s.settings, RunSettings()),
+    case("the Simulation's gangkit/description annotation describes the scenario",
+         [NODE, edit(simulation(), "metadata.annotations", {"gangkit/description": "two teams"})],
+         lambda s: s.description, "two teams"),
+    case("a scenario without jobs is fine",
+         [NODE], lambda s: s.jobs, []),
+    # containers: kind List and multi-document YAML
+    case("kind: List is unpacked",
+         [{"apiVersion": "v1", "kind": "List", "items": [node("a"), node("b"), batch_job()]}],
+         lambda s: ([n.name for n in s.nodes], len(s.jobs)), (["a", "b"], 1)),
+    case("a List may hold a List",
+         [{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "List", "items": [node("a")]}]}],
+         lambda s: [n.name for n in s.nodes], ["a"]),
+    case("multi-document YAML",
+         "---\n" + yaml.safe_dump(node("a")) + "---\n" + yaml.safe_dump(node("b")) + "---\n"
+         + yaml.safe_dump(batch_job(pods=2)) + "...\n",
+         lambda s: ([n.name for n in s.nodes], s.jobs[0].pod_count), (["a", "b"], 2)),
+    case("YAML as people write it: quoted GPU counts, unquoted durations and memory",
+         """
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-0, labels: {karpenter.sh/nodepool: a100}}
+status: {allocatable: {nvidia.com/gpu: "8", cpu: 96, memory: 1Ti}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  annotations: {gangkit/run-time: 2h, gangkit/progress: sync}
+spec:
+  parallelism: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: worker
+        image: trainer:1
+        resources: {limits: {nvidia.com/gpu: 4}, requests: {cpu: 500m, memory: 32Gi}}
+""",
+         lambda s: (s.nodes[0].gpus, s.nodes[0].cpu, s.jobs[0].gpus, s.jobs[0].run_time, s.jobs[0].pod_sets[0].cpu),
+         (8, 96.0, 8, 7200.0, 0.5)),
+]
+
+
+@pytest.mark.parametrize("source, get, expected", GOOD)
+def test_manifests_load_into_the_scenario(source, get, expected):
+    assert get(load_quietly(source)) == expected
+
+
+@requires_schemas
+@pytest.mark.parametrize("source, get, expected", GOOD)
+def test_every_good_manifest_is_valid_for_the_real_schemas(source, get, expected):
+    for doc in docs_of(source):
+        validate_manifest(doc)
+
+
+# --- sources -----------------------------------------------------------------------
+
+SMALL = [node("gpu-0", "4"), batch_job("train", pods=2)]
+
+
+@pytest.mark.parametrize(
+    "make_source, name",
+    [
+        case("a list of dicts", lambda tmp: SMALL, "scenario"),
+        case("a single dict", lambda tmp: SMALL[0], "scenario"),
+        case("a YAML string", lambda tmp: yaml.safe_dump_all(SMALL), "scenario"),
+        case("a path string", lambda tmp: str(_write(tmp / "small.yaml", SMALL)), "small"),
+        case("a Path", lambda tmp: _write(tmp / "tiny.yml", SMALL), "tiny"),
+    ],
+)
+def test_load_manifests_accepts_paths_strings_and_parsed_documents(make_source, name, tmp_path):
+    sc = load_quietly(make_source(tmp_path))
+    assert sc.nodes[0] == Node("gpu-0", 4)
+    assert sc.name == name
+
+
+def test_load_file_names_the_scenario_after_the_file_unless_a_simulation_names_it(tmp_path):
+    assert load_file(_write(tmp_path / "cluster.yaml", SMALL)).name == "cluster"
+    assert load_file(_write(tmp_path / "other.yaml", SMALL + [simulation("lesson")])).name == "lesson"
+
+
+def test_a_missing_file_is_reported_as_such(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        load_file(tmp_path / "absent.yaml")
+
+
+def _write(path: Path, docs) -> Path:
+    path.write_text(yaml.safe_dump_all(docs), encoding="utf-8")
+    return path
+
+
+# --- errors: one line per problem, naming object and field ----------------------
+
+BAD = [
+    # (input, object, field, words in the message, schema accepts the input?)
+    case("fractional GPUs", [NODE, batch_job("a", namespace="t", gpus="0.5")],
+         "Job t/a", f"spec.template.spec.containers[0].resources.limits.{GPU}", "must be an integer", True),
+    case("GPUs in millis", [NODE, batch_job("a", gpus="500m")],
+         "Job a", f"spec.template.spec.containers[0].resources.limits.{GPU}", "must be an integer", True),
+    case("GPU request without a limit",
+         [NODE, container(batch_job("a"), resources={"requests": {GPU: "1"}})],
+         "Job a", f"spec.template.spec.containers[0].resources.limits.{GPU}",
+         "Limit must be set for non overcommitable resources", True),
+    case("GPU request different from the limit",
+         [NODE, container(batch_job("a"), resources={"limits": {GPU: "2"}, "requests": {GPU: "1"}})],
+         "Job a", f"spec.template.spec.containers[0].resources.requests.{GPU}", f"must be equal to {GPU} limit of 2", True),
+    case("negative GPUs on a node", [node("n", gpus="-1")],
+         "Node n", f"status.allocatable.{GPU}", "must be greater than or equal to 0", True),
+    case("fractional GPUs on a node", [node("n", gpus="1.5")],
+         "Node n", f"status.allocatable.{GPU}", "must be an integer", True),
+    case("malformed node memory", [node("n", allocatable={GPU: "1", "memory": "16 GB"})],
+         "Node n", "status.allocatable.memory", "expected a Kubernetes quantity", True),
+    case("malformed cpu request", [NODE, batch_job("a", requests={"cpu": "two"})],
+         "Job a", "spec.template.spec.containers[0].resources.requests.cpu", "expected a Kubernetes quantity", True),
+    case("cpu request above its limit",
+         [NODE, container(batch_job("a"), resources={"limits": {GPU: "1", "cpu": "1"}, "requests": {"cpu": "2"}})],
+         "Job a", "spec.template.spec.containers[0].resources.requests.cpu", "must be less than or equal to cpu limit", True),
+    case("negative run time", [NODE, batch_job("a", run_time="-10m")],
+         "Job a", "metadata.annotations.gangkit/run-time", "expected a duration >= 0", True),
+    case("zero run time", [NODE, batch_job("a", run_time="0s")],
+         "Job a", "metadata.annotations.gangkit/run-time", "expected a run time > 0", True),
+    case("malformed run time", [NODE, batch_job("a", run_time="1 day")],
+         "Job a", "metadata.annotations.gangkit/run-time", "Go duration", True),
+    case("days are not a Go duration", [NODE, batch_job("a", run_time="2d")],
+         "Job a", "metadata.annotations.gangkit/run-time", "Go duration", True),
+    case("negative submit time", [NODE, batch_job("a", annotations={"gangkit/submit-time": "-1s"})],
+         "Job a", "metadata.annotations.gangkit/submit-time", "expected a duration >= 0", True),
+    case("zero checkpoint interval", [NODE, batch_job("a", annotations={"gangkit/checkpoint-interval": "0"})],
+         "Job a", "metadata.annotations.gangkit/checkpoint-interval", "expected an interval > 0", True),
+    case("unknown progress mode", [NODE, batch_job("a", annotations={"gangkit/progress": "async"})],
+         "Job a", "metadata.annotations.gangkit/progress", "expected one of sync, independent", True),
+    case("parallelism below 1", [NODE, batch_job("a", pods=0)],
+         "Job a", "spec.parallelism", "expected a whole number >= 1, got 0", True),
+    case("negative parallelism", [NODE, batch_job("a", pods=-2)],
+         "Job a", "spec.parallelism", "expected a whole number >= 1, got -2", True),
+    case("parallelism not an integer", [NODE, batch_job("a", pods="four")],
+         "Job a", "spec.parallelism", "expected a whole number >= 1, got 'four'", False),
+    case("parallelism as a float", [NODE, batch_job("a", pods=2.5)],
+         "Job a", "spec.parallelism", "expected a whole number >= 1, got 2.5", False),
+    case("completions below 1", [NODE, batch_job("a", completions=0)],
+         "Job a", "spec.completions", "expected a whole number >= 1", True),
+    case("activeDeadlineSeconds not positive", [NODE, batch_job("a", activeDeadlineSeconds=0)],
+         "Job a", "spec.activeDeadlineSeconds", "expected a whole number >= 1", True),
+    case("no containers", [NODE, edit(batch_job("a"), "spec.template.spec.containers", [])],
+         "Job a", "spec.template.spec.containers", "expected a list of at least one container", True),
+    case("no pod template", [NODE, edit(batch_job("a"), "spec", {"parallelism": 1})],
+         "Job a", "spec.template", "expected a pod template", False),
+    case("unquoted boolean label value", [node("n", labels={"gpu": True})],
+         "Node n", "metadata.labels.gpu", "expected a string", False),
+    case("unquoted number in a nodeSelector", [NODE, edit(batch_job("a"), "spec.template.spec.nodeSelector", {"gpus": 8})],
+         "Job a", "spec.template.spec.nodeSelector.gpus", "quote it", False),
+    case("missing metadata.name", [NODE, edit(batch_job(), "metadata", {"namespace": "t"})],
+         "Job (document 2)", "metadata.name", "expected a non-empty name", True),
+    case("missing metadata", [{"apiVersion": "v1", "kind": "Node", "status": {}}],
+         "Node (document 1)", "metadata", "expected a mapping with at least a name", True),
+    case("no Node at all", [batch_job("a")],
+         "Scenario scenario", "", "expected at least one Node", True),
+    case("duplicate node names", [node("n"), node("n")],
+         "Node n", "metadata.name", "expected a unique name; document 1 has the same Node name", True),
+    case("duplicate job names in one namespace", [NODE, batch_job("a", namespace="default"), batch_job("a")],
+         "Job a", "metadata.name", "expected a unique name", True),
+    case("duplicate PriorityClass names", [NODE, priority_class("p", 1), priority_class("p", 2)],
+         "PriorityClass p", "metadata.name", "expected a unique name", True),
+    case("two Simulations", [NODE, simulation("one"), simulation("two")],
+         "Simulation two", "kind", "expected at most one Simulation", True),
+    case("unknown kind", [NODE, {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}],
+         "Deployment web", "kind", "unknown kind 'Deployment'", False),
+    case("a Volcano vcjob is not a batch/v1 Job",
+         [NODE, {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "vc"}, "spec": {}}],
+         "Job vc", "apiVersion", "unknown apiVersion 'batch.volcano.sh/v1alpha1' for kind Job: expected batch/v1", True),
+    case("the scheduler-plugins PodGroup is another kind",
+         [NODE, {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup", "metadata": {"name": "pg"},
+                 "spec": {"minMember": 2}}],
+         "PodGroup pg", "apiVersion", "expected scheduling.volcano.sh/v1beta1", True),
+    case("a document that is not a mapping", [NODE, ["not", "an", "object"]],
+         "manifests document 2", "", "expected a mapping (a Kubernetes object), got list", False),
+    case("a YAML document that is a plain string", yaml.safe_dump(NODE) + "---\njust words\n",
+         "YAML input document 2", "", "expected a mapping", False),
+    case("unknown priority class", [NODE, batch_job("a", namespace="t", priority_class="urgent")],
+         "Job t/a", "spec.template.spec.priorityClassName", "no PriorityClass named 'urgent'", True),
+    case("unknown priority class on a PodGroup",
+         [NODE, batch_job("a", template_annotations={"scheduling.k8s.io/group-name": "pg"}),
+          pod_group("pg", priorityClassName="urgent")],
+         "PodGroup pg", "spec.priorityClassName", "no PriorityClass named 'urgent'", True),
+    case("PodGroup and pods with different priorities",
+         [NODE, priority_class("low", 1), priority_class("high", 2),
+          batch_job("a", priority_class="low", template_annotations={"scheduling.k8s.io/group-name": "pg"}),
+          pod_group("pg", priorityClassName="high")],
+         "PodGroup pg", "spec.priorityClassName", "gangkit models one priority per Job", True),
+    case("a PriorityClass value above the user limit", [NODE, priority_class("big", 2_000_000_000)],
+         "PriorityClass big", "value", "expected a whole number <= 1000000000", True),
+    case("two globalDefault classes", [NODE, priority_class("a", 1, True), priority_class("b", 2, True)],
+         "PriorityClass b", "globalDefault", "expected only one globalDefault", True),
+    case("minMember larger than the pod count",
+         [NODE, batch_job("a", pods=2, template_annotations={"scheduling.k8s.io/group-name": "pg"}), pod_group("pg", 3)],
+         "PodGroup pg", "spec.minMember", "expected a whole number from 1 to 2 (the pod count of Job a), got 3", True),
+    case("minMember 0 (Volcano's 'no gang') is out of gangkit's range",
+         [NODE, batch_job("a", pods=2, template_annotations={"scheduling.k8s.io/group-name": "pg"}), pod_group("pg", 0)],
+         "PodGroup pg", "spec.minMember", "expected a whole number from 1 to 2", True),
+    case("a Job naming an absent PodGroup",
+         [NODE, batch_job("a", namespace="t", template_annotations={"scheduling.k8s.io/group-name": "pg"}), pod_group("pg")],
+         "Job t/a", "spec.template.metadata.annotations.scheduling.k8s.io/group-name",
+         "names PodGroup 'pg' in namespace 't', which is not in the input", True),
+    case("two Jobs sharing one PodGroup",
+         [NODE, batch_job("a", template_annotations={"scheduling.k8s.io/group-name": "pg"}),
+          batch_job("b", template_annotations={"scheduling.k8s.io/group-name": "pg"}), pod_group("pg")],
+         "Job b", "spec.template.metadata.annotations.scheduling.k8s.io/group-name", "already used by Job a", True),
+    case("a Simulation with an unknown ordering", [NODE, simulation(ordering="fifo")],
+         "Simulation sim", "spec.ordering", "expected one of skip, strict", True),
+    case("a Simulation with a negative session period", [NODE, simulation(sessionPeriod="-1s")],
+         "Simulation sim", "spec.sessionPeriod", "expected a duration >= 0", True),
+    case("a Simulation with a zero horizon", [NODE, simulation(horizon=0)],
+         "Simulation sim", "spec.horizon", "expected seconds > 0", True),
+    case("a Simulation with preemption as a string", [NODE, simulation(preemption="yes")],
+         "Simulation sim", "spec.preemption", "expected true or false", True),
+    case("a Simulation with a fractional seed", [NODE, simulation(seed=1.5)],
+         "Simulation sim", "spec.seed", "expected a whole number >= 0", True),
+]
+
+
+@pytest.mark.parametrize("source, obj, field, words, schema_ok", BAD)
+def test_bad_input_is_one_error_naming_object_and_field(source, obj, field, words, schema_ok):
+    with pytest.raises(ScenarioError) as info:
+        load_manifests(source)
+    lines = str(info.value).splitlines()
+    where = f"{obj}: {field}: " if field else f"{obj}: "
+    assert any(line.startswith(where) and words in line for line in lines), lines
+
+
+@requires_schemas
+@pytest.mark.parametrize("source, obj, field, words, schema_ok", BAD)
+def test_the_schemas_catch_some_bad_input_and_gangkit_the_rest(source, obj, field, words, schema_ok):
+    """Built-in schemas carry no value rules (parallelism: -2 passes), so gangkit must check values itself."""
+    verdicts = []
+    for doc in docs_of(source):
+        try:
+            validate_manifest(doc)
+            verdicts.append(True)
+        except (AssertionError, AttributeError):
+            verdicts.append(False)
+    assert all(verdicts) == schema_ok
+
+
+def test_all_problems_are_reported_at_once_one_line_each():
+    source = [node("n", gpus="0.5"), batch_job("a", pods=0, run_time="-1s"), {"apiVersion": "v1", "kind": "Pod"}]
+    with pytest.raises(ScenarioError) as info:
+        load_manifests(source)
+    assert [str(p) for p in info.value.problems] == str(info.value).splitlines()
+    assert [(p.obj, p.field) for p in info.value.problems] == [
+        ("Pod (document 3)", "kind"),
+        ("Node n", f"status.allocatable.{GPU}"),
+        ("Job a", "spec.parallelism"),
+        ("Job a", "metadata.annotations.gangkit/run-time"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text, position",
+    [
+        case("unclosed bracket", "apiVersion: v1\nkind: Node\nmetadata: {name: [a\n", "line 4, column 1"),
+        case("bad indentation", "apiVersion: v1\nkind: Node\n  metadata: x\n", "line 3, column 11"),
+        case("tab for indentation", "apiVersion: v1\nkind: Node\nmetadata:\n\tname: a\n", "line 4, column 1"),
+        case("error in a later document", yaml.safe_dump(NODE) + "---\nkind: [\n", "line"),
+    ],
+)
+def test_a_yaml_syntax_error_is_one_line_with_its_position(text, position):
+    with pytest.raises(ScenarioError) as info:
+        load_manifests(text)
+    [problem] = info.value.problems
+    assert problem.obj == "YAML input"
+    assert position in problem.field
+    assert "invalid YAML" in problem.message
+
+
+def test_a_yaml_syntax_error_in_a_file_names_the_file(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("kind: [\n")
+    with pytest.raises(ScenarioError, match=r"^broken.yaml: line 2, column 1: invalid YAML"):
+        load_file(path)
+
+
+# --- warnings: said once, listing everything ------------------------------------
+
+WARN = [
+    # (input, words each warning must contain (one warning per entry), schema accepts the input?)
+    case("a misspelt field is listed",
+         [NODE, edit(batch_job("a", namespace="t"), "spec.paralelism", 4)],
+         [["1 field(s)", "Job t/a: spec.paralelism (did you mean parallelism?)"]], False),
+    case("scheduling fields gangkit does not model are listed",
+         [NODE, edit(edit(batch_job("a"), "spec.template.spec.tolerations", [{"operator": "Exists"}]),
+                     "spec.template.spec.affinity", {})],
+         [["2 field(s)", "Job a: spec.template.spec.tolerations\n", "Job a: spec.template.spec.affinity"]], True),
+    case("unknown fields of many objects make one warning",
+         [edit(NODE, "spec.taints", [{"key": "gpu", "effect": "NoSchedule"}]), edit(NODE, "metadata.name", "gpu-1") | {"extra": 1},
+          edit(batch_job("a"), "spec.template.spec.initContainers", [{"name": "init"}]),
+          edit(pod_group("pg"), "spec.minResources", {"cpu": "1"}),
+          edit(simulation(), "spec.speed", "fast")],
+         [["5 field(s)", "Node gpu-0: spec.taints", "Node gpu-1: extra", "Job a: spec.template.spec.initContainers",
+           "PodGroup pg: spec.minResources", "Simulation sim: spec.speed"],
+          ["PodGroup pg is not used"]], False),
+    case("other extended resources are listed (only nvidia.com/gpu is counted)",
+         [NODE, container(batch_job("a"), resources={"limits": {GPU: "1", "rdma/ib": "1"}})],
+         [["Job a: spec.template.spec.containers[0].resources.limits.rdma/ib"]], True),
+    case("a misspelt gangkit annotation is listed",
+         [NODE, batch_job("a", annotations={"gangkit/runtime": "5m"})],
+         [["Job a: metadata.annotations.gangkit/runtime"]], True),
+    case("gangkit annotations on the pod template are listed (they belong on the Job)",
+         [NODE, batch_job("a", template_annotations={"gangkit/progress": "independent"})],
+         [["Job a: spec.template.metadata.annotations.gangkit/progress"]], True),
+    case("a non-default preemptionPolicy is listed",
+         [NODE, priority_class("p", 1) | {"preemptionPolicy": "Never"}],
+         [["PriorityClass p: preemptionPolicy"]], True),
+    case("completions different from parallelism",
+         [NODE, batch_job("a", pods=2, completions=8)],
+         [["Job a: spec.completions is 8 but spec.parallelism is 2", "one wave of 2 pod(s)"]], True),
+    case("a PodGroup no Job uses",
+         [NODE, batch_job("a"), pod_group("lonely", 1)],
+         [["PodGroup lonely is not used", "scheduling.k8s.io/group-name: lonely"]], True),
+    case("jobs without a run time get the default, listed in one warning",
+         [NODE, batch_job("a", run_time=None), batch_job("b"), batch_job("c", namespace="t", run_time=None)],
+         [["no gangkit/run-time annotation on 2 Job(s)", f"default {DEFAULT_RUN_TIME:g} s", "a, t/c"]], True),
+]
+
+
+@pytest.mark.parametrize("source, expected, schema_ok", WARN)
+def test_warnings_are_emitted_once_each_and_kept_on_the_scenario(source, expected, schema_ok):
+    sc, emitted = load_warning(source)
+    assert len(emitted) == len(expected), emitted
+    for message, words in zip(emitted, expected):
+        for w in words:
+            assert w in message, message
+
+
+@requires_schemas
+@pytest.mark.parametrize("source, expected, schema_ok", WARN)
+def test_warned_fields_that_exist_in_kubernetes_pass_the_schema_and_typos_do_not(source, expected, schema_ok):
+    verdicts = []
+    for doc in docs_of(source):
+        try:
+            validate_manifest(doc)
+            verdicts.append(True)
+        except AssertionError:
+            verdicts.append(False)
+    assert all(verdicts) == schema_ok
+
+
+def test_the_default_run_time_is_applied():
+    sc, _ = load_warning([NODE, batch_job("a", run_time=None)])
+    assert sc.jobs[0].run_time == DEFAULT_RUN_TIME == 3600.0
+
+
+def test_a_real_kubectl_node_dump_loads_without_warnings():
+    """A Node as ``kubectl get node -o yaml`` prints it: many status fields, all harmless."""
+    doc = node(
+        "ip-10-0-1-23",
+        labels={"karpenter.sh/nodepool": "gpu", "kubernetes.io/arch": "amd64"},
+        allocatable={GPU: "8", "cpu": "191450m", "memory": "2003568996Ki", "pods": "737", "ephemeral-storage": "1Ti",
+                     "hugepages-1Gi": "0"},
+        capacity={GPU: "8", "cpu": "192", "memory": "2097152000Ki", "pods": "737"},
+        addresses=[{"type": "InternalIP", "address": "10.0.1.23"}],
+        conditions=[{"type": "Ready", "status": "True"}],
+    )
+    doc["metadata"].update(uid="f00", resourceVersion="42", creationTimestamp="2026-01-01T00:00:00Z",
+                           annotations={"node.alpha.kubernetes.io/ttl": "0"})
+    doc["spec"] = {"providerID": "aws:///us-east-1a/i-0abc"}
+    sc = load_quietly([doc])
+    assert (sc.nodes[0].gpus, sc.nodes[0].cpu, sc.nodes[0].memory, sc.nodes[0].pool) == (8, 191.45, 2003568996 * 1024, "gpu")
+
+
+# --- the examples -------------------------------------------------------------------
+
+
+def _shape(sc: Scenario):
+    return [(n.name, n.gpus) for n in sc.nodes], [
+        (j.key, j.pod_count, j.pod_sets[0].gpus, j.run_time, j.submit_time, j.progress, j.priority, j.gang_size)
+        for j in sc.jobs
+    ]
+
+
+@pytest.mark.parametrize(
+    "filename, node_shape, job_shape",
+    [
+        case("three workers: 2 nodes x 2 GPUs; Z, X (3 sync workers, a gang), Y at 60 s",
+             "three-workers.yaml",
+             [("gpu-node-0", 2), ("gpu-node-1", 2)],
+             [("Z", 1, 2, 600.0, 0.0, "sync", 100, 1),
+              ("X", 3, 1, 300.0, 0.0, "sync", 100, 3),
+              ("Y", 1, 1, 300.0, 60.0, "sync", 100, 1)]),
+        case("two gangs deadlock: 4 nodes x 1 GPU; A and B, 4 sync workers each, equal priority",
+             "two-gangs-deadlock.yaml",
+             [("gpu-0", 1), ("gpu-1", 1), ("gpu-2", 1), ("gpu-3", 1)],
+             [("team-a/A", 4, 1, 600.0, 0.0, "sync", 1000, 4),
+              ("team-b/B", 4, 1, 600.0, 0.0, "sync", 1000, 4)]),
+    ],
+)
+def test_the_examples_describe_their_scenario(filename, node_shape, job_shape):
+    sc = load_quietly(ROOT / "examples" / filename)
+    assert _shape(sc) == (node_shape, job_shape)
+    assert sc.name == Path(filename).stem
+
+
+def test_three_workers_sets_its_gang_with_a_podgroup():
+    sc = load_quietly(ROOT / "examples" / "three-workers.yaml")
+    assert {j.name: j.min_member for j in sc.jobs} == {"Z": None, "X": 3, "Y": None}
+
+
+@requires_schemas
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.name) for p in EXAMPLES])
+def test_the_examples_are_valid_for_the_real_schemas(path):
+    assert validate_yaml(path.read_text()) >= 1
+
+
+# --- writing back: dump_manifests ---------------------------------------------------
+
+
+def _python_scenario(*jobs: Job, node_list=None, **settings) -> Scenario:
+    return Scenario(nodes=node_list or nodes(2, gpus=4), jobs=list(jobs), settings=RunSettings(**settings), name="py")
+
+
+ROUND_TRIP = [
+    case("a plain job", _python_scenario(job("a", pods=3, gpus=2, run_time=300))),
+    case("submit time, independent progress, checkpoints",
+         _python_scenario(job("a", submit_time=12.5, progress="independent", checkpoint_interval=900.0))),
+    case("priorities, negative ones too",
+         _python_scenario(job("a", priority=100), job("b", priority=-5), job("c", priority=100))),
+    case("namespace and queue", _python_scenario(job("a", queue="team-a", namespace="team-a"),
+                                                 job("b", queue="shared", namespace="team-b"))),
+    case("a gang smaller than the job", _python_scenario(job("a", pods=8, min_member=6))),
+    case("a gang of every pod", _python_scenario(job("a", pods=4, min_member=4))),
+    case("a declared maximum run time", _python_scenario(job("a", max_run_time=7200.0))),
+    case("cpu, memory and a node selector",
+         _python_scenario(Job("a", [PodSet("workers", 2, 1, 0.25, 3 * 2**30, {"pool": "a100"})], run_time=60.0),
+                          node_list=[Node("n", 8, cpu=95.5, memory=2**40, labels={"pool": "a100"})])),
+    case("nodes with pools and labels",
+         _python_scenario(node_list=[Node("a", 8, labels={"karpenter.sh/nodepool": "h100"}, pool="h100"),
+                                     Node("b", 0, cpu=16.0, memory=64 * 2**30)])),
+    case("every run setting",
+         _python_scenario(job("a"), stack="kueue+gang", ordering="strict", scoring="MostAllocated", preemption=True,
+                          session_period=0.5, seed=3, horizon=90000.0, record="summary")),
+]
+
+
+@pytest.mark.parametrize("scenario", ROUND_TRIP)
+def test_dump_then_load_gives_back_nodes_jobs_and_settings(scenario):
+    again = load_quietly(dump_manifests(scenario))
+    assert again.nodes == scenario.nodes
+    assert again.settings == scenario.settings
+    assert again.name == scenario.name
+    assert [_without_labels(j) for j in again.jobs] == [_without_labels(j) for j in scenario.jobs]
+
+
+def _without_labels(j: Job) -> Job:
+    return dataclasses.replace(j, labels={})
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        case("a pool becomes a karpenter.sh/nodepool label",
+             Node("n", 1, pool="a100"), Node("n", 1, pool="a100", labels={"karpenter.sh/nodepool": "a100"})),
+    ],
+)
+def test_dump_writes_pools_as_labels(before, after):
+    assert load_quietly(dump_manifests(_python_scenario(node_list=[before]))).nodes == [after]
+
+
+@pytest.mark.parametrize(
+    "queue, namespace, label",
+    [
+        case("queue is the namespace: no label needed", "team-a", "team-a", None),
+        case("queue differs from the namespace: Kueue label", "shared", "team-a", "shared"),
+        case("no namespace, default queue: no label", "default", None, None),
+    ],
+)
+def test_dump_writes_a_queue_label_only_when_needed(queue, namespace, label):
+    text = dump_manifests(_python_scenario(job("a", queue=queue, namespace=namespace)))
+    [doc] = [d for d in yaml.safe_load_all(text) if d["kind"] == "Job"]
+    assert (doc["metadata"].get("labels") or {}).get("kueue.x-k8s.io/queue-name") == label
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.name) for p in EXAMPLES])
+def test_examples_round_trip_through_dump(path):
+    sc = load_quietly(path)
+    again = load_quietly(dump_manifests(sc))
+    assert (again.nodes, again.jobs, again.settings, again.name, again.description) == (
+        sc.nodes, sc.jobs, sc.settings, sc.name, sc.description)
+
+
+@requires_schemas
+@pytest.mark.parametrize("scenario", ROUND_TRIP + [pytest.param(load_file(p), id=p.name) for p in EXAMPLES])
+def test_dump_output_is_valid_for_the_real_schemas(scenario):
+    assert validate_yaml(dump_manifests(scenario)) >= len(scenario.nodes) + len(scenario.jobs)
+
+
+def test_dump_writes_one_simulation_and_a_podgroup_per_gang():
+    text = dump_manifests(_python_scenario(job("a", pods=4, min_member=2), job("b")))
+    kinds = [d["kind"] for d in yaml.safe_load_all(text)]
+    assert kinds == ["Node", "Node", "Job", "Job", "PodGroup", "Simulation"]
+
+
+@pytest.mark.parametrize(
+    "scenario, field, words",
+    [
+        case("two pod sets do not fit one batch/v1 Job",
+             _python_scenario(Job("a", [PodSet("master", 1, 0), PodSet("workers", 2, 1)], run_time=1.0)),
+             "pod_sets", "expected one pod set, got 2"),
+        case("activeDeadlineSeconds is whole seconds",
+             _python_scenario(job("a", max_run_time=1.5)), "max_run_time", "whole seconds"),
+    ],
+)
+def test_dump_refuses_what_manifests_cannot_say(scenario, field, words):
+    with pytest.raises(ScenarioError, match=f"Job a: {field}: .*{words}"):
+        dump_manifests(scenario)
+
+
+# --- the known-field lists match the real schemas ----------------------------------
+
+
+@requires_schemas
+@pytest.mark.parametrize(
+    "kind, api_version",
+    [
+        case("Node", "Node", "v1"),
+        case("Job", "Job", "batch/v1"),
+        case("PriorityClass", "PriorityClass", "scheduling.k8s.io/v1"),
+        case("PodGroup", "PodGroup", "scheduling.volcano.sh/v1beta1"),
+    ],
+)
+def test_every_field_gangkit_knows_exists_in_the_real_schema(kind, api_version):
+    """A typo in gangkit's own list of known fields would hide a user's typo: check it against the schema."""
+    missing: list[str] = []
+
+    def walk(known, schema, path):
+        if known is True:
+            return
+        if isinstance(known, list):
+            walk(known[0], schema.get("items", {}), path + "[]")
+            return
+        props = schema.get("properties")
+        for key, sub in known.items():
+            if props is None:  # a map (labels, limits) or an open object: any key is valid
+                child = schema.get("additionalProperties") if isinstance(schema.get("additionalProperties"), dict) else {}
+            elif key in props:
+                child = props[key]
+            else:
+                missing.append(f"{path}.{key}")
+                continue
+            walk(sub, child, f"{path}.{key}")
+
+    walk(KNOWN_FIELDS[kind], schema_for(api_version, kind), kind)
+    assert missing == []
+
+
+def test_the_full_example_on_the_reference_page_is_the_three_workers_example():
+    page = (ROOT / "docs" / "reference" / "scenario-yaml.md").read_text()
+    block = page.split("## Full example")[1].split("```yaml\n")[1].split("```")[0]
+    from_page, from_file = load_quietly(block), load_quietly(ROOT / "examples" / "three-workers.yaml")
+    assert (from_page.nodes, from_page.jobs, from_page.settings) == (from_file.nodes, from_file.jobs, from_file.settings)
