@@ -1,0 +1,534 @@
+"""Check functions for the exercises: a patient teaching assistant looking over your shoulder.
+
+Picture a teaching assistant who walks past your desk. If your page is still blank, they do not
+mark it wrong; they say "not done yet" and point at where to start. If you wrote the right kind
+of thing in the wrong place (a word where a number belongs), they say what kind of answer the
+question wants. If your number is off, they say what your number probably *is* (the allocated
+utilization instead of the effective one, when Y starts instead of how long it waited) and where
+to look. If you are right, they say why in one sentence.
+
+Every exercise cell in ``solutions/`` and ``exercises/`` has the same shape::
+
+    answer = None
+    ### BEGIN SOLUTION
+    ...your code, computing the answer with gangkit...
+    answer = ...
+    ### END SOLUTION
+    check_01_held_idle(answer)
+
+The exercise notebooks are generated from the solutions by clearing the region between the
+markers, so an untouched exercise still runs to the end: ``answer`` stays ``None`` and each check
+prints ``Exercise N: not done yet — <a hint>`` and returns ``False``.
+
+Rules every check follows:
+
+- the expected answer is computed *from the simulator* (never typed in), so the checks stay right
+  when the model changes; simulations are cached with :func:`functools.lru_cache`, so a check
+  runs in milliseconds after the first call;
+- messages are plain ``print`` output and deterministic (the notebooks' stored outputs are
+  compared exactly by nbval);
+- each check returns ``True`` for a right answer and ``False`` otherwise.
+
+Tolerances: counts of GPUs, nodes and jobs must be whole numbers (``4.0`` counts as ``4``);
+times are accepted within 0.5 s (the small scenarios only have whole-second events); the
+utilization is accepted within 0.005 of the summary figure (so ``0.667`` and ``2/3`` are right).
+gangkit reports utilization as a fraction from 0 to 1; a percentage (``66.7``) is accepted too,
+with a note, because it is the same understanding written in other units.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+
+from .cluster import nodes
+from .scenario import Scenario
+from .scenarios import load as load_scenario, mixed
+from .simulate import simulate
+from .workload import job
+
+__all__ = [
+    "check_00_jobs_finished",
+    "check_01_held_idle",
+    "check_01_min_nodes",
+    "check_01_effective_utilization",
+    "check_02_y_wait_strict",
+    "check_02_gang_finishes",
+    "check_02_best_ordering",
+]
+
+#: Times (seconds) within this distance of the simulated value are right.
+TIME_TOLERANCE_S = 0.5
+#: Utilizations (fractions) within this distance of the summary figure are right.
+UTILIZATION_TOLERANCE = 0.005
+#: ``check_01_min_nodes`` simulates clusters of 1 to this many one-GPU nodes.
+MIN_NODES_SWEEP = 16
+#: ``check_01_min_nodes``: workers per job (one GPU each).
+PODS_PER_JOB = 4
+#: The stream of ``check_02_best_ordering``.
+MIXED_ARGS = {"n_jobs": 300, "n_nodes": 32, "load": 0.9, "seed": 1}
+
+
+# --------------------------------------------------------------------------------------------
+# Cached simulations (plain, immutable data only, so a cached value cannot be changed by a caller)
+# --------------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def _figures(scenario: str, stack: str, ordering: str | None = None) -> tuple:
+    """The summary figures of a built-in scenario, as sorted (name, value) pairs."""
+    return tuple(sorted(simulate(scenario, stack=stack, ordering=ordering).summary().items()))
+
+
+def _figure(scenario: str, stack: str, name: str, ordering: str | None = None):
+    return dict(_figures(scenario, stack, ordering))[name]
+
+
+@functools.lru_cache(maxsize=None)
+def _job_rows(scenario: str, stack: str, ordering: str | None = None) -> tuple:
+    """(job, submit_s, start_s, finish_s, wait_s, state) for every job, in submission order."""
+    jobs = simulate(scenario, stack=stack, ordering=ordering).jobs
+    return tuple(
+        (r.job, float(r.submit_s), float(r.start_s), float(r.finish_s), float(r.wait_s), r.state)
+        for r in jobs.itertuples()
+    )
+
+
+def _job_row(scenario: str, stack: str, name: str, ordering: str | None = None) -> dict:
+    for row in _job_rows(scenario, stack, ordering):
+        if row[0] == name:
+            return dict(zip(("job", "submit_s", "start_s", "finish_s", "wait_s", "state"), row))
+    raise KeyError(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _held_by_job(scenario: str, stack: str) -> tuple:
+    """(job, GPUs held without progress) for every deadlocked job, from ``Result.holders``."""
+    holders = simulate(scenario, stack=stack).holders
+    return tuple((r.job, int(r.gpus_held)) for r in holders.itertuples())
+
+
+@functools.lru_cache(maxsize=None)
+def _capacity(scenario: str) -> int:
+    """GPUs in a built-in scenario's cluster."""
+    return sum(n.gpus for n in load_scenario(scenario).nodes)
+
+
+def two_four_worker_jobs(n_nodes: int) -> Scenario:
+    """The scenario of exercise 1.2: two 4-worker sync jobs (1 GPU each) on ``n_nodes`` one-GPU nodes."""
+    jobs = [job("A", pods=PODS_PER_JOB, gpus=1), job("B", pods=PODS_PER_JOB, gpus=1)]
+    return Scenario(nodes(n_nodes, gpus=1), jobs, name=f"two-4-worker-jobs-on-{n_nodes}-nodes")
+
+
+@functools.lru_cache(maxsize=None)
+def _min_nodes_sweep() -> tuple:
+    """For n = 1..MIN_NODES_SWEEP: (n, deadlock, ((job, GPUs held), ...), jobs waiting holding nothing)."""
+    out = []
+    for n in range(1, MIN_NODES_SWEEP + 1):
+        r = simulate(two_four_worker_jobs(n), stack="pod")
+        held = tuple((h.job, int(h.gpus_held)) for h in r.holders.itertuples())
+        waiting = tuple(r.jobs.loc[r.jobs["state"] == "WaitingAtEnd", "job"])
+        out.append((n, r.deadlock, held, waiting))
+    return tuple(out)
+
+
+def _min_nodes_expected() -> int:
+    """The smallest n from which no cluster size up to the sweep's end deadlocks."""
+    best = None
+    for n, deadlock, _, _ in reversed(_min_nodes_sweep()):
+        if deadlock:
+            break
+        best = n
+    if best is None:  # cannot happen with the model as it is; say so loudly rather than guess
+        raise RuntimeError(f"every cluster of 1 to {MIN_NODES_SWEEP} nodes deadlocks; widen MIN_NODES_SWEEP")
+    return best
+
+
+@functools.lru_cache(maxsize=None)
+def _mixed_mean_waits() -> tuple:
+    """(ordering, mean wait in s) for 'strict' and 'skip' on the exercise's ``mixed`` stream, under 'gang'."""
+    return tuple(
+        (o, simulate(mixed(**MIXED_ARGS), stack="gang", ordering=o).summary()["mean_wait_s"])
+        for o in ("strict", "skip")
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Reading an answer
+# --------------------------------------------------------------------------------------------
+
+def _fmt(x: float) -> str:
+    """A number as a learner would write it: 4, 0.6667, 540."""
+    if float(x).is_integer():
+        return str(int(x))
+    return f"{x:.6g}"
+
+
+def _fmt_inf(x: float) -> str:
+    return "infinity" if x > 0 else "minus infinity"
+
+
+def _not_done(ex: str, hint: str) -> bool:
+    print(f"Exercise {ex}: not done yet — {hint}")
+    return False
+
+
+def _kind(answer) -> str:
+    t = type(answer)
+    if t.__module__.startswith("pandas"):
+        return f"a pandas {t.__name__}"
+    if t.__module__.startswith("gangkit"):
+        return f"a gangkit {t.__name__}"
+    return {list: "a list", tuple: "a tuple", dict: "a dict", set: "a set"}.get(t, f"a value of type {t.__name__}")
+
+
+def _number(ex: str, answer, *, whole: bool, what: str, nan_hint: str = "") -> float | None:
+    """``answer`` as a float, or None after printing what type the exercise expects."""
+    expected = f"a whole number (an int, like 4) of {what}" if whole else f"a number (like 540 or 0.5): {what}"
+    if isinstance(answer, bool) or type(answer).__name__ == "bool_":
+        print(f"Exercise {ex}: expected {expected}, but got {answer!r}, a True/False value. "
+              "Put the number itself in answer.")
+        return None
+    if isinstance(answer, str):
+        try:
+            float(answer)
+        except ValueError:
+            print(f"Exercise {ex}: expected {expected}, but got the text {answer!r}. "
+                  "Put the number itself in answer, without quotes.")
+        else:
+            print(f"Exercise {ex}: expected {expected}, but got the text {answer!r} (in quotes). "
+                  f"Remove the quotes: answer = {answer.strip()}")
+        return None
+    if not isinstance(answer, numbers.Real):
+        hint = "Put one number in answer"
+        if type(answer).__name__ in ("Series", "DataFrame"):
+            hint = "Pick one value out of it, for example with .iloc[0] or .item()"
+        elif isinstance(answer, dict):
+            hint = "Pick the one figure you need out of it, for example result.summary()['...']"
+        elif type(answer).__name__ == "Result":
+            hint = "Ask it for the figure, for example result.summary()['...'] or result.jobs"
+        print(f"Exercise {ex}: expected {expected}, but got {_kind(answer)}. {hint}.")
+        return None
+    value = float(answer)
+    if math.isnan(value):
+        print(f"Exercise {ex}: your answer is NaN (not a number): pandas writes NaN where a value does "
+              "not exist, for example the finish time of a job that never finished. "
+              f"Expected {expected}.{nan_hint}")
+        return None
+    if math.isinf(value):
+        print(f"Exercise {ex}: expected {expected}, but got {_fmt_inf(value)}; every answer here is finite.")
+        return None
+    if whole and not value.is_integer():
+        print(f"Exercise {ex}: expected {expected}, but got {_fmt(value)}; a count has no fraction.")
+        return None
+    return value
+
+
+def _close(a: float, b: float, tol: float) -> bool:
+    return abs(a - b) <= tol + 1e-12
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 00: welcome
+# --------------------------------------------------------------------------------------------
+
+def check_00_jobs_finished(answer) -> bool:
+    """Exercise 0.1: how many jobs of ``three-workers`` finish under stack 'gang'."""
+    ex = "0.1"
+    if answer is None:
+        return _not_done(ex, "run gk.simulate('three-workers', stack='gang') and count the jobs whose "
+                             "state is 'Finished' (result.summary()['jobs_finished'] has it too).")
+    value = _number(ex, answer, whole=True, what="jobs")
+    if value is None:
+        return False
+    expected = _figure("three-workers", "gang", "jobs_finished")
+    total = _figure("three-workers", "gang", "jobs_total")
+    if value == expected:
+        print(f"Correct! {_fmt(expected)} of {_fmt(total)} jobs finish: placed gang by gang, every job "
+              "eventually gets all its GPUs at once, so none is left stuck.")
+        return True
+    if value > total:
+        print(f"Exercise {ex}: you said {_fmt(value)}, but three-workers has only {_fmt(total)} jobs "
+              "(Z, X and Y). Look at result.jobs: one row per job, with its state.")
+    elif value < 0:
+        print(f"Exercise {ex}: you said {_fmt(value)}; a number of jobs cannot be negative.")
+    else:
+        print(f"Exercise {ex}: you said {_fmt(value)}. Count the rows of result.jobs whose state is "
+              "'Finished' (or read result.summary()['jobs_finished']), for the run with stack='gang'.")
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 01: the pod-level deadlock
+# --------------------------------------------------------------------------------------------
+
+def check_01_held_idle(answer) -> bool:
+    """Exercise 1.1: GPUs held idle at the end of ``two-gangs-deadlock`` under stack 'pod'."""
+    ex = "1.1"
+    if answer is None:
+        return _not_done(ex, "simulate 'two-gangs-deadlock' with stack='pod', then read "
+                             "result.summary()['held_idle_gpus_at_end'] or add up result.holders['gpus_held'].")
+    value = _number(ex, answer, whole=True, what="GPUs")
+    if value is None:
+        return False
+    expected = _figure("two-gangs-deadlock", "pod", "held_idle_gpus_at_end")
+    held = _held_by_job("two-gangs-deadlock", "pod")
+    under_gang = _figure("two-gangs-deadlock", "gang", "held_idle_gpus_at_end")
+    if value == expected:
+        print(f"Correct! All {_fmt(expected)} GPUs are bound to workers of jobs that cannot progress: "
+              "each job holds part of what it needs and waits for ever for the rest.")
+        return True
+    per_job = {g for _, g in held}
+    capacity = _capacity("two-gangs-deadlock")
+    if value < 0:
+        print(f"Exercise {ex}: you said {_fmt(value)}; a number of GPUs cannot be negative.")
+    elif value > capacity:
+        print(f"Exercise {ex}: you said {_fmt(value)}, but the cluster has only {capacity} GPUs: a job cannot "
+              "hold GPUs it has not got. Look at result.holders: what each job holds, and on which nodes.")
+    elif value in per_job and len(held) > 1:
+        names = " and ".join(j for j, _ in held)
+        print(f"Exercise {ex}: you said {_fmt(value)}. That is what one job holds, but {names} both hold "
+              "GPUs without progress. Add up result.holders['gpus_held'].")
+    elif value == under_gang:
+        print(f"Exercise {ex}: you said {_fmt(value)}. That is the answer under stack='gang', where the jobs "
+              "run one after the other. Under stack='pod' the run ends in a deadlock: look at "
+              "result.deadlock_report().")
+    else:
+        print(f"Exercise {ex}: you said {_fmt(value)}. Count the GPUs bound to pods of jobs that cannot "
+              "progress: look at result.holders (or result.summary()['held_idle_gpus_at_end']) for the "
+              "run with stack='pod'.")
+    return False
+
+
+def _describe_n(n: int) -> str:
+    """What the simulator says about two 4-worker jobs on n one-GPU nodes, in words."""
+    for m, deadlock, held, waiting in _min_nodes_sweep():
+        if m != n:
+            continue
+        if not deadlock:
+            return f"with {n} nodes there is no deadlock"
+        parts = [f"{j} has {g} of its {PODS_PER_JOB} workers bound" for j, g in held]
+        parts += [f"{j} waits holding nothing" for j in waiting]
+        text = f"with {n} node{'s' if n != 1 else ''} the simulator reports a deadlock ({', '.join(parts)})"
+        if n < PODS_PER_JOB:
+            text += (f"; with fewer than {PODS_PER_JOB} one-GPU nodes neither job could ever run, even alone, yet the jobs are "
+                     "not rejected (each 1-GPU pod fits some node), so their pods bind and hold GPUs for ever")
+        return text
+    return f"with {n} nodes there is no deadlock"
+
+
+def check_01_min_nodes(answer) -> bool:
+    """Exercise 1.2: the smallest cluster of one-GPU nodes on which two 4-worker jobs never deadlock.
+
+    Computed by simulating n = 1..16 nodes (``gk.nodes(n, gpus=1)``) with two jobs of 4 one-GPU
+    sync workers submitted together, under stack 'pod'; the answer is the smallest n from which
+    no larger n in the sweep deadlocks either. Below 4 nodes the jobs cannot run at all, and the
+    simulator still reports a deadlock (the pods bind; nothing is rejected).
+    """
+    ex = "1.2"
+    if answer is None:
+        return _not_done(ex, "for n = 1, 2, ..., 16, simulate gk.Scenario(gk.nodes(n, gpus=1), "
+                             "[gk.job('A', pods=4, gpus=1), gk.job('B', pods=4, gpus=1)]) with stack='pod' and "
+                             "look at result.deadlock. Careful below 4 nodes: the jobs cannot run at all there, "
+                             "and the simulator reports that as a deadlock too. Answer the smallest n from "
+                             "which no deadlock happens for any larger n.")
+    value = _number(ex, answer, whole=True, what="nodes")
+    if value is None:
+        return False
+    expected = _min_nodes_expected()
+    n = int(value)
+    if n == expected:
+        print(f"Correct! With {expected} nodes, even when pod-by-pod binding alternates between the jobs, one "
+              f"of them gets all {PODS_PER_JOB} workers, runs, finishes and frees its GPUs for the other; "
+              f"{_describe_n(expected - 1)}.")
+        return True
+    if n < 1:
+        print(f"Exercise {ex}: you said {n}; a cluster needs at least one node.")
+    elif n < expected:
+        print(f"Exercise {ex}: you said {n}, but {_describe_n(n)}. Simulate the next sizes up until "
+              "result.deadlock turns False and stays False.")
+    else:
+        print(f"Exercise {ex}: you said {n}. That cluster does not deadlock, but a smaller one does not "
+              f"either: try {n - 1}, {n - 2}, ... and stop at the first size that deadlocks.")
+    return False
+
+
+def check_01_effective_utilization(answer) -> bool:
+    """Exercise 1.3: the effective utilization of ``three-workers`` under stack 'pod'.
+
+    Right within 0.005 of ``summary()['effective_utilization']``. A percentage (a value above
+    1 and at most 100 that matches once divided by 100) is accepted with a note that gangkit
+    reports fractions.
+    """
+    ex = "1.3"
+    if answer is None:
+        return _not_done(ex, "simulate 'three-workers' with stack='pod' and read "
+                             "result.summary()['effective_utilization']: the share of GPU-seconds "
+                             "that did useful work.")
+    value = _number(ex, answer, whole=False, what="the effective utilization, a fraction from 0 to 1")
+    if value is None:
+        return False
+    expected = _figure("three-workers", "pod", "effective_utilization")
+    allocated = _figure("three-workers", "pod", "allocated_utilization")
+    held = _figure("three-workers", "pod", "held_idle_gpu_seconds") / _figure("three-workers", "pod", "capacity_gpu_seconds")
+    tol = UTILIZATION_TOLERANCE
+    why = ("GPUs bound to X's waiting workers count as allocated but did no work, so effective "
+           "utilization is lower than allocated.")
+    if _close(value, expected, tol):
+        print(f"Correct! Effective utilization is {_fmt(expected)}: {why}")
+        return True
+    if 1 < value <= 100 and _close(value / 100, expected, tol):
+        print(f"Correct! {_fmt(value)} % is {_fmt(expected)} as a fraction, and gangkit reports fractions "
+              f"(0 to 1), so write {_fmt(expected)} next time. {why}")
+        return True
+    if value < 0 or value > 100:
+        print(f"Exercise {ex}: you said {_fmt(value)}; a utilization is a fraction from 0 to 1 "
+              "(gangkit reports fractions, not percentages).")
+        return False
+    frac = value / 100 if value > 1 else value
+    if _close(frac, allocated, tol):
+        print(f"Exercise {ex}: you said {_fmt(value)}. That is the allocated utilization: it counts every GPU "
+              "bound to a pod, including X's workers that sit idle waiting for their third. Effective "
+              "utilization counts only GPU-seconds of jobs that progress: "
+              "result.summary()['effective_utilization'].")
+    elif _close(frac, held, tol):
+        print(f"Exercise {ex}: you said {_fmt(value)}. That is the share of GPU-seconds held idle "
+              "(held_idle_gpu_seconds / capacity_gpu_seconds). Effective utilization is the share that did "
+              "useful work: result.summary()['effective_utilization'].")
+    elif _close(frac, expected, 0.05):
+        print(f"Exercise {ex}: you said {_fmt(value)}: close, but more than {_fmt(tol)} away. Read the figure "
+              "from result.summary()['effective_utilization'] rather than from a plot.")
+    else:
+        print(f"Exercise {ex}: you said {_fmt(value)}. Effective utilization is useful GPU-seconds divided by "
+              "capacity GPU-seconds; simulate 'three-workers' with stack='pod' and read "
+              "result.summary()['effective_utilization'].")
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 02: gang admission
+# --------------------------------------------------------------------------------------------
+
+def _minutes_note(value: float, expected: float) -> str:
+    if expected and _close(value * 60, expected, TIME_TOLERANCE_S):
+        return " If you meant minutes: gangkit reports times in seconds."
+    return ""
+
+
+def check_02_y_wait_strict(answer) -> bool:
+    """Exercise 2.1: the wait (s) of job Y in ``three-workers`` under stack 'gang', ordering 'strict'."""
+    ex = "2.1"
+    if answer is None:
+        return _not_done(ex, "simulate 'three-workers' with stack='gang' and ordering='strict', then read "
+                             "the wait_s of Y's row in result.jobs.")
+    value = _number(ex, answer, whole=False, what="Y's wait in seconds")
+    if value is None:
+        return False
+    y = _job_row("three-workers", "gang", "Y", "strict")
+    x = _job_row("three-workers", "gang", "X", "strict")
+    y_skip = _job_row("three-workers", "gang", "Y", "skip")
+    expected = y["wait_s"]
+    if _close(value, expected, TIME_TOLERANCE_S):
+        print(f"Correct! Y waits {_fmt(expected)} s: under 'strict', X is ahead of Y in the queue and cannot "
+              "fit yet, so it blocks Y even though Y's one GPU is free.")
+        return True
+    if _close(value, y_skip["wait_s"], TIME_TOLERANCE_S):
+        print(f"Exercise {ex}: you said {_fmt(value)}. That is Y's wait under ordering='skip', where the gang "
+              "scheduler moves past X (which does not fit) and starts Y. Under 'strict', X blocks the jobs "
+              "behind it: simulate with ordering='strict'.")
+    elif _close(value, y["start_s"], TIME_TOLERANCE_S):
+        print(f"Exercise {ex}: you said {_fmt(value)}. That is when Y starts; its wait counts from its "
+              f"submission at t={_fmt(y['submit_s'])} s (wait_s = start_s - submit_s).")
+    elif _close(value, x["wait_s"], TIME_TOLERANCE_S):
+        print(f"Exercise {ex}: you said {_fmt(value)}. That is X's wait; the question asks for Y's row of "
+              "result.jobs.")
+    elif _close(value, y["submit_s"], TIME_TOLERANCE_S):
+        print(f"Exercise {ex}: you said {_fmt(value)}. That is when Y is submitted; its wait runs from "
+              "then until it starts (column wait_s).")
+    else:
+        print(f"Exercise {ex}: you said {_fmt(value)}. Look at result.jobs for the run with stack='gang' "
+              f"and ordering='strict': Y's row, column wait_s.{_minutes_note(value, expected)}")
+    return False
+
+
+def check_02_gang_finishes(answer) -> bool:
+    """Exercise 2.2: when (s) the second job of ``two-gangs-deadlock`` finishes under stack 'gang'."""
+    ex = "2.2"
+    if answer is None:
+        return _not_done(ex, "simulate 'two-gangs-deadlock' with stack='gang' and read the finish_s of the "
+                             "second job (B) in result.jobs.")
+    value = _number(ex, answer, whole=False, what="a time in seconds",
+                    nan_hint=" Under stack='pod' neither job ever finishes; simulate with stack='gang'.")
+    if value is None:
+        return False
+    rows = _job_rows("two-gangs-deadlock", "gang")
+    first = dict(zip(("job", "submit_s", "start_s", "finish_s", "wait_s", "state"), rows[0]))
+    second = dict(zip(("job", "submit_s", "start_s", "finish_s", "wait_s", "state"), rows[1]))
+    expected = second["finish_s"]
+    pod_end = _figure("two-gangs-deadlock", "pod", "makespan_s")
+    if _close(value, expected, TIME_TOLERANCE_S):
+        print(f"Correct! {second['job']} finishes at t={_fmt(expected)} s: the gang scheduler places "
+              f"{first['job']} whole first, and {second['job']} whole when {first['job']}'s GPUs come back, "
+              "one after the other instead of both stuck.")
+        return True
+    if _close(value, first["finish_s"], TIME_TOLERANCE_S):
+        print(f"Exercise {ex}: you said {_fmt(value)}. At t={_fmt(value)} s the first job ({first['job']}) "
+              f"finishes and {second['job']} only starts; {second['job']} then runs for its own run time. "
+              f"Read {second['job']}'s finish_s.")
+    elif _close(value, pod_end, TIME_TOLERANCE_S):
+        print(f"Exercise {ex}: you said {_fmt(value)}. That is the end of the run under stack='pod' (its "
+              "horizon), where nothing finishes. Simulate with stack='gang'.")
+    elif _close(value, second["wait_s"], TIME_TOLERANCE_S) and value != expected:
+        print(f"Exercise {ex}: you said {_fmt(value)}. That is how long {second['job']} waits before it "
+              "starts; the question asks when it finishes (column finish_s).")
+    else:
+        print(f"Exercise {ex}: you said {_fmt(value)}. Look at result.jobs for the run with stack='gang': "
+              f"the row of {second['job']}, column finish_s.{_minutes_note(value, expected)}")
+    return False
+
+
+def check_02_best_ordering(answer) -> bool:
+    """Exercise 2.3: the ordering ('strict' or 'skip') with the lower mean wait on a ``mixed`` stream.
+
+    The stream is ``gk.scenarios.mixed(n_jobs=300, n_nodes=32, load=0.9, seed=1)`` under stack
+    'gang'; both orderings are simulated and compared on ``summary()['mean_wait_s']``; if they
+    tie, both answers are right. Case and surrounding spaces are forgiven.
+    """
+    ex = "2.3"
+    if answer is None:
+        return _not_done(ex, "simulate gk.scenarios.mixed(n_jobs=300, n_nodes=32, load=0.9, seed=1) with "
+                             "stack='gang' twice, once with ordering='strict' and once with ordering='skip', "
+                             "and compare result.summary()['mean_wait_s'].")
+    if not isinstance(answer, str):
+        got = _kind(answer)
+        if isinstance(answer, numbers.Real) and not isinstance(answer, bool):
+            got = f"the number {_fmt(float(answer))}"
+        print(f"Exercise {ex}: expected the name of an ordering, the text 'strict' or 'skip' (in quotes), "
+              f"but got {got}. Compare the two mean waits and answer with the name of the better ordering.")
+        return False
+    name = answer.strip().lower()
+    waits = dict(_mixed_mean_waits())
+    if name not in waits:
+        print(f"Exercise {ex}: you said {answer!r}; the question compares the orderings 'strict' and 'skip'.")
+        return False
+    best = min(waits.values())
+    winners = [o for o, w in waits.items() if w == best]
+    spelled = "" if answer == name else f" (gangkit spells it {name!r})"
+    if name in winners:
+        if len(winners) > 1:
+            print(f"Correct!{spelled} Both orderings give the same mean wait here ({_fmt(best)} s), so either "
+                  "answer is right.")
+        else:
+            other = next(o for o in waits if o != name)
+            print(f"Correct!{spelled} Mean wait {_fmt(waits[name])} s under {name!r} against "
+                  f"{_fmt(waits[other])} s under {other!r}: 'skip' starts the small jobs that fit while a "
+                  "large gang waits for room, instead of letting that gang block the whole queue.")
+        return True
+    if name == "strict":
+        print(f"Exercise {ex}: you said 'strict'. Under 'strict', a gang that cannot fit yet blocks every job "
+              "behind it, even small ones that would fit now. Compare result.summary()['mean_wait_s'] of "
+              "both runs again: which one is lower?")
+    else:
+        print(f"Exercise {ex}: you said 'skip'. Under 'skip', small jobs can keep passing a big gang that "
+              "waits for room. Compare result.summary()['mean_wait_s'] of both runs again: which one is lower?")
+    return False

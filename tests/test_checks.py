@@ -1,0 +1,174 @@
+"""The exercise checks: a table of answers a learner might give, and what each check must say.
+
+Each row: the check, a name that reads like the situation, the answer, whether the check must
+return True, and phrases its printed message must contain. Adding a behaviour is adding a row.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import gangkit as gk
+from gangkit import checks
+from gangkit.checks import (
+    check_00_jobs_finished,
+    check_01_effective_utilization,
+    check_01_held_idle,
+    check_01_min_nodes,
+    check_02_best_ordering,
+    check_02_gang_finishes,
+    check_02_y_wait_strict,
+)
+
+CHECKS = [getattr(checks, name) for name in checks.__all__]
+
+# (check, case name, answer, passes, phrases the message must contain)
+CASES = [
+    # --- 0.1: jobs of three-workers that finish under 'gang'
+    (check_00_jobs_finished, "right", 3, True, ["Correct!", "3 of 3 jobs finish"]),
+    (check_00_jobs_finished, "right as a float", 3.0, True, ["Correct!"]),
+    (check_00_jobs_finished, "right as a numpy int", np.int64(3), True, ["Correct!"]),
+    (check_00_jobs_finished, "off by one", 2, False, ["you said 2", "'Finished'", "jobs_finished"]),
+    (check_00_jobs_finished, "more jobs than exist", 5, False, ["only 3 jobs"]),
+    (check_00_jobs_finished, "a string", "3", False, ["expected a whole number", "Remove the quotes: answer = 3"]),
+    (check_00_jobs_finished, "a bool", True, False, ["True/False value"]),
+    # --- 1.1: GPUs held idle at the end of two-gangs-deadlock under 'pod'
+    (check_01_held_idle, "right", 4, True, ["Correct!", "All 4 GPUs"]),
+    (check_01_held_idle, "what one job holds", 2, False, ["you said 2", "what one job holds", "result.holders"]),
+    (check_01_held_idle, "the gang answer", 0, False, ["stack='gang'", "deadlock_report()"]),
+    (check_01_held_idle, "off by one", 3, False, ["you said 3", "Count the GPUs bound to pods of jobs that cannot progress",
+                                                  "result.holders"]),
+    (check_01_held_idle, "what both jobs ask for", 8, False, ["the cluster has only 4 GPUs"]),
+    (check_01_held_idle, "negative", -1, False, ["cannot be negative"]),
+    (check_01_held_idle, "a fraction", 3.5, False, ["expected a whole number", "no fraction"]),
+    (check_01_held_idle, "a string", "4", False, ["expected a whole number (an int, like 4) of GPUs", "got the text '4'"]),
+    (check_01_held_idle, "a word", "four", False, ["got the text 'four'", "without quotes"]),
+    (check_01_held_idle, "a list", [4], False, ["got a list"]),
+    (check_01_held_idle, "a pandas Series", pd.Series([2, 2]), False, ["got a pandas Series", ".iloc[0]"]),
+    # --- 1.2: smallest number of one-GPU nodes without deadlock
+    (check_01_min_nodes, "right", 7, True, ["Correct!", "With 7 nodes", "with 6 nodes the simulator reports a deadlock"]),
+    (check_01_min_nodes, "off by one below", 6, False, ["you said 6", "A has 3 of its 4 workers bound",
+                                                        "B has 3 of its 4 workers bound"]),
+    (check_01_min_nodes, "off by one above", 8, False, ["does not deadlock, but a smaller one does not either", "try 7"]),
+    (check_01_min_nodes, "enough for one job", 4, False, ["with 4 nodes the simulator reports a deadlock",
+                                                          "A has 2 of its 4 workers bound"]),
+    (check_01_min_nodes, "the degenerate one-node cluster", 1, False, ["B waits holding nothing",
+                                                                       "neither job could ever run", "not rejected"]),
+    (check_01_min_nodes, "fewer nodes than workers", 3, False, ["with 3 nodes", "neither job could ever run"]),
+    (check_01_min_nodes, "no nodes", 0, False, ["at least one node"]),
+    (check_01_min_nodes, "a word", "seven", False, ["expected a whole number (an int, like 4) of nodes"]),
+    # --- 1.3: effective utilization of three-workers under 'pod'
+    (check_01_effective_utilization, "right", 0.6667, True, ["Correct!", "0.6667", "lower than allocated"]),
+    (check_01_effective_utilization, "right as a fraction", 2 / 3, True, ["Correct!"]),
+    (check_01_effective_utilization, "right within 0.005", 0.67, True, ["Correct!"]),
+    (check_01_effective_utilization, "right as a percentage", 66.7, True, ["Correct!", "66.7 % is 0.6667 as a fraction",
+                                                                           "gangkit reports fractions"]),
+    (check_01_effective_utilization, "allocated instead of effective", 1.0, False, ["That is the allocated utilization",
+                                                                                    "effective_utilization"]),
+    (check_01_effective_utilization, "allocated as a percentage", 100, False, ["allocated utilization"]),
+    (check_01_effective_utilization, "the held-idle share", 0.3333, False, ["share of GPU-seconds held idle"]),
+    (check_01_effective_utilization, "close but outside the tolerance", 0.66, False, ["close, but more than 0.005 away"]),
+    (check_01_effective_utilization, "far off", 0.5, False, ["useful GPU-seconds divided by capacity GPU-seconds"]),
+    (check_01_effective_utilization, "above 100", 150, False, ["a fraction from 0 to 1"]),
+    (check_01_effective_utilization, "negative", -0.5, False, ["a fraction from 0 to 1"]),
+    (check_01_effective_utilization, "a string", "0.67", False, ["expected a number", "answer = 0.67"]),
+    (check_01_effective_utilization, "the whole summary", {"effective_utilization": 0.6667}, False,
+     ["got a dict", "result.summary()['...']"]),
+    # --- 2.1: Y's wait under 'gang' with ordering 'strict'
+    (check_02_y_wait_strict, "right", 540, True, ["Correct!", "Y waits 540 s", "blocks Y"]),
+    (check_02_y_wait_strict, "right as a float", 540.0, True, ["Correct!"]),
+    (check_02_y_wait_strict, "the 'skip' answer", 0, False, ["under ordering='skip'", "simulate with ordering='strict'"]),
+    (check_02_y_wait_strict, "when Y starts", 600, False, ["That is when Y starts", "submission at t=60 s"]),
+    (check_02_y_wait_strict, "when Y is submitted", 60, False, ["That is when Y is submitted"]),
+    (check_02_y_wait_strict, "off by one", 541, False, ["you said 541", "Y's row, column wait_s"]),
+    (check_02_y_wait_strict, "minutes", 9, False, ["gangkit reports times in seconds"]),
+    (check_02_y_wait_strict, "a string", "540", False, ["expected a number", "answer = 540"]),
+    # --- 2.2: when the second job of two-gangs-deadlock finishes under 'gang'
+    (check_02_gang_finishes, "right", 1200, True, ["Correct!", "B finishes at t=1200 s"]),
+    (check_02_gang_finishes, "when the first job finishes", 600, False, ["the first job (A) finishes and B only starts"]),
+    (check_02_gang_finishes, "the 'pod' horizon", 2592000, False, ["the end of the run under stack='pod'"]),
+    (check_02_gang_finishes, "NaN from the 'pod' run", math.nan, False, ["NaN", "simulate with stack='gang'"]),
+    (check_02_gang_finishes, "off by one", 1201, False, ["you said 1201", "the row of B, column finish_s"]),
+    (check_02_gang_finishes, "minutes", 20, False, ["gangkit reports times in seconds"]),
+    (check_02_gang_finishes, "a string", "1200", False, ["expected a number"]),
+    # --- 2.3: the ordering with the lower mean wait on the mixed stream
+    (check_02_best_ordering, "right", "skip", True, ["Correct!", "under 'skip' against", "under 'strict'"]),
+    (check_02_best_ordering, "right, other spelling", " Skip", True, ["Correct!", "gangkit spells it 'skip'"]),
+    (check_02_best_ordering, "'strict' instead of 'skip'", "strict", False, ["you said 'strict'",
+                                                                              "blocks every job behind it", "mean_wait_s"]),
+    (check_02_best_ordering, "an ordering not compared", "easy-backfill", False, ["compares the orderings 'strict' and 'skip'"]),
+    (check_02_best_ordering, "a mean wait instead of a name", 520.519, False, ["expected the name of an ordering",
+                                                                                "got the number 520.519"]),
+    (check_02_best_ordering, "a bool", True, False, ["expected the name of an ordering"]),
+]
+
+
+@pytest.mark.parametrize("check, answer, passes, phrases", [c[:1] + c[2:] for c in CASES],
+                         ids=[f"{c[0].__name__}: {c[1]}" for c in CASES])
+def test_check_answers(capsys, check, answer, passes, phrases):
+    assert check(answer) is passes
+    out = capsys.readouterr().out
+    for phrase in phrases:
+        assert phrase in out, f"expected {phrase!r} in:\n{out}"
+    if passes:
+        assert out.startswith("Correct!")
+    else:
+        assert "Correct" not in out
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda f: f.__name__)
+def test_none_means_not_done_yet(capsys, check):
+    assert check(None) is False
+    out = capsys.readouterr().out
+    assert out.startswith("Exercise ")
+    assert ": not done yet — " in out
+    assert out.count("\n") == 1  # one line: a learner sees a hint, not a wall of text
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda f: f.__name__)
+def test_every_check_has_cases(check):
+    names = {c[1] for c in CASES if c[0] is check}
+    assert "right" in names and any(c[3] is False for c in CASES if c[0] is check)
+
+
+def test_messages_are_deterministic(capsys):
+    """nbval compares the printed text exactly: the same answer gives the same words, twice."""
+    for check, _, answer, _, _ in CASES:
+        check(answer)
+        first = capsys.readouterr().out
+        check(answer)
+        assert capsys.readouterr().out == first
+
+
+def test_expected_answers_come_from_the_simulator():
+    """The right answers in the table above are what the library says today."""
+    pod = gk.simulate("two-gangs-deadlock", stack="pod").summary()
+    assert pod["held_idle_gpus_at_end"] == 4
+    assert gk.simulate("three-workers", stack="pod").summary()["effective_utilization"] == 0.6667
+    jobs = gk.simulate("three-workers", stack="gang", ordering="strict").jobs.set_index("job")
+    assert jobs.loc["Y", "wait_s"] == 540
+    jobs = gk.simulate("two-gangs-deadlock", stack="gang").jobs.set_index("job")
+    assert jobs.loc["B", "finish_s"] == 1200
+    sweep = {n: d for n, d, _, _ in checks._min_nodes_sweep()}
+    assert [n for n, d in sweep.items() if not d] == list(range(7, checks.MIN_NODES_SWEEP + 1))
+    waits = dict(checks._mixed_mean_waits())
+    assert waits["skip"] < waits["strict"]
+
+
+def test_min_nodes_below_the_gang_size_is_a_deadlock_not_a_rejection():
+    """The degenerate case the hint warns about: fewer one-GPU nodes than workers."""
+    for n in (1, 2, 3):
+        result = gk.simulate(checks.two_four_worker_jobs(n), stack="pod")
+        assert result.deadlock
+        assert result.summary()["jobs_rejected"] == 0
+
+
+def test_ordering_tie_accepts_both(capsys, monkeypatch):
+    monkeypatch.setattr(checks, "_mixed_mean_waits", lambda: (("strict", 100.0), ("skip", 100.0)))
+    for name in ("strict", "skip"):
+        assert check_02_best_ordering(name) is True
+        assert "Both orderings give the same mean wait here (100 s)" in capsys.readouterr().out
