@@ -21,6 +21,15 @@ from . import scenarios
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    """``gk.plots``, ``gk.widgets`` and ``gk.checks`` load on first use (matplotlib and ipywidgets are slow to import)."""
+    if name in ("plots", "widgets", "checks"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'gangkit' has no attribute {name!r}")
+
 __all__ = [
     "AdmissionLayer", "Job", "Node", "NodeSupplier", "PlacementLayer", "PodSet", "Problem", "Reason",
     "Result", "RunSettings", "STACKS", "Scenario", "ScenarioError", "Stack", "build_stack", "dump_manifests", "job",

@@ -586,6 +586,7 @@ class Simulation:
         self._last_t = now
 
     def _snapshot(self, now: float, force: bool = False) -> None:
+        """Add a timeline row when the counts changed (a row holds until the next one)."""
         if self.record == "summary" and not force:
             return
         held = self.bound_gpus - self.useful_gpus
@@ -595,8 +596,8 @@ class Simulation:
         tl = self.timeline
         if tl and tl[-1][0] == now:
             tl[-1] = row
-        elif not tl or tl[-1][1:] != row[1:]:
-            tl.append(row)
+        elif force or not tl or tl[-1][1:] != row[1:]:
+            tl.append(row)  # the run's last instant always gets its own row
 
     def _event(self, kind: str, js: JobState | None, *, pod: str = "", node: str = "", layer: str = "", detail: str = "") -> None:
         self.event_count += 1

@@ -182,9 +182,9 @@ def gantt(result, ax=None, *, until: float | None = None, unit: str | None = Non
     because other workers are still pending (see :func:`placements`).
 
     ``until`` cuts the picture at that simulated time (seconds; default:
-    the end of the run). ``nodes`` (the scenario's :class:`gangkit.Node`
-    list) gives every node its full number of lanes, used or not; without
-    it each row is as tall as the most GPUs the node ever had in use.
+    the end of the run). Every node gets its full number of lanes, used or
+    not (from ``result.nodes``, or ``nodes``, a list of :class:`gangkit.Node`);
+    above 64 nodes only the nodes that held pods are drawn.
     """
     ax = _new_ax(ax, (9, 3.6))
     pl = placements(result)
@@ -192,7 +192,12 @@ def gantt(result, ax=None, *, until: float | None = None, unit: str | None = Non
     name, per, words = time_unit(end, unit)
     jobs = list(result.jobs["job"]) if not result.jobs.empty else list(dict.fromkeys(pl["job"]))
     colours = job_colours(jobs)
-    node_gpus = {n.name: n.gpus for n in nodes} if nodes is not None else {}
+    if nodes is not None:
+        node_gpus = {n.name: n.gpus for n in nodes}
+    elif getattr(result, "nodes", None) is not None and len(result.nodes) <= 64:
+        node_gpus = dict(zip(result.nodes["node"], result.nodes["gpus"]))
+    else:
+        node_gpus = {}
     lanes, size = _lanes(pl, node_gpus)
     order = _node_order(list(pl["node"]) + list(node_gpus))
     base: dict[str, int] = {}

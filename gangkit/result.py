@@ -7,7 +7,9 @@ Four pandas DataFrames, one row per thing:
 - ``pods``: one row per pod placement: which node, from when to when;
 - ``events``: one row per state change (the unit of every "events/s");
 - ``timeline``: the GPU accounting over time, one row per change: useful,
-  held-idle, free and not-ready GPUs (they add up to the capacity).
+  held-idle, free and not-ready GPUs (they add up to the capacity); the
+  last row is the end of the run;
+- ``nodes``: one row per node that existed during the run (GPUs, pool).
 
 Terminal states (exactly one per job): ``Finished``; ``Deadlocked`` (holds
 GPUs without progress when nothing can change any more); ``WaitingAtEnd``
@@ -37,6 +39,7 @@ JOB_COLUMNS = [
     "state", "wait_s", "censored",
 ]
 EVENT_COLUMNS = ["time_s", "event", "job", "pod", "node", "layer", "detail"]
+NODE_COLUMNS = ["node", "gpus", "cpu", "memory", "pool", "ready"]
 POD_COLUMNS = ["job", "pod", "pod_set", "gpus", "node", "created_s", "bound_s", "released_s", "state"]
 TIMELINE_COLUMNS = ["time_s", "capacity_gpus", "useful_gpus", "held_idle_gpus", "free_gpus", "not_ready_gpus", "running_jobs", "waiting_jobs"]
 
@@ -54,6 +57,7 @@ class Result:
     events: pd.DataFrame
     timeline: pd.DataFrame
     holders: pd.DataFrame
+    nodes: pd.DataFrame
     figures: dict = field(default_factory=dict)
 
     @property
@@ -158,20 +162,24 @@ def build_result(sim: Simulation) -> Result:
             })
     wait_cols = [f"wait_{n}_s" for n in layers] + ["wait_unattributed_s"]
     jobs = pd.DataFrame(rows, columns=JOB_COLUMNS + wait_cols + ["run_time_s", "restarts", "useful_gpu_s", "held_idle_gpu_s", "reason"])
-    events = pd.DataFrame(sim.events, columns=EVENT_COLUMNS)
+    events = pd.DataFrame(sim.events, columns=EVENT_COLUMNS).astype({"time_s": float})
+    node_rows = [(st.node.name, st.node.gpus, st.node.cpu, st.node.memory, st.node.pool, st.ready)
+                 for st in sim.capacity.nodes]
+    nodes = pd.DataFrame(node_rows, columns=NODE_COLUMNS)
     pod_rows = list(sim.pod_rows)
     if sim.record == "full":
         for js in sim.jobs:
             for p in js.pods:
                 if p.node is not None:
                     pod_rows.append((js.name, p.name, p.pod_set.name, p.pod_set.gpus, p.node.node.name, p.created, p.bound_at, math.nan, "Bound"))
-    pods = pd.DataFrame(pod_rows, columns=POD_COLUMNS).sort_values(["bound_s", "pod"], kind="stable").reset_index(drop=True)
-    timeline = pd.DataFrame(sim.timeline, columns=TIMELINE_COLUMNS)
+    pods = pd.DataFrame(pod_rows, columns=POD_COLUMNS).astype({"created_s": float, "bound_s": float, "released_s": float}).sort_values(["bound_s", "pod"], kind="stable").reset_index(drop=True)
+    timeline = pd.DataFrame(sim.timeline, columns=TIMELINE_COLUMNS).astype({"time_s": float})
     if sim.record == "summary":
         jobs = jobs.iloc[0:0]
     figures = _figures(sim, pd.DataFrame(rows, columns=jobs.columns) if sim.record == "summary" else jobs, deadlocked and bool(holders))
     return Result(sim.scenario.name, sim.stack.name, sim.settings.ordering, sim.settings.seed,
-                  jobs, pods, events, timeline, pd.DataFrame(holders, columns=["job", "gpus_held", "nodes", "waiting_pods"]), figures)
+                  jobs, pods, events, timeline, pd.DataFrame(holders, columns=["job", "gpus_held", "nodes", "waiting_pods"]),
+                  nodes, figures)
 
 
 def _terminal_state(js: JobState, quiescent: bool) -> str:
