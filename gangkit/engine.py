@@ -532,7 +532,8 @@ class Simulation:
         self._cycle_pending = True
         now = self.env.now
         period = getattr(self.stack.placement, "period", 0.0)
-        at = now if not period else math.ceil(now / period - 1e-9) * period
+        # the next session boundary at or after now (max() guards against a boundary one ulp early)
+        at = now if not period else max(now, math.ceil(now / period - 1e-9) * period)
         _Call(self.env, at - now, self._cycle, priority=LATE)
 
     def _cycle(self, now: float) -> None:

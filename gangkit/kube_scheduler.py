@@ -17,7 +17,9 @@ each candidate node all lower-priority pods are removed, then as many as
 possible are put back (highest priority first) while the preemptor still
 fits; the node chosen has the lowest highest-victim priority, then the
 lowest sum of victim priorities, then the fewest victims. The preemptor is
-bound in a later cycle, once its victims are gone.
+bound in a later cycle, once its victims are gone; meanwhile the room they
+left is kept for it (kube-scheduler's nominated node), so that no pod of
+lower priority takes it first.
 
 Speed: pending pods are kept in one heap per request shape. Within a cycle
 free capacity only shrinks, so once a shape's first pod fails to fit, every
@@ -31,6 +33,7 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 
+from .cluster import NodeState
 from .engine import JobState, PodState, Simulation
 from .layers import Reason
 
@@ -45,6 +48,8 @@ class KubeScheduler:
         self.preemption = preemption
         self._queues: dict[tuple, list] = defaultdict(list)  # request shape -> heap of (-priority, creation seq, pod)
         self._blocked: list[tuple] = []
+        self._nominated: dict[PodState, NodeState] = {}  # preemptor -> node whose room is kept for it
+        self._capacity = None
 
     # -- socket --------------------------------------------------------------
     def enqueue(self, jobs: list[JobState], now: float) -> None:
@@ -54,12 +59,17 @@ class KubeScheduler:
                     self._push(p)
 
     def requeue(self, js: JobState, now: float) -> None:
+        self.forget(js)
         for p in js.pods:
             if p.node is None and not p.done:
                 self._push(p)
 
     def forget(self, js: JobState) -> None:
-        pass  # finished jobs have no pods left in the queues
+        """Drop the job's nominations (finished jobs have no pods left in the queues)."""
+        for p in js.pods:
+            node = self._nominated.pop(p, None)
+            if node is not None:
+                self._capacity.give(node, *p.request[:3])
 
     def _push(self, p: PodState) -> None:
         heapq.heappush(self._queues[p.request], (-p.priority, p.seq, p))
@@ -72,7 +82,7 @@ class KubeScheduler:
         return out
 
     def cycle(self, sim: Simulation, now: float) -> None:
-        cap = sim.capacity
+        cap = self._capacity = sim.capacity
         heads = []  # heap of (key, shape) over the shapes still worth trying in this cycle
         for shape, q in self._queues.items():
             self._drop_stale(q)
@@ -84,9 +94,17 @@ class KubeScheduler:
             _, shape = heapq.heappop(heads)
             q = self._queues[shape]
             pod = q[0][2]
+            reserved = self._nominated.pop(pod, None)
+            if reserved is not None:  # our turn: the room kept for us is ours to take
+                cap.give(reserved, *pod.request[:3])
             node = cap.choose(*shape)
-            if node is None and self.preemption and self._preempt(sim, pod):
-                node = None  # victims are leaving; the pod is bound in a later cycle
+            if node is None and self.preemption:
+                target = self._preempt(sim, pod)
+                if target is not None:
+                    # kube-scheduler's nominatedNodeName: the room the victims leave is kept
+                    # for this pod, so that no lower-priority pod takes it first
+                    cap.take(target, *pod.request[:3])
+                    self._nominated[pod] = target
             if node is None:
                 blocked.append(shape)
                 continue
@@ -109,35 +127,35 @@ class KubeScheduler:
             heapq.heappop(q)
 
     # -- preemption ------------------------------------------------------------
-    def _preempt(self, sim: Simulation, pod: PodState) -> bool:
+    def _preempt(self, sim: Simulation, pod: PodState) -> NodeState | None:
+        """Evict the cheapest set of strictly lower-priority pods from one node; return that node."""
         gpus, cpu, memory, selector = pod.request
         best = None
         for st in sim.capacity.nodes:
             if not st.ready or not st.node.matches(selector):
                 continue
-            lower = sorted((v for v in st.pods if v.priority < pod.priority), key=lambda v: (v.priority, -(v.bound_at or 0.0)))
-            if st.free_gpus + sum(v.pod_set.gpus for v in lower) < gpus:
+            lower = [v for v in st.pods if v.priority < pod.priority]
+            if not lower or not _fits_without(st, lower, pod.pod_set):
                 continue
             # remove all lower-priority pods, then reprieve the most important ones that can stay
-            free = st.free_gpus + sum(v.pod_set.gpus for v in lower)
-            victims = []
-            for v in sorted(lower, key=lambda v: (-v.priority, v.bound_at or 0.0)):
-                if free - v.pod_set.gpus >= gpus:
-                    free -= v.pod_set.gpus  # reprieved: it stays
-                else:
-                    victims.append(v)
+            victims = list(lower)
+            for v in sorted(lower, key=lambda v: (-v.priority, v.bound_at, v.job.index, v.index)):
+                rest = [u for u in victims if u is not v]
+                if _fits_without(st, rest, pod.pod_set):
+                    victims = rest  # reprieved: it stays
             if not victims:
                 continue
             key = (max(v.priority for v in victims), sum(v.priority for v in victims), len(victims), st.index)
             if best is None or key < best[0]:
-                best = (key, victims)
+                best = (key, st, victims)
         if best is None:
-            return False
+            return None
+        _, node, victims = best
         reason = Reason("placement", "Preempted", f"preempted by {pod.name} (priority {pod.priority})", {"preemptor_priority": pod.priority})
-        for v in best[1]:
+        for v in sorted(victims, key=lambda v: (v.job.index, v.index)):
             if v.node is not None:  # an earlier victim of the same sync job may have taken it along
                 sim.evict_pod(v, reason)
-        return True
+        return node
 
     # -- diagnosis ---------------------------------------------------------------
     def pending_reason(self, sim: Simulation, js: JobState) -> Reason | None:
@@ -153,3 +171,15 @@ class KubeScheduler:
         if bound and js.spec.progress == "sync":
             msg += f"; {bound} bound pods hold {js.gpus_bound} GPUs without progress"
         return Reason("placement", "Unschedulable", msg, {"waiting_pods": len(waiting), "bound_pods": bound, "nodes_short": short})
+
+
+def _fits_without(st: NodeState, victims: list[PodState], ps) -> bool:
+    """Would a pod of pod set ``ps`` fit on ``st`` if ``victims`` were gone (GPUs, CPU, memory)?"""
+    gpus = st.free_gpus + sum(v.pod_set.gpus for v in victims)
+    if ps.gpus > gpus:
+        return False
+    if ps.cpu and st.free_cpu is not None and ps.cpu > st.free_cpu + sum(v.pod_set.cpu for v in victims) + 1e-9:
+        return False
+    if ps.memory and st.free_memory is not None and ps.memory > st.free_memory + sum(v.pod_set.memory for v in victims):
+        return False
+    return True

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from .engine import JobState, Simulation
+from .layers import Reason
 
 JOB_COLUMNS = [
     "job", "queue", "priority", "progress", "pods", "gpus", "gang_size", "submit_s", "start_s", "finish_s",
@@ -121,6 +122,9 @@ def build_result(sim: Simulation) -> Result:
             wait = math.nan
         elif started is not None:
             wait = started - spec.submit_time
+        elif spec.submit_time > end:  # not yet submitted when the run ended
+            wait = 0.0
+            js.reason = js.reason or Reason("submission", "NotSubmitted", f"submitted at {spec.submit_time:g} s, after the end of the run")
         else:
             wait = end - spec.submit_time
             if js.layer:
