@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
@@ -64,6 +65,7 @@ def execute_notebook(path: Path, timeout: int = 120) -> None:
         resources={"metadata": {"path": str(path.parent)}},
     )
     client.execute(cwd=str(path.parent), env=kernel_env())
+    nb, _ = CoalesceStreamsPreprocessor().preprocess(nb, {})  # one stdout block per cell, however the kernel flushed it
     strip_volatile(nb)
     nbformat.write(nb, path)
 
