@@ -25,6 +25,7 @@ bound to a job that cannot progress (a sync job missing a worker).
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 import random
@@ -102,6 +103,8 @@ class JobState:
     finished_at: float | None = None
     placed_at: float | None = None
     restarts: int = 0
+    placing: bool = False  # its pods exist and wait in (or were placed by) the placement layer
+    extra_selector: dict = field(default_factory=dict)  # pod set -> labels an admission layer adds
     layer: str = ""  # the layer the job waits in now
     layer_enter: float = 0.0
     waits: dict = field(default_factory=dict)  # layer -> seconds
@@ -255,6 +258,7 @@ class Simulation:
         """Create the pods of admitted jobs (interleaved, as concurrent job controllers do)."""
         for js in jobs:
             js.layer, js.layer_enter = "placement", now
+            js.placing = True
             js.seq = self._job_seq
             self._job_seq += 1
             if not js.pods:
@@ -263,6 +267,14 @@ class Simulation:
                     for _ in range(ps.count):
                         js.pods.append(PodState(js, i, ps, f"{js.spec.name}-{i}", remaining=float(js.spec.run_time)))
                         i += 1
+            if js.extra_selector:  # e.g. the node labels of the ResourceFlavor Kueue assigned
+                for p in js.pods:
+                    labels = js.extra_selector.get(p.pod_set.name)
+                    if labels and p.node is None:
+                        base = p.pod_set if p.pod_set in js.spec.pod_sets else next(ps for ps in js.spec.pod_sets if ps.name == p.pod_set.name)
+                        merged = dict(base.node_selector)
+                        merged.update(labels)
+                        p.pod_set = dataclasses.replace(base, node_selector=tuple(sorted(merged.items())))
         self._create_pods(jobs, now)
         self.stack.placement.enqueue(jobs, now)
 
@@ -403,12 +415,16 @@ class Simulation:
         self._snapshot(now)
         self.request_cycle()
 
-    def evict(self, js: JobState, reason: Reason) -> None:
+    def evict(self, js: JobState, reason: Reason, to_admission: int | None = None) -> None:
         """Stop a job and recreate its pods (preemption or eviction).
 
         A sync job loses all its pods and restarts from its last checkpoint
         (from zero when it has none). An independent job would only lose the
         evicted pods; use :meth:`evict_pod` for that.
+
+        With ``to_admission`` the job goes back to that admission layer
+        (Kueue suspends an evicted job and deletes its pods; the layer has
+        already queued it again) instead of straight back to placement.
         """
         now = self.env.now
         self._advance(now)
@@ -424,7 +440,22 @@ class Simulation:
                 if js.spec.progress == "independent" and p.progress_since is not None:
                     self._stop_pod(p, now)
                 self._release_pod(p, now)
-        self._requeue(js, now, reason)
+        if to_admission is None:
+            self._requeue(js, now, reason)
+            return
+        js.restarts += 1
+        js.placing = False
+        for p in js.pods:
+            p.seq = -1  # the deleted pods' queue entries are stale
+        self.stack.placement.forget(js)
+        if js.started_at is None and js.layer == "placement":
+            js.waits["placement"] = js.waits.get("placement", 0.0) + now - js.layer_enter
+        layer = self.stack.admission[to_admission]
+        if js.started_at is None:
+            js.layer, js.layer_enter = layer.name, now
+        self._event("evicted", js, layer=reason.layer, detail=reason.message)
+        self._snapshot(now)
+        self.request_cycle()
 
     def evict_pod(self, pod: PodState, reason: Reason) -> None:
         """Evict one pod. For a sync job the whole job stops (see :meth:`evict`)."""

@@ -120,7 +120,7 @@ class KubeScheduler:
     @staticmethod
     def _stale(entry: tuple) -> bool:
         p = entry[2]
-        return p.node is not None or p.done or entry[1] != p.seq
+        return p.node is not None or p.done or entry[1] != p.seq or not p.job.placing
 
     def _drop_stale(self, q: list) -> None:
         while q and self._stale(q[0]):

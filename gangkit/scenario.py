@@ -81,6 +81,7 @@ class Scenario:
     name: str = "scenario"
     description: str = ""
     warnings: list[str] = field(default_factory=list)
+    kueue: object = None  # gangkit.kueue.KueueSetup: the Kueue objects, for kueue+ stacks
 
     def with_settings(self, **changes) -> "Scenario":
         """A copy with some run settings changed (``None`` values are ignored)."""

@@ -28,7 +28,7 @@ def simulate(scenario: Scenario | str, stack: str | Stack | None = None, *, orde
     custom = stack if isinstance(stack, Stack) else None
     scenario = scenario.with_settings(stack=None if custom else stack, ordering=ordering, seed=seed, **settings)
     scenario.validate()
-    layers = custom or build_stack(scenario.settings.stack, scenario.settings)
+    layers = custom or build_stack(scenario.settings.stack, scenario.settings, scenario)
     sim = Simulation(scenario, layers)
     sim.run()
     return build_result(sim)

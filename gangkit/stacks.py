@@ -18,10 +18,10 @@ from .scenario import RunSettings
 from .volcano import VolcanoGang
 
 #: Stack names that run today.
-STACKS = ("pod", "gang")
+STACKS = ("pod", "gang", "kueue+pod", "kueue+gang")
 #: Stack names of the layered design whose layers are still being built.
 PLANNED = (
-    "kueue+pod", "kueue+gang", "kueue+gang+karpenter", "kueue+provreq+autoscaler",
+    "kueue+gang+karpenter", "kueue+provreq+autoscaler",
     "coscheduling", "yunikorn", "kube-gang",
     "kueue+coscheduling", "kueue+yunikorn", "kueue+kube-gang",
 )
@@ -37,14 +37,21 @@ class Stack:
     name: str = "custom"
 
 
-def build_stack(name: str, settings: RunSettings) -> Stack:
-    """The layers for a stack name, configured from the run settings."""
+def build_stack(name: str, settings: RunSettings, scenario=None) -> Stack:
+    """The layers for a stack name, configured from the run settings (and the scenario's Kueue objects)."""
     if name == "pod":
         return Stack(KubeScheduler(preemption=settings.preemption), name=name)
     if name == "gang":
         return Stack(VolcanoGang(ordering=settings.ordering, period=settings.session_period), name=name)
+    if name in ("kueue+pod", "kueue+gang"):
+        from .kueue.layer import KueueLayer, default_setup
+
+        setup = getattr(scenario, "kueue", None)
+        kueue = setup.build() if setup is not None else default_setup(scenario)
+        placement = build_stack(name.split("+")[1], settings).placement
+        return Stack(placement, admission=[KueueLayer(kueue)], name=name)
     if name in PLANNED:
-        missing = [layer for layer in name.split("+") if layer not in ("pod", "gang")]
+        missing = [layer for layer in name.split("+") if layer not in ("pod", "gang", "kueue")]
         raise ScenarioError([Problem("Simulation settings", "stack",
             f"stack {name!r} is planned, but its layer {missing[0]!r} is not built yet; available: {', '.join(STACKS)}")])
     raise ScenarioError([Problem("Simulation settings", "stack",

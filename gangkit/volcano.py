@@ -63,7 +63,7 @@ class VolcanoGang:
         self._add(js)
 
     def forget(self, js: JobState) -> None:
-        self._partial.pop(js.index, None)
+        self._partial.pop(js.index, None)  # heap entries of a job no longer placing are stale
 
     def _add(self, js: JobState) -> None:
         if js.bound:
@@ -73,8 +73,12 @@ class VolcanoGang:
 
     @staticmethod
     def shape(js: JobState) -> tuple:
-        """Jobs of one shape succeed or fail together against the same free capacity."""
-        return (tuple((ps.request, ps.count) for ps in js.spec.pod_sets), js.spec.gang_size)
+        """Jobs of one shape succeed or fail together against the same free capacity.
+
+        The shape is taken from the pods (an admission layer may have added a
+        flavor's node selector to them).
+        """
+        return (tuple(p.request for p in js.pods), js.spec.gang_size)
 
     def unschedulable(self) -> list[PodState]:
         return [p for js in self._blocked_jobs for p in js.pods if p.node is None and not p.done]
@@ -122,7 +126,7 @@ class VolcanoGang:
 
     @staticmethod
     def _drop_stale(q: list) -> None:
-        while q and (q[0][3].bound or q[0][3].state != "Pending"):
+        while q and (q[0][3].bound or q[0][3].state != "Pending" or not q[0][3].placing):
             heapq.heappop(q)
 
     def _allocate(self, sim: Simulation, js: JobState) -> int | None:

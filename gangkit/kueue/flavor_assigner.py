@@ -1,0 +1,201 @@
+"""Flavor assignment: which flavor of each resource a workload would take, and at what cost.
+
+For each pod set, and for each resource group the pod set asks for, Kueue
+scans the group's flavors *in list order* and rates each one:
+
+- ``Fit``: the request fits in what the ClusterQueue can take now (its
+  *borrowing level* says whether it borrows, and from how high in the tree);
+- ``Preempt``: it would fit if some admitted workloads were preempted
+  (``Reclaim`` when all of them sit in other ClusterQueues);
+- ``NoFit``: it cannot fit, or it is more than the queue could ever have.
+
+``flavorFungibility`` says when to stop: by default a flavor that fits stops
+the scan even if it must borrow (``whenCanBorrow: MayStopSearch``), while a
+flavor that needs preemption is remembered and the next ones are tried
+(``whenCanPreempt: TryNextFlavor``); in the end the best flavor seen wins.
+All resources of one group come from the same flavor. Rules after Kueue's
+``pkg/scheduler/flavorassigner``.
+
+Simplification: each scan starts at the first flavor; Kueue resumes after
+the last flavor it tried when a workload was skipped in a busy cycle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .objects import ClusterQueue, FlavorResource, PodSetSpec, ResourceFlavor, Workload
+from .quota import QuotaNode
+
+NOFIT, NO_CANDIDATES, PREEMPT, RECLAIM, FIT = range(5)
+MODE_NAMES = {NOFIT: "NoFit", NO_CANDIDATES: "Preempt", PREEMPT: "Preempt", RECLAIM: "Preempt", FIT: "Fit"}
+
+
+@dataclass(frozen=True)
+class Mode:
+    """How a flavor would serve a request: the preemption mode and the borrowing level."""
+
+    mode: int
+    borrow: int = 0
+
+
+def is_preferred(a: Mode, b: Mode, preference: str | None) -> bool:
+    """Is ``a`` better than ``b``?"""
+    if a.mode == NOFIT:
+        return False
+    if b.mode == NOFIT:
+        return True
+    if (a.mode == NO_CANDIDATES) != (b.mode == NO_CANDIDATES):
+        return b.mode == NO_CANDIDATES
+    if preference == "PreemptionOverBorrowing":
+        if a.borrow != b.borrow:
+            return a.borrow < b.borrow
+        return a.mode > b.mode
+    if a.mode != b.mode:
+        return a.mode > b.mode
+    return a.borrow < b.borrow
+
+
+@dataclass
+class PodSetAssignment:
+    name: str
+    count: int
+    flavors: dict[str, str] = field(default_factory=dict)  # resource -> flavor
+    modes: dict[str, Mode] = field(default_factory=dict)
+    requests: dict[str, int] = field(default_factory=dict)  # totals for the pod set
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Assignment:
+    """The result of flavor assignment for a whole workload."""
+
+    podsets: list[PodSetAssignment]
+    usage: dict[FlavorResource, int]
+    borrowing: int
+    mode: int  # NOFIT, PREEMPT or FIT: the worst over all pod sets and resources
+
+    @property
+    def message(self) -> str:
+        for ps in self.podsets:
+            if ps.reasons and (not ps.flavors or self.mode != FIT):
+                return f"couldn't assign flavors to pod set {ps.name}: " + "; ".join(ps.reasons)
+        return ""
+
+    def frs_needing_preemption(self) -> set[FlavorResource]:
+        return {(ps.flavors[r], r) for ps in self.podsets for r, m in ps.modes.items() if m.mode in (NO_CANDIDATES, PREEMPT, RECLAIM)}
+
+
+def flavor_matches(flavor: ResourceFlavor | None, ps: PodSetSpec) -> bool:
+    """A pod's nodeSelector, restricted to the keys the flavor's nodeLabels mention, must match them."""
+    if flavor is None:
+        return False
+    labels = dict(flavor.node_labels)
+    return all(labels[k] == v for k, v in ps.node_selector if k in labels)
+
+
+def pod_set_requests(ps: PodSetSpec, count: int, cq: ClusterQueue) -> dict[str, int]:
+    req = {r: v * count for r, v in ps.requests.items() if v}
+    if cq.group_for("pods") is not None:
+        req["pods"] = count
+    return req
+
+
+class FlavorAssigner:
+    """Assign flavors for one workload in one ClusterQueue, against the current quota tree."""
+
+    def __init__(self, cq: ClusterQueue, node: QuotaNode, flavors: dict[str, ResourceFlavor], oracle, fair_sharing: bool = False):
+        self.cq, self.node, self.flavors, self.oracle = cq, node, flavors, oracle
+        p = cq.preemption
+        self.can_preempt_while_borrowing = p.borrow_within_cohort != "Never" or (fair_sharing and p.reclaim_within_cohort != "Never")
+
+    def assign(self, wl: Workload, counts: dict[str, int] | None = None) -> Assignment:
+        usage: dict[FlavorResource, int] = {}
+        out: list[PodSetAssignment] = []
+        worst = Mode(FIT, 0)
+        borrowing = 0
+        for ps in wl.pod_sets:
+            count = counts[ps.name] if counts else ps.count
+            psa = PodSetAssignment(ps.name, count, requests=pod_set_requests(ps, count, self.cq))
+            out.append(psa)
+            for res in sorted(psa.requests):
+                if res in psa.flavors:
+                    continue
+                rg = self.cq.group_for(res)
+                if rg is None:
+                    psa.reasons.append(f"resource {res} unavailable in ClusterQueue")
+                    return Assignment(out, usage, borrowing, NOFIT)
+                chosen, mode, reasons = self._find_flavor(wl, rg, ps, psa.requests, usage)
+                if chosen is None:
+                    psa.reasons.extend(reasons)
+                    return Assignment(out, usage, borrowing, NOFIT)
+                for r in rg.covered:
+                    if r in psa.requests:
+                        psa.flavors[r] = chosen
+                        psa.modes[r] = mode
+                        fr = (chosen, r)
+                        usage[fr] = usage.get(fr, 0) + psa.requests[r]
+                if mode.mode != FIT:
+                    psa.reasons.extend(reasons)
+                if worst.mode > mode.mode:
+                    worst = Mode(mode.mode, worst.borrow)
+                borrowing = max(borrowing, mode.borrow)
+        rep = FIT if worst.mode == FIT else (NOFIT if worst.mode == NOFIT else PREEMPT)
+        return Assignment(out, usage, borrowing, rep)
+
+    def _find_flavor(self, wl, rg, ps, requests, usage):
+        ff = self.cq.flavor_fungibility
+        best, best_mode = None, Mode(NOFIT)
+        reasons: list[str] = []
+        for fq in rg.flavors:
+            f = fq.flavor
+            if not flavor_matches(self.flavors.get(f), ps):
+                reasons.append(f"flavor {f} doesn't match node affinity")
+                continue
+            mode = Mode(FIT, 0)
+            for r in rg.covered:
+                if r not in requests:
+                    continue
+                val = usage.get((f, r), 0) + requests[r]
+                m, why = self._fits_resource_quota(wl, (f, r), val)
+                if why:
+                    reasons.append(why)
+                if is_preferred(mode, m, ff.preference):
+                    mode = m
+                if mode.mode == NOFIT:
+                    break
+            if mode.mode == NOFIT:
+                continue
+            if not self._try_next(mode):
+                return f, mode, reasons
+            if is_preferred(mode, best_mode, ff.preference):
+                best, best_mode = f, mode
+        return best, best_mode, reasons
+
+    def _try_next(self, mode: Mode) -> bool:
+        ff = self.cq.flavor_fungibility
+        if mode.mode in (NOFIT, NO_CANDIDATES):
+            return True
+        if mode.mode in (PREEMPT, RECLAIM) and ff.when_can_preempt == "TryNextFlavor":
+            return True
+        return mode.borrow > 0 and ff.when_can_borrow == "TryNextFlavor"
+
+    def _fits_resource_quota(self, wl: Workload, fr: FlavorResource, val: int) -> tuple[Mode, str]:
+        node = self.node
+        flavor, res = fr
+        cap = node.potential_available(fr)
+        if val > cap:
+            return Mode(NOFIT), f"insufficient quota for {res} in flavor {flavor}: {val} requested > maximum capacity {cap}"
+        borrow, may_reclaim = node.borrowing_level(fr, val)
+        avail = node.available(fr)
+        if val <= avail:
+            return Mode(FIT, borrow), ""
+        why = f"insufficient unused quota for {res} in flavor {flavor}: {val} requested, {max(0, avail)} available"
+        if node.nominal(fr) >= val or may_reclaim or self.can_preempt_while_borrowing:
+            targets = self.oracle(wl, {fr: val}, {fr})
+            if not targets:
+                return Mode(NO_CANDIDATES, borrow), why
+            if all(t.workload.cluster_queue != self.cq.name for t in targets):
+                return Mode(RECLAIM, borrow), why
+            return Mode(PREEMPT, borrow), why
+        return Mode(NOFIT, borrow), why

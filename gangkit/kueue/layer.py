@@ -1,0 +1,103 @@
+"""Kueue as an admission layer of a simulated stack (``kueue+pod``, ``kueue+gang``).
+
+Kueue's job integration keeps a job *suspended* (no pods) until its
+Workload gets a quota reservation; then it injects the flavor's node labels
+into the pod template and unsuspends the job, and the placement layer (the
+pod-by-pod scheduler or a gang scheduler) places the pods on nodes. Quota
+admitted is not placed: a workload may hold quota while its pods wait for
+nodes. A preempted workload is suspended again: its pods are deleted, it
+releases its quota and queues again with its original creation time.
+
+Jobs map to Workloads as Kueue's batch/v1 Job integration does: one pod set
+per gangkit pod set with its count and per-pod requests, the queue name from
+the job's queue (``kueue.x-k8s.io/queue-name``), the job's priority, and its
+submission time as creation time.
+"""
+
+from __future__ import annotations
+
+from ..layers import Reason
+from .objects import GPU, ClusterQueue, FlavorQuotas, LocalQueue, PodSetSpec, Quota, ResourceFlavor, ResourceGroup, Workload
+from .scheduler import Kueue
+
+
+def workload_for(js) -> Workload:
+    """The Workload Kueue's job integration would create for a gangkit job."""
+    spec = js.spec
+    pod_sets = []
+    for ps in spec.pod_sets:
+        requests = {GPU: ps.gpus, "cpu": int(round(ps.cpu * 1000)), "memory": ps.memory}
+        pod_sets.append(PodSetSpec(ps.name, ps.count, {r: v for r, v in requests.items() if v}, node_selector=ps.node_selector))
+    wl = Workload(spec.name, spec.namespace or "default", spec.queue, pod_sets, priority=spec.priority, created=float(spec.submit_time))
+    wl.job = js
+    return wl
+
+
+def default_setup(scenario) -> Kueue:
+    """One ResourceFlavor and one ClusterQueue holding all the cluster's GPUs, one LocalQueue per job queue.
+
+    Used when a scenario runs a ``kueue+`` stack without Kueue objects of its own.
+    """
+    gpus = sum(n.gpus for n in scenario.nodes)
+    cq = ClusterQueue("cluster-queue", [ResourceGroup((GPU,), (FlavorQuotas("default-flavor", {GPU: Quota(gpus)}),))])
+    lqs = sorted({(j.namespace or "default", j.queue) for j in scenario.jobs})
+    return Kueue([ResourceFlavor("default-flavor")], [cq], [LocalQueue(q, ns, cq.name) for ns, q in lqs])
+
+
+class KueueLayer:
+    """The ``kueue`` admission layer: quota reservation for whole workloads, in Kueue's cycles."""
+
+    name = "quota"
+
+    def __init__(self, kueue: Kueue):
+        self.kueue = kueue
+        self.workloads: dict[int, Workload] = {}
+
+    def submit(self, js, now: float) -> None:
+        wl = workload_for(js)
+        self.workloads[js.index] = wl
+        self.kueue.submit(wl)
+
+    def cycle(self, sim, now: float):
+        admitted: list = []
+        while True:
+            r = self.kueue.cycle(now)
+            for victim, reason, by in r.preempted:
+                why = Reason("quota", "Preempted", f"preempted by {by.key} ({reason})", {"reason": reason})
+                js = victim.job
+                if js in admitted:  # admitted earlier in this instant, not yet handed on
+                    admitted.remove(js)
+                    js.layer_enter = now
+                elif js is not None:
+                    sim.evict(js, why, to_admission=0)
+                sim._event("preempted", js, layer="quota", detail=reason)
+            for wl in r.admitted:
+                self._apply_flavors(wl)
+                admitted.append(wl.job)
+            if not r.changed:
+                return admitted
+
+    def _apply_flavors(self, wl: Workload) -> None:
+        """Kueue injects each assigned flavor's node labels into the pods' node selector."""
+        flavors = self.kueue.flavors
+        by_name = {}
+        for ps_name, res_flavor in wl.admission.flavors.items():
+            labels: dict[str, str] = {}
+            for f in sorted(set(res_flavor.values())):
+                labels.update(dict(flavors[f].node_labels))
+            if labels:
+                by_name[ps_name] = labels
+        wl.job.extra_selector = by_name
+
+    def release(self, js, now: float) -> None:
+        wl = self.workloads.get(js.index)
+        if wl is not None and not wl.finished:
+            self.kueue.finish(wl)
+
+    def pending_reason(self, js) -> Reason | None:
+        wl = self.workloads.get(js.index)
+        if wl is None or wl.admission is not None:
+            return None
+        state, message = self.kueue.pending_state(wl)
+        code = "Inadmissible" if state == "inadmissible" else "Pending"
+        return Reason("quota", code, message or "waiting for a scheduling cycle", {"state": state})

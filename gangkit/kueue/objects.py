@@ -1,0 +1,218 @@
+"""Kueue's API objects, as plain data.
+
+Picture a company's GPU budget. A **ResourceFlavor** is a kind of machine
+(``a100``, ``h100-spot``), named by the node labels that pick those nodes. A
+**ClusterQueue** is one team's budget: for each flavor, a ``nominalQuota`` of
+each resource (GPUs, CPU, memory, pods). Budgets in the same **Cohort** lend
+each other what they do not use: ``borrowingLimit`` caps how much a team may
+borrow, ``lendingLimit`` caps how much of its own quota it lends. Cohorts may
+nest (a Cohort with a parent), and a Cohort may hold quota of its own. A
+**LocalQueue** is the namespaced door through which a team's jobs reach their
+ClusterQueue. A **Workload** is Kueue's view of a job: pod sets with counts
+and per-pod requests, a priority and a creation time; Kueue reserves quota for
+a whole workload at once, never pod by pod.
+
+Quantities here are whole numbers in Kueue's canonical units: CPU in
+millicores, memory in bytes, GPUs and pods as counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+GPU = "nvidia.com/gpu"
+FlavorResource = tuple[str, str]  # (flavor, resource)
+
+WITHIN_CQ_POLICIES = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
+RECLAIM_POLICIES = ("Never", "LowerPriority", "Any")
+BORROW_POLICIES = ("Never", "LowerPriority")
+QUEUEING_STRATEGIES = ("StrictFIFO", "BestEffortFIFO")
+FUNGIBILITY_POLICIES = ("MayStopSearch", "TryNextFlavor")
+PREFERENCES = (None, "BorrowingOverPreemption", "PreemptionOverBorrowing")
+
+
+@dataclass(frozen=True)
+class ResourceFlavor:
+    """A kind of node, chosen by ``node_labels`` (ResourceFlavor ``spec.nodeLabels``)."""
+
+    name: str
+    node_labels: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.node_labels, dict):
+            object.__setattr__(self, "node_labels", tuple(sorted(self.node_labels.items())))
+
+
+@dataclass(frozen=True)
+class Quota:
+    """One resource of one flavor: ``nominalQuota``, optional ``borrowingLimit`` and ``lendingLimit``."""
+
+    nominal: int
+    borrowing_limit: int | None = None
+    lending_limit: int | None = None
+
+
+@dataclass(frozen=True)
+class FlavorQuotas:
+    """One flavor's quotas inside a resource group: resource name -> :class:`Quota`."""
+
+    flavor: str
+    resources: dict[str, Quota]
+
+
+@dataclass(frozen=True)
+class ResourceGroup:
+    """Resources that must come from the same flavor (``coveredResources``), flavors in order."""
+
+    covered: tuple[str, ...]
+    flavors: tuple[FlavorQuotas, ...]
+
+
+@dataclass(frozen=True)
+class Preemption:
+    """ClusterQueue ``spec.preemption`` (Kueue's defaults: never preempt)."""
+
+    within_cluster_queue: str = "Never"
+    reclaim_within_cohort: str = "Never"
+    borrow_within_cohort: str = "Never"
+    max_priority_threshold: int | None = None
+
+
+@dataclass(frozen=True)
+class FlavorFungibility:
+    """ClusterQueue ``spec.flavorFungibility``: when to stop scanning flavors."""
+
+    when_can_borrow: str = "MayStopSearch"
+    when_can_preempt: str = "TryNextFlavor"
+    preference: str | None = None
+
+
+@dataclass
+class ClusterQueue:
+    """A team's budget (ClusterQueue ``spec``)."""
+
+    name: str
+    resource_groups: list[ResourceGroup] = field(default_factory=list)
+    cohort: str | None = None
+    queueing_strategy: str = "BestEffortFIFO"
+    preemption: Preemption = field(default_factory=Preemption)
+    flavor_fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
+    fair_sharing_weight: float = 1.0
+
+    def group_for(self, resource: str) -> ResourceGroup | None:
+        for rg in self.resource_groups:
+            if resource in rg.covered:
+                return rg
+        return None
+
+
+@dataclass
+class Cohort:
+    """A group of budgets that lend to each other; may have a parent and quota of its own."""
+
+    name: str
+    parent: str | None = None
+    resource_groups: list[ResourceGroup] = field(default_factory=list)
+    fair_sharing_weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class LocalQueue:
+    """The namespaced door to a ClusterQueue."""
+
+    name: str
+    namespace: str
+    cluster_queue: str
+
+
+@dataclass
+class KueueConfig:
+    """The global settings of Kueue's Configuration kind that gangkit models.
+
+    Defaults are those of Kueue v0.19 with the v1beta2 Configuration:
+    waitForPodsReady is on (30 min timeout, backoff 60 s doubling to 3600 s,
+    blockAdmission false); fair sharing is off.
+    """
+
+    wait_for_pods_ready: bool = True
+    pods_ready_timeout: float = 1800.0
+    block_admission: bool = False
+    backoff_base: float = 60.0
+    backoff_max: float = 3600.0
+    backoff_limit_count: int | None = None
+    requeuing_timestamp: str = "Eviction"
+    fair_sharing: bool = False
+    fair_sharing_strategies: tuple[str, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+
+
+@dataclass(frozen=True)
+class PodSetSpec:
+    """One pod set of a workload: ``count`` pods, each requesting ``requests``."""
+
+    name: str
+    count: int
+    requests: dict[str, int]
+    min_count: int | None = None
+    node_selector: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class Admission:
+    """Workload ``status.admission``: where the quota was reserved, and for how many pods."""
+
+    cluster_queue: str
+    flavors: dict[str, dict[str, str]]  # podset -> resource -> flavor
+    counts: dict[str, int]
+    usage: dict[FlavorResource, int]
+
+
+@dataclass(eq=False)
+class Workload:
+    """Kueue's view of one job, and where it stands in Kueue."""
+
+    name: str
+    namespace: str | None
+    queue_name: str
+    pod_sets: list[PodSetSpec]
+    priority: int = 0
+    created: float = 0.0
+    seq: int = 0
+    admission: Admission | None = None
+    quota_reserved_at: float | None = None
+    evicted_at: float | None = None
+    requeue_at: float | None = None
+    requeue_count: int = 0
+    pending_reason: str = ""
+    preempted_reason: str = ""
+    cluster_queue: str | None = None
+    finished: bool = False
+    deactivated: bool = False
+    job: object = None  # the simulation's JobState, when there is one
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    @property
+    def queue_timestamp(self) -> float:
+        """Queue order: creation time, or the eviction time after a PodsReady timeout (requeuingStrategy Eviction)."""
+        return self.created
+
+    def __repr__(self) -> str:
+        return f"Workload({self.key})"
+
+
+@dataclass
+class KueueSetup:
+    """All of a scenario's Kueue objects; each run builds a fresh :class:`~gangkit.kueue.Kueue` from it."""
+
+    flavors: list[ResourceFlavor] = field(default_factory=list)
+    cluster_queues: list[ClusterQueue] = field(default_factory=list)
+    local_queues: list[LocalQueue] = field(default_factory=list)
+    cohorts: list[Cohort] = field(default_factory=list)
+    config: KueueConfig = field(default_factory=KueueConfig)
+
+    def build(self):
+        from .scheduler import Kueue
+
+        return Kueue(self.flavors, self.cluster_queues, self.local_queues, self.cohorts, self.config)

@@ -1,0 +1,335 @@
+"""Kueue's scheduling cycle: one head per ClusterQueue, ranked, admitted or requeued.
+
+Each ClusterQueue keeps its pending workloads in a heap (priority, then
+creation time) and a set of *inadmissible* ones parked aside. A cycle:
+
+1. takes the head of every ClusterQueue's heap;
+2. assigns flavors to each head against the quota at the start of the cycle
+   (:mod:`.flavor_assigner`), and finds preemption victims where needed
+   (:mod:`.preemption`);
+3. ranks the heads together: lower borrowing level first (0 = within the
+   queue's nominal quota), then higher priority, then older;
+4. processes them in that order, re-checking each against the quota that
+   earlier heads of the same cycle took; a head that needs preemption but
+   found no victims still reserves its capacity for the rest of the cycle
+   (unless ``reclaimWithinCohort: Any``); a head that found victims preempts
+   them and is admitted in a later cycle, once they have released their quota;
+5. requeues the others. With ``StrictFIFO`` a head that cannot be admitted
+   goes straight back and blocks its queue; with ``BestEffortFIFO`` it is
+   parked as inadmissible until an event in its cohort tree (a workload
+   finishes or is evicted) moves the parked workloads back. Under both, a
+   head that waits for its victims, or that fitted at nomination but lost
+   capacity to an earlier head, goes straight back to the heap.
+
+Quota is reserved for the whole workload at once. Rules after Kueue's
+``pkg/scheduler/scheduler.go`` and ``pkg/cache/queue``.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+from .flavor_assigner import FIT, NOFIT, PREEMPT, Assignment, FlavorAssigner
+from .objects import Admission, ClusterQueue, Cohort, KueueConfig, LocalQueue, ResourceFlavor, Workload
+from .preemption import Preemptor, Target
+from .quota import QuotaTree
+
+PENDING_PREEMPTION = "PendingPreemption"
+SKIPPED = "FailedAfterNomination"
+
+
+@dataclass
+class Entry:
+    workload: Workload
+    cq: str
+    assignment: Assignment | None = None
+    targets: list[Target] = field(default_factory=list)
+    status: str = ""  # "admitted", "preempting", "" (requeue)
+    requeue_reason: str = "NoFit"
+    message: str = ""
+
+
+@dataclass
+class CycleResult:
+    admitted: list[Workload] = field(default_factory=list)
+    preempted: list[tuple[Workload, str, Workload]] = field(default_factory=list)  # victim, reason, preemptor
+    changed: bool = False
+
+
+class _Queue:
+    """One ClusterQueue's pending workloads: an active heap and the inadmissible set."""
+
+    def __init__(self, strategy: str):
+        self.strategy = strategy
+        self.heap: list = []
+        self.inadmissible: dict[int, Workload] = {}
+        self.preemptor: Workload | None = None
+        self.members: set[int] = set()
+
+    def _key(self, wl: Workload) -> tuple:
+        sticky = 0 if (self.strategy == "BestEffortFIFO" and wl is self.preemptor) else 1
+        return (sticky, -wl.priority, wl.queue_timestamp, wl.seq)
+
+    def push(self, wl: Workload) -> None:
+        self.inadmissible.pop(wl.seq, None)
+        self.members.add(wl.seq)
+        heapq.heappush(self.heap, (self._key(wl), wl.seq, wl))
+
+    def park(self, wl: Workload) -> None:
+        self.members.add(wl.seq)
+        self.inadmissible[wl.seq] = wl
+
+    def pop(self) -> Workload | None:
+        while self.heap:
+            key, seq, wl = heapq.heappop(self.heap)
+            if seq in self.members and wl.seq not in self.inadmissible and key == self._key(wl) and wl.admission is None:
+                self.members.discard(seq)
+                return wl
+        return None
+
+    def remove(self, wl: Workload) -> None:
+        self.members.discard(wl.seq)
+        self.inadmissible.pop(wl.seq, None)
+        if self.preemptor is wl:
+            self.preemptor = None
+
+    def requeue_inadmissible(self) -> bool:
+        moved = list(self.inadmissible.values())
+        for wl in moved:
+            self.push(wl)
+        return bool(moved)
+
+    def pending(self) -> list[Workload]:
+        return [wl for _, seq, wl in self.heap if seq in self.members and wl.seq not in self.inadmissible]
+
+
+class Kueue:
+    """The queue and quota layer's state and its scheduling cycle (no notion of time or pods)."""
+
+    def __init__(self, flavors: list[ResourceFlavor], cluster_queues: list[ClusterQueue], local_queues: list[LocalQueue],
+                 cohorts: list[Cohort] | None = None, config: KueueConfig | None = None):
+        self.flavors = {f.name: f for f in flavors}
+        self.cluster_queues = {q.name: q for q in cluster_queues}
+        self.local_queues = {(lq.namespace, lq.name): lq for lq in local_queues}
+        self.cohorts = {c.name: c for c in cohorts or []}
+        self.config = config or KueueConfig()
+        self.tree = QuotaTree(cluster_queues, cohorts or [])
+        self.queues = {q.name: _Queue(q.queueing_strategy) for q in cluster_queues}
+        self.admitted: dict[str, dict[int, Workload]] = {q.name: {} for q in cluster_queues}
+        self.preemptor = Preemptor(self.tree, self.cluster_queues, self.admitted)
+        self.workloads: dict[int, Workload] = {}
+        self.orphans: dict[int, Workload] = {}  # no such LocalQueue or ClusterQueue
+        self._seq = 0
+        self.cycles = 0
+
+    # -- workloads in and out ------------------------------------------------
+    def submit(self, wl: Workload) -> None:
+        """A new pending workload (Kueue's job integration created it)."""
+        wl.seq = self._seq
+        self._seq += 1
+        self.workloads[wl.seq] = wl
+        lq = self.local_queues.get((wl.namespace or "default", wl.queue_name))
+        if lq is None:
+            wl.pending_reason = f"LocalQueue {wl.queue_name} doesn't exist in namespace {wl.namespace or 'default'}"
+            self.orphans[wl.seq] = wl
+            return
+        if lq.cluster_queue not in self.cluster_queues:
+            wl.pending_reason = f"ClusterQueue {lq.cluster_queue} doesn't exist"
+            self.orphans[wl.seq] = wl
+            return
+        wl.cluster_queue = lq.cluster_queue
+        self.queues[wl.cluster_queue].push(wl)
+
+    def admit_existing(self, wl: Workload, admission: Admission, at: float = 0.0) -> None:
+        """A workload that already holds quota (``status.admission`` in the input)."""
+        wl.seq = self._seq
+        self._seq += 1
+        self.workloads[wl.seq] = wl
+        wl.cluster_queue = admission.cluster_queue
+        self._reserve(wl, admission, at)
+
+    def _reserve(self, wl: Workload, admission: Admission, now: float) -> None:
+        wl.admission = admission
+        wl.quota_reserved_at = now
+        wl.pending_reason = ""
+        node = self.tree.cq[admission.cluster_queue]
+        for fr, v in admission.usage.items():
+            node.add_usage(fr, v)
+        self.admitted[admission.cluster_queue][wl.seq] = wl
+        self.queues[admission.cluster_queue].remove(wl)
+
+    def _release(self, wl: Workload) -> None:
+        adm = wl.admission
+        if adm is None:
+            return
+        node = self.tree.cq[adm.cluster_queue]
+        for fr, v in adm.usage.items():
+            node.remove_usage(fr, v)
+        self.admitted[adm.cluster_queue].pop(wl.seq, None)
+        wl.admission = None
+        wl.quota_reserved_at = None
+
+    def finish(self, wl: Workload) -> None:
+        """The workload's job finished: its quota goes back, parked workloads of the tree are retried."""
+        cq = wl.admission.cluster_queue if wl.admission else wl.cluster_queue
+        self._release(wl)
+        wl.finished = True
+        if cq:
+            self.queues[cq].remove(wl)
+            self._retry_inadmissible(cq)
+
+    def evict(self, wl: Workload, reason: str) -> None:
+        """Take the workload's quota back and queue it again (it keeps its creation time)."""
+        cq = wl.admission.cluster_queue
+        self._release(wl)
+        wl.preempted_reason = reason
+        self.queues[cq].push(wl)
+        self._retry_inadmissible(cq)
+
+    def _retry_inadmissible(self, cq_name: str) -> bool:
+        moved = False
+        for name in self.tree.tree_of(cq_name):
+            moved |= self.queues[name].requeue_inadmissible()
+        return moved
+
+    # -- the cycle ----------------------------------------------------------------
+    def cycle(self, now: float = 0.0) -> CycleResult:
+        """One scheduling cycle; returns what it admitted and which workloads it preempted."""
+        self.cycles += 1
+        result = CycleResult()
+        heads = []
+        for name in sorted(self.queues):
+            wl = self.queues[name].pop()
+            if wl is not None:
+                heads.append(Entry(wl, name))
+        if not heads:
+            return result
+        for e in heads:
+            self._nominate(e)
+        heads.sort(key=lambda e: (e.assignment.borrowing if e.assignment else 0, -e.workload.priority,
+                                  e.workload.queue_timestamp, e.workload.seq))
+        reserved: list[tuple] = []  # capacity held for the rest of this cycle only
+        preempted: dict[int, tuple[Target, Workload]] = {}
+        for e in heads:
+            self._process(e, reserved, preempted, now, result)
+        for node, fr, v in reversed(reserved):
+            node.remove_usage(fr, v)
+        for e in heads:
+            if e.status != "admitted":
+                self._requeue(e, result)
+        for target, by in preempted.values():
+            result.preempted.append((target.workload, target.reason, by))
+            self.evict(target.workload, target.reason)
+        result.changed = result.changed or bool(result.admitted or result.preempted)
+        return result
+
+    def _nominate(self, e: Entry) -> None:
+        cq = self.cluster_queues[e.cq]
+        node = self.tree.cq[e.cq]
+        oracle = lambda wl, request, frs: self.preemptor.targets(wl, e.cq, request, frs)  # noqa: E731
+        e.assignment = FlavorAssigner(cq, node, self.flavors, oracle, self.config.fair_sharing).assign(e.workload)
+        if e.assignment.mode == PREEMPT:
+            e.targets = self.preemptor.targets(e.workload, e.cq, e.assignment.usage, e.assignment.frs_needing_preemption())
+
+    def _process(self, e: Entry, reserved: list, preempted: dict, now: float, result: CycleResult) -> None:
+        a = e.assignment
+        node = self.tree.cq[e.cq]
+        if a.mode == NOFIT:
+            e.requeue_reason, e.message = "NoFit", a.message
+            return
+        if a.mode == PREEMPT and not e.targets:
+            e.requeue_reason, e.message = "PreemptionNoCandidates", a.message or "no preemption candidates"
+            if self.cluster_queues[e.cq].preemption.reclaim_within_cohort != "Any":
+                for fr, v in self._to_reserve(e).items():
+                    if v > 0:
+                        node.add_usage(fr, v)
+                        reserved.append((node, fr, v))
+            return
+        if any(t.workload.seq in preempted for t in e.targets):
+            e.requeue_reason, e.message = SKIPPED, "Workload has overlapping preemption targets with another workload"
+            return
+        if not self._fits(e, preempted):
+            e.requeue_reason, e.message = SKIPPED, "Workload no longer fits after processing another workload"
+            return
+        if a.mode == PREEMPT:
+            for fr, v in a.usage.items():  # the preemptor holds its capacity for the rest of the cycle
+                node.add_usage(fr, v)
+                reserved.append((node, fr, v))
+            for t in e.targets:
+                preempted[t.workload.seq] = (t, e.workload)
+            e.status = "preempting"
+            e.requeue_reason = PENDING_PREEMPTION
+            e.message = f"waiting for {len(e.targets)} preempted workloads to release their quota"
+            return
+        flavors = {ps.name: dict(ps.flavors) for ps in a.podsets}
+        counts = {ps.name: ps.count for ps in a.podsets}
+        self._reserve(e.workload, Admission(e.cq, flavors, counts, dict(a.usage)), now)
+        e.status = "admitted"
+        result.admitted.append(e.workload)
+
+    def _fits(self, e: Entry, preempted: dict) -> bool:
+        """Does the entry still fit, counting as gone every victim chosen so far in this cycle?"""
+        node = self.tree.cq[e.cq]
+        gone = {t.workload.seq: t.workload for t, _ in preempted.values()}
+        gone.update({t.workload.seq: t.workload for t in e.targets})
+        for wl in gone.values():
+            for fr, v in wl.admission.usage.items():
+                self.tree.cq[wl.admission.cluster_queue].remove_usage(fr, v)
+        try:
+            return all(v <= node.available(fr) for fr, v in e.assignment.usage.items())
+        finally:
+            for wl in gone.values():
+                for fr, v in wl.admission.usage.items():
+                    self.tree.cq[wl.admission.cluster_queue].add_usage(fr, v)
+
+    def _to_reserve(self, e: Entry) -> dict:
+        node = self.tree.cq[e.cq]
+        out = {}
+        for fr, req in e.assignment.usage.items():
+            q = node.quotas.get(fr)
+            if e.assignment.borrowing > 0:
+                out[fr] = req if q is None or q.borrowing_limit is None else min(req, q.nominal + q.borrowing_limit - node.usage[fr])
+            else:
+                out[fr] = max(0, min(req, node.nominal(fr) - node.usage[fr]))
+        return out
+
+    def _requeue(self, e: Entry, result: CycleResult) -> None:
+        wl, q = e.workload, self.queues[e.cq]
+        wl.pending_reason = e.message
+        immediate = q.strategy == "StrictFIFO" or e.requeue_reason in (SKIPPED, PENDING_PREEMPTION)
+        if e.requeue_reason == PENDING_PREEMPTION:
+            q.preemptor = wl
+        if immediate:
+            q.push(wl)
+        else:
+            q.park(wl)
+            result.changed = True
+
+    def run(self, cycles: int | None = None, now: float = 0.0, limit: int = 100000) -> CycleResult:
+        """Run ``cycles`` cycles, or (``None``) until a cycle changes nothing; merge their results."""
+        total = CycleResult()
+        n = 0
+        while True:
+            r = self.cycle(now)
+            n += 1
+            total.admitted.extend(r.admitted)
+            total.preempted.extend(r.preempted)
+            total.changed |= r.changed
+            if cycles is not None and n >= cycles:
+                break
+            if cycles is None and not r.changed:
+                break
+            if n >= limit:
+                raise RuntimeError(f"Kueue did not settle after {limit} cycles")
+        return total
+
+    # -- reporting ------------------------------------------------------------------
+    def pending_state(self, wl: Workload) -> tuple[str, str]:
+        """("active" | "inadmissible", reason) for a pending workload."""
+        if wl.seq in self.orphans:
+            return "inadmissible", wl.pending_reason
+        q = self.queues[wl.cluster_queue]
+        if wl.seq in q.inadmissible:
+            return "inadmissible", wl.pending_reason
+        return "active", wl.pending_reason
