@@ -105,6 +105,7 @@ class JobState:
     restarts: int = 0
     placing: bool = False  # its pods exist and wait in (or were placed by) the placement layer
     extra_selector: dict = field(default_factory=dict)  # pod set -> labels an admission layer adds
+    deactivated_at: float | None = None
     layer: str = ""  # the layer the job waits in now
     layer_enter: float = 0.0
     waits: dict = field(default_factory=dict)  # layer -> seconds
@@ -162,6 +163,8 @@ class Simulation:
         self.unfinished = 0
         self.end_time: float | None = None
         self.quiescent_at: float | None = None
+        self.last_progress = 0.0  # last time a job started or finished
+        self.stalled = False
         for node in scenario.nodes:
             self.capacity.add(node, ready=True)
             self.capacity_gpus += node.gpus
@@ -184,11 +187,14 @@ class Simulation:
             env.step()
         now = env.now
         if self.unfinished == 0:
-            self.end_time = max([j.finished_at or 0.0 for j in self.jobs] + [0.0]) if self.jobs else now
+            ends = [j.finished_at or j.deactivated_at or 0.0 for j in self.jobs]
+            self.end_time = max(ends + [0.0])
         else:
             if env.peek() == math.inf:
                 self.quiescent_at = now
             self.end_time = horizon
+        self.stalled = (self.unfinished > 0 and self.quiescent_at is None
+                        and self.end_time - self.last_progress >= self.settings.stall_window)
         self._advance(self.end_time)
         self._close_books(self.end_time)
         self._snapshot(self.end_time, force=True)
@@ -323,9 +329,12 @@ class Simulation:
             self._start_pod(pod, now)
         elif js.bound == len(js.pods):
             self._start_sync(js, now)
+        if js.bound == len(js.pods) and self.stack.admission:
+            self.request_cycle()  # all pods ready: an admission layer may be waiting for that
         self._changed = True
 
     def _mark_started(self, js: JobState, now: float) -> None:
+        self.last_progress = now
         if js.started_at is None:
             js.started_at = now
             js.waits["placement"] = js.waits.get("placement", 0.0) + now - js.layer_enter
@@ -404,6 +413,7 @@ class Simulation:
             self.pod_rows.append((pod.job.name, pod.name, ps.name, ps.gpus, node.node.name, pod.created, pod.bound_at, now, "Succeeded" if pod.done else "Evicted"))
 
     def _job_finished(self, js: JobState, now: float) -> None:
+        self.last_progress = now
         js.state = "Finished"
         js.finished_at = now
         self.running_jobs -= 1
@@ -454,6 +464,29 @@ class Simulation:
         if js.started_at is None:
             js.layer, js.layer_enter = layer.name, now
         self._event("evicted", js, layer=reason.layer, detail=reason.message)
+        self._snapshot(now)
+        self.request_cycle()
+
+    def deactivate(self, js: JobState, reason: Reason) -> None:
+        """Take a job out of the run for good (Kueue's ``spec.active: false``); it holds nothing."""
+        now = self.env.now
+        self._advance(now)
+        for p in js.pods:
+            if p.node is not None:
+                self._release_pod(p, now)
+        js.placing = False
+        self.stack.placement.forget(js)
+        if js.started_at is None and js.layer:
+            js.waits[js.layer] = js.waits.get(js.layer, 0.0) + now - js.layer_enter
+            js.layer = ""
+            self.waiting_jobs -= 1
+        elif js.started_at is not None:
+            self.running_jobs -= 1
+        js.state = "Deactivated"
+        js.reason = reason
+        js.deactivated_at = now
+        self.unfinished -= 1
+        self._event("deactivated", js, layer=reason.layer, detail=reason.message)
         self._snapshot(now)
         self.request_cycle()
 

@@ -15,7 +15,8 @@ Terminal states (exactly one per job): ``Finished``; ``Deadlocked`` (holds
 GPUs without progress when nothing can change any more); ``WaitingAtEnd``
 (has not started when the run ends); ``RunningAtEnd`` (started, still
 running when the horizon cuts the run); ``Rejected`` (no node could ever
-hold one of its pods).
+hold one of its pods); ``Deactivated`` (taken out by an admission layer,
+e.g. Kueue after too many waitForPodsReady requeues).
 
 Waits: a job's wait is the time from submission to its first start; a job
 that never starts is counted to the end of the run and flagged ``censored``.
@@ -116,12 +117,14 @@ def build_result(sim: Simulation) -> Result:
         spec = js.spec
         state = _terminal_state(js, deadlocked)
         started = js.started_at
-        censored = state in ("WaitingAtEnd", "Deadlocked") and started is None
+        censored = state in ("WaitingAtEnd", "Deadlocked", "Deactivated") and started is None
         waits = dict(js.waits)
         if state == "Rejected":
             wait = math.nan
         elif started is not None:
             wait = started - spec.submit_time
+        elif state == "Deactivated":
+            wait = js.deactivated_at - spec.submit_time
         elif spec.submit_time > end:  # not yet submitted when the run ended
             wait = 0.0
             js.reason = js.reason or Reason("submission", "NotSubmitted", f"submitted at {spec.submit_time:g} s, after the end of the run")
@@ -187,7 +190,7 @@ def build_result(sim: Simulation) -> Result:
 
 
 def _terminal_state(js: JobState, quiescent: bool) -> str:
-    if js.state in ("Finished", "Rejected"):
+    if js.state in ("Finished", "Rejected", "Deactivated"):
         return js.state
     if quiescent and js.bound and not js.progressing:
         return "Deadlocked"
@@ -229,6 +232,8 @@ def _figures(sim: Simulation, jobs: pd.DataFrame, deadlock: bool) -> dict:
         "jobs_deadlocked": int((jobs["state"] == "Deadlocked").sum()),
         "jobs_waiting_at_end": int((jobs["state"] == "WaitingAtEnd").sum()),
         "jobs_running_at_end": int((jobs["state"] == "RunningAtEnd").sum()),
+        "jobs_deactivated": int((jobs["state"] == "Deactivated").sum()),
+        "stalled": bool(sim.stalled),
         "allocated_utilization": ratio(I["useful"] + I["held_idle"]),
         "effective_utilization": ratio(I["useful"]),
         "useful_gpu_seconds": round(I["useful"], 3),

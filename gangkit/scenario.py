@@ -42,6 +42,9 @@ class RunSettings:
     - ``horizon``: the run ends here at the latest (simulated seconds).
     - ``record``: ``full`` keeps every event and pod; ``jobs`` keeps jobs and
       the timeline; ``summary`` keeps only the totals (for very large runs).
+    - ``stall_window``: a run whose timers still tick (requeue backoffs) but
+      in which no job started or finished during this last stretch, while
+      jobs wait, is flagged ``stalled``.
     """
 
     stack: str = "gang"
@@ -52,6 +55,7 @@ class RunSettings:
     seed: int = 0
     horizon: float = 30 * DAY
     record: str = "full"
+    stall_window: float = DAY
 
     def problems(self) -> list[Problem]:
         obj = "Simulation settings"

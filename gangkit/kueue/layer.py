@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ..layers import Reason
 from .objects import GPU, ClusterQueue, FlavorQuotas, LocalQueue, PodSetSpec, Quota, ResourceFlavor, ResourceGroup, Workload
+from .pods_ready import PODS_READY_TIMEOUT, REQUEUING_LIMIT_EXCEEDED, on_timeout, pods_ready
 from .scheduler import Kueue
 
 
@@ -60,6 +61,9 @@ class KueueLayer:
 
     def cycle(self, sim, now: float):
         admitted: list = []
+        config = self.kueue.config
+        if config.wait_for_pods_ready and config.block_admission and self._someone_not_ready():
+            return admitted  # blockAdmission: nothing is admitted while an admitted workload is not ready
         while True:
             r = self.kueue.cycle(now)
             for victim, reason, by in r.preempted:
@@ -74,8 +78,42 @@ class KueueLayer:
             for wl in r.admitted:
                 self._apply_flavors(wl)
                 admitted.append(wl.job)
-            if not r.changed:
+                if config.wait_for_pods_ready:
+                    self._watch(sim, wl, now)
+            if not r.changed or (config.wait_for_pods_ready and config.block_admission and r.admitted):
                 return admitted
+
+    def _someone_not_ready(self) -> bool:
+        return any(not pods_ready(wl) for per_cq in self.kueue.admitted.values() for wl in per_cq.values()
+                   if wl.job is not None)
+
+    def _watch(self, sim, wl: Workload, now: float) -> None:
+        """Check at admission + timeout whether the workload's pods are all ready."""
+        admitted_at = wl.quota_reserved_at
+
+        def check(t: float) -> None:
+            if wl.admission is None or wl.quota_reserved_at != admitted_at or wl.finished or pods_ready(wl):
+                return
+            config = self.kueue.config
+            self.kueue.now = max(self.kueue.now, t)
+            action, requeue_at = on_timeout(config, wl, t)
+            js = wl.job
+            if action == "deactivate":
+                why = Reason("quota", REQUEUING_LIMIT_EXCEEDED, f"pods not ready within {config.pods_ready_timeout:g} s, "
+                             f"{wl.requeue_count} requeues used up (backoffLimitCount {config.backoff_limit_count})")
+                if js.placing:
+                    sim.evict(js, why, to_admission=0)
+                self.kueue.deactivate(wl, why.message)
+                sim.deactivate(js, why)
+                return
+            why = Reason("quota", PODS_READY_TIMEOUT, f"{PODS_READY_TIMEOUT}: pods not ready within {config.pods_ready_timeout:g} s; "
+                         f"requeue #{wl.requeue_count} after {requeue_at - t:g} s backoff", {"requeue_at": requeue_at})
+            sim.evict(js, why, to_admission=0)
+            order = t if config.requeuing_timestamp == "Eviction" else None
+            self.kueue.evict(wl, PODS_READY_TIMEOUT, requeue_at=requeue_at, order_time=order)
+            sim.call_at(requeue_at, lambda t2: (self.kueue.backoff_expired(wl, t2), sim.request_cycle()))
+
+        sim.call_at(now + self.kueue.config.pods_ready_timeout, check)
 
     def _apply_flavors(self, wl: Workload) -> None:
         """Kueue injects each assigned flavor's node labels into the pods' node selector."""

@@ -180,8 +180,9 @@ class Workload:
     admission: Admission | None = None
     quota_reserved_at: float | None = None
     evicted_at: float | None = None
-    requeue_at: float | None = None
+    requeue_at: float | None = None  # backoff after a PodsReady timeout: stays parked until then
     requeue_count: int = 0
+    order_time: float | None = None  # queue position after an eviction (requeuingStrategy: Eviction)
     pending_reason: str = ""
     preempted_reason: str = ""
     cluster_queue: str | None = None
@@ -196,7 +197,7 @@ class Workload:
     @property
     def queue_timestamp(self) -> float:
         """Queue order: creation time, or the eviction time after a PodsReady timeout (requeuingStrategy Eviction)."""
-        return self.created
+        return self.created if self.order_time is None else self.order_time
 
     def __repr__(self) -> str:
         return f"Workload({self.key})"

@@ -94,8 +94,9 @@ class _Queue:
         if self.preemptor is wl:
             self.preemptor = None
 
-    def requeue_inadmissible(self) -> bool:
-        moved = list(self.inadmissible.values())
+    def requeue_inadmissible(self, now: float) -> bool:
+        """Move parked workloads back to the heap, except those still in their requeue backoff."""
+        moved = [wl for wl in self.inadmissible.values() if wl.requeue_at is None or wl.requeue_at <= now]
         for wl in moved:
             self.push(wl)
         return bool(moved)
@@ -122,6 +123,7 @@ class Kueue:
         self.orphans: dict[int, Workload] = {}  # no such LocalQueue or ClusterQueue
         self._seq = 0
         self.cycles = 0
+        self.now = 0.0
 
     # -- workloads in and out ------------------------------------------------
     def submit(self, wl: Workload) -> None:
@@ -179,24 +181,54 @@ class Kueue:
             self.queues[cq].remove(wl)
             self._retry_inadmissible(cq)
 
-    def evict(self, wl: Workload, reason: str) -> None:
-        """Take the workload's quota back and queue it again (it keeps its creation time)."""
+    def evict(self, wl: Workload, reason: str, requeue_at: float | None = None, order_time: float | None = None) -> None:
+        """Take the workload's quota back and queue it again.
+
+        A preempted workload keeps its creation time. After a PodsReady
+        timeout it waits out its backoff (``requeue_at``) parked as
+        inadmissible, and may queue behind newer workloads (``order_time``).
+        """
         cq = wl.admission.cluster_queue
         self._release(wl)
         wl.preempted_reason = reason
-        self.queues[cq].push(wl)
+        if order_time is not None:
+            wl.order_time = order_time
+        wl.requeue_at = requeue_at
+        if requeue_at is not None and requeue_at > self.now:
+            wl.pending_reason = f"waiting for the requeue backoff after {reason} (until t={requeue_at:g} s)"
+            self.queues[cq].park(wl)
+        else:
+            self.queues[cq].push(wl)
         self._retry_inadmissible(cq)
+
+    def deactivate(self, wl: Workload, reason: str) -> None:
+        """Take the workload out of Kueue for good (``spec.active: false``), releasing its quota."""
+        cq = wl.admission.cluster_queue if wl.admission else wl.cluster_queue
+        self._release(wl)
+        wl.deactivated = True
+        wl.pending_reason = reason
+        if cq:
+            self.queues[cq].remove(wl)
+            self._retry_inadmissible(cq)
+
+    def backoff_expired(self, wl: Workload, now: float) -> None:
+        """The requeue backoff is over: the workload queues again (Kueue's Requeued=True)."""
+        self.now = max(self.now, now)
+        if wl.admission is None and not wl.deactivated and not wl.finished and wl.cluster_queue:
+            wl.requeue_at = None
+            self.queues[wl.cluster_queue].push(wl)
 
     def _retry_inadmissible(self, cq_name: str) -> bool:
         moved = False
         for name in self.tree.tree_of(cq_name):
-            moved |= self.queues[name].requeue_inadmissible()
+            moved |= self.queues[name].requeue_inadmissible(self.now)
         return moved
 
     # -- the cycle ----------------------------------------------------------------
     def cycle(self, now: float = 0.0) -> CycleResult:
         """One scheduling cycle; returns what it admitted and which workloads it preempted."""
         self.cycles += 1
+        self.now = max(self.now, now)
         result = CycleResult()
         heads = []
         for name in sorted(self.queues):
