@@ -263,7 +263,8 @@ class Simulation:
     def _to_placement(self, jobs: list[JobState], now: float) -> None:
         """Create the pods of admitted jobs (interleaved, as concurrent job controllers do)."""
         for js in jobs:
-            js.layer, js.layer_enter = "placement", now
+            if js.started_at is None:
+                js.layer, js.layer_enter = "placement", now
             js.placing = True
             js.seq = self._job_seq
             self._job_seq += 1
@@ -299,12 +300,14 @@ class Simulation:
         layers = self.stack.admission
         layer = layers[layer_index]
         for js in jobs:
-            js.waits[layer.name] = js.waits.get(layer.name, 0.0) + now - js.layer_enter
+            if js.started_at is None:  # waits count until the first start only
+                js.waits[layer.name] = js.waits.get(layer.name, 0.0) + now - js.layer_enter
             self._event("admitted", js, layer=layer.name)
         if layer_index + 1 < len(layers):
             nxt = layers[layer_index + 1]
             for js in jobs:
-                js.layer, js.layer_enter = nxt.name, now
+                if js.started_at is None:
+                    js.layer, js.layer_enter = nxt.name, now
                 nxt.submit(js, now)
         else:
             self._to_placement(jobs, now)

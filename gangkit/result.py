@@ -61,6 +61,7 @@ class Result:
     holders: pd.DataFrame
     nodes: pd.DataFrame
     figures: dict = field(default_factory=dict)
+    metrics: dict = field(default_factory=dict)  # per-layer metrics, named after the real ones
 
     @property
     def deadlock(self) -> bool:
@@ -140,8 +141,8 @@ def build_result(sim: Simulation) -> Result:
             "job": js.name, "queue": spec.queue, "priority": spec.priority, "progress": spec.progress,
             "pods": spec.pod_count, "gpus": spec.gpus, "gang_size": spec.gang_size,
             "submit_s": float(spec.submit_time),
-            "start_s": math.nan if started is None else started,
-            "finish_s": math.nan if js.finished_at is None else js.finished_at,
+            "start_s": math.nan if started is None else float(started),
+            "finish_s": math.nan if js.finished_at is None else float(js.finished_at),
             "state": state, "wait_s": wait, "censored": censored,
         }
         attributed = 0.0
@@ -186,7 +187,16 @@ def build_result(sim: Simulation) -> Result:
     figures = _figures(sim, pd.DataFrame(rows, columns=jobs.columns) if sim.record == "summary" else jobs, deadlocked and bool(holders))
     return Result(sim.scenario.name, sim.stack.name, sim.settings.ordering, sim.settings.seed,
                   jobs, pods, events, timeline, pd.DataFrame(holders, columns=["job", "gpus_held", "nodes", "waiting_pods"]),
-                  nodes, figures)
+                  nodes, figures, _layer_metrics(sim))
+
+
+def _layer_metrics(sim: Simulation) -> dict:
+    out = {}
+    for layer in [*sim.stack.admission, sim.stack.placement, *sim.stack.suppliers]:
+        frames = getattr(layer, "metrics", None)
+        if callable(frames):
+            out.update(frames())
+    return out
 
 
 def _terminal_state(js: JobState, quiescent: bool) -> str:

@@ -71,3 +71,26 @@ def test_block_admission_admits_one_unready_workload_at_a_time():
                                                                           config=KueueConfig(wait_for_pods_ready=False))),
                             stack="kueue+pod")
     assert unblocked.deadlock  # both admitted by quota, placed pod by pod: the old deadlock is back
+
+
+def test_kueue_metrics_tell_reclaim_apart_from_waiting():
+    from gangkit.kueue import Preemption
+
+    def team(name):
+        return ClusterQueue(name, [ResourceGroup((GPU,), (FlavorQuotas("default-flavor", {GPU: Quota(4)}),))], cohort="org",
+                            preemption=Preemption(reclaim_within_cohort="Any"))
+
+    setup = KueueSetup([ResourceFlavor("default-flavor")], [team("team-a"), team("team-b")],
+                       [LocalQueue("a", "default", "team-a"), LocalQueue("b", "default", "team-b")])
+    jobs = [gk.job("a1", pods=8, run_time=3600, queue="a"), gk.job("b1", pods=4, run_time=600, queue="b", submit_time=100)]
+    r = gk.simulate(gk.Scenario(gk.nodes(8, gpus=1), jobs, kueue=setup), stack="kueue+gang")
+    m = r.metrics
+    assert m["kueue_preempted_workloads_total"].to_dict("records") == [
+        {"preempting_cluster_queue": "team-b", "reason": "InCohortReclamation", "count": 1}]
+    res = m["kueue_cluster_queue_resource_reservation"]
+    borrowed = res[(res.cluster_queue == "team-a") & (res.time_s == 0)].borrowed.max()
+    assert borrowed == 4  # team-a borrowed team-b's idle quota until team-b came back
+    jobs_table = r.jobs.set_index("job")
+    assert jobs_table.loc["a1", "restarts"] == 1 and jobs_table.loc["a1", "wait_quota_s"] == 0  # waits end at the first start
+    pending = m["kueue_pending_workloads"]
+    assert ((pending.cluster_queue == "team-a") & (pending.inadmissible == 1)).any()

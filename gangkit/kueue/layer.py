@@ -19,6 +19,7 @@ from __future__ import annotations
 from ..layers import Reason
 from .objects import GPU, ClusterQueue, FlavorQuotas, LocalQueue, PodSetSpec, Quota, ResourceFlavor, ResourceGroup, Workload
 from .pods_ready import PODS_READY_TIMEOUT, REQUEUING_LIMIT_EXCEEDED, on_timeout, pods_ready
+from .metrics import KueueMetrics
 from .scheduler import Kueue
 
 
@@ -53,11 +54,17 @@ class KueueLayer:
     def __init__(self, kueue: Kueue):
         self.kueue = kueue
         self.workloads: dict[int, Workload] = {}
+        self.recorder = KueueMetrics(kueue)
+
+    def metrics(self) -> dict:
+        """Kueue's metrics for this run (see :mod:`gangkit.kueue.metrics`)."""
+        return self.recorder.frames()
 
     def submit(self, js, now: float) -> None:
         wl = workload_for(js)
         self.workloads[js.index] = wl
         self.kueue.submit(wl)
+        self.recorder.sample(now)
 
     def cycle(self, sim, now: float):
         admitted: list = []
@@ -69,6 +76,8 @@ class KueueLayer:
             for victim, reason, by in r.preempted:
                 why = Reason("quota", "Preempted", f"preempted by {by.key} ({reason})", {"reason": reason})
                 js = victim.job
+                self.recorder.preemption(by.cluster_queue, reason)
+                self.recorder.eviction(victim.cluster_queue, "Preempted")
                 if js in admitted:  # admitted earlier in this instant, not yet handed on
                     admitted.remove(js)
                     js.layer_enter = now
@@ -77,10 +86,12 @@ class KueueLayer:
                 sim._event("preempted", js, layer="quota", detail=reason)
             for wl in r.admitted:
                 self._apply_flavors(wl)
+                self.recorder.admitted(wl, now)
                 admitted.append(wl.job)
                 if config.wait_for_pods_ready:
                     self._watch(sim, wl, now)
             if not r.changed or (config.wait_for_pods_ready and config.block_admission and r.admitted):
+                self.recorder.sample(now)
                 return admitted
 
     def _someone_not_ready(self) -> bool:
@@ -109,8 +120,10 @@ class KueueLayer:
             why = Reason("quota", PODS_READY_TIMEOUT, f"{PODS_READY_TIMEOUT}: pods not ready within {config.pods_ready_timeout:g} s; "
                          f"requeue #{wl.requeue_count} after {requeue_at - t:g} s backoff", {"requeue_at": requeue_at})
             sim.evict(js, why, to_admission=0)
+            self.recorder.eviction(wl.admission.cluster_queue, PODS_READY_TIMEOUT)
             order = t if config.requeuing_timestamp == "Eviction" else None
             self.kueue.evict(wl, PODS_READY_TIMEOUT, requeue_at=requeue_at, order_time=order)
+            self.recorder.sample(t)
             sim.call_at(requeue_at, lambda t2: (self.kueue.backoff_expired(wl, t2), sim.request_cycle()))
 
         sim.call_at(now + self.kueue.config.pods_ready_timeout, check)
@@ -131,6 +144,7 @@ class KueueLayer:
         wl = self.workloads.get(js.index)
         if wl is not None and not wl.finished:
             self.kueue.finish(wl)
+            self.recorder.sample(now)
 
     def pending_reason(self, js) -> Reason | None:
         wl = self.workloads.get(js.index)

@@ -1,0 +1,77 @@
+"""Kueue's metrics, as DataFrames named after the Prometheus metrics Kueue exports.
+
+An operator tells "quota exhausted" from "gang cannot fit" by looking at the
+right layer's metrics. For the queue and quota layer these are:
+
+- ``kueue_pending_workloads``: pending workloads per ClusterQueue over time,
+  split into ``active`` (in the heap) and ``inadmissible`` (parked);
+- ``kueue_cluster_queue_resource_reservation``: quota reserved per
+  ClusterQueue, flavor and resource over time, with the part ``borrowed``
+  beyond the nominal quota;
+- ``kueue_admission_wait_time_seconds``: per admission, the time from
+  creation (or requeue) to quota reservation;
+- ``kueue_evicted_workloads_total`` and ``kueue_preempted_workloads_total``:
+  counts by ClusterQueue and reason.
+
+Each time series keeps a row only when its value changes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pandas as pd
+
+
+class KueueMetrics:
+    """Samples a :class:`~gangkit.kueue.Kueue` after every change."""
+
+    def __init__(self, kueue):
+        self.kueue = kueue
+        self._pending: dict[str, tuple] = {}
+        self._reservation: dict[tuple, tuple] = {}
+        self.pending_rows: list[tuple] = []
+        self.reservation_rows: list[tuple] = []
+        self.wait_rows: list[tuple] = []
+        self.evicted: Counter = Counter()
+        self.preempted: Counter = Counter()
+
+    def sample(self, now: float) -> None:
+        k = self.kueue
+        for name, q in k.queues.items():
+            inadmissible = len(q.inadmissible)
+            active = len(q.members) - inadmissible
+            value = (active, inadmissible)
+            if self._pending.get(name) != value:
+                self._pending[name] = value
+                self.pending_rows.append((now, name, active, inadmissible))
+        for name, node in k.tree.cq.items():
+            for fr in node.quotas:
+                used = node.usage[fr]
+                value = (used, max(0, used - node.nominal(fr)))
+                key = (name, *fr)
+                if self._reservation.get(key, (0, 0)) != value or key not in self._reservation:
+                    self._reservation[key] = value
+                    self.reservation_rows.append((now, name, fr[0], fr[1], used, value[1], node.nominal(fr)))
+
+    def admitted(self, wl, now: float) -> None:
+        since = wl.created if wl.order_time is None else wl.order_time
+        self.wait_rows.append((now, wl.key, wl.admission.cluster_queue, now - since))
+
+    def eviction(self, cq: str, reason: str) -> None:
+        self.evicted[(cq, reason)] += 1
+
+    def preemption(self, preempting_cq: str, reason: str) -> None:
+        self.preempted[(preempting_cq, reason)] += 1
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        return {
+            "kueue_pending_workloads": pd.DataFrame(self.pending_rows, columns=["time_s", "cluster_queue", "active", "inadmissible"]),
+            "kueue_cluster_queue_resource_reservation": pd.DataFrame(
+                self.reservation_rows, columns=["time_s", "cluster_queue", "flavor", "resource", "reserved", "borrowed", "nominal"]),
+            "kueue_admission_wait_time_seconds": pd.DataFrame(self.wait_rows, columns=["time_s", "workload", "cluster_queue", "wait_s"]),
+            "kueue_evicted_workloads_total": pd.DataFrame(
+                [(cq, r, n) for (cq, r), n in sorted(self.evicted.items())], columns=["cluster_queue", "reason", "count"]),
+            "kueue_preempted_workloads_total": pd.DataFrame(
+                [(cq, r, n) for (cq, r), n in sorted(self.preempted.items())], columns=["preempting_cluster_queue", "reason", "count"]),
+        }
