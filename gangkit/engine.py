@@ -105,6 +105,7 @@ class JobState:
     restarts: int = 0
     placing: bool = False  # its pods exist and wait in (or were placed by) the placement layer
     extra_selector: dict = field(default_factory=dict)  # pod set -> labels an admission layer adds
+    admitted_counts: dict = field(default_factory=dict)  # pod set -> pods admitted (Kueue partial admission)
     deactivated_at: float | None = None
     layer: str = ""  # the layer the job waits in now
     layer_enter: float = 0.0
@@ -123,6 +124,11 @@ class JobState:
     @property
     def priority(self) -> int:
         return self.spec.priority
+
+    @property
+    def gang_size(self) -> int:
+        """minMember, never more than the pods that exist (partial admission may create fewer)."""
+        return min(self.spec.gang_size, len(self.pods)) if self.pods else self.spec.gang_size
 
     @property
     def gpus_bound(self) -> int:
@@ -268,10 +274,12 @@ class Simulation:
             js.placing = True
             js.seq = self._job_seq
             self._job_seq += 1
+            if js.admitted_counts and js.pods and len(js.pods) != sum(js.admitted_counts.values()):
+                js.pods = []  # readmitted with other counts: the Job controller makes a new set of pods
             if not js.pods:
                 i = 0
                 for ps in js.spec.pod_sets:
-                    for _ in range(ps.count):
+                    for _ in range(js.admitted_counts.get(ps.name, ps.count)):
                         js.pods.append(PodState(js, i, ps, f"{js.spec.name}-{i}", remaining=float(js.spec.run_time)))
                         i += 1
             if js.extra_selector:  # e.g. the node labels of the ResourceFlavor Kueue assigned

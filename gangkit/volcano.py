@@ -78,7 +78,7 @@ class VolcanoGang:
         The shape is taken from the pods (an admission layer may have added a
         flavor's node selector to them).
         """
-        return (tuple(p.request for p in js.pods), js.spec.gang_size)
+        return (tuple(p.request for p in js.pods), js.gang_size)
 
     def unschedulable(self) -> list[PodState]:
         return [p for js in self._blocked_jobs for p in js.pods if p.node is None and not p.done]
@@ -91,7 +91,7 @@ class VolcanoGang:
             if q:
                 heads.append(((q[0][0], 0, q[0][1]), shape))
         for js in self._partial.values():
-            ready = 1 if js.bound >= js.spec.gang_size else 0
+            ready = 1 if js.bound >= js.gang_size else 0
             heads.append(((-js.priority, ready, js.seq), ("job", js.index)))
         heapq.heapify(heads)
         blocked: list[JobState] = []
@@ -102,7 +102,7 @@ class VolcanoGang:
                 placed = self._allocate(sim, js)
                 if not any(p.node is None and not p.done for p in js.pods):
                     del self._partial[key[1]]
-                if placed is None and js.bound < js.spec.gang_size:
+                if placed is None and js.bound < js.gang_size:
                     blocked.append(js)
                     if self.ordering == "strict":
                         break
@@ -135,7 +135,7 @@ class VolcanoGang:
         Returns the number of pods bound, or None when the trial was discarded.
         """
         waiting = [p for p in js.pods if p.node is None and not p.done]
-        need = js.spec.gang_size - js.bound
+        need = js.gang_size - js.bound
         cap = sim.capacity
         if need > 0 and sum(sorted(p.pod_set.gpus for p in waiting)[:need]) > cap.free_ready_gpus:
             return None  # not enough free GPUs in total: no trial can succeed
@@ -168,7 +168,7 @@ class VolcanoGang:
         waiting = [p for p in js.pods if p.node is None and not p.done]
         if not waiting:
             return None
-        k = js.spec.gang_size
+        k = js.gang_size
         fit = len(self.trial(sim, waiting)) + js.bound
         cap = sim.capacity
         largest = cap.max_free_gpus()

@@ -37,6 +37,7 @@ class PodSet:
     cpu: float = 0.0
     memory: int = 0
     node_selector: tuple[tuple[str, str], ...] = ()
+    min_count: int | None = None  # Kueue partial admission: the fewest pods worth starting with
 
     def __post_init__(self) -> None:
         if isinstance(self.node_selector, dict):
@@ -115,6 +116,8 @@ class Job:
                 bad(f"{where}.cpu", f"expected cores >= 0, got {ps.cpu!r}")
             if not _whole(ps.memory) or ps.memory < 0:
                 bad(f"{where}.memory", f"expected bytes >= 0, got {ps.memory!r}")
+            if ps.min_count is not None and (not _whole(ps.min_count) or not 1 <= ps.min_count <= ps.count):
+                bad(f"{where}.min_count", f"expected a whole number from 1 to {ps.count}, got {ps.min_count!r}")
         if not _finite(self.run_time) or self.run_time <= 0:
             bad("run_time", f"expected a run time > 0 seconds, got {self.run_time!r}")
         if not _finite(self.submit_time) or self.submit_time < 0:

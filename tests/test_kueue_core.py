@@ -226,3 +226,35 @@ def test_a_head_needing_preemption_without_victims_reserves_its_capacity_for_the
     k.submit(wl("b-small", "team-b", 2))
     r = k.cycle()
     assert r.admitted == []
+
+
+# --- partial admission -------------------------------------------------------------------------
+
+PARTIAL = [
+    ("the largest count that fits is admitted", 10, 4, 6, {"main": 6}),
+    ("all pods when they fit", 10, 4, 12, {"main": 10}),
+    ("nothing below minCount", 10, 8, 6, None),
+]
+
+
+@pytest.mark.parametrize("count, min_count, free, counts", [c[1:] for c in PARTIAL], ids=[c[0] for c in PARTIAL])
+def test_partial_admission(count, min_count, free, counts):
+    k = kueue([cq("team", [("default", free, None, None)])])
+    w = Workload("elastic", "default", "team", [PodSetSpec("main", count, {CPU: 1}, min_count=min_count)])
+    k.submit(w)
+    k.run()
+    assert (w.admission.counts if w.admission else None) == counts
+
+
+def test_partial_admission_runs_fewer_pods_in_the_simulation():
+    import gangkit as gk
+    from gangkit.kueue import GPU
+    from gangkit.kueue.objects import KueueSetup
+
+    setup = KueueSetup([ResourceFlavor("default-flavor")],
+                       [ClusterQueue("cq", [ResourceGroup((GPU,), (FlavorQuotas("default-flavor", {GPU: Quota(6)}),))])],
+                       [LocalQueue("default", "default", "cq")])
+    job = gk.Job("elastic", [gk.PodSet("workers", 8, 1, min_count=4)], run_time=100)
+    r = gk.simulate(gk.Scenario(gk.nodes(8, gpus=1), [job], kueue=setup), stack="kueue+gang")
+    assert r.jobs.iloc[0]["state"] == "Finished"
+    assert len(r.pods) == 6

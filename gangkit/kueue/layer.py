@@ -29,7 +29,8 @@ def workload_for(js) -> Workload:
     pod_sets = []
     for ps in spec.pod_sets:
         requests = {GPU: ps.gpus, "cpu": int(round(ps.cpu * 1000)), "memory": ps.memory}
-        pod_sets.append(PodSetSpec(ps.name, ps.count, {r: v for r, v in requests.items() if v}, node_selector=ps.node_selector))
+        pod_sets.append(PodSetSpec(ps.name, ps.count, {r: v for r, v in requests.items() if v}, min_count=ps.min_count,
+                                   node_selector=ps.node_selector))
     wl = Workload(spec.name, spec.namespace or "default", spec.queue, pod_sets, priority=spec.priority, created=float(spec.submit_time))
     wl.job = js
     return wl
@@ -139,6 +140,7 @@ class KueueLayer:
             if labels:
                 by_name[ps_name] = labels
         wl.job.extra_selector = by_name
+        wl.job.admitted_counts = dict(wl.admission.counts)
 
     def release(self, js, now: float) -> None:
         wl = self.workloads.get(js.index)

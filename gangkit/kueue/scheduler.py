@@ -260,9 +260,52 @@ class Kueue:
         cq = self.cluster_queues[e.cq]
         node = self.tree.cq[e.cq]
         oracle = lambda wl, request, frs: self.preemptor.targets(wl, e.cq, request, frs)  # noqa: E731
-        e.assignment = FlavorAssigner(cq, node, self.flavors, oracle, self.config.fair_sharing).assign(e.workload)
+        assigner = FlavorAssigner(cq, node, self.flavors, oracle, self.config.fair_sharing)
+        e.assignment = assigner.assign(e.workload)
         if e.assignment.mode == PREEMPT:
             e.targets = self.preemptor.targets(e.workload, e.cq, e.assignment.usage, e.assignment.frs_needing_preemption())
+        if e.assignment.mode == FIT or (e.assignment.mode == PREEMPT and e.targets):
+            return
+        partial = self._partial_admission(e, assigner)
+        if partial is not None:
+            e.assignment, e.targets = partial
+
+    def _partial_admission(self, e: Entry, assigner: FlavorAssigner):
+        """The largest pod counts between ``minCount`` and ``count`` that fit (or fit by preemption).
+
+        Kueue reduces every pod set with a ``minCount`` in step: at step k of
+        ``total`` a pod set with ``delta = count - minCount`` has
+        ``count - delta * k // total`` pods, and a binary search finds the
+        smallest k that works (Kueue's ``podset_reducer.go``).
+        """
+        wl = e.workload
+        deltas = [ps.count - (ps.min_count if ps.min_count is not None else ps.count) for ps in wl.pod_sets]
+        total = sum(deltas)
+        if total == 0:
+            return None
+
+        def attempt(k: int):
+            counts = {ps.name: ps.count - d * k // total for ps, d in zip(wl.pod_sets, deltas)}
+            a = assigner.assign(wl, counts)
+            if a.mode == FIT:
+                return a, []
+            if a.mode == PREEMPT:
+                targets = self.preemptor.targets(wl, e.cq, a.usage, a.frs_needing_preemption())
+                if targets:
+                    return a, targets
+            return None
+
+        lo, hi, found = 0, total + 1, None
+        while lo < hi:  # Go's sort.Search: the smallest k for which attempt(k) succeeds
+            mid = (lo + hi) // 2
+            r = attempt(mid)
+            if r is not None:
+                hi, found = mid, (mid, r)
+            else:
+                lo = mid + 1
+        if found is not None and found[0] == lo:
+            return found[1]
+        return None
 
     def _process(self, e: Entry, reserved: list, preempted: dict, now: float, result: CycleResult) -> None:
         a = e.assignment
