@@ -48,10 +48,11 @@ class Target:
     workload: Workload
     variant: int
     lca: QuotaNode | None = None
+    override: str | None = None  # the reason fair-sharing preemption gives
 
     @property
     def reason(self) -> str:
-        return REASONS[self.variant]
+        return self.override or REASONS[self.variant]
 
 
 def satisfies(policy: str, candidate: Workload, preemptor: Workload) -> bool:
@@ -70,10 +71,38 @@ def _uses(wl: Workload, frs: set[FlavorResource]) -> bool:
 class Preemptor:
     """Classical preemption over a quota tree and the admitted workloads of each ClusterQueue."""
 
-    def __init__(self, tree: QuotaTree, queues: dict[str, ClusterQueue], admitted: dict[str, dict]):
+    def __init__(self, tree: QuotaTree, queues: dict[str, ClusterQueue], admitted: dict[str, dict], config=None):
         self.tree, self.queues, self.admitted = tree, queues, admitted
+        self.config = config
 
     def targets(self, wl: Workload, cq_name: str, request: dict[FlavorResource, int], frs: set[FlavorResource]) -> list[Target]:
+        if self.config is not None and self.config.fair_sharing:
+            return self.fair_sharing_targets(wl, cq_name, request, frs)
+        return self.classical_targets(wl, cq_name, request, frs)
+
+    def fair_sharing_targets(self, wl, cq_name, request, frs) -> list[Target]:
+        """Candidates: own queue (withinClusterQueue) and every borrowing queue of the tree (reclaimWithinCohort)."""
+        from .fair_sharing import fair_targets
+
+        cq = self.queues[cq_name]
+        node = self.tree.cq[cq_name]
+        policy = cq.preemption
+        cands = []
+        if policy.within_cluster_queue != "Never":
+            cands += [Target(w, WITHIN_CQ) for w in self.admitted[cq_name].values()
+                      if w is not wl and satisfies(policy.within_cluster_queue, w, wl) and _uses(w, frs)]
+        if node.parent is not None and policy.reclaim_within_cohort != "Never":
+            for other in self.tree.tree_of(cq_name):
+                owner = self.tree.cq[other]
+                if other == cq_name or all(owner.usage[fr] <= owner.nominal(fr) for fr in frs):
+                    continue
+                cands += [Target(w, RECLAIM_WITHOUT_BORROWING) for w in self.admitted[other].values()
+                          if satisfies(policy.reclaim_within_cohort, w, wl) and _uses(w, frs)]
+        order = lambda t: (t.workload.cluster_queue == cq_name, t.workload.priority,  # noqa: E731
+                           -(t.workload.quota_reserved_at or 0.0), -t.workload.seq)
+        return fair_targets(self.tree, cq_name, request, frs, sorted(cands, key=order), self.config.fair_sharing_strategies)
+
+    def classical_targets(self, wl: Workload, cq_name: str, request: dict[FlavorResource, int], frs: set[FlavorResource]) -> list[Target]:
         cq = self.queues[cq_name]
         node = self.tree.cq[cq_name]
         policy = cq.preemption

@@ -30,6 +30,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
+from .fair_sharing import order_entries
 from .flavor_assigner import FIT, NOFIT, PREEMPT, Assignment, FlavorAssigner
 from .objects import Admission, ClusterQueue, Cohort, KueueConfig, LocalQueue, ResourceFlavor, Workload
 from .preemption import Preemptor, Target
@@ -118,7 +119,7 @@ class Kueue:
         self.tree = QuotaTree(cluster_queues, cohorts or [])
         self.queues = {q.name: _Queue(q.queueing_strategy) for q in cluster_queues}
         self.admitted: dict[str, dict[int, Workload]] = {q.name: {} for q in cluster_queues}
-        self.preemptor = Preemptor(self.tree, self.cluster_queues, self.admitted)
+        self.preemptor = Preemptor(self.tree, self.cluster_queues, self.admitted, self.config)
         self.workloads: dict[int, Workload] = {}
         self.orphans: dict[int, Workload] = {}  # no such LocalQueue or ClusterQueue
         self._seq = 0
@@ -239,11 +240,15 @@ class Kueue:
             return result
         for e in heads:
             self._nominate(e)
-        heads.sort(key=lambda e: (e.assignment.borrowing if e.assignment else 0, -e.workload.priority,
-                                  e.workload.queue_timestamp, e.workload.seq))
         reserved: list[tuple] = []  # capacity held for the rest of this cycle only
         preempted: dict[int, tuple[Target, Workload]] = {}
-        for e in heads:
+        if self.config.fair_sharing:
+            order = order_entries(self.tree, heads, lambda e: e.assignment.usage if e.assignment else {},
+                                  lambda e: e.workload.priority, lambda e: e.workload.queue_timestamp)
+        else:
+            order = sorted(heads, key=lambda e: (e.assignment.borrowing if e.assignment else 0, -e.workload.priority,
+                                                 e.workload.queue_timestamp, e.workload.seq))
+        for e in order:  # with fair sharing each pick sees the admissions made before it
             self._process(e, reserved, preempted, now, result)
         for node, fr, v in reversed(reserved):
             node.remove_usage(fr, v)
