@@ -39,8 +39,7 @@ class KueueMetrics:
     def sample(self, now: float) -> None:
         k = self.kueue
         for name, q in k.queues.items():
-            inadmissible = len(q.inadmissible)
-            active = len(q.members) - inadmissible
+            active, inadmissible = q.counts()
             value = (active, inadmissible)
             if self._pending.get(name) != value:
                 self._pending[name] = value

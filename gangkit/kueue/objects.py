@@ -143,6 +143,7 @@ class KueueConfig:
     requeuing_timestamp: str = "Eviction"
     fair_sharing: bool = False
     fair_sharing_strategies: tuple[str, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+    equivalence_hashing: bool = True  # Kueue's SchedulingEquivalenceHashing feature gate (on by default)
 
 
 @dataclass(frozen=True)

@@ -58,52 +58,102 @@ class CycleResult:
     changed: bool = False
 
 
-class _Queue:
-    """One ClusterQueue's pending workloads: an active heap and the inadmissible set."""
+def scheduling_hash(wl: Workload) -> tuple:
+    """Workloads with equal hashes are equivalent for admission (Kueue's SchedulingEquivalenceHashing)."""
+    return (wl.priority, tuple((ps.name, ps.count, tuple(sorted(ps.requests.items())), ps.min_count, ps.node_selector)
+                               for ps in wl.pod_sets))
 
-    def __init__(self, strategy: str):
+
+class _Queue:
+    """One ClusterQueue's pending workloads: the active heap and the inadmissible ones.
+
+    Kueue (BestEffortFIFO, with its default SchedulingEquivalenceHashing)
+    parks, together with a head that cannot fit, every pending workload
+    *equivalent* to it (same priority and pod sets): they would fail the
+    same way until something in the cohort changes. Here the pending
+    workloads are kept in one heap per equivalence class, so parking a class
+    and requeueing everything cost a step per class, not per workload.
+    Workloads waiting out a requeue backoff are parked one by one.
+    """
+
+    def __init__(self, strategy: str, equivalence: bool = True):
         self.strategy = strategy
-        self.heap: list = []
-        self.inadmissible: dict[int, Workload] = {}
+        self.equivalence = equivalence and strategy == "BestEffortFIFO"
+        self.classes: dict[tuple, list] = {}  # hash -> heap of (key, seq, wl)
+        self.blocked: set[tuple] = set()  # classes parked as a whole
+        self.parked: dict[int, Workload] = {}  # parked one by one
+        self.members: dict[int, tuple] = {}  # seq -> the key of its live heap entry
         self.preemptor: Workload | None = None
-        self.members: set[int] = set()
+        self.class_reason: dict[tuple, str] = {}  # why a parked class waits (its head's reason)
 
     def _key(self, wl: Workload) -> tuple:
         sticky = 0 if (self.strategy == "BestEffortFIFO" and wl is self.preemptor) else 1
         return (sticky, -wl.priority, wl.queue_timestamp, wl.seq)
 
-    def push(self, wl: Workload) -> None:
-        self.inadmissible.pop(wl.seq, None)
-        self.members.add(wl.seq)
-        heapq.heappush(self.heap, (self._key(wl), wl.seq, wl))
+    def _class(self, wl: Workload) -> tuple:
+        return scheduling_hash(wl) if self.equivalence else (wl.seq,)
 
-    def park(self, wl: Workload) -> None:
-        self.members.add(wl.seq)
-        self.inadmissible[wl.seq] = wl
+    def push(self, wl: Workload) -> None:
+        """Into the active heap (a workload of a parked class stays parked with its class)."""
+        self.parked.pop(wl.seq, None)
+        key = self._key(wl)
+        self.members[wl.seq] = key
+        heapq.heappush(self.classes.setdefault(self._class(wl), []), (key, wl.seq, wl))
+
+    def park(self, wl: Workload, bulk: bool = False) -> None:
+        """Set aside as inadmissible; ``bulk`` parks every equivalent workload with it."""
+        if bulk and self.equivalence:
+            self.push(wl)
+            self.blocked.add(self._class(wl))
+            self.class_reason[self._class(wl)] = wl.pending_reason
+        else:
+            self.members[wl.seq] = None
+            self.parked[wl.seq] = wl
+
+    def _live(self, entry) -> bool:
+        key, seq, wl = entry
+        return self.members.get(seq) == key and wl.admission is None
 
     def pop(self) -> Workload | None:
-        while self.heap:
-            key, seq, wl = heapq.heappop(self.heap)
-            if seq in self.members and wl.seq not in self.inadmissible and key == self._key(wl) and wl.admission is None:
-                self.members.discard(seq)
-                return wl
-        return None
+        best = None
+        for h, heap in self.classes.items():
+            if h in self.blocked:
+                continue
+            while heap and not self._live(heap[0]):
+                heapq.heappop(heap)
+            if heap and (best is None or heap[0][0] < best[1][0][0]):
+                best = (h, heap)
+        if best is None:
+            return None
+        _, seq, wl = heapq.heappop(best[1])
+        del self.members[seq]
+        return wl
 
     def remove(self, wl: Workload) -> None:
-        self.members.discard(wl.seq)
-        self.inadmissible.pop(wl.seq, None)
+        self.members.pop(wl.seq, None)
+        self.parked.pop(wl.seq, None)
         if self.preemptor is wl:
             self.preemptor = None
 
     def requeue_inadmissible(self, now: float) -> bool:
         """Move parked workloads back to the heap, except those still in their requeue backoff."""
-        moved = [wl for wl in self.inadmissible.values() if wl.requeue_at is None or wl.requeue_at <= now]
-        for wl in moved:
+        moved = bool(self.blocked)
+        self.blocked.clear()
+        for wl in [w for w in self.parked.values() if w.requeue_at is None or w.requeue_at <= now]:
             self.push(wl)
-        return bool(moved)
+            moved = True
+        return moved
 
-    def pending(self) -> list[Workload]:
-        return [wl for _, seq, wl in self.heap if seq in self.members and wl.seq not in self.inadmissible]
+    def is_inadmissible(self, wl: Workload) -> bool:
+        return wl.seq in self.parked or (wl.seq in self.members and self._class(wl) in self.blocked)
+
+    def counts(self) -> tuple[int, int]:
+        """(active, inadmissible) pending workloads."""
+        blocked = 0
+        for h in self.blocked:
+            blocked += sum(1 for e in self.classes.get(h, ()) if self._live(e))
+        inadmissible = len(self.parked) + blocked
+        return len(self.members) - inadmissible, inadmissible
 
 
 class Kueue:
@@ -117,7 +167,7 @@ class Kueue:
         self.cohorts = {c.name: c for c in cohorts or []}
         self.config = config or KueueConfig()
         self.tree = QuotaTree(cluster_queues, cohorts or [])
-        self.queues = {q.name: _Queue(q.queueing_strategy) for q in cluster_queues}
+        self.queues = {q.name: _Queue(q.queueing_strategy, self.config.equivalence_hashing) for q in cluster_queues}
         self.admitted: dict[str, dict[int, Workload]] = {q.name: {} for q in cluster_queues}
         self.preemptor = Preemptor(self.tree, self.cluster_queues, self.admitted, self.config)
         self.workloads: dict[int, Workload] = {}
@@ -383,7 +433,7 @@ class Kueue:
         if immediate:
             q.push(wl)
         else:
-            q.park(wl)
+            q.park(wl, bulk=e.requeue_reason in ("NoFit", "PreemptionNoCandidates"))
             result.changed = True
 
     def run(self, cycles: int | None = None, now: float = 0.0, limit: int = 100000) -> CycleResult:
@@ -410,6 +460,8 @@ class Kueue:
         if wl.seq in self.orphans:
             return "inadmissible", wl.pending_reason
         q = self.queues[wl.cluster_queue]
-        if wl.seq in q.inadmissible:
+        if q.is_inadmissible(wl):
+            if wl.seq not in q.parked and q._class(wl) in q.blocked:
+                return "inadmissible", q.class_reason.get(q._class(wl), wl.pending_reason)
             return "inadmissible", wl.pending_reason
         return "active", wl.pending_reason
