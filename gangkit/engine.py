@@ -194,7 +194,7 @@ class Simulation:
         now = env.now
         if self.unfinished == 0:
             ends = [j.finished_at or j.deactivated_at or 0.0 for j in self.jobs]
-            self.end_time = max(ends + [0.0])
+            self.end_time = max(ends + [now])  # a late rejection is an event of the run too
         else:
             if env.peek() == math.inf:
                 self.quiescent_at = now
