@@ -460,6 +460,7 @@ class Simulation:
             if p.node is not None:
                 if js.spec.progress == "independent" and p.progress_since is not None:
                     self._stop_pod(p, now)
+                    p.epoch += 1  # its pending finish event is void
                 self._release_pod(p, now)
         if to_admission is None:
             self._requeue(js, now, reason)

@@ -79,3 +79,65 @@ def test_quota_is_never_overrun(qs, wls, data):
             k.finish(data.draw(st.sampled_from(live)))
             k.run(now=float(n))
             check(k, qs)
+
+
+# --- the whole stack: Kueue in front of the placement layers ------------------------------------
+
+import math  # noqa: E402
+import random  # noqa: E402
+
+import pytest  # noqa: E402
+
+import gangkit as gk  # noqa: E402
+from gangkit.kueue import GPU, KueueConfig  # noqa: E402
+from gangkit.kueue.objects import KueueSetup  # noqa: E402
+
+
+def stack_scenario(seed: int) -> gk.Scenario:
+    rng = random.Random(seed)
+    teams = rng.randint(1, 3)
+    cqs = [ClusterQueue(f"t{i}", [ResourceGroup((GPU,), (FlavorQuotas("f", {GPU: Quota(rng.randint(0, 8), rng.choice([None, 2]))}),))],
+                        cohort="org", queueing_strategy=rng.choice(["StrictFIFO", "BestEffortFIFO"]),
+                        preemption=Preemption(rng.choice(["Never", "LowerPriority"]), rng.choice(["Never", "Any"])))
+           for i in range(teams)]
+    config = rng.choice([KueueConfig(wait_for_pods_ready=False), KueueConfig(pods_ready_timeout=120, backoff_base=10),
+                         KueueConfig(pods_ready_timeout=120, backoff_base=10, backoff_limit_count=1)])
+    jobs = [gk.job(f"j{i}", pods=rng.choice([1, 2, 4]), gpus=rng.choice([1, 2]), run_time=rng.choice([30, 100, 400]),
+                   submit_time=rng.choice([0, 0, 15, 50]), priority=rng.randint(0, 2), queue=f"t{rng.randrange(teams)}",
+                   progress=rng.choice(["sync", "sync", "independent"]))
+            for i in range(rng.randint(2, 12))]
+    setup = KueueSetup([ResourceFlavor("f")], cqs, [LocalQueue(q.name, "default", q.name) for q in cqs], config=config)
+    return gk.Scenario(gk.nodes(rng.randint(2, 5), gpus=rng.choice([2, 4])), jobs, kueue=setup)
+
+
+@pytest.mark.parametrize("stack", ["kueue+gang", "kueue+pod"])
+def test_layered_stacks_keep_every_invariant(stack):
+    states = {"Finished", "Deadlocked", "WaitingAtEnd", "RunningAtEnd", "Rejected", "Deactivated"}
+    waited = 0
+    for seed in range(60):
+        sc = stack_scenario(seed)
+        r = gk.simulate(sc, stack=stack, horizon=3000)
+        s = r.summary()
+        parts = s["useful_gpu_seconds"] + s["held_idle_gpu_seconds"] + s["free_gpu_seconds"] + s["not_ready_gpu_seconds"]
+        assert math.isclose(parts, s["capacity_gpu_seconds"], abs_tol=1e-3), seed
+        assert set(r.jobs.state) <= states and len(r.jobs) == len(sc.jobs)
+        ok = r.jobs[r.jobs.state != "Rejected"]
+        assert (ok.wait_unattributed_s.abs() < 1e-6).all(), seed
+        assert (ok.wait_s >= 0).all()
+        # no node over-allocated: sweep each node's bind/release times
+        size = dict(zip(r.nodes.node, r.nodes.gpus))
+        for node, pods in r.pods.groupby("node"):
+            moments = sorted([(b, g) for b, g in zip(pods.bound_s, pods.gpus)] +
+                             [(e, -g) for e, g in zip(pods.released_s.fillna(math.inf), pods.gpus)], key=lambda x: (x[0], x[1]))
+            used = 0
+            for _, g in moments:
+                used += g
+                assert used <= size[node], (seed, node)
+        if stack == "kueue+gang":
+            assert not r.deadlock, seed
+        # quota: reserved never above nominal + borrowing allowance of the cohort
+        res = r.metrics["kueue_cluster_queue_resource_reservation"]
+        cohort_total = sum(q.resource_groups[0].flavors[0].resources[GPU].nominal for q in sc.kueue.cluster_queues)
+        assert (res.reserved <= cohort_total).all(), seed
+        waited += bool((r.jobs.wait_quota_s > 0).any())
+    assert waited >= 30

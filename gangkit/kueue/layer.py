@@ -79,9 +79,8 @@ class KueueLayer:
                 js = victim.job
                 self.recorder.preemption(by.cluster_queue, reason)
                 self.recorder.eviction(victim.cluster_queue, "Preempted")
-                if js in admitted:  # admitted earlier in this instant, not yet handed on
+                if js in admitted:  # admitted earlier in this instant, not yet handed on: it never left
                     admitted.remove(js)
-                    js.layer_enter = now
                 elif js is not None:
                     sim.evict(js, why, to_admission=0)
                 sim._event("preempted", js, layer="quota", detail=reason)
