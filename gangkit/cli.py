@@ -1,5 +1,9 @@
 """The ``gangkit`` command: run a scenario, or open the course.
 
+``gangkit admit FILE... [--cycles N | --until-quiet] [--json]`` prints the
+decisions Kueue's scheduling cycles take on a snapshot of Kueue manifests
+(:mod:`gangkit.kueue.admit`).
+
 ``gangkit run SCENARIO [--stack NAME] [--ordering NAME] [--seed N] [--json] [--out DIR]``
 simulates a built-in scenario (``three-workers``, ``two-gangs-deadlock``,
 ``mixed``) or a YAML file of Kubernetes manifests. A deadlocked cluster is a
@@ -85,6 +89,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_admit(args: argparse.Namespace) -> int:
+    """``gangkit admit``: Kueue's decisions for a snapshot of manifests (see gangkit.kueue.admit)."""
+    from .kueue.admit import cmd_admit as admit
+
+    return admit(args)
+
+
+def _positive(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text}")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gangkit", description="Simulate gang scheduling of distributed training jobs, or open the course.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -96,6 +114,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print one JSON object with the summary figures")
     run.add_argument("--out", metavar="DIR", help="write jobs, pods, events and timeline as CSV files")
     run.set_defaults(func=cmd_run)
+    admit = sub.add_parser("admit", help="Kueue's admission decisions for a snapshot of Kueue manifests")
+    admit.add_argument("files", metavar="FILE", nargs="+", help="YAML files: Kueue objects, Workloads, queue-labelled Jobs")
+    how_long = admit.add_mutually_exclusive_group()
+    how_long.add_argument("--cycles", type=_positive, metavar="N", help="run N scheduling cycles (default 1)")
+    how_long.add_argument("--until-quiet", action="store_true", help="run cycles until one changes nothing")
+    admit.add_argument("--json", action="store_true", help="print one JSON object: admitted, preempted, pending")
+    admit.set_defaults(func=cmd_admit)
     try:
         from .course import add_course_parser
     except ImportError:  # pragma: no cover - the course launcher ships with the source checkout

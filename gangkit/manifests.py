@@ -37,7 +37,10 @@ The kinds gangkit reads (see ``docs/reference/scenario-yaml.md`` for every field
 - ``scheduling.volcano.sh/v1beta1`` **PodGroup**: the gang size
   (``spec.minMember``) of the Job whose pods name it;
 - ``scheduling.k8s.io/v1`` **PriorityClass**: the priority value;
-- ``gangkit/v1alpha1`` **Simulation**: the run settings (stack, ordering...).
+- ``gangkit/v1alpha1`` **Simulation**: the run settings (stack, ordering...);
+- Kueue's kinds (``kueue.x-k8s.io`` ResourceFlavor, ClusterQueue, LocalQueue,
+  Cohort, WorkloadPriorityClass, Workload, and the Configuration): read by
+  :mod:`gangkit.kueue.manifests` into ``Scenario.kueue``.
 
 Bad input gets every problem at once, one line each naming the object and
 the field. Fields gangkit does not model are listed once in a warning
@@ -317,7 +320,7 @@ class _Reader:
         objects = self.objects(docs)
         by_kind: dict[str, list[_Object]] = {k: [] for k in API_VERSIONS}
         for o in objects:
-            by_kind[o.kind].append(o)
+            by_kind.setdefault(o.kind, []).append(o)
         self.check_unique(objects)
 
         classes, default_priority = self.priority_classes(by_kind["PriorityClass"])
@@ -334,6 +337,7 @@ class _Reader:
                 self.notes.append(
                     f"{o.label} is not used: no Job's pod template has the annotation {GROUP_NAME}: {o.name}"
                 )
+        kueue = _kueue().read_for_scenario(self, objects, jobs, classes)  # Kueue's kinds, and what Kueue reads of Jobs
         settings, name, description = self.simulation(by_kind["Simulation"], default_name)
         if not by_kind["Node"]:
             self.error(f"Scenario {name}", "", "expected at least one Node (apiVersion: v1, kind: Node)")
@@ -356,7 +360,8 @@ class _Reader:
                 f"no {RUN_TIME} annotation on {len(defaulted)} Job(s); "
                 f"they run for the default {DEFAULT_RUN_TIME:g} s: {', '.join(defaulted)}"
             )
-        sc = Scenario(nodes=node_list, jobs=jobs, settings=settings, name=name, description=description, warnings=notes)
+        sc = Scenario(nodes=node_list, jobs=jobs, settings=settings, name=name, description=description, warnings=notes,
+                      kueue=kueue)
         sc.validate()
         return sc
 
@@ -371,9 +376,15 @@ class _Reader:
             kind, api = doc.get("kind"), doc.get("apiVersion")
             meta = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
             o = _Object(dict(doc), str(kind), where, meta.get("name"), meta.get("namespace"))
+            if isinstance(kind, str) and kind in _kueue().KINDS:  # Kueue's kinds: gangkit.kueue.manifests
+                o = _kueue().read_object(self, doc, where)
+                if o is not None:
+                    out.append(o)
+                return
             if not isinstance(kind, str) or kind not in API_VERSIONS:
                 known = ", ".join(f"{k} ({v})" for k, v in API_VERSIONS.items())
-                self.error(o.label, "kind", f"unknown kind {kind!r} (apiVersion {api!r}); gangkit reads {known}")
+                self.error(o.label, "kind", f"unknown kind {kind!r} (apiVersion {api!r}); gangkit reads {known}, "
+                           f"and Kueue's {', '.join(_kueue().KINDS)}")
                 return
             if api != API_VERSIONS[kind]:
                 self.error(o.label, "apiVersion", f"unknown apiVersion {api!r} for kind {kind}: expected {API_VERSIONS[kind]}")
@@ -431,7 +442,9 @@ class _Reader:
         for o in simulations[1:]:
             self.error(o.label, "kind", f"expected at most one Simulation; {simulations[0].label} comes first")
         for o in objects:
-            namespaced = o.kind in ("Job", "PodGroup")
+            if o.name is None:  # a Kueue Configuration needs no name
+                continue
+            namespaced = o.kind in ("Job", "PodGroup", "LocalQueue", "Workload")
             key = (o.kind, (o.namespace or "default") if namespaced else None, o.name)
             if key in seen:
                 self.error(o.label, "metadata.name", f"expected a unique name; {seen[key].where} has the same {o.kind} name")
@@ -681,6 +694,13 @@ class _Reader:
         for p in settings.problems():
             self.error(obj, f"spec.{camel.get(p.field, p.field)}", p.message)
         return settings, o.name, description
+
+
+def _kueue():
+    """gangkit.kueue.manifests, which reads Kueue's kinds (imported late: it builds on this module)."""
+    from .kueue import manifests
+
+    return manifests
 
 
 def _dig(doc: Any, *keys: str) -> Any:

@@ -172,3 +172,73 @@ def test_ordering_tie_accepts_both(capsys, monkeypatch):
     for name in ("strict", "skip"):
         assert check_02_best_ordering(name) is True
         assert "Both orderings give the same mean wait here (100 s)" in capsys.readouterr().out
+
+
+# --- Lesson 03: queues and quota (appended; the checks are in checks.__all__, so the generic tests above cover them)
+from gangkit.checks import (  # noqa: E402
+    check_03_lending_limit,
+    check_03_preempted_workload,
+    check_03_strategy_for_big_job,
+)
+
+CASES_03 = [
+    # --- 3.1: team B's lendingLimit that keeps exactly 8 of its 12 GPUs
+    (check_03_lending_limit, "right", 4, True, ["Correct!", "lendingLimit 4", "still gets 8 GPUs", "12 - 4 = 8"]),
+    (check_03_lending_limit, "right as a float", 4.0, True, ["Correct!"]),
+    (check_03_lending_limit, "the GPUs to keep instead of the limit", 8, False,
+     ["8 is what team B must keep; lendingLimit is what it lends", "gets only 4"]),
+    (check_03_lending_limit, "safe but lends too little", 2, False, ["team B keeps 10 GPUs", "try larger values"]),
+    (check_03_lending_limit, "lends too much", 6, False, ["team A borrows 6", "gets only 6", "Try smaller values"]),
+    (check_03_lending_limit, "above the nominal quota", 13, False, ["more than team B's nominalQuota (12)",
+                                                                   "as with no lendingLimit at all", "gets 0 GPUs"]),
+    (check_03_lending_limit, "negative", -1, False, ["cannot be negative"]),
+    (check_03_lending_limit, "a fraction", 4.5, False, ["no fraction"]),
+    (check_03_lending_limit, "a string", "4", False, ["got the text '4'", "answer = 4"]),
+    # --- 3.2: the workload Kueue preempts in lesson03.reclaim_puzzle()
+    (check_03_preempted_workload, "right", "a-2", True, ["Correct!", "preempts a-2", "InCohortReclamation", "minimal"]),
+    (check_03_preempted_workload, "right with namespace and odd spelling", " Team-A/A-2 ", True, ["Correct!"]),
+    (check_03_preempted_workload, "right as a list", ["team-a/a-2"], True, ["Correct!"]),
+    (check_03_preempted_workload, "the first candidate, put back", "a-3", False,
+     ["first candidate Kueue tries", "alone it frees too little for b-1", "put back"]),
+    (check_03_preempted_workload, "both candidates tried", ["a-2", "a-3"], False, ["too many", "only a-2 is really preempted"]),
+    (check_03_preempted_workload, "the oldest", "a-1", False, ["the last candidate Kueue would try"]),
+    (check_03_preempted_workload, "the preemptor", "b-1", False, ["b-1 is the preemptor"]),
+    (check_03_preempted_workload, "a name not in the setup", "a-4", False, ["no workload named 'a-4'", "a-1, a-2, a-3, b-1"]),
+    (check_03_preempted_workload, "a number", 2, False, ["expected the name of a workload", "got the number 2"]),
+    (check_03_preempted_workload, "an empty list", [], False, ["expected the name of a workload"]),
+    # --- 3.3: the queueing strategy under which 'big' waits less
+    (check_03_strategy_for_big_job, "right", "StrictFIFO", True, ["Correct!", "big waits 750 s under StrictFIFO",
+                                                                  "4050 s under BestEffortFIFO", "small jobs pay"]),
+    (check_03_strategy_for_big_job, "right, short spelling", "strict", True, ["Correct!", "Kueue spells it 'StrictFIFO'"]),
+    (check_03_strategy_for_big_job, "the better one for the small jobs", "BestEffortFIFO", False,
+     ["better strategy for the small jobs", "the question is about big"]),
+    (check_03_strategy_for_big_job, "a placement ordering instead", "skip", False,
+     ["Kueue's queueing strategies are 'StrictFIFO' and 'BestEffortFIFO'"]),
+    (check_03_strategy_for_big_job, "a wait instead of a name", 750, False, ["expected the name of a queueing strategy",
+                                                                            "got the number 750"]),
+]
+CASES.extend(CASES_03)  # so that test_every_check_has_cases and test_messages_are_deterministic see them
+
+
+@pytest.mark.parametrize("check, answer, passes, phrases", [c[:1] + c[2:] for c in CASES_03],
+                         ids=[f"{c[0].__name__}: {c[1]}" for c in CASES_03])
+def test_check_answers_03(capsys, check, answer, passes, phrases):
+    test_check_answers(capsys, check, answer, passes, phrases)
+
+
+def test_lesson03_expected_answers_come_from_the_simulator():
+    """The right answers in the table above are what the library says today."""
+    from gangkit import lesson03
+
+    assert checks._lending_expected() == 4 and checks._lending_kept(4) == 8
+    sc = lesson03.reclaim_puzzle()
+    assert list(lesson03.preemptions(gk.simulate(sc, stack="kueue+gang"), sc)["victim"]) == ["team-a/a-2"]
+    waits = {s: big for s, big, _ in checks._big_waits()}
+    assert waits == {"StrictFIFO": 750.0, "BestEffortFIFO": 4050.0}
+
+
+def test_strategy_tie_accepts_both(capsys, monkeypatch):
+    monkeypatch.setattr(checks, "_big_waits", lambda: (("StrictFIFO", 100.0, 5.0), ("BestEffortFIFO", 100.0, 0.0)))
+    for name in ("StrictFIFO", "BestEffortFIFO"):
+        assert check_03_strategy_for_big_job(name) is True
+        assert "Both strategies give big the same wait here (100 s)" in capsys.readouterr().out

@@ -104,8 +104,10 @@ def pod_set_requests(ps: PodSetSpec, count: int, cq: ClusterQueue) -> dict[str, 
 class FlavorAssigner:
     """Assign flavors for one workload in one ClusterQueue, against the current quota tree."""
 
-    def __init__(self, cq: ClusterQueue, node: QuotaNode, flavors: dict[str, ResourceFlavor], oracle, fair_sharing: bool = False):
+    def __init__(self, cq: ClusterQueue, node: QuotaNode, flavors: dict[str, ResourceFlavor], oracle, fair_sharing: bool = False,
+                 cq_nodes: dict[str, QuotaNode] | None = None):
         self.cq, self.node, self.flavors, self.oracle = cq, node, flavors, oracle
+        self.cq_nodes = cq_nodes or {cq.name: node}
         p = cq.preemption
         self.can_preempt_while_borrowing = p.borrow_within_cohort != "Never" or (fair_sharing and p.reclaim_within_cohort != "Never")
 
@@ -180,6 +182,22 @@ class FlavorAssigner:
             return True
         return mode.borrow > 0 and ff.when_can_borrow == "TryNextFlavor"
 
+    def _borrow_after(self, targets, fr: FlavorResource, val: int) -> int:
+        """The borrowing level once the victims are gone (Kueue's ``borrowAfterPreemptions``)."""
+        tree_nodes = []
+        for t in targets:
+            adm = t.workload.admission
+            cq_node = self.cq_nodes[adm.cluster_queue]
+            for f, v in adm.usage.items():
+                cq_node.remove_usage(f, v)
+            tree_nodes.append((cq_node, adm.usage))
+        try:
+            return self.node.borrowing_level(fr, val)[0]
+        finally:
+            for cq_node, usage in tree_nodes:
+                for f, v in usage.items():
+                    cq_node.add_usage(f, v)
+
     def _fits_resource_quota(self, wl: Workload, fr: FlavorResource, val: int) -> tuple[Mode, str]:
         node = self.node
         flavor, res = fr
@@ -195,7 +213,8 @@ class FlavorAssigner:
             targets = self.oracle(wl, {fr: val}, {fr})
             if not targets:
                 return Mode(NO_CANDIDATES, borrow), why
+            after = self._borrow_after(targets, fr, val)
             if all(t.workload.cluster_queue != self.cq.name for t in targets):
-                return Mode(RECLAIM, borrow), why
-            return Mode(PREEMPT, borrow), why
+                return Mode(RECLAIM, after), why
+            return Mode(PREEMPT, after), why
         return Mode(NOFIT, borrow), why

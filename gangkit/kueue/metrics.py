@@ -9,7 +9,8 @@ right layer's metrics. For the queue and quota layer these are:
   ClusterQueue, flavor and resource over time, with the part ``borrowed``
   beyond the nominal quota;
 - ``kueue_admission_wait_time_seconds``: per admission, the time from
-  creation (or requeue) to quota reservation;
+  creation, or from the last requeue (after a preemption or eviction), to
+  quota reservation;
 - ``kueue_evicted_workloads_total`` and ``kueue_preempted_workloads_total``:
   counts by ClusterQueue and reason.
 
@@ -54,7 +55,7 @@ class KueueMetrics:
                     self.reservation_rows.append((now, name, fr[0], fr[1], used, value[1], node.nominal(fr)))
 
     def admitted(self, wl, now: float) -> None:
-        since = wl.created if wl.order_time is None else wl.order_time
+        since = wl.created if wl.requeued_at is None else wl.requeued_at  # QueuedWaitTime: since the last requeue
         self.wait_rows.append((now, wl.key, wl.admission.cluster_queue, now - since))
 
     def eviction(self, cq: str, reason: str) -> None:
@@ -64,6 +65,9 @@ class KueueMetrics:
         self.preempted[(preempting_cq, reason)] += 1
 
     def frames(self) -> dict[str, pd.DataFrame]:
+        return {k: (v.astype({"time_s": float}) if "time_s" in v else v) for k, v in self._frames().items()}
+
+    def _frames(self) -> dict[str, pd.DataFrame]:
         return {
             "kueue_pending_workloads": pd.DataFrame(self.pending_rows, columns=["time_s", "cluster_queue", "active", "inadmissible"]),
             "kueue_cluster_queue_resource_reservation": pd.DataFrame(

@@ -184,6 +184,7 @@ class Workload:
     requeue_at: float | None = None  # backoff after a PodsReady timeout: stays parked until then
     requeue_count: int = 0
     order_time: float | None = None  # queue position after an eviction (requeuingStrategy: Eviction)
+    requeued_at: float | None = None  # last time it went back to pending (Kueue's Requeued condition)
     pending_reason: str = ""
     preempted_reason: str = ""
     cluster_queue: str | None = None

@@ -242,6 +242,7 @@ class Kueue:
         cq = wl.admission.cluster_queue
         self._release(wl)
         wl.preempted_reason = reason
+        wl.requeued_at = self.now
         if order_time is not None:
             wl.order_time = order_time
         wl.requeue_at = requeue_at
@@ -315,7 +316,7 @@ class Kueue:
         cq = self.cluster_queues[e.cq]
         node = self.tree.cq[e.cq]
         oracle = lambda wl, request, frs: self.preemptor.targets(wl, e.cq, request, frs)  # noqa: E731
-        assigner = FlavorAssigner(cq, node, self.flavors, oracle, self.config.fair_sharing)
+        assigner = FlavorAssigner(cq, node, self.flavors, oracle, self.config.fair_sharing, self.tree.cq)
         e.assignment = assigner.assign(e.workload)
         if e.assignment.mode == PREEMPT:
             e.targets = self.preemptor.targets(e.workload, e.cq, e.assignment.usage, e.assignment.frs_needing_preemption())
