@@ -29,6 +29,8 @@ import dataclasses
 import heapq
 import math
 import random
+from array import array
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -148,6 +150,14 @@ class Simulation:
         self.record = self.settings.record
         self.horizon = float(self.settings.horizon)
         self.jobs: list[JobState] = []
+        self.lean = self.record == "summary"
+        self.live: dict[int, JobState] = {}  # summary level: jobs that have arrived and not ended
+        self.retired_states: Counter = Counter()
+        self.retired_waits = array("d")
+        self.retired_censored = 0
+        self.arrived = 0
+        self.job_total = 0
+        self.last_end = 0.0
         self.events: list[tuple] = []
         self.event_count = 0
         self.timeline: list[tuple] = []
@@ -178,11 +188,12 @@ class Simulation:
 
     # ------------------------------------------------------------------ run
     def run(self) -> None:
-        jobs = sorted(self.scenario.jobs, key=lambda j: j.submit_time)  # stable: list order at ties
-        for i, spec in enumerate(jobs):
-            js = JobState(spec, i, remaining=float(spec.run_time))
-            self.jobs.append(js)
-        self.unfinished = len(self.jobs)
+        specs = sorted(self.scenario.jobs, key=lambda j: j.submit_time)  # stable: list order at ties
+        self._specs = specs
+        self.job_total = len(specs)
+        if not self.lean:
+            self.jobs = [JobState(spec, i, remaining=float(spec.run_time)) for i, spec in enumerate(specs)]
+        self.unfinished = len(specs)
         self.env.process(self._arrivals())
         env = self.env
         horizon = self.horizon
@@ -193,8 +204,7 @@ class Simulation:
             env.step()
         now = env.now
         if self.unfinished == 0:
-            ends = [j.finished_at or j.deactivated_at or 0.0 for j in self.jobs]
-            self.end_time = max(ends + [now])  # a late rejection is an event of the run too
+            self.end_time = max(self.last_end, now)  # a late rejection is an event of the run too
         else:
             if env.peek() == math.inf:
                 self.quiescent_at = now
@@ -206,18 +216,47 @@ class Simulation:
         self._snapshot(self.end_time, force=True)
 
     def _arrivals(self):
-        """Submit jobs at their submit times; jobs with one submit time arrive together."""
-        jobs = self.jobs
+        """Submit jobs at their submit times; jobs with one submit time arrive together.
+
+        At the ``summary`` recording level a job's state is made when it
+        arrives and dropped when it ends (:meth:`_retire`), so memory follows
+        the jobs in the system, not the length of the run.
+        """
+        specs = self._specs
         i = 0
-        while i < len(jobs):
-            t = jobs[i].spec.submit_time
+        while i < len(specs):
+            t = specs[i].submit_time
             if t > self.env.now:
                 yield self.env.timeout(t - self.env.now)
             batch = []
-            while i < len(jobs) and jobs[i].spec.submit_time == t:
-                batch.append(jobs[i])
+            while i < len(specs) and specs[i].submit_time == t:
+                if self.lean:
+                    js = JobState(specs[i], i, remaining=float(specs[i].run_time))
+                    self.live[i] = js
+                else:
+                    js = self.jobs[i]
+                batch.append(js)
                 i += 1
+                self.arrived = i
             self._submit(batch)
+
+    def _retire(self, js: JobState) -> None:
+        """A job reached its terminal state: at the ``summary`` level keep only its figures."""
+        if not self.lean:
+            return
+        self.live.pop(js.index, None)
+        self.retired_states[js.state] += 1
+        if js.state == "Rejected":
+            return
+        start = js.started_at
+        if start is None:
+            self.retired_censored += 1
+            start = js.deactivated_at
+        self.retired_waits.append(start - js.spec.submit_time)
+
+    def all_jobs(self) -> list[JobState]:
+        """Every job state still held: all jobs, or at the ``summary`` level those not yet ended."""
+        return self.jobs if not self.lean else list(self.live.values())
 
     # -------------------------------------------------------------- changes
     def _submit(self, batch: list[JobState]) -> None:
@@ -232,6 +271,7 @@ class Simulation:
                 js.layer = ""
                 self.unfinished -= 1
                 self._event("rejected", js, detail=reason.message)
+                self._retire(js)
                 continue
             self.waiting_jobs += 1
             admitted.append(js)
@@ -429,10 +469,12 @@ class Simulation:
         js.finished_at = now
         self.running_jobs -= 1
         self.unfinished -= 1
+        self.last_end = max(self.last_end, now)
         self._event("finished", js)
         self.stack.placement.forget(js)
         for layer in self.stack.admission:
             layer.release(js, now)
+        self._retire(js)
         self._snapshot(now)
         self.request_cycle()
 
@@ -498,7 +540,9 @@ class Simulation:
         js.reason = reason
         js.deactivated_at = now
         self.unfinished -= 1
+        self.last_end = max(self.last_end, now)
         self._event("deactivated", js, layer=reason.layer, detail=reason.message)
+        self._retire(js)
         self._snapshot(now)
         self.request_cycle()
 
@@ -637,7 +681,7 @@ class Simulation:
 
     def _close_books(self, end: float) -> None:
         """Count the last stretch of every job's bound and useful GPU-seconds up to ``end``."""
-        for js in self.jobs:
+        for js in self.all_jobs():
             self._job_bound(js, 0, end)
             if js.progressing and js.spec.progress == "sync" and js.progress_since is not None:
                 js.useful_gpu_seconds += (end - js.progress_since) * sum(p.pod_set.gpus for p in js.pods)

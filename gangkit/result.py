@@ -28,6 +28,7 @@ The wait is split into one column per layer (``wait_quota_s``,
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -114,7 +115,7 @@ def build_result(sim: Simulation) -> Result:
     layers = [layer.name for layer in sim.stack.admission] + ["placement"]
     rows = []
     holders = []
-    for js in sim.jobs:
+    for js in sim.all_jobs():
         spec = js.spec
         state = _terminal_state(js, deadlocked)
         started = js.started_at
@@ -176,15 +177,24 @@ def build_result(sim: Simulation) -> Result:
     nodes = pd.DataFrame(node_rows, columns=NODE_COLUMNS)
     pod_rows = list(sim.pod_rows)
     if sim.record == "full":
-        for js in sim.jobs:
+        for js in sim.all_jobs():
             for p in js.pods:
                 if p.node is not None:
                     pod_rows.append((js.name, p.name, p.pod_set.name, p.pod_set.gpus, p.node.node.name, p.created, p.bound_at, math.nan, "Bound"))
     pods = pd.DataFrame(pod_rows, columns=POD_COLUMNS).astype({"created_s": float, "bound_s": float, "released_s": float}).sort_values(["bound_s", "pod"], kind="stable").reset_index(drop=True)
     timeline = pd.DataFrame(sim.timeline, columns=TIMELINE_COLUMNS).astype({"time_s": float})
-    if sim.record == "summary":
+    states = Counter(row["state"] for row in rows)
+    waits = [row["wait_s"] for row in rows if row["state"] != "Rejected"]
+    censored = sum(1 for row in rows if row["censored"])
+    if sim.lean:  # add the jobs already retired, and those that never arrived
         jobs = jobs.iloc[0:0]
-    figures = _figures(sim, pd.DataFrame(rows, columns=jobs.columns) if sim.record == "summary" else jobs, deadlocked and bool(holders))
+        states.update(sim.retired_states)
+        waits.extend(sim.retired_waits)
+        unsubmitted = sim.job_total - sim.arrived
+        states["WaitingAtEnd"] += unsubmitted
+        waits.extend([0.0] * unsubmitted)
+        censored += sim.retired_censored + unsubmitted
+    figures = _figures(sim, states, np.asarray(waits, dtype=float), censored, deadlocked and bool(holders))
     return Result(sim.scenario.name, sim.stack.name, sim.settings.ordering, sim.settings.seed,
                   jobs, pods, events, timeline, pd.DataFrame(holders, columns=["job", "gpus_held", "nodes", "waiting_pods"]),
                   nodes, figures, _layer_metrics(sim))
@@ -221,11 +231,10 @@ def _clean(x: float) -> float:
     return round(x, 6) + 0.0
 
 
-def _figures(sim: Simulation, jobs: pd.DataFrame, deadlock: bool) -> dict:
+def _figures(sim: Simulation, states: Counter, waits: np.ndarray, censored: int, deadlock: bool) -> dict:
+    """The headline figures; waits are summed exactly (math.fsum), so job order cannot change them."""
     I = sim.integrals
     cap = I["capacity"]
-    waits = jobs.loc[jobs["state"] != "Rejected", "wait_s"].to_numpy(dtype=float)
-
     def ratio(x: float) -> float:
         return round(x / cap, 4) if cap > 0 else 0.0
 
@@ -236,13 +245,13 @@ def _figures(sim: Simulation, jobs: pd.DataFrame, deadlock: bool) -> dict:
     return {
         "deadlock": bool(deadlock),
         "deadlock_at_s": float(sim.quiescent_at) if deadlock else None,
-        "jobs_total": len(sim.jobs),
-        "jobs_finished": int((jobs["state"] == "Finished").sum()),
-        "jobs_rejected": int((jobs["state"] == "Rejected").sum()),
-        "jobs_deadlocked": int((jobs["state"] == "Deadlocked").sum()),
-        "jobs_waiting_at_end": int((jobs["state"] == "WaitingAtEnd").sum()),
-        "jobs_running_at_end": int((jobs["state"] == "RunningAtEnd").sum()),
-        "jobs_deactivated": int((jobs["state"] == "Deactivated").sum()),
+        "jobs_total": sim.job_total,
+        "jobs_finished": states["Finished"],
+        "jobs_rejected": states["Rejected"],
+        "jobs_deadlocked": states["Deadlocked"],
+        "jobs_waiting_at_end": states["WaitingAtEnd"],
+        "jobs_running_at_end": states["RunningAtEnd"],
+        "jobs_deactivated": states["Deactivated"],
         "stalled": bool(sim.stalled),
         "allocated_utilization": ratio(I["useful"] + I["held_idle"]),
         "effective_utilization": ratio(I["useful"]),
@@ -252,10 +261,10 @@ def _figures(sim: Simulation, jobs: pd.DataFrame, deadlock: bool) -> dict:
         "not_ready_gpu_seconds": round(I["not_ready"], 3),
         "capacity_gpu_seconds": round(cap, 3),
         "held_idle_gpus_at_end": held_at_end,
-        "mean_wait_s": round(float(waits.mean()), 3) if len(waits) else 0.0,
+        "mean_wait_s": round(math.fsum(waits) / len(waits), 3) if len(waits) else 0.0,
         "p95_wait_s": pct(95),
         "max_wait_s": round(float(waits.max()), 3) if len(waits) else 0.0,
-        "censored_jobs": int(jobs["censored"].sum()),
+        "censored_jobs": int(censored),
         "makespan_s": round(float(sim.end_time), 3),
         "events": sim.event_count,
     }

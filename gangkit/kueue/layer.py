@@ -142,7 +142,7 @@ class KueueLayer:
         wl.job.admitted_counts = dict(wl.admission.counts)
 
     def release(self, js, now: float) -> None:
-        wl = self.workloads.get(js.index)
+        wl = self.workloads.pop(js.index, None)  # a finished job's Workload is forgotten: memory follows the live jobs
         if wl is not None and not wl.finished:
             self.kueue.finish(wl)
             self.recorder.sample(now)

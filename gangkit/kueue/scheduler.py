@@ -28,6 +28,7 @@ Quota is reserved for the whole workload at once. Rules after Kueue's
 from __future__ import annotations
 
 import heapq
+from collections import Counter
 from dataclasses import dataclass, field
 
 from .fair_sharing import order_entries
@@ -85,6 +86,8 @@ class _Queue:
         self.members: dict[int, tuple] = {}  # seq -> the key of its live heap entry
         self.preemptor: Workload | None = None
         self.class_reason: dict[tuple, str] = {}  # why a parked class waits (its head's reason)
+        self.in_class: dict[int, tuple] = {}  # seq -> class, for workloads in the class heaps
+        self.class_count: Counter = Counter()  # live workloads per class (so counting costs a step per class)
 
     def _key(self, wl: Workload) -> tuple:
         sticky = 0 if (self.strategy == "BestEffortFIFO" and wl is self.preemptor) else 1
@@ -98,7 +101,16 @@ class _Queue:
         self.parked.pop(wl.seq, None)
         key = self._key(wl)
         self.members[wl.seq] = key
-        heapq.heappush(self.classes.setdefault(self._class(wl), []), (key, wl.seq, wl))
+        h = self._class(wl)
+        if wl.seq not in self.in_class:
+            self.in_class[wl.seq] = h
+            self.class_count[h] += 1
+        heapq.heappush(self.classes.setdefault(h, []), (key, wl.seq, wl))
+
+    def _leave_class(self, seq: int) -> None:
+        h = self.in_class.pop(seq, None)
+        if h is not None:
+            self.class_count[h] -= 1
 
     def park(self, wl: Workload, bulk: bool = False) -> None:
         """Set aside as inadmissible; ``bulk`` parks every equivalent workload with it."""
@@ -109,6 +121,7 @@ class _Queue:
         else:
             self.members[wl.seq] = None
             self.parked[wl.seq] = wl
+            self._leave_class(wl.seq)
 
     def _live(self, entry) -> bool:
         key, seq, wl = entry
@@ -127,11 +140,13 @@ class _Queue:
             return None
         _, seq, wl = heapq.heappop(best[1])
         del self.members[seq]
+        self._leave_class(seq)
         return wl
 
     def remove(self, wl: Workload) -> None:
         self.members.pop(wl.seq, None)
         self.parked.pop(wl.seq, None)
+        self._leave_class(wl.seq)
         if self.preemptor is wl:
             self.preemptor = None
 
@@ -149,9 +164,7 @@ class _Queue:
 
     def counts(self) -> tuple[int, int]:
         """(active, inadmissible) pending workloads."""
-        blocked = 0
-        for h in self.blocked:
-            blocked += sum(1 for e in self.classes.get(h, ()) if self._live(e))
+        blocked = sum(self.class_count[h] for h in self.blocked)
         inadmissible = len(self.parked) + blocked
         return len(self.members) - inadmissible, inadmissible
 
@@ -228,6 +241,7 @@ class Kueue:
         cq = wl.admission.cluster_queue if wl.admission else wl.cluster_queue
         self._release(wl)
         wl.finished = True
+        self.workloads.pop(wl.seq, None)
         if cq:
             self.queues[cq].remove(wl)
             self._retry_inadmissible(cq)
