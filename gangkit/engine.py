@@ -45,6 +45,7 @@ from .scenario import Scenario
 from .workload import Job, PodSet
 
 LATE = NORMAL + 1  # runs after every ordinary event of the same instant
+AFTER_CYCLES = LATE + 1  # runs after the scheduling cycle of the same instant
 
 
 class _Call(Event):
@@ -640,9 +641,13 @@ class Simulation:
         self._event("node_removed", None, node=name, layer=supplier)
         self._snapshot(now)
 
-    def call_at(self, t: float, fn: Callable[[float], None]) -> None:
-        """Run ``fn(now)`` at simulated time ``t`` (timers of layers and suppliers)."""
-        _Call(self.env, max(0.0, t - self.env.now), fn)
+    def call_at(self, t: float, fn: Callable[[float], None], after_cycles: bool = False) -> None:
+        """Run ``fn(now)`` at simulated time ``t`` (timers of layers and suppliers).
+
+        With ``after_cycles`` the timer runs after that instant's scheduling
+        cycle (a provisioner's batch that must see what the cycle left unplaced).
+        """
+        _Call(self.env, max(0.0, t - self.env.now), fn, priority=AFTER_CYCLES if after_cycles else NORMAL)
 
     # --------------------------------------------------------------- cycles
     def request_cycle(self) -> None:

@@ -86,6 +86,7 @@ class Scenario:
     description: str = ""
     warnings: list[str] = field(default_factory=list)
     kueue: object = None  # gangkit.kueue.KueueSetup: the Kueue objects, for kueue+ stacks
+    karpenter: object = None  # gangkit.karpenter.Karpenter: NodePools and instance types, for +karpenter stacks
 
     def with_settings(self, **changes) -> "Scenario":
         """A copy with some run settings changed (``None`` values are ignored)."""

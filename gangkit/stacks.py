@@ -18,10 +18,10 @@ from .scenario import RunSettings
 from .volcano import VolcanoGang
 
 #: Stack names that run today.
-STACKS = ("pod", "gang", "kueue+pod", "kueue+gang")
+STACKS = ("pod", "gang", "kueue+pod", "kueue+gang", "gang+karpenter", "kueue+gang+karpenter")
 #: Stack names of the layered design whose layers are still being built.
 PLANNED = (
-    "kueue+gang+karpenter", "kueue+provreq+autoscaler",
+    "kueue+provreq+autoscaler",
     "coscheduling", "yunikorn", "kube-gang",
     "kueue+coscheduling", "kueue+yunikorn", "kueue+kube-gang",
 )
@@ -50,8 +50,24 @@ def build_stack(name: str, settings: RunSettings, scenario=None) -> Stack:
         kueue = setup.build() if setup is not None else default_setup(scenario)
         placement = build_stack(name.split("+")[1], settings).placement
         return Stack(placement, admission=[KueueLayer(kueue)], name=name)
+    if name in ("gang+karpenter", "kueue+gang+karpenter"):
+        from .karpenter import default_karpenter
+
+        supplier = getattr(scenario, "karpenter", None) or default_karpenter(scenario)
+        placement = build_stack("gang", settings).placement
+        admission = []
+        if name.startswith("kueue+"):
+            from .kueue.layer import KueueLayer, default_setup
+
+            setup = getattr(scenario, "kueue", None)
+            if setup is not None:
+                kueue = setup.build()
+            else:  # the default ClusterQueue's quota covers the nodes Karpenter may add
+                kueue = default_setup(scenario, sum(n.gpus for n in scenario.nodes) + supplier.provisionable_gpus(scenario))
+            admission = [KueueLayer(kueue)]
+        return Stack(placement, admission=admission, suppliers=[supplier], name=name)
     if name in PLANNED:
-        missing = [layer for layer in name.split("+") if layer not in ("pod", "gang", "kueue")]
+        missing = [layer for layer in name.split("+") if layer not in ("pod", "gang", "kueue", "karpenter")]
         raise ScenarioError([Problem("Simulation settings", "stack",
             f"stack {name!r} is planned, but its layer {missing[0]!r} is not built yet; available: {', '.join(STACKS)}")])
     raise ScenarioError([Problem("Simulation settings", "stack",

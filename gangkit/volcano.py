@@ -81,7 +81,22 @@ class VolcanoGang:
         return (tuple(p.request for p in js.pods), js.gang_size)
 
     def unschedulable(self) -> list[PodState]:
-        return [p for js in self._blocked_jobs for p in js.pods if p.node is None and not p.done]
+        """Pods of the jobs that could not be placed in the last session (what autoscalers see).
+
+        With ``skip`` a session stops trying a shape at its first failure; the
+        waiting jobs of the same shape behind it are unschedulable too.
+        """
+        out = [p for js in self._blocked_jobs for p in js.pods if p.node is None and not p.done]
+        if self.ordering == "skip":
+            listed = {js.index for js in self._blocked_jobs}
+            shapes = {self.shape(js) for js in self._blocked_jobs if not js.bound}
+            for shape in sorted(shapes, key=repr):
+                for entry in sorted(self._shapes.get(shape, ())):
+                    js = entry[3]
+                    if js.index not in listed and js.placing and not js.bound and js.state == "Pending":
+                        listed.add(js.index)
+                        out.extend(p for p in js.pods if p.node is None and not p.done)
+        return out
 
     # -- one session ------------------------------------------------------------
     def cycle(self, sim: Simulation, now: float) -> None:

@@ -36,12 +36,13 @@ def workload_for(js) -> Workload:
     return wl
 
 
-def default_setup(scenario) -> Kueue:
+def default_setup(scenario, gpus: int | None = None) -> Kueue:
     """One ResourceFlavor and one ClusterQueue holding all the cluster's GPUs, one LocalQueue per job queue.
 
-    Used when a scenario runs a ``kueue+`` stack without Kueue objects of its own.
+    Used when a scenario runs a ``kueue+`` stack without Kueue objects of its own;
+    ``gpus`` overrides the quota (a provisioner may add nodes beyond the cluster's).
     """
-    gpus = sum(n.gpus for n in scenario.nodes)
+    gpus = sum(n.gpus for n in scenario.nodes) if gpus is None else gpus
     cq = ClusterQueue("cluster-queue", [ResourceGroup((GPU,), (FlavorQuotas("default-flavor", {GPU: Quota(gpus)}),))])
     lqs = sorted({(j.namespace or "default", j.queue) for j in scenario.jobs})
     return Kueue([ResourceFlavor("default-flavor")], [cq], [LocalQueue(q, ns, cq.name) for ns, q in lqs])
