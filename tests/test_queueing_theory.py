@@ -1,0 +1,249 @@
+"""The simulator against queueing theory (fixed seeds; every tolerance is stated where it is used).
+
+1. **Erlang C.** One-GPU jobs, Poisson arrivals, exponential run times, ``c``
+   GPUs: an M/M/c queue. Its mean wait in queue E[Wq] and its probability of
+   waiting P(wait > 0) have closed forms (Erlang's C formula). We estimate both
+   from the simulated waits with a 99% *batch-means* confidence interval: drop
+   a warm-up (the queue starts empty), cut the rest of the jobs, in arrival
+   order, into batches, and treat the batch averages as roughly independent
+   normal draws. The interval must cover the formula's value. We test the
+   wait in queue, not the response time (wait + run time), whose run-time
+   part would dilute any error in the wait.
+
+   How many jobs? Waits at high load are strongly correlated from job to job,
+   so a precise interval needs very many jobs. Measured with a plain M/M/c
+   recursion (30 batches, 99%), a half-width of 5% of E[Wq] needs about
+   0.8 M jobs at c=8, load 0.75; 2.5 M at c=8, load 0.9; and 10 M at c=64,
+   load 0.9 (the waits there are short and rare, so relatively noisy). The
+   simulator does about 5,000 jobs per second per core, so those sizes take
+   far longer than the few minutes these tests may use: by default each case
+   runs the sizes in :data:`CASES` (two independent replications in parallel
+   processes) and checks the half-width bound stated there; set
+   ``GANGKIT_QUEUEING_FULL=1`` to run the sizes of :data:`FULL_CASES`, where the
+   bound is 5% for both figures (about an hour of CPU).
+
+2. **Little's law per class**, L = lambda W, with the number in system L
+   taken from integrals over time (the timeline's running + waiting jobs for
+   the total, the event log's submissions and completions per class), never
+   from the jobs' own sojourn times.
+3. **Busy GPU-time** (the timeline's useful GPUs integrated over time) equals
+   the sum of GPUs x run time of the completed jobs.
+4. **Strict ordering** with equal priorities and the placement layer alone:
+   the jobs that have started are always a prefix of the arrival order.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gangkit import nodes, simulate
+from gangkit.generators import (Constant, Exponential, JobClass, Lognormal, Poisson, Stream, mm_c,
+                                tiered_training)
+
+pytestmark = pytest.mark.statistical
+
+MEAN_RUN_S = 100.0
+WARMUP = 0.05  # share of each replication's jobs dropped as warm-up (the relaxation time is ~350 arrivals)
+BATCHES_PER_REPLICATION = 15
+REPLICATIONS = 2  # independent seeds, run in parallel: 30 batches in all
+T_99_29 = 2.7564  # Student t, 0.995 quantile, 29 degrees of freedom (30 batches)
+
+# (c, load, jobs per replication, max half-width of E[Wq] / E[Wq], max half-width of P(wait) / P(wait))
+CASES = [
+    (8, 0.75, 150_000, 0.10, 0.05),
+    (8, 0.90, 150_000, 0.20, 0.05),
+    (64, 0.90, 150_000, 0.45, 0.20),
+]
+FULL_CASES = [
+    (8, 0.75, 500_000, 0.05, 0.05),
+    (8, 0.90, 1_500_000, 0.05, 0.05),
+    (64, 0.90, 6_000_000, 0.05, 0.05),
+]
+
+
+def erlang_c(c: int, a: float) -> float:
+    """P(wait > 0) in M/M/c with offered load ``a`` = lambda / mu (Erlang B by its recursion, then C)."""
+    b = 1.0
+    for k in range(1, c + 1):
+        b = a * b / (k + a * b)
+    rho = a / c
+    return b / (1.0 - rho + rho * b)
+
+
+def mmc_theory(c: int, load: float, mean_run: float) -> tuple[float, float]:
+    """(E[Wq], P(wait > 0)): E[Wq] = C(c, a) / (c mu - lambda)."""
+    a = c * load
+    p = erlang_c(c, a)
+    return p * mean_run / (c - a), p
+
+
+def _replication(args) -> np.ndarray:
+    """Waits (in arrival order) of one M/M/c run on one node of ``c`` GPUs."""
+    c, load, n, seed = args
+    import gc
+
+    stream = mm_c(rate=load * c / MEAN_RUN_S, mean_run_time_s=MEAN_RUN_S, n_jobs=n, seed=seed)
+    # gang placement with no session period: a job starts the instant a GPU frees (no 1 s alignment)
+    sc = stream.scenario(nodes(1, gpus=c), stack="gang", session_period=0.0, record="jobs", horizon=1e15)
+    gc.collect()
+    gc.freeze()  # millions of long-lived objects: keep the cyclic collector from rescanning them
+    r = simulate(sc)
+    jobs = r.jobs
+    assert (jobs["state"] == "Finished").all()
+    return jobs["wait_s"].to_numpy(dtype=float)
+
+
+def batch_means(waits_per_rep: list[np.ndarray], statistic) -> tuple[float, float]:
+    """Point estimate and 99% half-width from the batches of every replication."""
+    means = []
+    for w in waits_per_rep:
+        w = w[int(len(w) * WARMUP):]
+        m = len(w) // BATCHES_PER_REPLICATION
+        for b in range(BATCHES_PER_REPLICATION):
+            means.append(statistic(w[b * m:(b + 1) * m]))
+    means = np.array(means)
+    assert len(means) == 30
+    return float(means.mean()), T_99_29 * float(means.std(ddof=1)) / math.sqrt(len(means))
+
+
+def _cases():
+    return FULL_CASES if os.environ.get("GANGKIT_QUEUEING_FULL") == "1" else CASES
+
+
+@pytest.mark.parametrize("c,load,n,tol_wq,tol_p", _cases(), ids=lambda x: str(x))
+def test_mmc_wait_matches_erlang_c(c, load, n, tol_wq, tol_p):
+    wq, pw = mmc_theory(c, load, MEAN_RUN_S)
+    args = [(c, load, n, 1000 * c + int(100 * load) + k) for k in range(REPLICATIONS)]
+    workers = min(REPLICATIONS, os.cpu_count() or 1)
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        reps = list(pool.map(_replication, args))
+    est_wq, hw_wq = batch_means(reps, np.mean)
+    est_p, hw_p = batch_means(reps, lambda w: float(np.mean(w > 0)))
+    report = (f"c={c} load={load}: E[Wq] {est_wq:.4g} +- {hw_wq:.3g} (theory {wq:.4g}); "
+              f"P(wait) {est_p:.4f} +- {hw_p:.4f} (theory {pw:.4f})")
+    print(report)
+    # the 99% intervals cover Erlang C ...
+    assert abs(est_wq - wq) <= hw_wq, report
+    assert abs(est_p - pw) <= hw_p, report
+    # ... and are narrow enough to mean something (bound stated in CASES / FULL_CASES)
+    assert hw_wq <= tol_wq * wq, report
+    assert hw_p <= tol_p * pw, report
+
+
+# ---------------------------------------------------------------- Little's law
+def integral(times: np.ndarray, values: np.ndarray, end: float) -> float:
+    """Integral of a piecewise-constant function: ``values[i]`` holds from ``times[i]`` to the next time."""
+    t = np.append(times, end)
+    return float(np.sum(values * np.diff(t)))
+
+
+def little_stream(n=12_000, seed=4):
+    """Two classes on 16 GPUs at load 0.8: one-GPU jobs and 4-GPU gangs (2 pods of 2)."""
+    classes = [JobClass("one", 0.75, 1, 1, run_time=Exponential(100.0)),
+               JobClass("gang4", 0.25, 2, 2, run_time=Lognormal(150.0, 0.7))]
+    probe = Stream(Poisson(1.0), classes, n_jobs=n, seed=seed, name="little")
+    return Stream(Poisson(probe.rate_for_load(0.8, 16)), classes, n_jobs=n, seed=seed, name="little")
+
+
+@pytest.mark.parametrize("stack,ordering", [("gang", "skip"), ("gang", "strict"), ("pod", "skip")])
+def test_littles_law_per_class(stack, ordering):
+    stream = little_stream()
+    r = simulate(stream.scenario(nodes(4, gpus=4), stack=stack, ordering=ordering, session_period=0.0,
+                                 record="full", horizon=1e12))
+    jobs, events, tl = r.jobs, r.events, r.timeline
+    assert (jobs["state"] == "Finished").all()
+    end = float(tl["time_s"].iloc[-1])
+    # total number in system, from the timeline (one row per change; the last row is the end of the run)
+    n_total = (tl["running_jobs"] + tl["waiting_jobs"]).to_numpy(dtype=float)
+    area_total = integral(tl["time_s"].to_numpy()[:-1], n_total[:-1], end)
+    sojourn = (jobs["finish_s"] - jobs["submit_s"]).to_numpy()
+    # identity: over a run that ends empty, the integral of N equals the sum of sojourns (float noise only)
+    assert area_total == pytest.approx(sojourn.sum(), rel=1e-9)
+    # per class: N_k(t) from the event log (+1 at submission, -1 at completion)
+    cls = {name: name.rsplit("-", 1)[0] for name in jobs["job"]}
+    ev = events[events["event"].isin(["submitted", "finished"])].copy()
+    ev["k"] = ev["job"].map(cls)
+    ev["d"] = np.where(ev["event"] == "submitted", 1, -1)
+    areas = {}
+    steps = []
+    for k, g in ev.groupby("k"):
+        g = g.groupby("time_s")["d"].sum().sort_index()
+        n_k = g.cumsum()
+        areas[k] = integral(n_k.index.to_numpy(), n_k.to_numpy(dtype=float), end)
+        steps.append(n_k.rename(k))
+    # the per-class counts add up to the timeline's total at every timeline row
+    both = pd.concat(steps, axis=1).sort_index().ffill().fillna(0).sum(axis=1)
+    at_rows = both.reindex(both.index.union(tl["time_s"])).ffill().fillna(0).loc[tl["time_s"].to_numpy()[:-1]]
+    assert np.array_equal(at_rows.to_numpy(), n_total[:-1])
+    rate = stream.arrivals.rate
+    for c in stream.classes:
+        sel = jobs["job"].map(cls) == c.name
+        L = areas[c.name] / end
+        W = float(sojourn[sel.to_numpy()].mean())
+        # exact form with the observed arrival rate (n_k / T): float noise only
+        assert L == pytest.approx(sel.sum() / end * W, rel=1e-9)
+        # L = lambda W with the stream's nominal rate lambda_k = p_k lambda: within 5%
+        # (the observed count of arrivals has a relative s.e. of 1/sqrt(n_k) <= 1.9%)
+        assert L == pytest.approx(c.probability * rate * W, rel=0.05), c.name
+
+
+# ---------------------------------------------------------------- busy GPU-time
+BUSY_CASES = {
+    "mmc-gang": (lambda: mm_c(rate=0.07, mean_run_time_s=100.0, n_jobs=5000, seed=2), 8, 1, "gang", "skip"),
+    "tiered-gang-strict": (lambda: tiered_training(load=0.9, gpus=256, n_jobs=400, seed=5), 32, 8, "gang", "strict"),
+    "tiered-gang-skip": (lambda: tiered_training(load=0.9, gpus=256, n_jobs=400, seed=5), 32, 8, "gang", "skip"),
+    "independent-pod": (lambda: Stream(Poisson(0.05), [JobClass("map", 1.0, pods=4, gpus_per_pod=1, progress="independent",
+                                                                 run_time=Constant(300.0))], n_jobs=2000, seed=3), 4, 4, "pod", "skip"),
+}
+
+
+@pytest.mark.parametrize("name", BUSY_CASES)
+def test_busy_gpu_time_equals_work_done(name):
+    make, n_nodes, gpus, stack, ordering = BUSY_CASES[name]
+    r = simulate(make().scenario(nodes(n_nodes, gpus=gpus), stack=stack, ordering=ordering, record="jobs", horizon=1e12))
+    jobs, tl = r.jobs, r.timeline
+    assert (jobs["state"] == "Finished").all()
+    end = float(tl["time_s"].iloc[-1])
+    busy = integral(tl["time_s"].to_numpy()[:-1], tl["useful_gpus"].to_numpy(dtype=float)[:-1], end)
+    work = float((jobs["gpus"] * jobs["run_time_s"]).sum())
+    assert busy == pytest.approx(work, rel=1e-9)
+    assert r.figures["useful_gpu_seconds"] == pytest.approx(work, rel=1e-9)
+    assert float(jobs["useful_gpu_s"].sum()) == pytest.approx(work, rel=1e-9)
+
+
+# ---------------------------------------------------------------- strict ordering
+def prefix_stream(seed):
+    """Equal priorities, sizes from 1 to 32 GPUs on 8-GPU nodes: big gangs block under strict."""
+    classes = [JobClass("g1", 0.5, 1, 1, run_time=Exponential(600.0)),
+               JobClass("g8", 0.3, 1, 8, run_time=Exponential(900.0)),
+               JobClass("g32", 0.2, 4, 8, run_time=Exponential(1200.0))]
+    probe = Stream(Poisson(1.0), classes, n_jobs=3000, seed=seed)
+    return Stream(Poisson(probe.rate_for_load(0.85, 64)), classes, n_jobs=3000, seed=seed)
+
+
+def started_is_prefix(jobs: pd.DataFrame) -> bool:
+    """At every instant the started jobs are a prefix of the arrival order ⇔ start times never
+    decrease along the arrival order (the jobs table lists jobs in arrival order)."""
+    start = jobs["start_s"].to_numpy(dtype=float)
+    return bool(np.all(np.diff(start) >= 0))
+
+
+@pytest.mark.parametrize("session_period", [0.0, 1.0])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_strict_starts_a_prefix_of_arrivals(seed, session_period):
+    sc = prefix_stream(seed).scenario(nodes(8, gpus=8), record="jobs", horizon=1e12)
+    strict = simulate(sc, stack="gang", ordering="strict", session_period=session_period)
+    jobs = strict.jobs
+    assert (jobs["state"] == "Finished").all()
+    assert jobs["submit_s"].is_monotonic_increasing
+    assert started_is_prefix(jobs)
+    # the property is not vacuous: under skip, small jobs overtake the waiting gangs
+    skip = simulate(sc, stack="gang", ordering="skip", session_period=session_period)
+    assert not started_is_prefix(skip.jobs)
