@@ -171,3 +171,12 @@ def test_timeline_accounts_for_every_gpu():
     assert ((t.useful_gpus + t.held_idle_gpus + t.free_gpus + t.not_ready_gpus) == t.capacity_gpus).all()
     s = result.summary()
     assert s["useful_gpu_seconds"] + s["held_idle_gpu_seconds"] + s["free_gpu_seconds"] == s["capacity_gpu_seconds"]
+
+
+def test_a_ready_partial_gang_yields_to_a_gang_not_yet_ready_even_under_strict():
+    # Volcano's gang JobOrderFn puts jobs that are not ready first: j1 (minMember 1, one pod bound)
+    # gets its other pods only after j2, which has none, is placed whole.
+    nodes_ = [gk.Node(f"n{i}", 1) for i in range(6)]
+    jobs = [Job("j0", [PodSet("w", 5, 1)], 1), Job("j1", [PodSet("w", 5, 1)], 1, min_member=1), Job("j2", [PodSet("w", 5, 1)], 1)]
+    table = gk.simulate(gk.Scenario(nodes_, jobs), stack="gang", ordering="strict").jobs.set_index("job")
+    assert table.loc["j2", "start_s"] == 1 and table.loc["j1", "start_s"] == 2
