@@ -203,15 +203,9 @@ def fair_targets(tree: QuotaTree, cq_name: str, request: dict, frs: set, candida
                         break
         if not found:
             return []
-        result = list(removed)
-        for i in range(len(result) - 2, -1, -1):  # fill back, as classical preemption does
-            give(result[i])
-            if fits():
-                removed.remove(result[i])
-                result.pop(i)
-            else:
-                take(result[i])
-        return result
+        from .preemption import fill_back
+
+        return fill_back(removed, give, take, fits)  # as classical preemption does
     finally:
         for t in removed:
             give(t)

@@ -195,20 +195,27 @@ class Preemptor:
                 take(t)
                 removed.append(t)
                 if fits():
-                    result = list(removed)
-                    # fill back: try to keep each earlier victim, latest first
-                    for i in range(len(result) - 2, -1, -1):
-                        give(result[i])
-                        if fits():
-                            removed.remove(result[i])
-                            result.pop(i)
-                        else:
-                            take(result[i])
-                    return result
+                    return fill_back(removed, give, take, fits)
             return []
         finally:
             for t in removed:
                 give(t)
+
+
+def fill_back(removed: list[Target], give, take, fits) -> list[Target]:
+    """Make a sufficient victim set minimal: put each victim back, latest first but one, if the preemptor still fits.
+
+    ``removed`` is updated in place (victims put back leave it); the minimal set is returned.
+    """
+    result = list(removed)
+    for i in range(len(result) - 2, -1, -1):
+        give(result[i])
+        if fits():
+            removed.remove(result[i])
+            result.pop(i)
+        else:
+            take(result[i])
+    return result
 
 
 def _ancestors_below(node: QuotaNode, lca: QuotaNode | None):
