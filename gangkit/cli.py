@@ -20,10 +20,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import warnings
 from pathlib import Path
 
-from .errors import ScenarioError
+from .errors import ScenarioError, load_reporting
 from .scenario import ORDERINGS
 from .stacks import PLANNED, STACKS
 
@@ -46,17 +45,10 @@ def _load(spec: str, seed: int | None):
 def cmd_run(args: argparse.Namespace) -> int:
     from .simulate import simulate
 
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            scenario = _load(args.scenario, args.seed)
-            result = simulate(scenario, stack=args.stack, ordering=args.ordering, seed=args.seed)
-        for w in caught:
-            print(f"warning: {w.message}", file=sys.stderr)
-    except ScenarioError as e:
-        for line in str(e).splitlines():
-            print(f"error: {line}", file=sys.stderr)
-        return 2
+    result, status = load_reporting(
+        lambda: simulate(_load(args.scenario, args.seed), stack=args.stack, ordering=args.ordering, seed=args.seed))
+    if status is not None:
+        return status
     figures = result.summary()
     if args.out:
         out = Path(args.out)

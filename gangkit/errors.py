@@ -45,3 +45,24 @@ class ScenarioError(ValueError):
 def problem(obj: str, field: str, message: str) -> ScenarioError:
     """A ScenarioError holding a single problem (shorthand for ``raise problem(...)``)."""
     return ScenarioError([Problem(obj, field, message)])
+
+
+def load_reporting(load):
+    """Call ``load()`` for a command line: print its warnings, and its errors one per line, on stderr.
+
+    Returns ``(value, None)``, or ``(None, 2)`` when the input was bad (the exit status).
+    """
+    import sys
+    import warnings
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = load()
+    except ScenarioError as e:
+        for line in str(e).splitlines():
+            print(f"error: {line}", file=sys.stderr)
+        return None, 2
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    return value, None

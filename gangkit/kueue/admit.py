@@ -30,11 +30,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-import warnings
 from typing import Any
 
-from ..errors import ScenarioError
+from ..errors import load_reporting
 from .manifests import KueueInput, load_kueue
 from .scheduler import Kueue
 
@@ -122,16 +120,9 @@ def format_report(report: dict[str, Any], cycles: int) -> str:
 def cmd_admit(args: argparse.Namespace) -> int:
     """``gangkit admit FILE... [--cycles N | --until-quiet] [--json]``: 0, or 2 on bad input."""
     cycles = None if args.until_quiet else (args.cycles if args.cycles is not None else 1)
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            source = load_kueue(*args.files)
-        for w in caught:
-            print(f"warning: {w.message}", file=sys.stderr)
-    except ScenarioError as e:
-        for line in str(e).splitlines():
-            print(f"error: {line}", file=sys.stderr)
-        return 2
+    source, status = load_reporting(lambda: load_kueue(*args.files))
+    if status is not None:
+        return status
     report, ran = _decide(source, cycles)
     if args.json:
         print(json.dumps(report))
