@@ -36,7 +36,8 @@ class RunSettings:
       among nodes with room: ``LeastAllocated`` (spread, the default) or
       ``MostAllocated`` (pack).
     - ``preemption``: let the pod-by-pod scheduler evict strictly
-      lower-priority pods (kube-scheduler's DefaultPreemption).
+      lower-priority pods (kube-scheduler's DefaultPreemption); under the
+      ``gang`` layer, run Volcano's preempt and reclaim actions.
     - ``session_period``: seconds between Volcano scheduling sessions
       (Volcano's default is 1 s); a session runs only when something changed.
     - ``horizon``: the run ends here at the latest (simulated seconds).
@@ -87,6 +88,7 @@ class Scenario:
     warnings: list[str] = field(default_factory=list)
     kueue: object = None  # gangkit.kueue.KueueSetup: the Kueue objects, for kueue+ stacks
     karpenter: object = None  # gangkit.karpenter.Karpenter: NodePools and instance types, for +karpenter stacks
+    volcano: object = None  # gangkit.volcano_queue.VolcanoSetup: Volcano Queues, for gang stacks
 
     def with_settings(self, **changes) -> "Scenario":
         """A copy with some run settings changed (``None`` values are ignored)."""
@@ -102,6 +104,16 @@ class Scenario:
             except ScenarioError as e:
                 problems.extend(e.problems)
         problems.extend(self.settings.problems())
+        if self.volcano is not None:
+            try:
+                self.volcano.validate(self.jobs)
+            except ScenarioError as e:
+                problems.extend(e.problems)
+        elif any(j.volcano_queue != "default" for j in self.jobs):
+            names = sorted({j.volcano_queue for j in self.jobs} - {"default"})
+            problems.append(Problem(f"Scenario {self.name}", "volcano",
+                                    f"jobs name Volcano Queues {', '.join(map(repr, names))}, but the scenario "
+                                    "declares no Volcano queues (set Scenario.volcano to a VolcanoSetup)"))
         if not self.nodes:
             problems.append(Problem(f"Scenario {self.name}", "nodes", "expected at least one Node"))
         if problems:

@@ -42,19 +42,20 @@ def build_stack(name: str, settings: RunSettings, scenario=None) -> Stack:
     if name == "pod":
         return Stack(KubeScheduler(preemption=settings.preemption), name=name)
     if name == "gang":
-        return Stack(VolcanoGang(ordering=settings.ordering, period=settings.session_period), name=name)
+        return Stack(VolcanoGang(ordering=settings.ordering, period=settings.session_period,
+                                 setup=getattr(scenario, "volcano", None), preemption=settings.preemption), name=name)
     if name in ("kueue+pod", "kueue+gang"):
         from .kueue.layer import KueueLayer, default_setup
 
         setup = getattr(scenario, "kueue", None)
         kueue = setup.build() if setup is not None else default_setup(scenario)
-        placement = build_stack(name.split("+")[1], settings).placement
+        placement = build_stack(name.split("+")[1], settings, scenario).placement
         return Stack(placement, admission=[KueueLayer(kueue)], name=name)
     if name in ("gang+karpenter", "kueue+gang+karpenter"):
         from .karpenter import default_karpenter
 
         supplier = getattr(scenario, "karpenter", None) or default_karpenter(scenario)
-        placement = build_stack("gang", settings).placement
+        placement = build_stack("gang", settings, scenario).placement
         admission = []
         if name.startswith("kueue+"):
             from .kueue.layer import KueueLayer, default_setup

@@ -1,43 +1,72 @@
 """Gang placement with Volcano's semantics: all of a gang's pods, or none.
 
-Volcano's scheduler works in *sessions* (one per second by default). In each
-session its ``allocate`` action takes the waiting jobs in order (priority
-first, then jobs not yet ready, then creation time) and, for each one, makes
-a *trial* placement of its pods on the current nodes. If at least
-``minMember`` pods (the PodGroup's gang size) could be placed, the trial is
-committed and the pods are bound; otherwise the trial is discarded and
-*nothing is held* until the next session. A waiting gang never sits on GPUs.
+Volcano's scheduler works in *sessions* (one per second by default,
+``RunSettings.session_period``). Each session runs its actions in turn
+(Volcano ``pkg/scheduler/actions``), as in the configuration
+``actions: "enqueue, allocate, preempt, reclaim"``:
+
+1. **enqueue** (:mod:`gangkit.volcano_enqueue`): a PodGroup goes from
+   ``Pending`` to ``Inqueue`` when its ``minResources`` fit its queue's
+   capability and the cluster's idle room times the overcommit factor. A
+   Volcano Job's pods are created only then (they can be placed from the
+   next session on); a batch/v1 Job's pods exist from the start.
+2. **allocate**: queues are visited lowest share first
+   (:mod:`gangkit.volcano_queue`), one job at a time, each queue's jobs by
+   priority, then jobs not yet ready, then creation. For each job Volcano
+   makes a *trial* placement of its pods on the current nodes; if the job is
+   then *ready* (``minMember`` pods and every role's ``minTaskMember``,
+   :mod:`gangkit.volcano_ready`), the trial is committed and the pods are
+   bound; otherwise the trial is discarded and *nothing is held* until the
+   next session. A queue at or above its deserved share is skipped for the
+   session, and a pod that would take its queue above its deserved share is
+   left out of the trial.
+3. **preempt** and **reclaim** (:mod:`gangkit.volcano_preempt`, only with
+   ``RunSettings.preemption``): a waiting gang evicts lower-priority jobs of
+   its own queue, or jobs of queues above their deserved share, never
+   leaving a victim gang running below its minMember.
 
 What happens when a job does not fit is the ``ordering`` setting:
 
 - ``skip`` (Volcano's behaviour): move on and try the next job, so small jobs
-  may start while a big gang waits;
-- ``strict``: stop the session at the first job that does not fit, so nobody
-  overtakes it (head-of-line blocking: the gang is protected, GPUs idle).
+  may start while a big gang waits; a job that can never fit blocks nobody;
+- ``strict``: the queue stops at its first job that does not fit, so nobody
+  of that queue overtakes it (head-of-line blocking: the gang is protected,
+  GPUs idle). Other queues go on.
 
 Within a trial, pods are placed one after another on the best-scoring node
 (:mod:`gangkit.capacity`), and the trial stops at the first pod that fits
 nowhere, as Volcano's allocate does. A job whose ``minMember`` is smaller
-than its pod count is *ready* once ``minMember`` pods are bound; its other
+than its pod count is ready once ``minMember`` pods are bound; its other
 pods are placed in later sessions as room appears.
 
-Not modelled here: Volcano queues and the enqueue action, pipelining onto
-capacity that is being released, preempt and reclaim (see the reference
-page).
+Not modelled: pipelining onto capacity that is being released, the
+backfill action, hierarchical queues, network topology (see the reference
+page, docs/reference/volcano.md).
 
-Speed: waiting jobs are kept in one heap per *shape* (their pod requests and
-gang size). Capacity only shrinks within a session, so once the first job of
-a shape fails, all jobs of that shape behind it fail too: a session costs a
-few trials per shape plus one per job started, whatever the queue length.
+Speed: jobs waiting in allocate are kept per queue in one heap per *shape*
+(their pod requests and gang sizes). Room only shrinks within a session, so
+once the first job of a shape fails, all jobs of that shape behind it fail
+too: a session costs a few trials per shape plus one per job started,
+whatever the queue length. With several queues (or queue limits), each
+session also sums what every live job holds and asks for, as the proportion
+plugin does at session open: that part grows with the number of live jobs.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from collections import defaultdict
 
 from .engine import JobState, PodState, Simulation
 from .layers import Reason
+from .volcano_enqueue import ClusterRoom, admit, enqueue_verdict, job_min_resources
+from .volcano_preempt import Bundle, job_bundles, select_victims
+from .volcano_queue import QueueAttr, VolcanoSetup, proportion
+from .volcano_ready import gang_ready
+from .volcano_resources import ZERO, Resources, pod_resources
+
+PENDING, INQUEUE, RUNNING = "Pending", "Inqueue", "Running"  # PodGroup phases
 
 
 class VolcanoGang:
@@ -45,103 +74,238 @@ class VolcanoGang:
 
     name = "placement"
 
-    def __init__(self, ordering: str = "skip", period: float = 1.0):
+    def __init__(self, ordering: str = "skip", period: float = 1.0, setup: VolcanoSetup | None = None,
+                 preemption: bool = False):
         self.ordering = ordering
         self.period = period
-        self._shapes: dict[tuple, list] = defaultdict(list)  # shape -> heap of (-prio, seq, job)
+        self.setup = setup if setup is not None else VolcanoSetup()
+        self.queues = self.setup.all_queues()
+        self.proportional = not self.setup.trivial
+        self.preemption = preemption
+        self._jobs: dict[int, JobState] = {}  # every job this layer holds, until it ends
+        self._phase: dict[int, str] = {}  # job -> its PodGroup's phase
+        self._pending: dict[str, list] = defaultdict(list)  # queue -> heap of PodGroups still Pending
+        self._creating: list = []  # heap of (time, seq, index, job): Volcano Jobs whose pods appear then
+        self._shapes: dict[str, dict[tuple, list]] = defaultdict(lambda: defaultdict(list))  # queue -> shape -> heap
         self._partial: dict[int, JobState] = {}  # jobs with some pods bound and some waiting
         self._blocked_jobs: list[JobState] = []
+        self._refused: dict[int, Reason] = {}  # why a PodGroup is still Pending
+        self._attrs: dict[str, QueueAttr] | None = None  # the proportion plugin's figures for this session
+        self._room = ClusterRoom(ZERO)
 
     # -- socket -------------------------------------------------------------
     def enqueue(self, jobs: list[JobState], now: float) -> None:
         for js in jobs:
-            self._add(js)
+            self._jobs[js.index] = js
+            self._to_pending(js)
 
     def requeue(self, js: JobState, now: float) -> None:
-        # the job keeps its place: Volcano orders by the PodGroup's creation time
+        """Pods recreated after an eviction; the job keeps its place (ordered by creation time)."""
         self._partial.pop(js.index, None)
-        self._add(js)
+        if js.bound:  # some pods still run: the PodGroup stays as it is
+            self._partial[js.index] = js
+        else:  # the whole job was stopped: its PodGroup waits to be enqueued again
+            self._to_pending(js)
 
     def forget(self, js: JobState) -> None:
-        self._partial.pop(js.index, None)  # heap entries of a job no longer placing are stale
+        for d in (self._jobs, self._phase, self._partial, self._refused):
+            d.pop(js.index, None)  # heap entries of a job no longer here are stale
 
-    def _add(self, js: JobState) -> None:
+    def _to_pending(self, js: JobState) -> None:
+        self._phase[js.index] = PENDING
+        heapq.heappush(self._pending[js.spec.volcano_queue], (-js.priority, js.seq, js.index, js))
+
+    def _to_allocate(self, js: JobState) -> None:
+        """An Inqueue job whose pods exist: allocate may place it."""
         if js.bound:
             self._partial[js.index] = js
         else:
-            heapq.heappush(self._shapes[self.shape(js)], (-js.priority, js.seq, js.index, js))
+            heapq.heappush(self._shapes[js.spec.volcano_queue][self.shape(js)], (-js.priority, js.seq, js.index, js))
 
     @staticmethod
     def shape(js: JobState) -> tuple:
         """Jobs of one shape succeed or fail together against the same free capacity.
 
         The shape is taken from the pods (an admission layer may have added a
-        flavor's node selector to them).
+        flavor's node selector to them), the gang size and the role minimums.
         """
-        return (tuple(p.request for p in js.pods), js.gang_size)
+        return (tuple(p.request for p in js.pods), js.gang_size, tuple(ps.min_member for ps in js.spec.pod_sets))
 
     def unschedulable(self) -> list[PodState]:
-        """Pods of the jobs that could not be placed in the last session (what autoscalers see).
+        """Pods that wait for room after the last session (what autoscalers see).
 
-        With ``skip`` a session stops trying a shape at its first failure; the
-        waiting jobs of the same shape behind it are unschedulable too.
+        These are the pods of jobs that allocate could not place and, with
+        ``skip``, of the waiting jobs of the same shape behind them, and the
+        pods of batch/v1 Jobs whose PodGroup is still Pending. A Volcano Job
+        whose PodGroup is Pending has no pods yet: nothing of it is listed.
         """
         out = [p for js in self._blocked_jobs for p in js.pods if p.node is None and not p.done]
+        listed = {js.index for js in self._blocked_jobs}
         if self.ordering == "skip":
-            listed = {js.index for js in self._blocked_jobs}
-            shapes = {self.shape(js) for js in self._blocked_jobs if not js.bound}
-            for shape in sorted(shapes, key=repr):
-                for entry in sorted(self._shapes.get(shape, ())):
+            shapes = {(js.spec.volcano_queue, self.shape(js)) for js in self._blocked_jobs if not js.bound}
+            for q, shape in sorted(shapes, key=repr):
+                for entry in sorted(self._shapes.get(q, {}).get(shape, ())):
                     js = entry[3]
-                    if js.index not in listed and js.placing and not js.bound and js.state == "Pending":
+                    if js.index not in listed and self._waits_whole(js, INQUEUE):
                         listed.add(js.index)
                         out.extend(p for p in js.pods if p.node is None and not p.done)
+        for q in sorted(self._pending):
+            for entry in sorted(self._pending[q]):
+                js = entry[3]
+                if js.spec.controller == "batch" and js.index not in listed and self._waits_whole(js, PENDING):
+                    listed.add(js.index)
+                    out.extend(p for p in js.pods if p.node is None and not p.done)
         return out
 
-    # -- one session ------------------------------------------------------------
-    def cycle(self, sim: Simulation, now: float) -> None:
-        heads = []
-        for shape, q in self._shapes.items():
-            self._drop_stale(q)
-            if q:
-                heads.append(((q[0][0], 0, q[0][1]), shape))
-        for js in self._partial.values():
-            ready = 1 if js.bound >= js.gang_size else 0
-            heads.append(((-js.priority, ready, js.seq), ("job", js.index)))
-        heapq.heapify(heads)
-        blocked: list[JobState] = []
-        while heads:
-            _, key = heapq.heappop(heads)
-            if key[0] == "job":
-                js = self._partial[key[1]]
-                placed = self._allocate(sim, js)
-                if not any(p.node is None and not p.done for p in js.pods):
-                    del self._partial[key[1]]
-                if placed is None and js.bound < js.gang_size:
-                    blocked.append(js)
-                    if self.ordering == "strict":
-                        break
-                continue
-            q = self._shapes[key]
-            js = q[0][3]
-            if self._allocate(sim, js) is None:
-                blocked.append(js)
-                if self.ordering == "strict":
-                    break
-                continue  # the whole shape fails for the rest of this session
-            heapq.heappop(q)
-            if any(p.node is None and not p.done for p in js.pods):
-                self._partial[js.index] = js
-            self._drop_stale(q)
-            if q:
-                heapq.heappush(heads, ((q[0][0], 0, q[0][1]), key))
-        self._blocked_jobs = blocked
-        for shape in [s for s, q in self._shapes.items() if not q]:
-            del self._shapes[shape]
+    def _waits_whole(self, js: JobState, phase: str) -> bool:
+        """The heap entry is current: the job waits with no pod bound, in this phase."""
+        return self._phase.get(js.index) == phase and js.placing and not js.bound and js.state == "Pending"
 
-    @staticmethod
-    def _drop_stale(q: list) -> None:
-        while q and (q[0][3].bound or q[0][3].state != "Pending" or not q[0][3].placing):
+    # -- one session ----------------------------------------------------------
+    def cycle(self, sim: Simulation, now: float) -> None:
+        self._open_session(sim)
+        self._enqueue_action(sim, now)
+        self._allocate_action(sim, now)
+        if self.preemption:
+            self._evict_action(sim, now, "preempt")
+            self._evict_action(sim, now, "reclaim")
+        for q in [q for q, h in self._pending.items() if not h]:
+            del self._pending[q]
+        for shapes in self._shapes.values():
+            for shape in [s for s, h in shapes.items() if not h]:
+                del shapes[shape]
+
+    def _open_session(self, sim: Simulation) -> None:
+        """The proportion and overcommit plugins' figures, when anything can use them."""
+        needed = self.proportional or any(
+            job_min_resources(e[3].spec) is not None for h in self._pending.values() for e in h)
+        if not needed:
+            self._attrs = None
+            return
+        total, used = cluster_resources(sim)
+        attrs: dict[str, QueueAttr] = {}
+        promised = ZERO
+        for js in self._jobs.values():
+            q = js.spec.volcano_queue
+            a = attrs.get(q) or attrs.setdefault(q, QueueAttr(self.queues[q]))
+            phase = self._phase.get(js.index)
+            held = _sum(p for p in js.pods if p.node is not None)
+            exists = not (js.spec.controller == "volcano" and phase == PENDING)
+            waiting = _sum(p for p in js.pods if p.node is None and not p.done) if exists else ZERO
+            a.allocated, a.request = a.allocated + held, a.request + held + waiting
+            minimum = job_min_resources(js.spec)
+            if minimum is None:
+                a.elastic = a.elastic + held
+                continue
+            a.elastic = a.elastic + (held - minimum)
+            if phase in (INQUEUE, RUNNING):
+                a.inqueue = a.inqueue + (minimum - held)
+                promised = promised + (minimum if phase == INQUEUE else minimum - held)
+        proportion(total, attrs)
+        self._attrs = attrs
+        self._room = ClusterRoom(total * self.setup.overcommit_factor - used, promised)
+
+    def _queue_order(self, names) -> list[str]:
+        attrs = self._attrs or {}
+        return sorted(names, key=lambda q: attrs[q].order_key() if q in attrs else (-self.queues[q].priority, 0.0, q))
+
+    # -- enqueue -------------------------------------------------------------
+    def _enqueue_action(self, sim: Simulation, now: float) -> None:
+        for q in self._queue_order([q for q, h in self._pending.items() if h]):
+            heap, kept = self._pending[q], []
+            while heap:
+                entry = heapq.heappop(heap)
+                js = entry[3]
+                if not self._waits_whole(js, PENDING):
+                    continue
+                minimum = job_min_resources(js.spec)
+                reason = None if minimum is None else enqueue_verdict(minimum, self._attrs[q], self._room)
+                if reason is not None:
+                    self._refused[js.index] = reason
+                    kept.append(entry)
+                    continue
+                if minimum is not None:
+                    admit(minimum, self._attrs[q], self._room)
+                self._refused.pop(js.index, None)
+                self._inqueue(sim, js, now)
+            for entry in kept:
+                heapq.heappush(heap, entry)
+
+    def _inqueue(self, sim: Simulation, js: JobState, now: float) -> None:
+        """The PodGroup is Inqueue: a Volcano Job's controller creates its pods now (placed from the next session)."""
+        self._phase[js.index] = INQUEUE
+        if js.spec.controller == "volcano" and self.period:
+            for p in js.pods:
+                if p.node is None and not p.done:
+                    p.created = now
+            heapq.heappush(self._creating, (now + self.period, js.seq, js.index, js))
+            sim.call_at(now + self.period, lambda t: sim.request_cycle())
+        else:
+            self._to_allocate(js)
+
+    # -- allocate --------------------------------------------------------------
+    def _allocate_action(self, sim: Simulation, now: float) -> None:
+        while self._creating and self._creating[0][0] <= now + 1e-9:
+            js = heapq.heappop(self._creating)[3]
+            if self._phase.get(js.index) == INQUEUE:
+                self._to_allocate(js)
+        heads: dict[str, list] = defaultdict(list)  # queue -> heap of (order key, shape or ("job", index))
+        for q, shapes in self._shapes.items():
+            for shape, h in shapes.items():
+                self._drop_stale(h)
+                if h:
+                    heads[q].append(((h[0][0], 0, h[0][1]), shape))
+        for js in self._partial.values():
+            heads[js.spec.volcano_queue].append(((-js.priority, 1 if gang_ready(js) else 0, js.seq), ("job", js.index)))
+        attrs = self._attrs or {}
+        queues = []
+        for q in heads:
+            heapq.heapify(heads[q])
+            queues.append((self._queue_key(q), q))
+        heapq.heapify(queues)
+        blocked: list[JobState] = []
+        while queues:
+            _, q = heapq.heappop(queues)
+            if q in attrs and attrs[q].overused():
+                continue  # at or above its deserved share: skipped for this session
+            _, key = heapq.heappop(heads[q])
+            placed = self._allocate_head(sim, q, key, heads[q], blocked)
+            if not placed and self.ordering == "strict":
+                continue  # the queue waits behind its head
+            if heads[q]:
+                heapq.heappush(queues, (self._queue_key(q), q))
+        self._blocked_jobs = blocked
+
+    def _queue_key(self, q: str) -> tuple:
+        attrs = self._attrs or {}
+        return attrs[q].order_key() if q in attrs else (-self.queues[q].priority, 0.0, q)
+
+    def _allocate_head(self, sim: Simulation, q: str, key, heads: list, blocked: list) -> bool:
+        """Try the best job of one shape (or one partly placed job); False when it could not be placed."""
+        if key[0] == "job":
+            js = self._partial[key[1]]
+            placed = self._allocate(sim, js)
+            if not any(p.node is None and not p.done for p in js.pods):
+                del self._partial[key[1]]
+            if placed is None and not gang_ready(js):
+                blocked.append(js)
+                return False
+            return True
+        h = self._shapes[q][key]
+        js = h[0][3]
+        if self._allocate(sim, js) is None:
+            blocked.append(js)
+            return False  # the whole shape fails for the rest of this session
+        heapq.heappop(h)
+        if any(p.node is None and not p.done for p in js.pods):
+            self._partial[js.index] = js
+        self._drop_stale(h)
+        if h:
+            heapq.heappush(heads, ((h[0][0], 0, h[0][1]), key))
+        return True
+
+    def _drop_stale(self, q: list) -> None:
+        while q and not self._waits_whole(q[0][3], INQUEUE):
             heapq.heappop(q)
 
     def _allocate(self, sim: Simulation, js: JobState) -> int | None:
@@ -154,32 +318,148 @@ class VolcanoGang:
         cap = sim.capacity
         if need > 0 and sum(sorted(p.pod_set.gpus for p in waiting)[:need]) > cap.free_ready_gpus:
             return None  # not enough free GPUs in total: no trial can succeed
-        trial = self.trial(sim, waiting)
-        if len(trial) < need or not trial:
+        attr = (self._attrs or {}).get(js.spec.volcano_queue)
+        trial = self.trial(sim, waiting, attr)
+        if not trial or not gang_ready(js, [p for p, _ in trial]):
             return None
         for pod, node in trial:
             sim.bind(pod, node)
+        if attr is not None:
+            attr.allocated = attr.allocated + _sum(p for p, _ in trial)
+            attr.update_share()
+        if gang_ready(js):
+            self._phase[js.index] = RUNNING
         return len(trial)
 
     @staticmethod
-    def trial(sim: Simulation, pods: list[PodState]) -> list[tuple[PodState, object]]:
-        """Where the pods would go, in order, stopping at the first that fits nowhere (no state kept)."""
+    def trial(sim: Simulation, pods: list[PodState], attr: QueueAttr | None = None) -> list[tuple[PodState, object]]:
+        """Where the pods would go, in order, stopping at the first that fits nowhere (no state kept).
+
+        With the queue's figures (``attr``), a pod that would take the queue
+        above its deserved share is left out (proportion's AllocatableFn).
+        """
         cap = sim.capacity
         placed = []
+        taken = ZERO
         for p in pods:
+            ps = p.pod_set
+            if attr is not None:
+                r = pod_resources(ps)
+                if not attr.allocatable(r, taken):
+                    continue
             node = cap.choose(*p.request)
             if node is None:
                 break
-            ps = p.pod_set
             cap.take(node, ps.gpus, ps.cpu, ps.memory)
             placed.append((p, node))
+            if attr is not None:
+                taken = taken + r
         for p, node in placed:  # discard the statement: give everything back
             ps = p.pod_set
             cap.give(node, ps.gpus, ps.cpu, ps.memory)
         return placed
 
+    # -- preempt and reclaim -----------------------------------------------------
+    def _evict_action(self, sim: Simulation, now: float, kind: str) -> None:
+        """Volcano's preempt (within a queue, by priority) or reclaim (from queues above their deserved share)."""
+        attrs = self._attrs or {}
+        if kind == "reclaim" and len(attrs) < 2:
+            return
+        starving: dict[str, list[JobState]] = defaultdict(list)
+        for q, shapes in self._shapes.items():
+            for h in shapes.values():
+                self._drop_stale(h)
+                starving[q].extend(e[3] for e in sorted(h))
+        for js in self._partial.values():
+            if not gang_ready(js):
+                starving[js.spec.volcano_queue].append(js)
+        for q in self._queue_order([q for q in starving if starving[q]]):
+            a = attrs.get(q)
+            if kind == "reclaim" and (a is None or a.overused()):
+                continue
+            failed: set[tuple] = set()
+            for js in sorted(starving[q], key=lambda j: (-j.priority, j.seq)):
+                shape = self.shape(js)
+                if shape in failed or gang_ready(js) or self._phase.get(js.index) not in (INQUEUE, RUNNING):
+                    continue
+                if not self._take_back(sim, js, kind):
+                    failed.add(shape)
+
+    def _take_back(self, sim: Simulation, js: JobState, kind: str) -> bool:
+        attrs = self._attrs or {}
+        q = js.spec.volcano_queue
+        waiting = [p for p in js.pods if p.node is None and not p.done]
+        if kind == "reclaim" and not attrs[q].allocatable(_sum(waiting)):
+            return False  # proportion's PreemptiveFn: the job would take its queue above its deserved share
+        candidates = []
+        for v in self._jobs.values():
+            if v is js or not v.bound:
+                continue
+            vq = v.spec.volcano_queue
+            if kind == "preempt" and vq == q and v.priority < js.priority:
+                candidates.append(v)
+            elif kind == "reclaim" and vq != q and self.queues[vq].reclaimable and vq in attrs:
+                candidates.append(v)
+        if not candidates:
+            return False
+        cap = sim.capacity
+        need = sum(sorted(p.pod_set.gpus for p in waiting)[:max(0, js.gang_size - js.bound)])
+        if need > cap.free_ready_gpus + sum(v.gpus_bound for v in candidates):
+            return False
+        bundles = [b for v in candidates for b in job_bundles(v)]
+        if kind == "preempt":
+            bundles.sort(key=lambda b: (b.whole, b.job.priority, -b.job.seq))
+        else:
+            bundles.sort(key=lambda b: (b.whole, -attrs[b.job.spec.volcano_queue].share, b.job.priority, -b.job.seq))
+
+        def fits(victims: list[PodState]) -> bool:
+            for p in victims:
+                cap.give(p.node, p.pod_set.gpus, p.pod_set.cpu, p.pod_set.memory)
+            trial = self.trial(sim, waiting)
+            for p in victims:
+                cap.take(p.node, p.pod_set.gpus, p.pod_set.cpu, p.pod_set.memory)
+            return bool(trial) and gang_ready(js, [p for p, _ in trial])
+
+        def over_deserved(b: Bundle, chosen: list[PodState]) -> bool:
+            if kind == "preempt":
+                return True
+            a = attrs[b.job.spec.volcano_queue]
+            left = a.allocated - _sum(p for p in chosen if p.job.spec.volcano_queue == a.name)
+            return not left.all_at_most(a.deserved)
+
+        victims = select_victims(bundles, fits, over_deserved)
+        if victims is None:
+            return False
+        self._evict(sim, js, victims, kind)
+        self._allocate(sim, js)
+        return True
+
+    def _evict(self, sim: Simulation, preemptor: JobState, victims: list[PodState], kind: str) -> None:
+        attrs = self._attrs or {}
+        by_job: dict[int, list[PodState]] = {}
+        for p in victims:
+            by_job.setdefault(p.job.index, []).append(p)
+        action = "preempted" if kind == "preempt" else "reclaimed"
+        for pods in by_job.values():
+            v = pods[0].job
+            a = attrs.get(v.spec.volcano_queue)
+            if a is not None:
+                a.allocated = a.allocated - _sum(pods)
+                a.update_share()
+            reason = Reason("placement", "Preempted" if kind == "preempt" else "Reclaimed",
+                            f"{len(pods)} pod(s) {action} by Volcano for {preemptor.name} "
+                            f"(queue {preemptor.spec.volcano_queue!r}, priority {preemptor.priority})",
+                            {"pods": len(pods)})
+            if v.spec.progress == "sync" or len(pods) == v.bound:
+                sim.evict(v, reason)
+            else:
+                for p in pods:
+                    sim.evict_pod(p, reason)
+
     # -- diagnosis ---------------------------------------------------------------
     def pending_reason(self, sim: Simulation, js: JobState) -> Reason | None:
+        if self._phase.get(js.index) == PENDING and js.index in self._refused:
+            return self._refused[js.index]
         waiting = [p for p in js.pods if p.node is None and not p.done]
         if not waiting:
             return None
@@ -194,3 +474,31 @@ class VolcanoGang:
         msg = (f"gang of {k} cannot fit: only {fit} of {k} pods would fit now "
                f"({cap.free_ready_gpus} GPUs free, largest free block {largest} GPUs on one node)")
         return Reason("placement", "GangCannotFit", msg, {"gang": k, "would_fit": fit, "free_gpus": cap.free_ready_gpus, "largest_free_block": largest})
+
+
+def cluster_resources(sim: Simulation) -> tuple[Resources, Resources]:
+    """Total and used GPUs, CPU and memory of the ready nodes (a resource a node does not model is infinite)."""
+    cap = sim.capacity
+    cpu = memory = used_cpu = used_memory = 0.0
+    for st in cap.nodes:
+        if not st.ready:
+            continue
+        if st.node.cpu is None:
+            cpu = math.inf
+        else:
+            cpu += st.node.cpu
+            used_cpu += st.node.cpu - st.free_cpu
+        if st.node.memory is None:
+            memory = math.inf
+        else:
+            memory += st.node.memory
+            used_memory += st.node.memory - st.free_memory
+    gpus = float(cap.total_ready_gpus)
+    return Resources(gpus, cpu, memory), Resources(gpus - cap.free_ready_gpus, used_cpu, used_memory)
+
+
+def _sum(pods) -> Resources:
+    total = ZERO
+    for p in pods:
+        total = total + pod_resources(p.pod_set)
+    return total

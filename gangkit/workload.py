@@ -18,9 +18,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .errors import Problem, ScenarioError
+from .volcano_resources import Resources
 
 Progress = Literal["sync", "independent"]
 PROGRESS_MODES = ("sync", "independent")
+Controller = Literal["batch", "volcano"]
+CONTROLLERS = ("batch", "volcano")
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class PodSet:
     memory: int = 0
     node_selector: tuple[tuple[str, str], ...] = ()
     min_count: int | None = None  # Kueue partial admission: the fewest pods worth starting with
+    min_member: int | None = None  # Volcano minTaskMember of this role (a Volcano Job task's minAvailable)
 
     def __post_init__(self) -> None:
         if isinstance(self.node_selector, dict):
@@ -60,6 +64,14 @@ class Job:
     maximum (Kubernetes ``activeDeadlineSeconds``), which backfilling uses.
     ``checkpoint_interval``: after an eviction a sync job restarts from its
     last checkpoint; ``None`` means it restarts from zero.
+
+    Volcano's view of the job (:mod:`gangkit.volcano`): ``volcano_queue`` is
+    the PodGroup's ``spec.queue``; ``controller`` says who makes the pods:
+    ``batch`` (a batch/v1 Job joined to a PodGroup: its pods exist, Pending,
+    from submission) or ``volcano`` (a batch.volcano.sh Job: its pods are
+    created only once the PodGroup is Inqueue); ``min_resources`` is the
+    PodGroup's ``spec.minResources`` (a ``volcano`` Job computes it from its
+    tasks when left out; a ``batch`` Job without it is always enqueued).
     """
 
     name: str
@@ -74,6 +86,9 @@ class Job:
     namespace: str | None = None
     checkpoint_interval: float | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    volcano_queue: str = "default"
+    controller: Controller = "batch"
+    min_resources: Resources | None = None
 
     @property
     def key(self) -> str:
@@ -118,6 +133,8 @@ class Job:
                 bad(f"{where}.memory", f"expected bytes >= 0, got {ps.memory!r}")
             if ps.min_count is not None and (not _whole(ps.min_count) or not 1 <= ps.min_count <= ps.count):
                 bad(f"{where}.min_count", f"expected a whole number from 1 to {ps.count}, got {ps.min_count!r}")
+            if ps.min_member is not None and (not _whole(ps.min_member) or not 0 <= ps.min_member <= ps.count):
+                bad(f"{where}.min_member", f"expected a whole number from 0 to {ps.count}, got {ps.min_member!r}")
         if not _finite(self.run_time) or self.run_time <= 0:
             bad("run_time", f"expected a run time > 0 seconds, got {self.run_time!r}")
         if not _finite(self.submit_time) or self.submit_time < 0:
@@ -136,6 +153,14 @@ class Job:
             not _finite(self.checkpoint_interval) or self.checkpoint_interval <= 0
         ):
             bad("checkpoint_interval", f"expected seconds > 0, got {self.checkpoint_interval!r}")
+        if not isinstance(self.volcano_queue, str) or not self.volcano_queue:
+            bad("volcano_queue", f"expected a Volcano Queue name, got {self.volcano_queue!r}")
+        if self.controller not in CONTROLLERS:
+            bad("controller", f"expected one of {', '.join(CONTROLLERS)}, got {self.controller!r}")
+        if self.min_resources is not None and (
+            not isinstance(self.min_resources, Resources) or any(not a >= 0 for a in self.min_resources)
+        ):
+            bad("min_resources", f"expected Resources with amounts >= 0, got {self.min_resources!r}")
         return out
 
 
