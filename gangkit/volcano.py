@@ -467,6 +467,12 @@ class VolcanoGang:
         fit = len(self.trial(sim, waiting)) + js.bound
         cap = sim.capacity
         largest = cap.max_free_gpus()
+        attr = (self._attrs or {}).get(js.spec.volcano_queue)
+        if fit >= k and attr is not None and len(self.trial(sim, waiting, attr)) + js.bound < k:
+            return Reason("placement", "QueueOverDeserved",
+                          f"gang of {k} fits on the nodes, but would take queue {attr.name!r} above its deserved "
+                          f"share ({attr.allocated.short()} allocated of {attr.deserved.short()} deserved)",
+                          {"gang": k, "queue": attr.name, "deserved_gpus": attr.deserved.gpus})
         if fit >= k:
             msg = (f"gang of {k} fits now but waits behind a job that does not fit (ordering strict)"
                    if self.ordering == "strict" else f"gang of {k} fits now; placed at the next session")

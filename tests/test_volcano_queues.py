@@ -1,0 +1,385 @@
+"""Volcano beyond minMember: queues, enqueue, roles, preempt and reclaim, as tables of cases.
+
+Each row is a sentence from Volcano's documented behaviour (the proportion,
+overcommit and gang plugins; the enqueue, allocate, preempt and reclaim
+actions), checked on a small cluster where the answer can be worked out by
+hand. See docs/reference/volcano.md.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import gangkit as gk
+from gangkit import Job, PodSet, job, nodes
+from gangkit.engine import Simulation
+from gangkit.errors import ScenarioError
+from gangkit.stacks import build_stack
+from gangkit.volcano_enqueue import job_min_resources
+from gangkit.volcano_queue import Queue, QueueAttr, VolcanoSetup, proportion
+from gangkit.volcano_resources import Resources
+
+NAN = math.nan
+
+
+def gpus(n: float) -> Resources:
+    return Resources(gpus=float(n))
+
+
+def run(nodes_, jobs, queues=(), **settings):
+    sc = gk.Scenario(nodes_, jobs, volcano=VolcanoSetup(list(queues)))
+    settings.setdefault("stack", "gang")
+    return gk.simulate(sc, **settings)
+
+
+def table(result):
+    return result.jobs.set_index("job")
+
+
+def check_times(result, expected):
+    t = table(result)
+    for name, (start, finish, state) in expected.items():
+        row = t.loc[name]
+        assert row["state"] == state, f"{name}: {row['state']} ({row['reason']})"
+        for col, want in (("start_s", start), ("finish_s", finish)):
+            got = row[col]
+            assert (math.isnan(want) and math.isnan(got)) or got == pytest.approx(want), f"{name}.{col}: {got} != {want}"
+
+
+def vcjob(name, pods=1, gpus_=1, **kw):
+    """A Volcano Job (batch.volcano.sh): pods only once its PodGroup is Inqueue; minResources from its tasks."""
+    return job(name, pods=pods, gpus=gpus_, controller="volcano", **kw)
+
+
+def indep(name, pods, min_member=None, **kw):
+    """A job whose pods progress on their own (a victim that can lose some pods and keep running)."""
+    return job(name, pods=pods, progress="independent", min_member=min_member, **kw)
+
+
+# --- the proportion plugin's deserved share ---------------------------------------
+
+DESERVED = [
+    # (id, total GPUs, [(name, weight, capability, guarantee, requested GPUs)], expected deserved GPUs)
+    ("equal weights split a contended cluster in half",
+     8, [("a", 1, None, 0, 8), ("b", 1, None, 0, 8)], {"a": 4, "b": 4}),
+    ("weights 3:1 split it 6 and 2",
+     8, [("a", 3, None, 0, 8), ("b", 1, None, 0, 8)], {"a": 6, "b": 2}),
+    ("what a queue does not request goes to the others",
+     8, [("a", 1, None, 0, 2), ("b", 1, None, 0, 8)], {"a": 2, "b": 6}),
+    ("a capability caps the share and the rest flows on",
+     8, [("a", 1, 3, 0, 8), ("b", 1, None, 0, 8)], {"a": 3, "b": 5}),
+    ("a guarantee is kept for its queue whatever the weights",
+     8, [("a", 1, None, 0, 8), ("b", 1, None, 6, 8)], {"a": 2, "b": 6}),
+    ("nobody is given more than it asks for",
+     8, [("a", 1, None, 0, 1), ("b", 1, None, 0, 2)], {"a": 1, "b": 2}),
+    ("three queues with one capped share the rest by weight",
+     12, [("a", 1, 2, 0, 12), ("b", 1, None, 0, 12), ("c", 2, None, 0, 12)], {"a": 2, "b": 10 / 3, "c": 20 / 3}),
+]
+
+
+@pytest.mark.parametrize("total, queues, expected", [c[1:] for c in DESERVED], ids=[c[0] for c in DESERVED])
+def test_proportion_deserved_share(total, queues, expected):
+    attrs = {}
+    for name, weight, capability, guarantee, requested in queues:
+        q = Queue(name, weight=weight, capability=None if capability is None else gpus(capability), guarantee=gpus(guarantee))
+        attrs[name] = QueueAttr(q, request=gpus(requested))
+    proportion(Resources(float(total), math.inf, math.inf), attrs)
+    assert {n: a.deserved.gpus for n, a in attrs.items()} == pytest.approx(expected)
+
+
+# --- the enqueue action ------------------------------------------------------------
+
+ENQUEUE = [
+    # (id, nodes, queues, jobs, settings, expected {job: (start, finish, state)}, {job: reason code})
+    ("queue capability keeps the second PodGroup Pending until the first finishes",
+     nodes(1, gpus=8), [Queue("small", capability=gpus(4))],
+     [vcjob("A", pods=4, run_time=600, volcano_queue="small"), vcjob("B", pods=4, run_time=600, volcano_queue="small")],
+     dict(), {"A": (1, 601, "Finished"), "B": (602, 1202, "Finished")}, {}),
+    ("queue capability blocks enqueue though the node has room (reason named)",
+     nodes(1, gpus=8), [Queue("small", capability=gpus(4))],
+     [vcjob("A", pods=4, run_time=600, volcano_queue="small"), vcjob("B", pods=4, run_time=600, volcano_queue="small")],
+     dict(horizon=300), {"A": (1, NAN, "RunningAtEnd"), "B": (NAN, NAN, "WaitingAtEnd")}, {"B": "QueueCapabilityExceeded"}),
+    ("the capability of one queue does not hold back another",
+     nodes(1, gpus=8), [Queue("small", capability=gpus(4)), Queue("other")],
+     [vcjob("A", pods=4, run_time=600, volcano_queue="small"), vcjob("B", pods=4, run_time=600, volcano_queue="other")],
+     dict(), {"A": (1, 601, "Finished"), "B": (1, 601, "Finished")}, {}),
+    ("a job of the same queue within capability is enqueued beside the first",
+     nodes(1, gpus=8), [Queue("small", capability=gpus(6))],
+     [vcjob("A", pods=4, run_time=600, volcano_queue="small"), vcjob("B", pods=2, run_time=600, volcano_queue="small")],
+     dict(), {"A": (1, 601, "Finished"), "B": (1, 601, "Finished")}, {}),
+    ("overcommit 1.2: 4 GPUs promised on a 10-GPU cluster with 8 used (12 - 8 = 4): Inqueue, waits in allocate",
+     nodes(1, gpus=10), [],
+     [job("fill", pods=8, run_time=1000), vcjob("X", pods=4, run_time=100, submit_time=5)],
+     dict(horizon=500), {"X": (NAN, NAN, "WaitingAtEnd")}, {"X": "GangCannotFit"}),
+    ("overcommit 1.2: 4 GPUs are not promised on a 4-GPU cluster that is full (4.8 - 4 = 0.8)",
+     nodes(1, gpus=4), [],
+     [job("fill", pods=4, run_time=1000), vcjob("X", pods=4, run_time=100, submit_time=5)],
+     dict(horizon=500), {"X": (NAN, NAN, "WaitingAtEnd")}, {"X": "ClusterOverused"}),
+    ("a batch/v1 Job whose PodGroup has no minResources is always enqueued",
+     nodes(1, gpus=4), [],
+     [job("fill", pods=4, run_time=1000), job("X", pods=4, run_time=100, submit_time=5)],
+     dict(horizon=500), {"X": (NAN, NAN, "WaitingAtEnd")}, {"X": "GangCannotFit"}),
+    ("a batch/v1 Job with minResources is held at the door like a Volcano Job",
+     nodes(1, gpus=4), [],
+     [job("fill", pods=4, run_time=1000), job("X", pods=4, run_time=100, submit_time=5, min_resources=gpus(4))],
+     dict(horizon=500), {"X": (NAN, NAN, "WaitingAtEnd")}, {"X": "ClusterOverused"}),
+    ("a Volcano Job's pods are created at Inqueue and placed from the next session",
+     nodes(1, gpus=4), [], [vcjob("V", pods=2, run_time=100), job("B", pods=2, run_time=100)],
+     dict(), {"V": (1, 101, "Finished"), "B": (0, 100, "Finished")}, {}),
+]
+
+
+@pytest.mark.parametrize("nodes_, queues, jobs, settings, expected, reasons", [c[1:] for c in ENQUEUE], ids=[c[0] for c in ENQUEUE])
+def test_enqueue(nodes_, queues, jobs, settings, expected, reasons):
+    result = run(nodes_, jobs, queues, **settings)
+    check_times(result, expected)
+    for name, code in reasons.items():
+        assert f"] {code}:" in table(result).loc[name, "reason"]
+
+
+def test_overcommit_factor_1_refuses_what_1_2_promises():
+    jobs = [job("fill", pods=8, run_time=1000), vcjob("X", pods=4, run_time=100, submit_time=5)]
+    sc = gk.Scenario(nodes(1, gpus=10), jobs, volcano=VolcanoSetup(overcommit_factor=1.0))
+    row = table(gk.simulate(sc, stack="gang", horizon=500)).loc["X"]
+    assert "ClusterOverused" in row["reason"]
+
+
+# --- what an autoscaler sees ---------------------------------------------------------
+
+VISIBILITY = [
+    # (id, controller, pods listed as unschedulable, nodes launched by Karpenter, start of X)
+    ("a Volcano Job has no pods before Inqueue: nothing to scale up for, X waits for the filler", "volcano", 0, 0, 1001),
+    ("a batch/v1 Job's pods exist, Pending: Karpenter adds a node and X starts early", "batch", 4, 1, 156),
+]
+
+
+def _held_at_the_door(controller):
+    jobs = [job("fill", pods=4, run_time=1000),
+            job("X", pods=4, run_time=100, submit_time=5, controller=controller, min_resources=gpus(4))]
+    return gk.Scenario(nodes(1, gpus=4), jobs)
+
+
+@pytest.mark.parametrize("controller, listed, launched, start", [c[1:] for c in VISIBILITY], ids=[c[0] for c in VISIBILITY])
+def test_what_an_autoscaler_sees_of_a_pending_podgroup(controller, listed, launched, start):
+    sc = _held_at_the_door(controller).with_settings(horizon=50)
+    sim = Simulation(sc, build_stack("gang", sc.settings, sc))
+    sim.run()
+    assert len(sim.stack.placement.unschedulable()) == listed
+    result = gk.simulate(_held_at_the_door(controller), stack="gang+karpenter")
+    assert len(result.nodes) - 1 == launched
+    assert table(result).loc["X", "start_s"] == start
+
+
+# --- queues in allocate ---------------------------------------------------------------
+
+def one_gpu_jobs(queue, n, run_time=100):
+    return [job(f"{queue}{i}", run_time=run_time, volcano_queue=queue) for i in range(n)]
+
+
+SHARING = [
+    # (id, queues, jobs, started at 0 per queue)
+    ("two queues of equal weight share one node half and half",
+     [Queue("a"), Queue("b")], one_gpu_jobs("a", 8) + one_gpu_jobs("b", 8), {"a": 4, "b": 4}),
+    ("weights 3:1 share it 6 and 2",
+     [Queue("a", weight=3), Queue("b")], one_gpu_jobs("a", 8) + one_gpu_jobs("b", 8), {"a": 6, "b": 2}),
+    ("a queue alone takes the whole node",
+     [Queue("a"), Queue("b")], one_gpu_jobs("a", 8), {"a": 8}),
+    ("a queue asking little leaves the rest to the other",
+     [Queue("a"), Queue("b")], one_gpu_jobs("a", 2) + one_gpu_jobs("b", 8), {"a": 2, "b": 6}),
+    ("a capability caps a queue even with free GPUs beside it",
+     [Queue("a", capability=gpus(3)), Queue("b")], one_gpu_jobs("a", 8) + one_gpu_jobs("b", 2), {"a": 3, "b": 2}),
+]
+
+
+@pytest.mark.parametrize("queues, jobs, expected", [c[1:] for c in SHARING], ids=[c[0] for c in SHARING])
+def test_queues_share_a_node(queues, jobs, expected):
+    t = run(nodes(1, gpus=8), jobs, queues).jobs
+    started = t[t.start_s == 0].job.str[0].value_counts().to_dict()
+    assert started == expected
+
+
+NEVER_FITS = [
+    # (id, queue of the small job, ordering, start of the small job)
+    ("a gang that can never fit does not block another queue (skip)", "b", "skip", 1),
+    ("a gang that can never fit does not block another queue (strict)", "b", "strict", 1),
+    ("in its own queue it blocks nobody under skip", "a", "skip", 1),
+    ("in its own queue it blocks everyone behind it under strict", "a", "strict", NAN),
+]
+
+
+@pytest.mark.parametrize("queue, ordering, start", [c[1:] for c in NEVER_FITS], ids=[c[0] for c in NEVER_FITS])
+def test_a_never_fitting_gang(queue, ordering, start):
+    jobs = [job("huge", pods=3, gpus=4, run_time=600, volcano_queue="a"),
+            job("small", pods=2, gpus=1, run_time=600, volcano_queue=queue, submit_time=1)]
+    t = table(run(nodes(2, gpus=4), jobs, [Queue("a"), Queue("b")], ordering=ordering, horizon=2000))
+    assert t.loc["huge", "state"] == "WaitingAtEnd" and t.loc["huge", "held_idle_gpu_s"] == 0
+    got = t.loc["small", "start_s"]
+    assert (math.isnan(start) and math.isnan(got)) or got == start
+
+
+# --- roles: minTaskMember -------------------------------------------------------------
+
+def master_workers(min_member, master_min, worker_min):
+    """3 one-GPU workers then a 2-GPU master on one 4-GPU node: the workers fit, the master does not."""
+    return Job("mw", [PodSet("workers", 3, 1, min_member=worker_min), PodSet("master", 1, 2, min_member=master_min)],
+               run_time=100, min_member=min_member)
+
+
+ROLES = [
+    # (id, job, state at the end, GPUs held at the end)
+    ("without role minimums three workers are a gang of 3: bound, and stuck without their master",
+     master_workers(3, None, None), "Deadlocked", 3),
+    ("with the master's minTaskMember the trial is discarded: nothing held",
+     master_workers(3, 1, 2), "WaitingAtEnd", 0),
+    ("minMember below the sum of role minimums skips the role check (Volcano's CheckTaskReady)",
+     master_workers(2, 1, 2), "Deadlocked", 3),
+]
+
+
+@pytest.mark.parametrize("the_job, state, held", [c[1:] for c in ROLES], ids=[c[0] for c in ROLES])
+def test_a_master_must_fit_as_well_as_the_workers(the_job, state, held):
+    result = gk.simulate(gk.Scenario(nodes(1, gpus=4), [the_job]), stack="gang", horizon=500)
+    assert table(result).loc["mw", "state"] == state
+    assert result.summary()["held_idle_gpus_at_end"] == held
+
+
+MIN_RESOURCES = [
+    # (id, pod sets, job minMember, expected minResources GPUs)
+    ("every pod by default", [PodSet("w", 4, 2)], None, 8),
+    ("the first minMember pods", [PodSet("w", 4, 2)], 2, 4),
+    ("each task's minimum first, then pods in task order",
+     [PodSet("ps", 2, 4, min_member=1), PodSet("w", 4, 1, min_member=2)], 4, 4 + 2 + 4),
+    ("minMember below the task minimums: the first pods in task order",
+     [PodSet("ps", 2, 4, min_member=2), PodSet("w", 4, 1, min_member=2)], 3, 4 + 4 + 1),
+]
+
+
+@pytest.mark.parametrize("pod_sets, min_member, expected", [c[1:] for c in MIN_RESOURCES], ids=[c[0] for c in MIN_RESOURCES])
+def test_a_volcano_job_computes_its_min_resources(pod_sets, min_member, expected):
+    spec = Job("v", pod_sets, 100, min_member=min_member, controller="volcano")
+    assert job_min_resources(spec).gpus == expected
+    assert job_min_resources(Job("b", pod_sets, 100, min_member=min_member)) is None  # batch/v1: only if given
+
+
+def test_cpu_and_memory_count_beside_gpus():
+    """Volcano's own cases are written in CPU and memory: a queue capped at 4 cpu enqueues one 3-cpu job at a time."""
+    node = gk.Node("n", 0, cpu=16.0, memory=64 * 2**30)
+    jobs = [Job(f"c{i}", [PodSet("w", 1, 0, cpu=3.0, memory=2**30)], 100, controller="volcano", volcano_queue="q")
+            for i in range(2)]
+    result = run([node], jobs, [Queue("q", capability=Resources(math.inf, 4.0, math.inf))])
+    check_times(result, {"c0": (1, 101, "Finished"), "c1": (102, 202, "Finished")})
+
+
+# --- preempt and reclaim ------------------------------------------------------------------
+
+PREEMPT = [
+    # (id, jobs, expected {job: (start, finish, state)}, pods evicted {job: count})
+    ("a higher-priority gang evicts exactly the 2 surplus pods it needs; the victim keeps its minMember",
+     [indep("low", 4, 2, run_time=100), job("high", pods=2, run_time=50, priority=10, submit_time=10)],
+     {"high": (10, 60, "Finished"), "low": (0, 160, "Finished")}, {"low": 2}),
+    ("one pod needed: one pod evicted",
+     [indep("low", 4, 2, run_time=100), job("high", pods=1, run_time=50, priority=10, submit_time=10)],
+     {"high": (10, 60, "Finished")}, {"low": 1}),
+    ("needing more than the surplus evicts the whole victim, never leaving it below minMember",
+     [indep("low", 4, 2, run_time=100), job("high", pods=3, run_time=50, priority=10, submit_time=10)],
+     {"high": (10, 60, "Finished"), "low": (0, 160, "Finished")}, {"low": 4}),
+    ("a sync gang is evicted whole",
+     [job("low", pods=4, run_time=100), job("high", pods=1, run_time=50, priority=10, submit_time=10)],
+     {"high": (10, 60, "Finished"), "low": (0, 160, "Finished")}, {"low": 4}),
+    ("the lowest-priority victim goes first, and only it",
+     [job("mid", pods=2, run_time=100, priority=5), job("low", pods=2, run_time=100),
+      job("high", pods=2, run_time=50, priority=10, submit_time=10)],
+     {"high": (10, 60, "Finished"), "mid": (0, 100, "Finished")}, {"low": 2}),
+    ("equal priority preempts nobody",
+     [job("low", pods=4, run_time=100), job("same", pods=2, run_time=50, submit_time=10)],
+     {"same": (100, 150, "Finished")}, {}),
+    ("preempt stays within a queue (and queue a is not reclaimable)",
+     [job("low", pods=4, run_time=100, volcano_queue="a"),
+      job("high", pods=2, run_time=50, priority=10, submit_time=10, volcano_queue="b")],
+     {"high": (100, 150, "Finished")}, {}),
+]
+
+
+def evicted_pods(result) -> dict:
+    pods = result.pods
+    return pods[pods.state == "Evicted"].job.value_counts().to_dict()
+
+
+@pytest.mark.parametrize("jobs, expected, evicted", [c[1:] for c in PREEMPT], ids=[c[0] for c in PREEMPT])
+def test_preempt(jobs, expected, evicted):
+    queues = [Queue("a", reclaimable=False), Queue("b")] if any(j.volcano_queue != "default" for j in jobs) else []
+    result = run(nodes(1, gpus=4), jobs, queues, preemption=True)
+    check_times(result, expected)
+    assert evicted_pods(result) == evicted
+
+
+def test_without_the_preemption_setting_nobody_is_evicted():
+    jobs = [job("low", pods=4, run_time=100), job("high", pods=1, run_time=50, priority=10, submit_time=10)]
+    result = run(nodes(1, gpus=4), jobs)
+    assert evicted_pods(result) == {} and table(result).loc["high", "start_s"] == 100
+
+
+RECLAIM = [
+    # (id, queues, jobs, expected {job: (start, finish, state)}, pods evicted {job: count})
+    ("queue b reclaims its deserved half from queue a, newest jobs first and no more",
+     [Queue("a"), Queue("b")], one_gpu_jobs("a", 8, run_time=1000) + [job("b", pods=4, run_time=100, volcano_queue="b", submit_time=10)],
+     {"b": (10, 110, "Finished"), "a0": (0, 1000, "Finished"), "a7": (0, 1110, "Finished")},
+     {"a4": 1, "a5": 1, "a6": 1, "a7": 1}),
+    ("a queue that is not reclaimable keeps what it holds",
+     [Queue("a", reclaimable=False), Queue("b")],
+     one_gpu_jobs("a", 8, run_time=1000) + [job("b", pods=4, run_time=100, volcano_queue="b", submit_time=10)],
+     {"b": (1000, 1100, "Finished")}, {}),
+    ("a job asking beyond its queue's deserved share reclaims nothing",
+     [Queue("a"), Queue("b")], one_gpu_jobs("a", 8, run_time=1000) + [job("b", pods=6, run_time=100, volcano_queue="b", submit_time=10)],
+     {"b": (1000, 1100, "Finished")}, {}),
+    ("reclaim takes surplus pods first and leaves the victim its minMember",
+     [Queue("a"), Queue("b")], [indep("a", 8, 6, run_time=1000, volcano_queue="a"),
+                                job("b", pods=2, run_time=100, volcano_queue="b", submit_time=10)],
+     {"b": (10, 110, "Finished"), "a": (0, 1110, "Finished")}, {"a": 2}),
+    ("reclaim needing more than the surplus evicts the whole victim",
+     [Queue("a"), Queue("b")], [indep("a", 8, 6, run_time=1000, volcano_queue="a"),
+                                job("b", pods=4, run_time=100, volcano_queue="b", submit_time=10)],
+     {"b": (10, 110, "Finished")}, {"a": 8}),
+    ("the queue furthest above its deserved share gives first (c: 3 held of 1.5 deserved; a: 5 of 4.5)",
+     [Queue("a", weight=3), Queue("b", weight=2), Queue("c")],
+     one_gpu_jobs("a", 5, run_time=1000) + one_gpu_jobs("c", 3, run_time=1000)
+     + [job("b", pods=2, run_time=100, volcano_queue="b", submit_time=10)],
+     {"b": (10, 110, "Finished")}, {"c2": 1, "c1": 1}),
+]
+
+
+@pytest.mark.parametrize("queues, jobs, expected, evicted", [c[1:] for c in RECLAIM], ids=[c[0] for c in RECLAIM])
+def test_reclaim(queues, jobs, expected, evicted):
+    result = run(nodes(1, gpus=8), jobs, queues, preemption=True)
+    check_times(result, expected)
+    assert evicted_pods(result) == evicted
+
+
+# --- bad input ---------------------------------------------------------------------------
+
+BAD = [
+    # (id, setup, jobs, object, field, words)
+    ("a job naming an undeclared queue", VolcanoSetup([Queue("a")]), [job("j", volcano_queue="nope")],
+     "Job j", "volcano_queue", "does not exist"),
+    ("a weight of zero", VolcanoSetup([Queue("a", weight=0)]), [], "Queue a", "spec.weight", "from 1 to 65535"),
+    ("a guarantee above the capability", VolcanoSetup([Queue("a", capability=gpus(2), guarantee=gpus(4))]), [],
+     "Queue a", "spec.guarantee.resource", "at most the capability"),
+    ("an overcommit factor below 1", VolcanoSetup(overcommit_factor=0.5), [], "Volcano setup", "overcommit_factor", ">= 1.0"),
+    ("two queues of one name", VolcanoSetup([Queue("a"), Queue("a")]), [], "Queue a", "metadata.name", "unique"),
+    ("a job naming a queue without any Volcano setup", None, [job("j", volcano_queue="a")],
+     "Scenario scenario", "volcano", "declares no Volcano queues"),
+    ("a role minimum above its pod count", None, [Job("j", [PodSet("w", 2, 1, min_member=3)], 10)],
+     "Job j", "pod_sets[0].min_member", "from 0 to 2"),
+    ("an unknown controller", None, [job("j", controller="mpi")], "Job j", "controller", "batch, volcano"),
+]
+
+
+@pytest.mark.parametrize("setup, jobs, obj, field, words", [c[1:] for c in BAD], ids=[c[0] for c in BAD])
+def test_bad_volcano_input_is_one_clear_error(setup, jobs, obj, field, words):
+    sc = gk.Scenario(nodes(1, gpus=4), jobs or [job("ok")], volcano=setup)
+    with pytest.raises(ScenarioError) as err:
+        sc.validate()
+    problems = err.value.problems
+    assert any(p.obj == obj and p.field == field and words in p.message for p in problems), problems
