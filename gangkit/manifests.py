@@ -35,7 +35,9 @@ The kinds gangkit reads (see ``docs/reference/scenario-yaml.md`` for every field
   its containers' requests; ``nodeSelector``; ``priorityClassName``;
   gangkit's own annotations say how long it runs and when it is submitted;
 - ``scheduling.volcano.sh/v1beta1`` **PodGroup**: the gang size
-  (``spec.minMember``) of the Job whose pods name it;
+  (``spec.minMember``), queue and ``minResources`` of the Job whose pods name it;
+- Volcano's ``Queue`` and ``batch.volcano.sh/v1alpha1`` **Job**: read by
+  :mod:`gangkit.volcano_manifests` into ``Scenario.volcano`` and the jobs;
 - ``scheduling.k8s.io/v1`` **PriorityClass**: the priority value;
 - ``gangkit/v1alpha1`` **Simulation**: the run settings (stack, ordering...);
 - Kueue's kinds (``kueue.x-k8s.io`` ResourceFlavor, ClusterQueue, LocalQueue,
@@ -159,7 +161,7 @@ KNOWN_FIELDS: dict[str, dict] = {
     },
     "PodGroup": {
         "apiVersion": ANY, "kind": ANY, "metadata": _META, "status": ANY,
-        "spec": _NAMES(["minMember", "priorityClassName", "queue"], ANY),
+        "spec": _NAMES(["minMember", "priorityClassName", "queue", "minResources"], ANY),
     },
     "PriorityClass": _NAMES(
         ["apiVersion", "kind", "metadata", "value", "globalDefault", "description", "preemptionPolicy"], ANY
@@ -337,6 +339,7 @@ class _Reader:
                 self.notes.append(
                     f"{o.label} is not used: no Job's pod template has the annotation {GROUP_NAME}: {o.name}"
                 )
+        volcano = _volcano().read_for_scenario(self, objects, jobs, groups, used_groups, classes, default_priority)
         kueue = _kueue().read_for_scenario(self, objects, jobs, classes)  # Kueue's kinds, and what Kueue reads of Jobs
         settings, name, description = self.simulation(by_kind["Simulation"], default_name)
         if not by_kind["Node"]:
@@ -361,7 +364,7 @@ class _Reader:
                 f"they run for the default {DEFAULT_RUN_TIME:g} s: {', '.join(defaulted)}"
             )
         sc = Scenario(nodes=node_list, jobs=jobs, settings=settings, name=name, description=description, warnings=notes,
-                      kueue=kueue)
+                      kueue=kueue, volcano=volcano)
         sc.validate()
         return sc
 
@@ -376,6 +379,11 @@ class _Reader:
             kind, api = doc.get("kind"), doc.get("apiVersion")
             meta = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
             o = _Object(dict(doc), str(kind), where, meta.get("name"), meta.get("namespace"))
+            if _volcano().handles(kind, api):  # Volcano's Queue and Job: gangkit.volcano_manifests
+                o = _volcano().read_object(self, doc, where)
+                if o is not None:
+                    out.append(o)
+                return
             if isinstance(kind, str) and kind in _kueue().KINDS:  # Kueue's kinds: gangkit.kueue.manifests
                 o = _kueue().read_object(self, doc, where)
                 if o is not None:
@@ -384,7 +392,8 @@ class _Reader:
             if not isinstance(kind, str) or kind not in API_VERSIONS:
                 known = ", ".join(f"{k} ({v})" for k, v in API_VERSIONS.items())
                 self.error(o.label, "kind", f"unknown kind {kind!r} (apiVersion {api!r}); gangkit reads {known}, "
-                           f"and Kueue's {', '.join(_kueue().KINDS)}")
+                           f"Kueue's {', '.join(_kueue().KINDS)}, and Volcano's "
+                           f"{', '.join(f'{k} ({v})' for k, v in _volcano().KINDS)}")
                 return
             if api != API_VERSIONS[kind]:
                 self.error(o.label, "apiVersion", f"unknown apiVersion {api!r} for kind {kind}: expected {API_VERSIONS[kind]}")
@@ -444,7 +453,7 @@ class _Reader:
         for o in objects:
             if o.name is None:  # a Kueue Configuration needs no name
                 continue
-            namespaced = o.kind in ("Job", "PodGroup", "LocalQueue", "Workload")
+            namespaced = o.kind in ("Job", "PodGroup", "LocalQueue", "Workload", "VolcanoJob")
             key = (o.kind, (o.namespace or "default") if namespaced else None, o.name)
             if key in seen:
                 self.error(o.label, "metadata.name", f"expected a unique name; {seen[key].where} has the same {o.kind} name")
@@ -703,6 +712,13 @@ def _kueue():
     return manifests
 
 
+def _volcano():
+    """gangkit.volcano_manifests, which reads Volcano's Queue and Job (imported late: it builds on this module)."""
+    from . import volcano_manifests
+
+    return volcano_manifests
+
+
 def _dig(doc: Any, *keys: str) -> Any:
     for k in keys:
         if not isinstance(doc, Mapping):
@@ -718,15 +734,16 @@ def dump_manifests(scenario: Scenario) -> str:
     """The scenario as multi-document YAML that :func:`load_manifests` reads back.
 
     Writes Nodes, the PriorityClasses the jobs need (``gangkit-priority-<value>``),
-    Jobs with gangkit's annotations, a PodGroup per Job with ``min_member``,
-    and one Simulation. A node's pool becomes a ``karpenter.sh/nodepool`` label
+    Jobs with gangkit's annotations, a PodGroup per Job with ``min_member``
+    (or a Volcano queue or ``min_resources``), Volcano Queues and Volcano Jobs
+    (:mod:`gangkit.volcano_manifests`), and one Simulation. A node's pool becomes a ``karpenter.sh/nodepool`` label
     and a job's queue a ``kueue.x-k8s.io/queue-name`` label when they are not
     implied already. Jobs must have one pod set (a batch/v1 Job has one pod
     template) and a whole number of seconds as ``max_run_time``.
     """
     problems = []
     for j in scenario.jobs:
-        if len(j.pod_sets) != 1:
+        if len(j.pod_sets) != 1 and j.controller == "batch":
             problems.append(Problem(f"Job {j.key}", "pod_sets", "a batch/v1 Job has one pod template; "
                                     f"expected one pod set, got {len(j.pod_sets)}"))
         if j.max_run_time is not None and j.max_run_time != int(j.max_run_time):
@@ -740,12 +757,14 @@ def dump_manifests(scenario: Scenario) -> str:
             "apiVersion": API_VERSIONS["PriorityClass"], "kind": "PriorityClass",
             "metadata": {"name": _priority_class_name(value)}, "value": value, "globalDefault": False,
         })
-    docs.extend(_job_manifest(j) for j in scenario.jobs)
+    docs.extend(_volcano().queue_manifests(scenario.volcano))
+    docs.extend(_job_manifest(j) if j.controller == "batch" else _volcano().job_manifest(j) for j in scenario.jobs)
     for j in scenario.jobs:
-        if j.min_member is not None:
+        if _has_pod_group(j):
             meta = {"name": j.name} | ({"namespace": j.namespace} if j.namespace else {})
+            spec = {"minMember": j.min_member} if j.min_member is not None else {}
             docs.append({"apiVersion": API_VERSIONS["PodGroup"], "kind": "PodGroup", "metadata": meta,
-                         "spec": {"minMember": j.min_member}})
+                         "spec": spec | _volcano().pod_group_fields(j)})
     docs.append(_simulation_manifest(scenario))
     header = f"# Scenario {scenario.name}, written by gangkit.manifests.dump_manifests\n"
     return header + yaml.dump_all(docs, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
@@ -757,6 +776,12 @@ class _Dumper(yaml.SafeDumper):
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
+
+
+def _has_pod_group(j: Job) -> bool:
+    """A batch/v1 Job is written with a PodGroup when it has a gang size, a Volcano queue or minResources."""
+    return j.controller == "batch" and (
+        j.min_member is not None or j.volcano_queue != "default" or j.min_resources is not None)
 
 
 def _priority_class_name(value: int) -> str:
@@ -813,7 +838,7 @@ def _job_manifest(j: Job) -> dict:
         pod["nodeSelector"] = dict(ps.node_selector)
     pod["containers"] = [container]
     template: dict[str, Any] = {"spec": pod}
-    if j.min_member is not None:
+    if _has_pod_group(j):
         template = {"metadata": {"annotations": {GROUP_NAME: j.name}}, "spec": pod}
     spec: dict[str, Any] = {"parallelism": ps.count, "completions": ps.count}
     if j.max_run_time is not None:

@@ -277,9 +277,10 @@ GOOD = [
          [NODE, priority_class("high", 100), batch_job(pods=2, template_annotations={"scheduling.k8s.io/group-name": "pg"}),
           pod_group("pg", 2, priorityClassName="high")],
          lambda s: s.jobs[0].priority, 100),
-    case("the PodGroup's Volcano queue is accepted (gangkit's queue is the Kueue label or namespace)",
-         [NODE, batch_job(pods=2, template_annotations={"scheduling.k8s.io/group-name": "pg"}), pod_group("pg", 2, queue="research")],
-         lambda s: s.jobs[0].queue, "default"),
+    case("the PodGroup's Volcano queue is its Volcano queue (gangkit's queue is the Kueue label or namespace)",
+         [NODE, {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "research"}},
+          batch_job(pods=2, template_annotations={"scheduling.k8s.io/group-name": "pg"}), pod_group("pg", 2, queue="research")],
+         lambda s: (s.jobs[0].queue, s.jobs[0].volcano_queue), ("default", "research")),
     # Simulation
     case("a Simulation sets the run settings",
          [NODE, simulation("lesson-3", stack="pod", ordering="strict", scoring="MostAllocated", preemption=True,
@@ -458,9 +459,12 @@ BAD = [
          "Simulation two", "kind", "expected at most one Simulation", True),
     case("unknown kind", [NODE, {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}],
          "Deployment web", "kind", "unknown kind 'Deployment'", False),
-    case("a Volcano vcjob is not a batch/v1 Job",
+    case("a Volcano vcjob is read as one, and needs tasks",
          [NODE, {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "vc"}, "spec": {}}],
-         "Job vc", "apiVersion", "unknown apiVersion 'batch.volcano.sh/v1alpha1' for kind Job: expected batch/v1", True),
+         "VolcanoJob vc", "spec.tasks", "expected a list of at least one task", True),
+    case("a Job of another apiVersion is refused",
+         [NODE, {"apiVersion": "batch/v2", "kind": "Job", "metadata": {"name": "vc"}, "spec": {}}],
+         "Job vc", "apiVersion", "unknown apiVersion 'batch/v2' for kind Job: expected batch/v1", False),
     case("the scheduler-plugins PodGroup is another kind",
          [NODE, {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup", "metadata": {"name": "pg"},
                  "spec": {"minMember": 2}}],
@@ -586,10 +590,10 @@ WARN = [
     case("unknown fields of many objects make one warning",
          [edit(NODE, "spec.taints", [{"key": "gpu", "effect": "NoSchedule"}]), edit(NODE, "metadata.name", "gpu-1") | {"extra": 1},
           edit(batch_job("a"), "spec.template.spec.initContainers", [{"name": "init"}]),
-          edit(pod_group("pg"), "spec.minResources", {"cpu": "1"}),
+          edit(pod_group("pg"), "spec.minTaskMember", {"workers": 1}),
           edit(simulation(), "spec.speed", "fast")],
          [["5 field(s)", "Node gpu-0: spec.taints", "Node gpu-1: extra", "Job a: spec.template.spec.initContainers",
-           "PodGroup pg: spec.minResources", "Simulation sim: spec.speed"],
+           "PodGroup pg: spec.minTaskMember", "Simulation sim: spec.speed"],
           ["PodGroup pg is not used"]], False),
     case("other extended resources are listed (only nvidia.com/gpu is counted)",
          [NODE, container(batch_job("a"), resources={"limits": {GPU: "1", "rdma/ib": "1"}})],
@@ -849,3 +853,186 @@ def test_the_full_example_on_the_reference_page_is_the_three_workers_example():
     block = page.split("## Full example")[1].split("```yaml\n")[1].split("```")[0]
     from_page, from_file = load_quietly(block), load_quietly(ROOT / "examples" / "three-workers.yaml")
     assert (from_page.nodes, from_page.jobs, from_page.settings) == (from_file.nodes, from_file.jobs, from_file.settings)
+
+
+# --- Volcano's Queue and Job (gangkit.volcano_manifests) ----------------------------------
+
+from gangkit.volcano_manifests import KNOWN_FIELDS as VOLCANO_KNOWN_FIELDS  # noqa: E402
+from gangkit.volcano_queue import Queue  # noqa: E402
+from gangkit.volcano_resources import Resources  # noqa: E402
+
+INF = float("inf")
+
+
+def vc_queue(name="research", **spec):
+    doc = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name}}
+    if spec:
+        doc["spec"] = spec
+    return doc
+
+
+def vc_task(name="worker", replicas=2, gpus="1", min_available=None, **pod):
+    container = {"name": name, "image": "trainer:1.0", "resources": {"limits": {GPU: gpus}}}
+    task = {"name": name, "replicas": replicas}
+    if min_available is not None:
+        task["minAvailable"] = min_available
+    task["template"] = {"spec": {"restartPolicy": "Never", "containers": [container], **pod}}
+    return task
+
+
+def vc_job(name="train", tasks=None, annotations=None, **spec):
+    meta = {"name": name, "annotations": annotations or {"gangkit/run-time": "10m"}}
+    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": meta,
+            "spec": {**spec, "tasks": tasks if tasks is not None else [vc_task()]}}
+
+
+def pod_group(name="train", **spec):
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": name}, "spec": spec}
+
+
+def grouped_batch_job(name="train"):
+    return batch_job(name, pods=2, template_annotations={"scheduling.k8s.io/group-name": name})
+
+
+def _queues(sc):
+    return {q.name: q for q in sc.volcano.queues}
+
+
+def _job(sc, name="train"):
+    return next(j for j in sc.jobs if j.name == name)
+
+
+VOLCANO_GOOD = [
+    case("a Queue's weight, capability, guarantee, reclaimable and priority",
+         [NODE, vc_queue(weight=3, capability={GPU: "8", "cpu": "64"}, guarantee={"resource": {GPU: "2"}},
+                         reclaimable=False, priority=5)],
+         lambda sc: _queues(sc)["research"],
+         Queue("research", weight=3, capability=Resources(8, 64, INF), guarantee=Resources(2, 0, 0),
+               reclaimable=False, priority=5)),
+    case("a Queue without spec: weight 1, no capability, reclaimable",
+         [NODE, vc_queue()], lambda sc: _queues(sc)["research"], Queue("research")),
+    case("a Volcano Job: one pod set per task, the task's minAvailable as the role minimum",
+         [NODE, vc_queue(), vc_job(queue="research", minAvailable=3,
+                                   tasks=[vc_task("master", 1, "2", min_available=1), vc_task("worker", 4)])],
+         lambda sc: (_job(sc).pod_sets, _job(sc).min_member, _job(sc).volcano_queue, _job(sc).controller),
+         ([PodSet("master", 1, 2, min_member=1), PodSet("worker", 4, 1)], 3, "research", "volcano")),
+    case("a Volcano Job's minAvailable defaults to the tasks' minAvailable, each defaulting to its replicas",
+         [NODE, vc_job(tasks=[vc_task("ps", 2, min_available=1), vc_task("worker", 3)])],
+         lambda sc: (_job(sc).min_member, _job(sc).volcano_queue), (4, "default")),
+    case("a Volcano Job's task without a name is default<index>, as Volcano's webhook names it",
+         [NODE, vc_job(tasks=[{k: v for k, v in vc_task().items() if k != "name"}])],
+         lambda sc: _job(sc).pod_sets[0].name, "default0"),
+    case("a Volcano Job's priorityClassName gives its priority",
+         [NODE, priority_class("high", 100), vc_job(priorityClassName="high")],
+         lambda sc: _job(sc).priority, 100),
+    case("a Volcano Job's nodeSelector and CPU/memory requests",
+         [NODE, vc_job(tasks=[{**vc_task(), "template": {"spec": {
+             "nodeSelector": {"pool": "a100"}, "restartPolicy": "Never",
+             "containers": [{"name": "w", "image": "t", "resources": {"limits": {GPU: "1"},
+                                                                      "requests": {"cpu": "4", "memory": "16Gi"}}}]}}}])],
+         lambda sc: _job(sc).pod_sets[0], PodSet("worker", 2, 1, 4.0, 16 * 2**30, {"pool": "a100"})),
+    case("a PodGroup's queue and minResources go to the batch/v1 Job that names it",
+         [NODE, vc_queue(), grouped_batch_job(), pod_group(minMember=2, queue="research", minResources={GPU: "2"})],
+         lambda sc: (_job(sc).volcano_queue, _job(sc).min_resources, _job(sc).controller),
+         ("research", Resources(2, 0, 0), "batch")),
+    case("without any Volcano queue or Job the scenario has no Volcano setup (one default queue)",
+         [NODE, grouped_batch_job(), pod_group(minMember=2)], lambda sc: sc.volcano, None),
+]
+
+
+@pytest.mark.parametrize("source, get, expected", VOLCANO_GOOD)
+def test_volcano_manifests_load_into_the_scenario(source, get, expected):
+    assert get(load_quietly(source)) == expected
+
+
+@requires_schemas
+@pytest.mark.parametrize("source, get, expected", VOLCANO_GOOD)
+def test_every_good_volcano_manifest_is_valid_for_the_real_schemas(source, get, expected):
+    for doc in docs_of(source):
+        validate_manifest(doc)
+
+
+VOLCANO_BAD = [
+    case("a Queue weight of zero", [NODE, vc_queue(weight=0)], "Queue research", "spec.weight", ">= 1", False),
+    case("a Queue guarantee above its capability",
+         [NODE, vc_queue(capability={GPU: "2"}, guarantee={"resource": {GPU: "4"}})],
+         "Queue research", "spec.guarantee.resource", "at most the capability", True),
+    case("a fractional GPU capability", [NODE, vc_queue(capability={GPU: "1.5"})],
+         "Queue research", f"spec.capability.{GPU}", "must be an integer", True),
+    case("a Volcano Job naming a Queue that is not in the input", [NODE, vc_job(queue="nope")],
+         "VolcanoJob train", "spec.queue", "names Queue 'nope'", True),
+    case("a PodGroup naming a Queue that is not in the input",
+         [NODE, grouped_batch_job(), pod_group(minMember=2, queue="nope")],
+         "PodGroup train", "spec.queue", "names Queue 'nope'", True),
+    case("a Volcano Job without tasks", [NODE, vc_job(tasks=[])], "VolcanoJob train", "spec.tasks",
+         "at least one task", False),
+    case("a task's minAvailable above its replicas", [NODE, vc_job(tasks=[vc_task(replicas=2, min_available=3)])],
+         "VolcanoJob train", "spec.tasks[0].minAvailable", "at most the task's replicas (2)", True),
+    case("a job's minAvailable above all replicas", [NODE, vc_job(minAvailable=5)],
+         "VolcanoJob train", "spec.minAvailable", "at most the total replicas", True),
+    case("a fractional GPU in a task names the task's field", [NODE, vc_job(tasks=[vc_task(gpus="0.5")])],
+         "VolcanoJob train", f"spec.tasks[0].template.spec.containers[0].resources.limits.{GPU}", "must be an integer", True),
+    case("two tasks of one name", [NODE, vc_job(tasks=[vc_task("w"), vc_task("w")])],
+         "VolcanoJob train", "spec.tasks[1].name", "unique", True),
+]
+
+
+@pytest.mark.parametrize("source, obj, field, words, schema_ok", VOLCANO_BAD)
+def test_bad_volcano_input_is_one_error_naming_object_and_field(source, obj, field, words, schema_ok):
+    with pytest.raises(ScenarioError) as info:
+        load_manifests(source)
+    lines = str(info.value).splitlines()
+    assert any(line.startswith(f"{obj}: {field}: ") and words in line for line in lines), lines
+
+
+@requires_schemas
+@pytest.mark.parametrize("source, obj, field, words, schema_ok", VOLCANO_BAD)
+def test_the_volcano_schemas_catch_some_bad_input_and_gangkit_the_rest(source, obj, field, words, schema_ok):
+    verdicts = []
+    for doc in docs_of(source):
+        try:
+            validate_manifest(doc)
+            verdicts.append(True)
+        except (AssertionError, AttributeError):
+            verdicts.append(False)
+    assert all(verdicts) == schema_ok
+
+
+def test_a_queue_deserved_is_reported_as_read_by_the_capacity_plugin():
+    with pytest.warns(GangkitInputWarning, match="capacity plugin"):
+        sc = load_manifests([NODE, vc_queue(deserved={GPU: "2"})])
+    assert _queues(sc)["research"].deserved == Resources(2, 0, 0)
+
+
+@requires_schemas
+@pytest.mark.parametrize("kind, api_version", [case("Queue", "Queue", "scheduling.volcano.sh/v1beta1"),
+                                               case("VolcanoJob", "VolcanoJob", "batch.volcano.sh/v1alpha1")])
+def test_every_volcano_field_gangkit_knows_exists_in_the_real_schema(kind, api_version):
+    missing: list[str] = []
+
+    def walk(known, schema, path):
+        if known is True:
+            return
+        if isinstance(known, list):
+            walk(known[0], schema.get("items", {}), path + "[]")
+            return
+        props = schema.get("properties")
+        for key, sub in known.items():
+            if props is None:
+                child = schema.get("additionalProperties") if isinstance(schema.get("additionalProperties"), dict) else {}
+            elif key in props:
+                child = props[key]
+            else:
+                missing.append(f"{path}.{key}")
+                continue
+            walk(sub, child, f"{path}.{key}")
+
+    walk(VOLCANO_KNOWN_FIELDS[kind], schema_for(api_version, "Job" if kind == "VolcanoJob" else kind), kind)
+    assert missing == []
+
+
+def test_volcano_jobs_and_queues_round_trip_through_dump():
+    sc = load_quietly(ROOT / "examples" / "volcano-two-queues.yaml")
+    again = load_quietly(dump_manifests(sc))
+    assert (again.jobs, again.volcano) == (sc.jobs, sc.volcano)
+    assert [j.controller for j in again.jobs] == ["batch", "volcano"]
