@@ -63,7 +63,7 @@ from .layers import Reason
 from .volcano_enqueue import ClusterRoom, admit, enqueue_verdict, job_min_resources
 from .volcano_preempt import Bundle, job_bundles, select_victims
 from .volcano_queue import QueueAttr, VolcanoSetup, proportion
-from .volcano_ready import gang_ready
+from .volcano_ready import gang_ready, ready_pods
 from .volcano_resources import ZERO, Resources, pod_resources
 
 PENDING, INQUEUE, RUNNING = "Pending", "Inqueue", "Running"  # PodGroup phases
@@ -314,7 +314,7 @@ class VolcanoGang:
         Returns the number of pods bound, or None when the trial was discarded.
         """
         waiting = [p for p in js.pods if p.node is None and not p.done]
-        need = js.gang_size - js.bound
+        need = js.gang_size - ready_pods(js)
         cap = sim.capacity
         if need > 0 and sum(sorted(p.pod_set.gpus for p in waiting)[:need]) > cap.free_ready_gpus:
             return None  # not enough free GPUs in total: no trial can succeed
@@ -403,7 +403,7 @@ class VolcanoGang:
         if not candidates:
             return False
         cap = sim.capacity
-        need = sum(sorted(p.pod_set.gpus for p in waiting)[:max(0, js.gang_size - js.bound)])
+        need = sum(sorted(p.pod_set.gpus for p in waiting)[:max(0, js.gang_size - ready_pods(js))])
         if need > cap.free_ready_gpus + sum(v.gpus_bound for v in candidates):
             return False
         bundles = [b for v in candidates for b in job_bundles(v)]
@@ -412,10 +412,18 @@ class VolcanoGang:
         else:
             bundles.sort(key=lambda b: (b.whole, -attrs[b.job.spec.volcano_queue].share, b.job.priority, -b.job.seq))
 
+        attr = attrs.get(q)
+
         def fits(victims: list[PodState]) -> bool:
+            """The waiting job's trial with the victims' room given back (and, in its queue, their share)."""
             for p in victims:
                 cap.give(p.node, p.pod_set.gpus, p.pod_set.cpu, p.pod_set.memory)
-            trial = self.trial(sim, waiting)
+            if attr is not None:
+                held = attr.allocated
+                attr.allocated = held - _sum(p for p in victims if p.job.spec.volcano_queue == q)
+            trial = self.trial(sim, waiting, attr)
+            if attr is not None:
+                attr.allocated = held
             for p in victims:
                 cap.take(p.node, p.pod_set.gpus, p.pod_set.cpu, p.pod_set.memory)
             return bool(trial) and gang_ready(js, [p for p, _ in trial])
@@ -432,6 +440,8 @@ class VolcanoGang:
             return False
         self._evict(sim, js, victims, kind)
         self._allocate(sim, js)
+        if any(p.node is None and not p.done for p in js.pods):
+            self._partial[js.index] = js  # ready with pods still waiting (minMember below its pod count)
         return True
 
     def _evict(self, sim: Simulation, preemptor: JobState, victims: list[PodState], kind: str) -> None:
@@ -467,11 +477,16 @@ class VolcanoGang:
         fit = len(self.trial(sim, waiting)) + js.bound
         cap = sim.capacity
         largest = cap.max_free_gpus()
+        if gang_ready(js) and fit == js.bound:
+            return Reason("placement", "PodsCannotFit",
+                          f"gang of {k} is ready with {ready_pods(js)} of {len(js.pods)} pods; the other "
+                          f"{len(waiting)} cannot fit now ({cap.free_ready_gpus} GPUs free, largest free block "
+                          f"{largest} GPUs on one node)", {"gang": k, "waiting": len(waiting)})
         attr = (self._attrs or {}).get(js.spec.volcano_queue)
-        if fit >= k and attr is not None and len(self.trial(sim, waiting, attr)) + js.bound < k:
+        if attr is not None and len(self.trial(sim, waiting, attr)) + js.bound < fit:
             return Reason("placement", "QueueOverDeserved",
-                          f"gang of {k} fits on the nodes, but would take queue {attr.name!r} above its deserved "
-                          f"share ({attr.allocated.short()} allocated of {attr.deserved.short()} deserved)",
+                          f"{len(waiting)} pod(s) of a gang of {k} fit on the nodes, but would take queue {attr.name!r} "
+                          f"above its deserved share ({attr.allocated.short()} allocated of {attr.deserved.short()} deserved)",
                           {"gang": k, "queue": attr.name, "deserved_gpus": attr.deserved.gpus})
         if fit >= k:
             msg = (f"gang of {k} fits now but waits behind a job that does not fit (ordering strict)"

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .engine import JobState, PodState
-from .volcano_ready import role_minimums
+from .volcano_ready import ready_pods, role_minimums
 
 
 @dataclass
@@ -65,7 +65,7 @@ def job_bundles(js: JobState) -> list[Bundle]:
         return []
     if js.spec.progress == "sync":
         return [Bundle(js, bound, whole=True)]
-    surplus = js.bound - js.gang_size
+    surplus = ready_pods(js) - js.gang_size  # finished pods count towards the gang too
     mins = role_minimums(js)
     role_left = Counter(p.pod_set.name for p in bound)
     safe, rest = [], []

@@ -30,14 +30,19 @@ def role_minimums(js: JobState) -> dict[str, int]:
     return mins
 
 
+def ready_pods(js: JobState) -> int:
+    """Pods that count towards the gang: bound or already finished (Volcano's ReadyTaskNum counts Succeeded)."""
+    return js.bound + js.pods_done
+
+
 def gang_ready(js: JobState, extra: Iterable[PodState] = ()) -> bool:
-    """Would the job be ready with its bound pods plus ``extra`` ones placed?"""
+    """Would the job be ready with its bound (or finished) pods plus ``extra`` ones placed?"""
     extra = list(extra)
-    if js.bound + len(extra) < js.gang_size:
+    if ready_pods(js) + len(extra) < js.gang_size:
         return False
     mins = role_minimums(js)
     if not mins:
         return True
-    placed = Counter(p.pod_set.name for p in js.pods if p.node is not None)
+    placed = Counter(p.pod_set.name for p in js.pods if p.node is not None or p.done)
     placed.update(p.pod_set.name for p in extra)
     return all(placed[role] >= m for role, m in mins.items())

@@ -15,6 +15,7 @@ import pytest
 import gangkit as gk
 from gangkit import Job, PodSet, job, nodes
 from gangkit.engine import Simulation
+from gangkit.result import build_result
 from gangkit.errors import ScenarioError
 from gangkit.stacks import build_stack
 from gangkit.volcano_enqueue import job_min_resources
@@ -383,3 +384,53 @@ def test_bad_volcano_input_is_one_clear_error(setup, jobs, obj, field, words):
         sc.validate()
     problems = err.value.problems
     assert any(p.obj == obj and p.field == field and words in p.message for p in problems), problems
+
+
+# --- random scenarios: the rules hold whatever the mix ------------------------------------------
+
+def random_scenario(seed: int) -> gk.Scenario:
+    import random
+
+    rng = random.Random(seed)
+    queues = [Queue("a", weight=rng.randint(1, 3)), Queue("b", weight=rng.randint(1, 3),
+              capability=gpus(rng.choice([4, 8, 12])) if rng.random() < 0.5 else None),
+              Queue("c", reclaimable=rng.random() < 0.5)]
+    jobs = []
+    for i in range(14):
+        pods = rng.randint(1, 4)
+        progress = rng.choice(["sync", "independent"])
+        jobs.append(Job(f"j{i}", [PodSet("w", pods, rng.choice([1, 2]))], run_time=rng.choice([50, 200, 500]),
+                        submit_time=rng.choice([0, 10, 30, 120]), priority=rng.choice([0, 5, 10]), progress=progress,
+                        min_member=rng.randint(1, pods), volcano_queue=rng.choice("abc"),
+                        controller=rng.choice(["batch", "volcano"])))
+    return gk.Scenario(nodes(3, gpus=4), jobs, volcano=VolcanoSetup(queues))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_queues_keep_the_rules(seed, monkeypatch):
+    """Evictions never leave a running victim below its minMember; GPUs add up; the run repeats exactly."""
+    real_evict_pod = Simulation.evict_pod
+
+    def evict_pod(self, pod, reason):
+        real_evict_pod(self, pod, reason)
+        js = pod.job
+        assert js.bound == 0 or js.bound >= js.gang_size, f"{js.name} left with {js.bound} of {js.gang_size}"
+
+    monkeypatch.setattr(Simulation, "evict_pod", evict_pod)
+    first = gk.simulate(random_scenario(seed), stack="gang", preemption=True, horizon=20000)
+    sc = random_scenario(seed).with_settings(stack="gang", preemption=True, horizon=20000)
+    sim = Simulation(sc, build_stack("gang", sc.settings, sc))
+    sim.run()
+    again = build_result(sim)
+    t = first.timeline
+    assert ((t.useful_gpus + t.held_idle_gpus + t.free_gpus + t.not_ready_gpus) == t.capacity_gpus).all()
+    assert first.jobs.equals(again.jobs) and first.events.equals(again.events)
+    assert set(first.jobs.state) <= {"Finished", "WaitingAtEnd", "RunningAtEnd", "Deadlocked"}
+    # the layer keeps every job that still waits for a pod somewhere it will look again
+    layer = sim.stack.placement
+    kept = ({e[2] for h in layer._pending.values() for e in h} | set(layer._partial) | {e[2] for e in layer._creating}
+            | {e[2] for shapes in layer._shapes.values() for h in shapes.values() for e in h})
+    for js in sim.jobs:
+        if js.state == "Pending" and any(p.node is None and not p.done for p in js.pods):
+            assert js.index in kept, f"{js.name} waits but the layer lost it"
+    assert "WaitingForSession" not in " ".join(first.jobs.reason)  # quiescent runs: nothing that fits is left
