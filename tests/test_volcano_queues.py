@@ -434,3 +434,25 @@ def test_random_queues_keep_the_rules(seed, monkeypatch):
         if js.state == "Pending" and any(p.node is None and not p.done for p in js.pods):
             assert js.index in kept, f"{js.name} waits but the layer lost it"
     assert "WaitingForSession" not in " ".join(first.jobs.reason)  # quiescent runs: nothing that fits is left
+
+
+EXAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "volcano-job-and-autoscaler.yaml"
+
+AUTOSCALER_EXAMPLE = [
+    # (id, controller of 'train', its start, nodes at the end)
+    ("the example's Volcano Job: no pods, no scale-up, waits for 'fill'", "volcano", 3601, 1),
+    ("the same gang as a batch/v1 Job with minResources: pods seen, a node added", "batch", 211, 2),
+]
+
+
+@pytest.mark.parametrize("controller, start, node_count", [c[1:] for c in AUTOSCALER_EXAMPLE], ids=[c[0] for c in AUTOSCALER_EXAMPLE])
+def test_the_autoscaler_example(controller, start, node_count):
+    import dataclasses
+
+    sc = gk.load_file(EXAMPLE)
+    train = next(j for j in sc.jobs if j.name == "train")
+    if controller == "batch":
+        sc.jobs[sc.jobs.index(train)] = dataclasses.replace(train, controller="batch", min_resources=job_min_resources(train))
+    result = gk.simulate(sc)
+    assert table(result).loc["train", "start_s"] == start
+    assert len(result.nodes) == node_count
