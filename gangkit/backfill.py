@@ -104,10 +104,17 @@ class Profile:
         self.nodes: list["NodeState"] = [st for st in sim.capacity.nodes if st.ready]
         self.times: list[list[float]] = []
         self.free: list[list[list[float]]] = []
+        job_end: dict[int, float] = {}  # a sync job's pods all end together: estimate once per job
         for st in self.nodes:
             releases: dict[float, list[float]] = {}
-            for pod in sorted(st.pods, key=lambda p: (p.job.index, p.index)):
-                end = estimated_end(pod, factor, now)
+            for pod in sorted(st.pods, key=lambda p: (p.job.index, p.index)) if st.pods else ():
+                js = pod.job
+                if js.spec.progress == "sync":
+                    end = job_end.get(js.index)
+                    if end is None:
+                        end = job_end[js.index] = estimated_end(pod, factor, now)
+                else:
+                    end = estimated_end(pod, factor, now)
                 if end == INF:
                     continue
                 ps = pod.pod_set
@@ -125,6 +132,7 @@ class Profile:
                 free.append(list(level))
             self.times.append(times)
             self.free.append(free)
+        self.free_gpus_now = sum(free[0][0] for free in self.free)  # what every node has free now, in total
 
     # -- the step function -------------------------------------------------
     def window(self, i: int, start: float, end: float) -> list[float]:
@@ -141,6 +149,19 @@ class Profile:
             k += 1
         return low
 
+    def _total_gpus(self) -> list[tuple[float, float]]:
+        """(change point, GPUs free at that instant on all nodes together), in time order."""
+        deltas: dict[float, float] = {}
+        for times, free in zip(self.times, self.free):
+            for k in range(1, len(times)):
+                deltas[times[k]] = deltas.get(times[k], 0) + free[k][0] - free[k - 1][0]
+        total = self.free_gpus_now
+        out = [(self.now, total)]
+        for t in sorted(deltas):
+            total += deltas[t]
+            out.append((t, total))
+        return out
+
     def change_points(self) -> list[float]:
         """Every time at which some node's free capacity changes, from now on (sorted)."""
         return sorted({t for times in self.times for t in times})
@@ -156,6 +177,8 @@ class Profile:
                 self._split(i, end)
             times, free = self.times[i], self.free[i]
             k = bisect.bisect_left(times, start)
+            if k == 0:
+                self.free_gpus_now -= ps.gpus
             while k < len(times) and times[k] < end:
                 seg = free[k]
                 seg[0] -= ps.gpus
@@ -182,6 +205,7 @@ class Profile:
         end = start + duration
         avail: dict[int, list[float]] = {}
         placed = []
+        at_now = start <= self.now
         for pod in pods:
             ps = pod.pod_set
             scan = bool(ps.node_selector) or bool((ps.cpu or ps.memory) and self.models_cpu_or_memory)
@@ -192,6 +216,8 @@ class Profile:
                     continue
                 a = avail.get(i)
                 if a is None:
+                    if at_now and ps.gpus > self.free[i][0][0]:
+                        continue  # not even free now (a cheap test before the window)
                     a = avail[i] = self.window(i, start, end)
                 if ps.gpus > a[0] or (ps.cpu and ps.cpu > a[1] + 1e-9) or (ps.memory and ps.memory > a[2]):
                     continue
@@ -229,11 +255,10 @@ class Profile:
         (the gang is bigger than what will ever be free, or needs GPUs that
         are held without an expected end).
         """
-        gpus = sorted(p.pod_set.gpus for p in pods)[:need]
-        total = sum(gpus)
-        for t in self.change_points():
-            if total and sum(self.window(i, t, t + duration)[0] for i in range(len(self.nodes))) < total:
-                continue
+        total = sum(sorted(p.pod_set.gpus for p in pods)[:need])
+        for t, free_total in self._total_gpus():
+            if free_total < total:
+                continue  # not enough GPUs free in the whole cluster at t: no need to try nodes
             placement = self.place(pods, t, duration)
             if len(placement) >= need and placement:
                 return t, placement

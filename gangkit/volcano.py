@@ -279,12 +279,16 @@ class VolcanoGang:
         as holding them without end.
         """
         factor = sim.settings.estimate_factor
-        book = Profile(sim, now, factor)
         conservative = self.ordering == "conservative-backfill"
         waiting_jobs = self._waiting()
+        self.reservations = {}
+        self._blocked_jobs = []
+        if not waiting_jobs:
+            return
+        book = Profile(sim, now, factor)
         head = None
         blocked: list[JobState] = []
-        self.reservations = {}
+        failed: dict[tuple, float] = {}  # shape -> shortest run that could not start now (longer ones fail too)
         for js in waiting_jobs:
             waiting = [p for p in js.pods if p.node is None and not p.done]
             need = max(js.gang_size - js.bound, 1)
@@ -306,12 +310,19 @@ class VolcanoGang:
                 blocked.append(js)
                 head = js
                 continue
+            shape = self.shape(js) if not js.bound else None
+            gpus = sum(sorted(p.pod_set.gpus for p in waiting)[:need])
+            if gpus > book.free_gpus_now or (shape in failed and duration >= failed[shape]):
+                blocked.append(js)  # cannot start now: too few GPUs free, or a shorter twin failed
+                continue
             placement = book.place(waiting, now, duration)
             if len(placement) >= need:
                 self._bind(sim, js, placement)
                 book.reserve(placement, now, now + duration)
             else:
                 blocked.append(js)
+                if shape is not None:
+                    failed[shape] = min(duration, failed.get(shape, INF))
         self._blocked_jobs = blocked
         shapes: dict[tuple, list] = defaultdict(list)  # rebuilt: placed jobs leave no stale entries
         for js in waiting_jobs:
