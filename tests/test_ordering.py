@@ -211,3 +211,14 @@ def test_conservative_no_job_starts_after_its_first_reservation(case):
         assert starts[name] <= promised, (name, starts[name], promised)
     states = result.jobs.set_index("job").state.to_dict()
     assert all(states[name] == "Finished" for name in layer.first_reservation)  # a promise is kept
+
+
+@pytest.mark.parametrize("ordering", ORDERINGS)
+def test_every_ordering_runs_from_the_command_line(capsys, ordering):
+    import json
+
+    from gangkit.cli import main
+
+    assert main(["run", "three-workers", "--stack", "gang", "--ordering", ordering, "--estimate-factor", "2", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["ordering"] == ordering and payload["jobs_finished"] == 3
