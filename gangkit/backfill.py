@@ -248,16 +248,18 @@ class Profile:
             left = sum(shares) / len(shares) if shares else 0.0
         return left if self.scoring == "LeastAllocated" else 1.0 - left
 
-    def earliest(self, pods: list["PodState"], need: int, duration: float) -> tuple[float, list] | None:
+    def earliest(self, pods: list["PodState"], need: int, duration: float,
+                 not_before: float = -INF) -> tuple[float, list] | None:
         """The earliest start (now or a change point) at which ``need`` of the pods fit for ``duration``.
 
         Returns (start, placement), or None when no start in the book works
         (the gang is bigger than what will ever be free, or needs GPUs that
-        are held without an expected end).
+        are held without an expected end). Starts before ``not_before`` are
+        not tried (the caller knows they fail).
         """
         total = sum(sorted(p.pod_set.gpus for p in pods)[:need])
         for t, free_total in self._total_gpus():
-            if free_total < total:
+            if free_total < total or t < not_before:
                 continue  # not enough GPUs free in the whole cluster at t: no need to try nodes
             placement = self.place(pods, t, duration)
             if len(placement) >= need and placement:

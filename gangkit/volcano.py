@@ -289,13 +289,22 @@ class VolcanoGang:
         head = None
         blocked: list[JobState] = []
         failed: dict[tuple, float] = {}  # shape -> shortest run that could not start now (longer ones fail too)
+        planned: dict[tuple, tuple[float, float]] = {}  # shape of identical pods -> (run, earliest start found)
         for js in waiting_jobs:
             waiting = [p for p in js.pods if p.node is None and not p.done]
             need = max(js.gang_size - js.bound, 1)
             completes = js.spec.progress == "independent" or need >= len(waiting)
             duration = estimate(js, factor, waiting) if completes else INF
             if conservative or head is None:
-                found = book.earliest(waiting, need, duration)
+                # identical pods: a twin (same shape, run no longer) found no start before `earlier`,
+                # and the book has only lost capacity since, so this job cannot start before it either
+                twin = self.shape(js) if not js.bound and len({p.request for p in js.pods}) == 1 else None
+                earlier = -INF
+                if twin in planned and duration >= planned[twin][0]:
+                    earlier = planned[twin][1]
+                found = None if earlier == INF else book.earliest(waiting, need, duration, earlier)
+                if twin is not None and (twin not in planned or duration <= planned[twin][0]):
+                    planned[twin] = (duration, INF if found is None else found[0])
                 if found is None:
                     blocked.append(js)  # no start in the book: no reservation
                     continue
