@@ -135,17 +135,28 @@ class Profile:
         self.free_gpus_now = sum(free[0][0] for free in self.free)  # what every node has free now, in total
 
     # -- the step function -------------------------------------------------
-    def window(self, i: int, start: float, end: float) -> list[float]:
-        """What node ``i`` has free throughout [start, end): the minimum over that window."""
+    def window(self, i: int, start: float, end: float, gpus: int = 0) -> list[float] | None:
+        """What node ``i`` has free throughout [start, end): the minimum over that window.
+
+        None as soon as the window is found to hold fewer than ``gpus`` GPUs.
+        """
         times, free = self.times[i], self.free[i]
         k = max(bisect.bisect_right(times, start) - 1, 0)
         low = list(free[k])
+        if low[0] < gpus:
+            return None
         k += 1
-        while k < len(times) and times[k] < end:
+        n = len(times)
+        while k < n and times[k] < end:
             seg = free[k]
-            for d in range(3):
-                if seg[d] < low[d]:
-                    low[d] = seg[d]
+            if seg[0] < low[0]:
+                if seg[0] < gpus:
+                    return None
+                low[0] = seg[0]
+            if seg[1] < low[1]:
+                low[1] = seg[1]
+            if seg[2] < low[2]:
+                low[2] = seg[2]
             k += 1
         return low
 
@@ -204,6 +215,7 @@ class Profile:
         """
         end = start + duration
         avail: dict[int, list[float]] = {}
+        short: dict[int, int] = {}  # node -> a GPU count its window was found not to hold
         placed = []
         at_now = start <= self.now
         for pod in pods:
@@ -216,9 +228,15 @@ class Profile:
                     continue
                 a = avail.get(i)
                 if a is None:
+                    if i in short and ps.gpus >= short[i]:
+                        continue
                     if at_now and ps.gpus > self.free[i][0][0]:
                         continue  # not even free now (a cheap test before the window)
-                    a = avail[i] = self.window(i, start, end)
+                    a = self.window(i, start, end, ps.gpus)
+                    if a is None:
+                        short[i] = ps.gpus
+                        continue
+                    avail[i] = a
                 if ps.gpus > a[0] or (ps.cpu and ps.cpu > a[1] + 1e-9) or (ps.memory and ps.memory > a[2]):
                     continue
                 key = self._score(n, a, ps, scan)
@@ -258,9 +276,15 @@ class Profile:
         not tried (the caller knows they fail).
         """
         total = sum(sorted(p.pod_set.gpus for p in pods)[:need])
-        for t, free_total in self._total_gpus():
+        totals = self._total_gpus()
+        for k, (t, free_total) in enumerate(totals):
             if free_total < total or t < not_before:
                 continue  # not enough GPUs free in the whole cluster at t: no need to try nodes
+            j, end = k + 1, t + duration
+            while j < len(totals) and totals[j][0] < end and totals[j][1] >= total:
+                j += 1
+            if j < len(totals) and totals[j][0] < end:
+                continue  # the cluster as a whole runs short before the run would end
             placement = self.place(pods, t, duration)
             if len(placement) >= need and placement:
                 return t, placement
