@@ -24,14 +24,48 @@ Volcano's scheduler works in *sessions* (one per second by default,
    ``RunSettings.preemption``): a waiting gang evicts lower-priority jobs of
    its own queue, or jobs of queues above their deserved share, never
    leaving a victim gang running below its minMember.
+4. **backfill**, only with ``ordering: volcano-backfill`` (below).
 
-What happens when a job does not fit is the ``ordering`` setting:
+What allocate does within a queue is the ``ordering`` setting (the
+backfilling ones are in :mod:`gangkit.volcano_backfill`):
 
-- ``skip`` (Volcano's behaviour): move on and try the next job, so small jobs
-  may start while a big gang waits; a job that can never fit blocks nobody;
+- ``skip`` (Volcano's behaviour): move on and try the queue's next job, so
+  small jobs may start while a big gang waits; a job that can never fit
+  blocks nobody;
 - ``strict``: the queue stops at its first job that does not fit, so nobody
   of that queue overtakes it (head-of-line blocking: the gang is protected,
-  GPUs idle). Other queues go on.
+  GPUs idle). Other queues go on;
+- ``largest-first`` ("most servers first"): each queue's jobs ordered by the
+  GPUs of the whole gang, largest first (after priority and readiness; ties
+  by creation), then placed as ``skip`` places them. ``skip`` rather than
+  ``strict``, because under ``strict`` the largest waiting gang would idle
+  its queue whenever it does not fit; with ``skip`` the big gangs get the
+  first pick and the small ones fill what is left (first-fit decreasing).
+  It favours big gangs but does not guarantee them a start;
+- ``volcano-backfill``: ``skip``, then Volcano's own ``backfill`` action
+  after allocate, preempt and reclaim (``pkg/scheduler/actions/backfill``).
+  It places only *best-effort* pods, whose resource request is empty
+  (Volcano's ``TaskInfo.BestEffort``; in gangkit: 0 GPUs, 0 CPU, 0 memory),
+  which allocate leaves out; one by one in queue order then job order, on
+  the best-scoring node, stopping at the first that fits nowhere; a job's
+  pods are bound only once the job is ready. It never looks ahead and never
+  places a pod that asks for a GPU, so **it cannot help GPU gangs**: for
+  them it is ``skip``. A job that mixes both kinds of pods and whose
+  ``minMember`` needs both never becomes ready (allocate sees one kind,
+  backfill the other);
+- ``easy-backfill`` and ``conservative-backfill`` replace the trial
+  placement of allocate by *reservations* in a book of future capacity per
+  node (:mod:`gangkit.backfill`). **One book per session over all queues**:
+  jobs are taken in the order allocate visits them (queues by queue order,
+  one job at a time, each queue's jobs in job order); with EASY the first of
+  them that cannot start is the head and the only one with a reservation,
+  with conservative every one gets a reservation in that order; a job
+  starts now only where it touches no reservation, and only if its queue's
+  deserved share allows it now (a job its queue holds back gets no
+  reservation). Reservations are re-planned at every session, with
+  estimated run times (a job's ``activeDeadlineSeconds``, else its true run
+  time times ``RunSettings.estimate_factor``). Volcano has no reservations:
+  these two are gangkit's contrast, from batch schedulers.
 
 Within a trial, pods are placed one after another on the best-scoring node
 (:mod:`gangkit.capacity`), and the trial stops at the first pod that fits
@@ -39,16 +73,17 @@ nowhere, as Volcano's allocate does. A job whose ``minMember`` is smaller
 than its pod count is ready once ``minMember`` pods are bound; its other
 pods are placed in later sessions as room appears.
 
-Not modelled: pipelining onto capacity that is being released, the
-backfill action, hierarchical queues, network topology (see the reference
-page, docs/reference/volcano.md).
+Not modelled: pipelining onto capacity that is being released,
+hierarchical queues, network topology (see the reference pages,
+docs/reference/volcano.md and docs/reference/simulator.md).
 
 Speed: jobs waiting in allocate are kept per queue in one heap per *shape*
 (their pod requests and gang sizes). Room only shrinks within a session, so
 once the first job of a shape fails, all jobs of that shape behind it fail
 too: a session costs a few trials per shape plus one per job started,
-whatever the queue length. With several queues (or queue limits), each
-session also sums what every live job holds and asks for, as the proportion
+whatever the queue length (``easy-backfill`` and ``conservative-backfill``
+look at every waiting job: see :mod:`gangkit.backfill`). With several
+queues (or queue limits), each session also sums what every live job holds and asks for, as the proportion
 plugin does at session open: that part grows with the number of live jobs.
 """
 
@@ -60,6 +95,7 @@ from collections import defaultdict
 
 from .engine import JobState, PodState, Simulation
 from .layers import Reason
+from .volcano_backfill import RESERVING, SHAPE_SKIPPING, ReservationSession, best_effort
 from .volcano_enqueue import ClusterRoom, admit, enqueue_verdict, job_min_resources
 from .volcano_preempt import Bundle, job_bundles, select_victims
 from .volcano_queue import QueueAttr, VolcanoSetup, proportion
@@ -92,6 +128,8 @@ class VolcanoGang:
         self._refused: dict[int, Reason] = {}  # why a PodGroup is still Pending
         self._attrs: dict[str, QueueAttr] | None = None  # the proportion plugin's figures for this session
         self._room = ClusterRoom(ZERO)
+        self.reservations: dict[int, float] = {}  # job index -> reservation time, from the last session
+        self.first_reservation: dict[str, float] = {}  # job name -> the first reservation it was given
 
     # -- socket -------------------------------------------------------------
     def enqueue(self, jobs: list[JobState], now: float) -> None:
@@ -135,13 +173,14 @@ class VolcanoGang:
         """Pods that wait for room after the last session (what autoscalers see).
 
         These are the pods of jobs that allocate could not place and, with
-        ``skip``, of the waiting jobs of the same shape behind them, and the
+        ``skip`` (and the orderings that skip as it does), of the waiting jobs
+        of the same shape behind them, and the
         pods of batch/v1 Jobs whose PodGroup is still Pending. A Volcano Job
         whose PodGroup is Pending has no pods yet: nothing of it is listed.
         """
         out = [p for js in self._blocked_jobs for p in js.pods if p.node is None and not p.done]
         listed = {js.index for js in self._blocked_jobs}
-        if self.ordering == "skip":
+        if self.ordering in SHAPE_SKIPPING:
             shapes = {(js.spec.volcano_queue, self.shape(js)) for js in self._blocked_jobs if not js.bound}
             for q, shape in sorted(shapes, key=repr):
                 for entry in sorted(self._shapes.get(q, {}).get(shape, ())):
@@ -169,6 +208,8 @@ class VolcanoGang:
         if self.preemption:
             self._evict_action(sim, now, "preempt")
             self._evict_action(sim, now, "reclaim")
+        if self.ordering == "volcano-backfill":
+            self._backfill_action(sim)
         for q in [q for q, h in self._pending.items() if not h]:
             del self._pending[q]
         for shapes in self._shapes.values():
@@ -244,19 +285,37 @@ class VolcanoGang:
             self._to_allocate(js)
 
     # -- allocate --------------------------------------------------------------
+    def _key(self, js: JobState, entry: tuple | None = None) -> tuple:
+        """Volcano's job order within a queue: priority, then jobs not yet ready, then creation.
+
+        ``largest-first`` puts the GPUs of the whole gang (largest first)
+        before creation. ``entry`` is the job's heap entry (its order when
+        it was queued); without it the job is partly placed.
+        """
+        if entry is not None:
+            prio, ready, seq = entry[0], 0, entry[1]
+        else:
+            prio, ready, seq = -js.priority, 1 if gang_ready(js) else 0, js.seq
+        if self.ordering == "largest-first":
+            return (prio, ready, -sum(p.pod_set.gpus for p in js.pods), seq)
+        return (prio, ready, seq)
+
     def _allocate_action(self, sim: Simulation, now: float) -> None:
         while self._creating and self._creating[0][0] <= now + 1e-9:
             js = heapq.heappop(self._creating)[3]
             if self._phase.get(js.index) == INQUEUE:
                 self._to_allocate(js)
+        if self.ordering in RESERVING:
+            self._allocate_reserving(sim, now)
+            return
         heads: dict[str, list] = defaultdict(list)  # queue -> heap of (order key, shape or ("job", index))
         for q, shapes in self._shapes.items():
             for shape, h in shapes.items():
                 self._drop_stale(h)
                 if h:
-                    heads[q].append(((h[0][0], 0, h[0][1]), shape))
+                    heads[q].append((self._key(h[0][3], h[0]), shape))
         for js in self._partial.values():
-            heads[js.spec.volcano_queue].append(((-js.priority, 1 if gang_ready(js) else 0, js.seq), ("job", js.index)))
+            heads[js.spec.volcano_queue].append((self._key(js), ("job", js.index)))
         attrs = self._attrs or {}
         queues = []
         for q in heads:
@@ -286,7 +345,7 @@ class VolcanoGang:
             js = self._partial[key[1]]
             placed = self._allocate(sim, js)
             if not any(p.node is None and not p.done for p in js.pods):
-                del self._partial[key[1]]
+                self._partial.pop(key[1], None)
             if placed is None and not gang_ready(js):
                 blocked.append(js)
                 return False
@@ -301,7 +360,7 @@ class VolcanoGang:
             self._partial[js.index] = js
         self._drop_stale(h)
         if h:
-            heapq.heappush(heads, ((h[0][0], 0, h[0][1]), key))
+            heapq.heappush(heads, (self._key(h[0][3], h[0]), key))
         return True
 
     def _drop_stale(self, q: list) -> None:
@@ -313,7 +372,7 @@ class VolcanoGang:
 
         Returns the number of pods bound, or None when the trial was discarded.
         """
-        waiting = [p for p in js.pods if p.node is None and not p.done]
+        waiting = self._allocatable_pods(js)
         need = js.gang_size - ready_pods(js)
         cap = sim.capacity
         if need > 0 and sum(sorted(p.pod_set.gpus for p in waiting)[:need]) > cap.free_ready_gpus:
@@ -322,14 +381,94 @@ class VolcanoGang:
         trial = self.trial(sim, waiting, attr)
         if not trial or not gang_ready(js, [p for p, _ in trial]):
             return None
-        for pod, node in trial:
+        self._commit(sim, js, trial)
+        return len(trial)
+
+    def _allocatable_pods(self, js: JobState) -> list[PodState]:
+        """The job's waiting pods that allocate may place (``volcano-backfill``: not the best-effort ones)."""
+        waiting = [p for p in js.pods if p.node is None and not p.done]
+        if self.ordering == "volcano-backfill":
+            waiting = [p for p in waiting if not best_effort(p.request)]
+        return waiting
+
+    def _commit(self, sim: Simulation, js: JobState, placement: list) -> None:
+        """Bind the placed pods; the queue's allocation, the PodGroup's phase and the partly placed jobs follow."""
+        for pod, node in placement:
             sim.bind(pod, node)
+        attr = (self._attrs or {}).get(js.spec.volcano_queue)
         if attr is not None:
-            attr.allocated = attr.allocated + _sum(p for p, _ in trial)
+            attr.allocated = attr.allocated + _sum(p for p, _ in placement)
             attr.update_share()
         if gang_ready(js):
             self._phase[js.index] = RUNNING
-        return len(trial)
+        if any(p.node is None and not p.done for p in js.pods):
+            self._partial[js.index] = js
+        else:
+            self._partial.pop(js.index, None)
+
+    # -- allocate with reservations (easy-backfill, conservative-backfill) ---------
+    def _allocate_reserving(self, sim: Simulation, now: float) -> None:
+        """Allocate's visiting order, each job asked of one book of reservations (:mod:`gangkit.volcano_backfill`).
+
+        Nothing stops a queue: a job that cannot start now waits (with a
+        reservation, or none) and the queue goes on to its next job.
+        """
+        by_queue = self._waiting_by_queue()
+        self.reservations = {}
+        self._blocked_jobs = []
+        if not by_queue:
+            return
+        session = ReservationSession(sim, now, self.ordering == "conservative-backfill", self.shape)
+        attrs = self._attrs or {}
+        queues = [(self._queue_key(q), q) for q in by_queue]
+        heapq.heapify(queues)
+        nxt = dict.fromkeys(by_queue, 0)
+        blocked: list[JobState] = []
+        while queues:
+            _, q = heapq.heappop(queues)
+            attr = attrs.get(q)
+            if attr is not None and attr.overused():
+                continue  # at or above its deserved share: skipped for this session
+            js = by_queue[q][nxt[q]]
+            nxt[q] += 1
+            placement = session.consider(
+                js, lambda pl: attr is None or attr.allocatable(_sum(p for p, _ in pl)))
+            if placement:
+                self._commit(sim, js, placement)
+            else:
+                blocked.append(js)
+            if nxt[q] < len(by_queue[q]):
+                heapq.heappush(queues, (self._queue_key(q), q))
+        self.reservations = session.reservations
+        for index, start in self.reservations.items():
+            self.first_reservation.setdefault(self._jobs[index].name, start)
+        self._blocked_jobs = blocked
+        shapes: dict[str, dict[tuple, list]] = defaultdict(lambda: defaultdict(list))  # rebuilt: no stale entries
+        for q, jobs in by_queue.items():
+            for js in jobs:
+                if self._waits_whole(js, INQUEUE):
+                    shapes[q][self.shape(js)].append((-js.priority, js.seq, js.index, js))
+        for per_shape in shapes.values():
+            for h in per_shape.values():
+                heapq.heapify(h)
+        self._shapes = shapes
+
+    def _waiting_by_queue(self) -> dict[str, list[JobState]]:
+        """Every job allocate may place, per queue, in Volcano's job order (a pass over the queues)."""
+        keyed: dict[str, list] = defaultdict(list)
+        seen = set()
+        for q, shapes in self._shapes.items():
+            for h in shapes.values():
+                for entry in h:
+                    js = entry[3]
+                    if js.index not in seen and self._waits_whole(js, INQUEUE):
+                        seen.add(js.index)
+                        keyed[q].append((self._key(js, entry), js))
+        for js in self._partial.values():
+            if js.index not in seen and any(p.node is None and not p.done for p in js.pods):
+                seen.add(js.index)
+                keyed[js.spec.volcano_queue].append((self._key(js), js))
+        return {q: [js for _, js in sorted(kv, key=lambda kv: kv[0])] for q, kv in sorted(keyed.items())}
 
     @staticmethod
     def trial(sim: Simulation, pods: list[PodState], attr: QueueAttr | None = None) -> list[tuple[PodState, object]]:
@@ -358,6 +497,43 @@ class VolcanoGang:
             ps = p.pod_set
             cap.give(node, ps.gpus, ps.cpu, ps.memory)
         return placed
+
+    # -- Volcano's backfill action (ordering volcano-backfill) ----------------------
+    def _backfill_action(self, sim: Simulation) -> None:
+        """Place waiting best-effort pods one by one, queues in queue order, jobs in job order.
+
+        A job's pods are bound only if the job is then ready; the action
+        stops at the first pod that fits nowhere. Best-effort pods ask for
+        nothing, so no queue share changes and no queue is skipped.
+        """
+        by_queue: dict[str, list] = defaultdict(list)
+        seen = set()
+        for q, shapes in self._shapes.items():
+            for shape, h in shapes.items():
+                if any(best_effort(r) for r in shape[0]):
+                    for e in h:
+                        if e[3].index not in seen and self._waits_whole(e[3], INQUEUE):
+                            seen.add(e[3].index)
+                            by_queue[q].append((self._key(e[3], e), e[3]))
+        for js in self._partial.values():
+            if js.index not in seen:
+                seen.add(js.index)
+                by_queue[js.spec.volcano_queue].append((self._key(js), js))
+        order = [js for q in self._queue_order(list(by_queue)) for _, js in sorted(by_queue[q], key=lambda kv: kv[0])]
+        for js in order:
+            placed, stuck = [], False
+            for p in js.pods:
+                if p.node is None and not p.done and best_effort(p.request):
+                    node = sim.capacity.choose(*p.request)
+                    if node is None:
+                        stuck = True
+                        break
+                    placed.append((p, node))
+            if placed and gang_ready(js, [p for p, _ in placed]):
+                self._commit(sim, js, placed)
+            if stuck:
+                break
+        self._blocked_jobs = [j for j in self._blocked_jobs if any(p.node is None and not p.done for p in j.pods)]
 
     # -- preempt and reclaim -----------------------------------------------------
     def _evict_action(self, sim: Simulation, now: float, kind: str) -> None:
@@ -388,7 +564,7 @@ class VolcanoGang:
     def _take_back(self, sim: Simulation, js: JobState, kind: str) -> bool:
         attrs = self._attrs or {}
         q = js.spec.volcano_queue
-        waiting = [p for p in js.pods if p.node is None and not p.done]
+        waiting = self._allocatable_pods(js)
         if kind == "reclaim" and not attrs[q].allocatable(_sum(waiting)):
             return False  # proportion's PreemptiveFn: the job would take its queue above its deserved share
         candidates = []
@@ -439,9 +615,7 @@ class VolcanoGang:
         if victims is None:
             return False
         self._evict(sim, js, victims, kind)
-        self._allocate(sim, js)
-        if any(p.node is None and not p.done for p in js.pods):
-            self._partial[js.index] = js  # ready with pods still waiting (minMember below its pod count)
+        self._allocate(sim, js)  # a job ready with pods still waiting stays among the partly placed jobs
         return True
 
     def _evict(self, sim: Simulation, preemptor: JobState, victims: list[PodState], kind: str) -> None:
@@ -482,6 +656,11 @@ class VolcanoGang:
                           f"gang of {k} is ready with {ready_pods(js)} of {len(js.pods)} pods; the other "
                           f"{len(waiting)} cannot fit now ({cap.free_ready_gpus} GPUs free, largest free block "
                           f"{largest} GPUs on one node)", {"gang": k, "waiting": len(waiting)})
+        if js.index in self.reservations:
+            at = self.reservations[js.index]
+            return Reason("placement", "WaitingForReservation",
+                          f"gang of {k} holds a reservation at t={at:g} s (ordering {self.ordering})",
+                          {"gang": k, "reservation_s": at})
         attr = (self._attrs or {}).get(js.spec.volcano_queue)
         if attr is not None and len(self.trial(sim, waiting, attr)) + js.bound < fit:
             return Reason("placement", "QueueOverDeserved",
@@ -489,8 +668,12 @@ class VolcanoGang:
                           f"above its deserved share ({attr.allocated.short()} allocated of {attr.deserved.short()} deserved)",
                           {"gang": k, "queue": attr.name, "deserved_gpus": attr.deserved.gpus})
         if fit >= k:
-            msg = (f"gang of {k} fits now but waits behind a job that does not fit (ordering strict)"
-                   if self.ordering == "strict" else f"gang of {k} fits now; placed at the next session")
+            if self.ordering == "strict":
+                msg = f"gang of {k} fits now but waits behind a job that does not fit (ordering strict)"
+            elif self.ordering in RESERVING:
+                msg = f"gang of {k} fits now but would delay an earlier job's reservation (ordering {self.ordering})"
+            else:
+                msg = f"gang of {k} fits now; placed at the next session"
             return Reason("placement", "WaitingForSession", msg, {"gang": k})
         msg = (f"gang of {k} cannot fit: only {fit} of {k} pods would fit now "
                f"({cap.free_ready_gpus} GPUs free, largest free block {largest} GPUs on one node)")
