@@ -60,9 +60,9 @@ backfilling ones are in :mod:`gangkit.volcano_backfill`):
   one job at a time, each queue's jobs in job order); with EASY the first of
   them that cannot start is the head and the only one with a reservation,
   with conservative every one gets a reservation in that order; a job
-  starts now only where it touches no reservation, and only if its queue's
-  deserved share allows it now (a job its queue holds back gets no
-  reservation). Reservations are re-planned at every session, with
+  starts now only where it touches no reservation; a job whose queue's
+  deserved share would not let it have its pods now gets neither a start
+  nor a reservation. Reservations are re-planned at every session, with
   estimated run times (a job's ``activeDeadlineSeconds``, else its true run
   time times ``RunSettings.estimate_factor``). Volcano has no reservations:
   these two are gangkit's contrast, from batch schedulers.

@@ -28,15 +28,16 @@ for the whole cluster (the first job in that order that cannot start), and
 ``conservative-backfill`` gives every waiting job of every queue a
 reservation in that order.
 
-**Simplifications with queues.** A reservation looks at nodes only, not at
-queue shares: whether the job's queue lets it start (proportion's
-AllocatableFn: allocated + request <= deserved) is asked only when the job
-could start *now*. A job its queue does not let start now is passed over
-with no reservation (it waits for its queue's share, not for nodes), and a
-queue at or above its deserved share is skipped for the session, as in
-allocate. So with several queues a job may start after its first
-reservation when its queue's share held it back; with one queue the
-promises of ``gangkit.backfill`` hold.
+Queue shares. A job whose queue would not let it have its pods *now*
+(proportion's AllocatableFn: allocated + request <= deserved, with what the
+queue holds now) gets neither a start nor a reservation: it waits for its
+queue's share, not for nodes, and holds no nodes from others. A queue at or
+above its deserved share is skipped for the session, as in allocate.
+**Simplification:** a reservation does not foresee queue shares; a
+reservation made while the queue allowed the job is kept in later sessions
+only if the queue still allows it, so with several queues a job may start
+after its first reservation; with one queue the promises of
+:mod:`gangkit.backfill` hold.
 """
 
 from __future__ import annotations
@@ -81,7 +82,9 @@ class ReservationSession:
     def consider(self, js: JobState, may_start: Callable[[list], bool]) -> list | None:
         """The placement to bind now, or None (the job waits; it may have been given a reservation).
 
-        ``may_start(placement)`` is the queue's verdict on starting the job now.
+        ``may_start(placement)`` is the queue's verdict on the job's pods,
+        with what the queue holds now; a job it refuses gets neither a start
+        nor a reservation.
         """
         waiting = [p for p in js.pods if p.node is None and not p.done]
         need = max(js.gang_size - ready_pods(js), 1)
@@ -104,9 +107,9 @@ class ReservationSession:
             if found is None:
                 return None  # no start in the book: no reservation
             start, placement = found
+            if not may_start(placement):
+                return None  # its queue holds it back: no start, no reservation
             if start == self.now:
-                if not may_start(placement):
-                    return None  # its queue holds it back: no reservation
                 self.book.reserve(placement, self.now, self.now + duration)
                 return placement
             self.book.reserve(placement, start, start + duration)
