@@ -186,7 +186,7 @@ def contended(draw):
     return node_list, jobs, scoring
 
 
-PROPERTY = dict(deadline=None, derandomize=True, database=None, max_examples=150,
+PROPERTY = dict(deadline=None, derandomize=True, database=None, max_examples=100,
                 suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -222,3 +222,13 @@ def test_every_ordering_runs_from_the_command_line(capsys, ordering):
     assert main(["run", "three-workers", "--stack", "gang", "--ordering", ordering, "--estimate-factor", "2", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["ordering"] == ordering and payload["jobs_finished"] == 3
+
+
+@settings(**{**PROPERTY, "max_examples": 30})
+@given(contended())
+def test_volcano_backfill_equals_skip_when_every_pod_asks_for_a_gpu(case):
+    """Volcano's backfill action only takes pods with an empty request: for GPU gangs it adds nothing."""
+    node_list, jobs, scoring = case
+    skip, _ = run("skip", jobs, node_list, scoring=scoring)
+    backfill, _ = run("volcano-backfill", jobs, node_list, scoring=scoring)
+    assert skip.jobs.equals(backfill.jobs) and skip.pods.equals(backfill.pods)
