@@ -23,9 +23,9 @@ capacity that stays free over the job's whole estimated run, so a job
 started now lands where the scheduler would put it when no reservation is
 in the way.
 
-Run-time estimates. Real backfilling schedulers (Slurm, PBS, the EASY
-scheduler of the IBM SP2 at Argonne) plan with the *user's* estimate, the
-time limit the job declares, and kill jobs that exceed it. gangkit takes a
+Run-time estimates. Real backfilling schedulers (EASY, the first one, at
+Argonne; Slurm; PBS) plan with the *user's* estimate, the time limit the
+job declares, and kill jobs that exceed it. gangkit takes a
 job's declared maximum run time (``Job.max_run_time``, the batch/v1 Job's
 ``spec.activeDeadlineSeconds``) when there is one; otherwise the estimate is
 the true run time (of the work left, after a restart) times the run's

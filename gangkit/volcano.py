@@ -45,8 +45,9 @@ What happens when a job does not fit is the ``ordering`` setting:
   CPU, memory or GPU asked for); ``allocate`` skips exactly those pods. It
   takes them one by one in job order, on the best-scoring node that passes
   the filters, and stops at the first that fits nowhere; a job's pods are
-  bound only once the job is ready (its session dispatches a job's pods when
-  ``minMember`` are allocated). It never looks at future capacity and never
+  bound only once the job is ready (the session's ``Allocate``, in
+  pkg/scheduler/framework/session.go, dispatches a job's allocated pods only
+  when ``minMember`` are allocated). It never looks at future capacity and never
   places a pod that asks for a GPU, so **it cannot help GPU gangs**: for them
   this ordering is Volcano's allocate, i.e. ``skip``. In gangkit a pod is
   best-effort when it asks for 0 GPUs, 0 CPU and 0 memory. A job that mixes
