@@ -23,9 +23,9 @@ capacity that stays free over the job's whole estimated run, so a job
 started now lands where the scheduler would put it when no reservation is
 in the way.
 
-Run-time estimates. Real backfilling schedulers (Slurm, PBS, the EASY
-scheduler of the IBM SP2 at Argonne) plan with the *user's* estimate, the
-time limit the job declares, and kill jobs that exceed it. gangkit takes a
+Run-time estimates. Real backfilling schedulers (EASY, the first one, at
+Argonne; Slurm; PBS) plan with the *user's* estimate, the time limit the
+job declares, and kill jobs that exceed it. gangkit takes a
 job's declared maximum run time (``Job.max_run_time``, the batch/v1 Job's
 ``spec.activeDeadlineSeconds``) when there is one; otherwise the estimate is
 the true run time (of the work left, after a restart) times the run's
@@ -160,17 +160,21 @@ class Profile:
             k += 1
         return low
 
-    def _total_gpus(self) -> list[tuple[float, float]]:
-        """(change point, GPUs free at that instant on all nodes together), in time order."""
+    def _total_gpus(self) -> list[tuple[float, float, bool]]:
+        """(change point, GPUs free then on all nodes together, whether some node gains anything), in time order."""
         deltas: dict[float, float] = {}
+        rises: dict[float, bool] = {}
         for times, free in zip(self.times, self.free):
             for k in range(1, len(times)):
-                deltas[times[k]] = deltas.get(times[k], 0) + free[k][0] - free[k - 1][0]
+                t, now_, before = times[k], free[k], free[k - 1]
+                deltas[t] = deltas.get(t, 0) + now_[0] - before[0]
+                if not rises.get(t) and (now_[0] > before[0] or now_[1] > before[1] or now_[2] > before[2]):
+                    rises[t] = True
         total = self.free_gpus_now
-        out = [(self.now, total)]
+        out = [(self.now, total, True)]
         for t in sorted(deltas):
             total += deltas[t]
-            out.append((t, total))
+            out.append((t, total, rises.get(t, False)))
         return out
 
     def change_points(self) -> list[float]:
@@ -278,9 +282,14 @@ class Profile:
         """
         total = sum(sorted(p.pod_set.gpus for p in pods)[:need])
         totals = self._total_gpus()
-        for k, (t, free_total) in enumerate(totals):
+        identical = len({p.request for p in pods}) == 1
+        for k, (t, free_total, rises) in enumerate(totals):
             if free_total < total or t < not_before:
                 continue  # not enough GPUs free in the whole cluster at t: no need to try nodes
+            if identical and not rises and k and t < totals[k - 1][0] + duration:
+                # nothing comes free at t, so every node's window from t holds no more than the
+                # window from the change point before, which failed: identical pods fail here too
+                continue
             j, end = k + 1, t + duration
             while j < len(totals) and totals[j][0] < end and totals[j][1] >= total:
                 j += 1

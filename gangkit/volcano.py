@@ -48,7 +48,9 @@ backfilling ones are in :mod:`gangkit.volcano_backfill`):
   (Volcano's ``TaskInfo.BestEffort``; in gangkit: 0 GPUs, 0 CPU, 0 memory),
   which allocate leaves out; one by one in queue order then job order, on
   the best-scoring node, stopping at the first that fits nowhere; a job's
-  pods are bound only once the job is ready. It never looks ahead and never
+  pods are bound only once the job is ready (the session's ``Allocate``, in
+  pkg/scheduler/framework/session.go, dispatches a job's allocated pods only
+  when ``minMember`` are allocated). It never looks ahead and never
   places a pod that asks for a GPU, so **it cannot help GPU gangs**: for
   them it is ``skip``. A job that mixes both kinds of pods and whose
   ``minMember`` needs both never becomes ready (allocate sees one kind,

@@ -87,6 +87,15 @@ CASES = [
      "conservative-backfill", [R2, H1, B2, X], {},
      {"R2": (0, 100, "Finished"), "H1": (100, 200, "Finished"), "B2": (100, 200, "Finished"), "X": (200, 500, "Finished")},
      {"H1": 100, "B2": 100, "X": 200}),
+    ("strict: a gang bigger than the cluster blocks everyone behind it for good",
+     "strict", [job("huge", 3, 8, 100), job("small", 1, 8, 100, submit_time=1)], dict(horizon=1000),
+     {"huge": (NAN, NAN, "WaitingAtEnd"), "small": (NAN, NAN, "WaitingAtEnd")}, {}),
+    ("easy-backfill: a gang no book can hold gets no reservation, so it blocks nobody",
+     "easy-backfill", [job("huge", 3, 8, 100), job("small", 1, 8, 100, submit_time=1)], dict(horizon=1000),
+     {"huge": (NAN, NAN, "WaitingAtEnd"), "small": (1, 101, "Finished")}, {}),
+    ("conservative-backfill: the same, for every job",
+     "conservative-backfill", [job("huge", 3, 8, 100), job("small", 1, 8, 100, submit_time=1)], dict(horizon=1000),
+     {"huge": (NAN, NAN, "WaitingAtEnd"), "small": (1, 101, "Finished")}, {}),
     ("largest-first takes the 16-GPU gang before an 8-GPU job that arrived earlier",
      "largest-first", [job("R", 1, 8, 100), job("small", 1, 8, 100, submit_time=1), job("big", 2, 8, 100, submit_time=2)], {},
      {"R": (0, 100, "Finished"), "small": (1, 101, "Finished"), "big": (101, 201, "Finished")}, {}),
@@ -186,7 +195,7 @@ def contended(draw):
     return node_list, jobs, scoring
 
 
-PROPERTY = dict(deadline=None, derandomize=True, database=None, max_examples=150,
+PROPERTY = dict(deadline=None, derandomize=True, database=None, max_examples=100,
                 suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -222,3 +231,13 @@ def test_every_ordering_runs_from_the_command_line(capsys, ordering):
     assert main(["run", "three-workers", "--stack", "gang", "--ordering", ordering, "--estimate-factor", "2", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["ordering"] == ordering and payload["jobs_finished"] == 3
+
+
+@settings(**{**PROPERTY, "max_examples": 30})
+@given(contended())
+def test_volcano_backfill_equals_skip_when_every_pod_asks_for_a_gpu(case):
+    """Volcano's backfill action only takes pods with an empty request: for GPU gangs it adds nothing."""
+    node_list, jobs, scoring = case
+    skip, _ = run("skip", jobs, node_list, scoring=scoring)
+    backfill, _ = run("volcano-backfill", jobs, node_list, scoring=scoring)
+    assert skip.jobs.equals(backfill.jobs) and skip.pods.equals(backfill.pods)
