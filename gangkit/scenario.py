@@ -31,7 +31,8 @@ class RunSettings:
     - ``stack``: the layers in order joined by ``+`` (``pod``, ``gang``, ...).
     - ``ordering``: the placement layer's queue discipline: ``skip`` starts
       whatever fits (Volcano's allocate moves on to the next job), ``strict``
-      stops at the first job that does not fit (head-of-line blocking).
+      stops at the first job that does not fit (head-of-line blocking; with
+      several Volcano queues, each queue stops at its own first such job).
     - ``scoring``: kube-scheduler's NodeResourcesFit strategy for choosing
       among nodes with room: ``LeastAllocated`` (spread, the default) or
       ``MostAllocated`` (pack).
