@@ -31,11 +31,13 @@ class RunSettings:
     - ``stack``: the layers in order joined by ``+`` (``pod``, ``gang``, ...).
     - ``ordering``: the placement layer's queue discipline: ``skip`` starts
       whatever fits (Volcano's allocate moves on to the next job), ``strict``
-      stops at the first job that does not fit (head-of-line blocking);
+      stops at the first job that does not fit (head-of-line blocking; with
+      several Volcano queues, each queue stops at its own first such job);
       ``easy-backfill`` and ``conservative-backfill`` plan reservations with
-      run-time estimates, ``volcano-backfill`` adds Volcano's backfill action
-      (best-effort pods only), ``largest-first`` takes the biggest gangs
-      first (rules in :mod:`gangkit.volcano`).
+      run-time estimates (one book over all Volcano queues),
+      ``volcano-backfill`` adds Volcano's backfill action (best-effort pods
+      only), ``largest-first`` takes the biggest gangs of each queue first
+      (rules in :mod:`gangkit.volcano`).
     - ``estimate_factor``: backfilling plans with estimated run times; a job
       that declares no maximum run time (``activeDeadlineSeconds``) is
       estimated at its true run time times this factor (>= 1; 1 means exact
