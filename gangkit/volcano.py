@@ -408,6 +408,34 @@ class VolcanoGang:
         else:
             self._partial.pop(js.index, None)
 
+    @staticmethod
+    def trial(sim: Simulation, pods: list[PodState], attr: QueueAttr | None = None) -> list[tuple[PodState, object]]:
+        """Where the pods would go, in order, stopping at the first that fits nowhere (no state kept).
+
+        With the queue's figures (``attr``), a pod that would take the queue
+        above its deserved share is left out (proportion's AllocatableFn).
+        """
+        cap = sim.capacity
+        placed = []
+        taken = ZERO
+        for p in pods:
+            ps = p.pod_set
+            if attr is not None:
+                r = pod_resources(ps)
+                if not attr.allocatable(r, taken):
+                    continue
+            node = cap.choose(*p.request)
+            if node is None:
+                break
+            cap.take(node, ps.gpus, ps.cpu, ps.memory)
+            placed.append((p, node))
+            if attr is not None:
+                taken = taken + r
+        for p, node in placed:  # discard the statement: give everything back
+            ps = p.pod_set
+            cap.give(node, ps.gpus, ps.cpu, ps.memory)
+        return placed
+
     # -- allocate with reservations (easy-backfill, conservative-backfill) ---------
     def _allocate_reserving(self, sim: Simulation, now: float) -> None:
         """Allocate's visiting order, each job asked of one book of reservations (:mod:`gangkit.volcano_backfill`).
@@ -471,34 +499,6 @@ class VolcanoGang:
                 seen.add(js.index)
                 keyed[js.spec.volcano_queue].append((self._key(js), js))
         return {q: [js for _, js in sorted(kv, key=lambda kv: kv[0])] for q, kv in sorted(keyed.items())}
-
-    @staticmethod
-    def trial(sim: Simulation, pods: list[PodState], attr: QueueAttr | None = None) -> list[tuple[PodState, object]]:
-        """Where the pods would go, in order, stopping at the first that fits nowhere (no state kept).
-
-        With the queue's figures (``attr``), a pod that would take the queue
-        above its deserved share is left out (proportion's AllocatableFn).
-        """
-        cap = sim.capacity
-        placed = []
-        taken = ZERO
-        for p in pods:
-            ps = p.pod_set
-            if attr is not None:
-                r = pod_resources(ps)
-                if not attr.allocatable(r, taken):
-                    continue
-            node = cap.choose(*p.request)
-            if node is None:
-                break
-            cap.take(node, ps.gpus, ps.cpu, ps.memory)
-            placed.append((p, node))
-            if attr is not None:
-                taken = taken + r
-        for p, node in placed:  # discard the statement: give everything back
-            ps = p.pod_set
-            cap.give(node, ps.gpus, ps.cpu, ps.memory)
-        return placed
 
     # -- Volcano's backfill action (ordering volcano-backfill) ----------------------
     def _backfill_action(self, sim: Simulation) -> None:
