@@ -102,9 +102,10 @@ class VolcanoGang:
 
     name = "placement"
 
-    def __init__(self, ordering: str = "skip", period: float = 1.0):
+    def __init__(self, ordering: str = "skip", period: float = 1.0, shortcuts: bool = True):
         self.ordering = ordering
         self.period = period
+        self.shortcuts = shortcuts  # backfilling's fast paths; False gives the plain search (differential test)
         self._shapes: dict[tuple, list] = defaultdict(list)  # shape -> heap of (-prio, seq, job)
         self._partial: dict[int, JobState] = {}  # jobs with some pods bound and some waiting
         self._blocked_jobs: list[JobState] = []
@@ -286,7 +287,7 @@ class VolcanoGang:
         self._blocked_jobs = []
         if not waiting_jobs:
             return
-        book = Profile(sim, now, factor)
+        book = Profile(sim, now, factor, self.shortcuts)
         head = None
         blocked: list[JobState] = []
         failed: dict[tuple, float] = {}  # shape -> shortest run that could not start now (longer ones fail too)
@@ -299,7 +300,8 @@ class VolcanoGang:
             if conservative or head is None:
                 # identical pods: a twin (same shape, run no longer) found no start before `earlier`,
                 # and the book has only lost capacity since, so this job cannot start before it either
-                twin = self.shape(js) if not js.bound and len({p.request for p in js.pods}) == 1 else None
+                twin = (self.shape(js) if self.shortcuts and not js.bound and len({p.request for p in js.pods}) == 1
+                        else None)
                 earlier = -INF
                 if twin in planned and duration >= planned[twin][0]:
                     earlier = planned[twin][1]
@@ -320,9 +322,9 @@ class VolcanoGang:
                 blocked.append(js)
                 head = js
                 continue
-            shape = self.shape(js) if not js.bound else None
+            shape = self.shape(js) if self.shortcuts and not js.bound else None
             gpus = sum(sorted(p.pod_set.gpus for p in waiting)[:need])
-            if gpus > book.free_gpus_now or (shape in failed and duration >= failed[shape]):
+            if (self.shortcuts and gpus > book.free_gpus_now) or (shape in failed and duration >= failed[shape]):
                 blocked.append(js)  # cannot start now: too few GPUs free, or a shorter twin failed
                 continue
             placement = book.place(waiting, now, duration)
