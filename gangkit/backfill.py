@@ -97,8 +97,9 @@ class Profile:
     model them.
     """
 
-    def __init__(self, sim: "Simulation", now: float, factor: float):
+    def __init__(self, sim: "Simulation", now: float, factor: float, shortcuts: bool = True):
         self.now = now
+        self.shortcuts = shortcuts  # False: the plain search, for the differential test
         self.scoring = sim.capacity.scoring
         self.models_cpu_or_memory = sim.capacity.models_cpu_or_memory
         self.nodes: list["NodeState"] = [st for st in sim.capacity.nodes if st.ready]
@@ -282,6 +283,12 @@ class Profile:
         """
         total = sum(sorted(p.pod_set.gpus for p in pods)[:need])
         totals = self._total_gpus()
+        if not self.shortcuts:  # the plain search: try every change point
+            for t, _, _ in totals:
+                placement = self.place(pods, t, duration)
+                if len(placement) >= need and placement and (accept is None or accept(placement)):
+                    return t, placement
+            return None
         identical = len({p.request for p in pods}) == 1
         for k, (t, free_total, rises) in enumerate(totals):
             if free_total < total or t < not_before:

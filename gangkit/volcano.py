@@ -113,9 +113,10 @@ class VolcanoGang:
     name = "placement"
 
     def __init__(self, ordering: str = "skip", period: float = 1.0, setup: VolcanoSetup | None = None,
-                 preemption: bool = False):
+                 preemption: bool = False, shortcuts: bool = True):
         self.ordering = ordering
         self.period = period
+        self.shortcuts = shortcuts  # backfilling's fast paths; False gives the plain search (differential test)
         self.setup = setup if setup is not None else VolcanoSetup()
         self.queues = self.setup.all_queues()
         self.proportional = not self.setup.trivial
@@ -448,7 +449,7 @@ class VolcanoGang:
         self._blocked_jobs = []
         if not by_queue:
             return
-        session = ReservationSession(sim, now, self.ordering == "conservative-backfill", self.shape)
+        session = ReservationSession(sim, now, self.ordering == "conservative-backfill", self.shape, self.shortcuts)
         attrs = self._attrs or {}
         queues = [(self._queue_key(q), q) for q in by_queue]
         heapq.heapify(queues)

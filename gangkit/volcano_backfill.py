@@ -68,12 +68,14 @@ class ReservationSession:
     placed, so it is planned as holding them without end.
     """
 
-    def __init__(self, sim: Simulation, now: float, conservative: bool, shape: Callable[[JobState], tuple]):
+    def __init__(self, sim: Simulation, now: float, conservative: bool, shape: Callable[[JobState], tuple],
+                 shortcuts: bool = True):
         self.now = now
         self.factor = sim.settings.estimate_factor
         self.conservative = conservative
         self.shape = shape
-        self.book = Profile(sim, now, self.factor)
+        self.shortcuts = shortcuts  # False: no memos, no cheap tests (the plain search, for a differential test)
+        self.book = Profile(sim, now, self.factor, shortcuts)
         self.head: JobState | None = None  # EASY: the one job holding a reservation
         self.reservations: dict[int, float] = {}  # job index -> reservation time
         self._failed: dict[tuple, float] = {}  # shape -> shortest run that could not start now (longer ones fail too)
@@ -97,7 +99,8 @@ class ReservationSession:
         if self.conservative or self.head is None:
             # identical pods: a twin (same shape, run no longer) found no start before `earlier`,
             # and the book has only lost capacity since, so this job cannot start before it either
-            twin = self.shape(js) if not js.bound and len({p.request for p in js.pods}) == 1 else None
+            twin = (self.shape(js) if self.shortcuts and not js.bound and len({p.request for p in js.pods}) == 1
+                    else None)
             earlier = -INF
             if twin in self._planned and duration >= self._planned[twin][0]:
                 earlier = self._planned[twin][1]
@@ -116,9 +119,10 @@ class ReservationSession:
             self.reservations[js.index] = start
             self.head = js
             return None
-        shape = self.shape(js) if not js.bound else None
+        shape = self.shape(js) if self.shortcuts and not js.bound else None
         gpus = sum(sorted(p.pod_set.gpus for p in waiting)[:need])
-        if gpus > self.book.free_gpus_now or (shape in self._failed and duration >= self._failed[shape]):
+        twin_failed = shape in self._failed and duration >= self._failed[shape]
+        if (self.shortcuts and gpus > self.book.free_gpus_now) or twin_failed:
             return None  # cannot start now: too few GPUs free, or a shorter twin failed
         placement = self.book.place(waiting, self.now, duration)
         if len(placement) >= need and ready(placement):

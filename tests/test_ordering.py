@@ -241,3 +241,16 @@ def test_volcano_backfill_equals_skip_when_every_pod_asks_for_a_gpu(case):
     skip, _ = run("skip", jobs, node_list, scoring=scoring)
     backfill, _ = run("volcano-backfill", jobs, node_list, scoring=scoring)
     assert skip.jobs.equals(backfill.jobs) and skip.pods.equals(backfill.pods)
+
+
+@settings(**{**PROPERTY, "max_examples": 40})
+@given(contended(), st.sampled_from(["easy-backfill", "conservative-backfill"]), st.sampled_from([1, 2.5]))
+def test_backfilling_shortcuts_change_no_decision(case, ordering, factor):
+    """Differential test: the fast paths (cheap totals, twin memos, skipped start times) against the plain search."""
+    node_list, jobs, scoring = case
+    jobs = jobs + [Job("two-sets", [PodSet("a", 1, 2), PodSet("b", 2, 1)], 77, submit_time=50)]
+    sc = gk.Scenario(node_list, jobs)
+    fast = gk.simulate(sc, stack=gk.Stack(VolcanoGang(ordering), name="gang"), scoring=scoring, estimate_factor=factor)
+    plain = gk.simulate(sc, stack=gk.Stack(VolcanoGang(ordering, shortcuts=False), name="gang"), scoring=scoring,
+                        estimate_factor=factor)
+    assert fast.jobs.equals(plain.jobs) and fast.pods.equals(plain.pods)
