@@ -173,3 +173,19 @@ def test_random_queues_under_every_ordering(seed, ordering, monkeypatch):
     for js in sim.jobs:
         if js.state == "Pending" and any(p.node is None and not p.done for p in js.pods):
             assert js.index in kept, f"{js.name} waits but the layer lost it"
+
+
+@pytest.mark.parametrize("ordering", ["easy-backfill", "conservative-backfill"])
+@pytest.mark.parametrize("seed", range(4))
+def test_reservation_shortcuts_change_no_decision_with_queues(seed, ordering):
+    """Differential test: the book's fast paths against the plain search, on random multi-queue runs."""
+    from gangkit.volcano import VolcanoGang
+
+    sc = random_scenario(seed)
+
+    def layer(shortcuts):
+        return gk.Stack(VolcanoGang(ordering, setup=sc.volcano, preemption=True, shortcuts=shortcuts), name="gang")
+
+    fast = gk.simulate(sc, stack=layer(True), preemption=True, horizon=20000, estimate_factor=2)
+    plain = gk.simulate(sc, stack=layer(False), preemption=True, horizon=20000, estimate_factor=2)
+    assert fast.jobs.equals(plain.jobs) and fast.pods.equals(plain.pods)
