@@ -12,7 +12,7 @@ Two different things share the word *backfill*:
   contrast. :class:`ReservationSession` answers, job by job in the session's
   visiting order, "start it now, promise it a time, or neither".
 - **Volcano's backfill action** (``volcano-backfill``, Volcano
-  ``pkg/scheduler/actions/backfill``): after allocate, it places the pods
+  ``pkg/scheduler/actions/backfill``): last in the session, it places the pods
   that ask for nothing (*best-effort* pods, :func:`best_effort`), which
   allocate leaves out. It never looks ahead and never places a pod that asks
   for a GPU. The layer runs it (``VolcanoGang._backfill_action`` in
@@ -36,8 +36,8 @@ above its deserved share is skipped for the session, as in allocate.
 **Simplification:** a reservation does not foresee queue shares; a
 reservation made while the queue allowed the job is kept in later sessions
 only if the queue still allows it, so with several queues a job may start
-after its first reservation; with one queue the promises of
-:mod:`gangkit.backfill` hold.
+after its first reservation; with one queue and no queue limits the
+promises of :mod:`gangkit.backfill` hold.
 """
 
 from __future__ import annotations
