@@ -21,6 +21,7 @@ from .errors import Problem, ScenarioError
 
 Progress = Literal["sync", "independent"]
 PROGRESS_MODES = ("sync", "independent")
+GANG_STYLES = ("Soft", "Hard")  # YuniKorn's gangSchedulingStyle
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,13 @@ class Job:
     maximum (Kubernetes ``activeDeadlineSeconds``), which backfilling uses.
     ``checkpoint_interval``: after an eviction a sync job restarts from its
     last checkpoint; ``None`` means it restarts from zero.
+
+    Per-job settings of the holding gang schedulers (``None``: the
+    scheduler's default): ``schedule_timeout`` is the coscheduling PodGroup's
+    ``scheduleTimeoutSeconds`` (how long placed pods wait at Permit);
+    ``placeholder_timeout`` and ``gang_style`` are YuniKorn's
+    ``placeholderTimeoutInSeconds`` and ``gangSchedulingStyle`` (``Soft`` or
+    ``Hard``).
     """
 
     name: str
@@ -74,6 +82,9 @@ class Job:
     namespace: str | None = None
     checkpoint_interval: float | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    schedule_timeout: float | None = None
+    placeholder_timeout: float | None = None
+    gang_style: str | None = None
 
     @property
     def key(self) -> str:
@@ -136,6 +147,12 @@ class Job:
             not _finite(self.checkpoint_interval) or self.checkpoint_interval <= 0
         ):
             bad("checkpoint_interval", f"expected seconds > 0, got {self.checkpoint_interval!r}")
+        for name in ("schedule_timeout", "placeholder_timeout"):
+            value = getattr(self, name)
+            if value is not None and (not _finite(value) or value <= 0):
+                bad(name, f"expected seconds > 0, got {value!r}")
+        if self.gang_style is not None and self.gang_style not in GANG_STYLES:
+            bad("gang_style", f"expected one of {', '.join(GANG_STYLES)}, got {self.gang_style!r}")
         return out
 
 
