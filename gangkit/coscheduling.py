@@ -38,7 +38,9 @@ bound, so it cannot wait at Permit).
 
 Speed: a cycle visits each waiting group once and stops trying a request
 shape at its first failure (capacity only shrinks within a cycle, except
-when a rejection frees some, which resets that memory).
+when a rejection frees some, which resets that memory). A group that this
+cycle would bind and then reject at the same instant is rejected after a
+dry run, without the zero-length binds.
 """
 
 from __future__ import annotations
@@ -97,6 +99,7 @@ class Coscheduling:
         room.start_cycle(sim)
         cap = sim.capacity
         failed: set[tuple] = set()  # request shapes that found no node in this cycle
+        doomed: dict[tuple, int] = {}  # group shape -> pods placed before PostFilter rejected it, this cycle
         unschedulable: list[PodState] = []
         for g in sorted((g for g in room.groups.values() if g.job.placing), key=self.sort_key):
             pending = g.pending()
@@ -106,6 +109,9 @@ class Coscheduling:
             gang = js.spec.progress == "sync"
             if gang and (not room.may_retry(g) or now < g.backoff_until or len(js.pods) < g.min_member):
                 unschedulable.extend(pending)  # PreFilter refuses, or the group waits for a capacity event
+                continue
+            if gang and not g.permitted and self._doomed(sim, g, pending, failed, doomed):
+                unschedulable.extend(pending)
                 continue
             for i, p in enumerate(pending):
                 node = None if p.request in failed else cap.choose(*p.request)
@@ -128,11 +134,58 @@ class Coscheduling:
                     continue  # a small gap: keep the seats, try the next pods
                 self._reject(sim, g, now, p, missing)
                 failed.clear()  # capacity was freed
+                doomed.clear()
                 unschedulable.extend(q for q in pending[i + 1:])
                 unschedulable.extend(q for q in pending[:i] if q.node is None)
                 break
         self._unschedulable = unschedulable
         room.end_cycle(sim)
+
+    def _doomed(self, sim: Simulation, g: Group, pending: list[PodState], failed: set, doomed: dict) -> bool:
+        """Would this cycle end with PostFilter rejecting the group? Then reject it without binding.
+
+        A dry run places the pending pods one by one (as the cycle would)
+        up to the first that fits nowhere. If the group then still misses
+        more than ``podGroupRejectPercentage`` of ``minMember``, the real
+        plugin would assume those pods for an instant and free them in the
+        same cycle: gangkit skips those zero-length holds (same outcome,
+        fewer events) and rejects at once, freeing any pods that waited from
+        earlier cycles.
+        """
+        js = g.job
+        cap = sim.capacity
+        shape = (tuple(p.request for p in pending), g.min_member, js.bound)
+        if shape in doomed:  # capacity only shrank since a group of this shape was rejected
+            placed = doomed[shape]
+            self._reject(sim, g, sim.env.now, pending[placed], g.min_member - placed)
+            return True
+        taken = []
+        for p in pending:
+            node = None if p.request in failed else cap.choose(*p.request)
+            if node is None:
+                if not taken:  # it fails on this cycle's capacity, not only after the group's own pods
+                    failed.add(p.request)
+                break
+            ps = p.pod_set
+            cap.take(node, ps.gpus, ps.cpu, ps.memory)
+            taken.append((p, node))
+        for p, node in taken:
+            ps = p.pod_set
+            cap.give(node, ps.gpus, ps.cpu, ps.memory)
+        placed = len(taken)
+        if placed == len(pending) or js.bound + placed >= g.min_member:
+            return False
+        missing = g.min_member - js.bound - placed
+        if 100.0 * missing / g.min_member <= self.reject_percentage:
+            return False
+        held = js.bound
+        self._reject(sim, g, sim.env.now, pending[placed], missing)
+        if held:
+            failed.clear()  # capacity was freed
+            doomed.clear()
+        else:
+            doomed[shape] = placed
+        return True
 
     def _reject(self, sim: Simulation, g: Group, now: float, pod: PodState, missing: int) -> None:
         """PostFilter: the whole group's waiting pods are rejected; the group backs off if configured."""
