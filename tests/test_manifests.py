@@ -30,8 +30,10 @@ from gangkit.scenario import RunSettings, Scenario
 from gangkit.workload import Job, PodSet, job
 
 try:
+    from schema_util import SCHEMAS as SCHEMAS_DIR
     from schema_util import requires_schemas, schema_for, validate_manifest, validate_yaml
 except ImportError:  # tests/ imported as a package
+    from tests.schema_util import SCHEMAS as SCHEMAS_DIR
     from tests.schema_util import requires_schemas, schema_for, validate_manifest, validate_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -461,10 +463,10 @@ BAD = [
     case("a Volcano vcjob is not a batch/v1 Job",
          [NODE, {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "vc"}, "spec": {}}],
          "Job vc", "apiVersion", "unknown apiVersion 'batch.volcano.sh/v1alpha1' for kind Job: expected batch/v1", True),
-    case("the scheduler-plugins PodGroup is another kind",
-         [NODE, {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup", "metadata": {"name": "pg"},
+    case("a PodGroup of an API version no scheduler serves",
+         [NODE, {"apiVersion": "scheduling.x-k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "pg"},
                  "spec": {"minMember": 2}}],
-         "PodGroup pg", "apiVersion", "expected scheduling.volcano.sh/v1beta1", True),
+         "PodGroup pg", "apiVersion", "expected scheduling.volcano.sh/v1beta1 or scheduling.x-k8s.io/v1alpha1", False),
     case("a document that is not a mapping", [NODE, ["not", "an", "object"]],
          "manifests document 2", "", "expected a mapping (a Kubernetes object), got list", False),
     case("a YAML document that is a plain string", yaml.safe_dump(NODE) + "---\njust words\n",
@@ -814,16 +816,31 @@ def test_dump_refuses_what_manifests_cannot_say(scenario, field, words):
     "kind, api_version",
     [
         case("Node", "Node", "v1"),
-        case("Job", "Job", "batch/v1"),
+        case("Job (Kubernetes 1.35: pod template spec.workloadRef)", "Job", "batch/v1@1.35"),
         case("PriorityClass", "PriorityClass", "scheduling.k8s.io/v1"),
         case("PodGroup", "PodGroup", "scheduling.volcano.sh/v1beta1"),
+        case("scheduler-plugins PodGroup", "CoschedulingPodGroup", "scheduling.x-k8s.io/v1alpha1"),
+        case("Kubernetes Workload", "KubeWorkload", "scheduling.k8s.io/v1alpha1@1.35"),
     ],
 )
 def test_every_field_gangkit_knows_exists_in_the_real_schema(kind, api_version):
     """A typo in gangkit's own list of known fields would hide a user's typo: check it against the schema."""
     missing: list[str] = []
+    components: dict = {}
+    if api_version.endswith("@1.35"):  # the official 1.35 OpenAPI (set B), whose objects use $ref
+        api_version = api_version[: -len("@1.35")]
+        schema, components = openapi_135(api_version, {"Job": "io.k8s.api.batch.v1.Job"}.get(
+            kind, "io.k8s.api.scheduling.v1alpha1.Workload"))
+    else:
+        schema = schema_for(api_version, "PodGroup" if kind == "CoschedulingPodGroup" else kind)
+
+    def deref(schema):
+        while "$ref" in schema or ("allOf" in schema and len(schema["allOf"]) == 1):
+            schema = components[schema["$ref"].rsplit("/", 1)[1]] if "$ref" in schema else schema["allOf"][0]
+        return schema
 
     def walk(known, schema, path):
+        schema = deref(schema)
         if known is True:
             return
         if isinstance(known, list):
@@ -840,8 +857,18 @@ def test_every_field_gangkit_knows_exists_in_the_real_schema(kind, api_version):
                 continue
             walk(sub, child, f"{path}.{key}")
 
-    walk(KNOWN_FIELDS[kind], schema_for(api_version, kind), kind)
+    walk(KNOWN_FIELDS[kind], schema, kind)
     assert missing == []
+
+
+def openapi_135(api_version: str, name: str) -> tuple[dict, dict]:
+    """One object's schema in the Kubernetes 1.35 OpenAPI v3 files of the shared schema folder, and its components."""
+    import json
+
+    group = "api__v1" if api_version == "v1" else "apis__" + api_version.replace("/", "__")
+    path = SCHEMAS_DIR / "kubernetes" / "openapi-v3-1.35" / f"{group}_openapi.json"
+    components = json.loads(path.read_text())["components"]["schemas"]
+    return components[name], components
 
 
 def test_the_full_example_on_the_reference_page_is_the_three_workers_example():
