@@ -62,8 +62,11 @@ class Group:
 
     @property
     def min_member(self) -> int:
-        """The group's minMember/minCount as written (not lowered when fewer pods exist)."""
-        return self.job.spec.gang_size
+        """The group's minMember/minCount as written, not lowered when fewer pods exist
+        (Kueue's partial admission creates fewer pods but does not edit the PodGroup or Workload);
+        a job that names no gang size counts the pods that exist."""
+        written = self.job.spec.min_member
+        return len(self.job.pods) if written is None else written
 
 
 class WaitingRoom:
