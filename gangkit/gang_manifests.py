@@ -245,3 +245,52 @@ def _count(r: "_Reader", owner: str, where: str, value: Any, pods: int | None, j
         r.error(owner, where, f"expected a whole number from 1 to {top}, got {value!r}")
         return None
     return value
+
+
+# --- writing back (dump_manifests) ---------------------------------------------
+
+
+def holding_gang(j) -> str | None:
+    """Which holding scheduler's objects carry a job's gang settings: ``coscheduling``, ``yunikorn`` or None."""
+    if j.schedule_timeout is not None:
+        return "coscheduling"
+    if j.placeholder_timeout is not None or j.gang_style is not None:
+        return "yunikorn"
+    return None
+
+
+def dump_problems(j) -> list[str]:
+    """Why a job's gang settings cannot be written as one gang (empty when they can)."""
+    if j.schedule_timeout is not None and (j.placeholder_timeout is not None or j.gang_style is not None):
+        return ["schedule_timeout (coscheduling) and placeholder_timeout/gang_style (YuniKorn) name two gangs; "
+                "a Job has one"]
+    return []
+
+
+def template_metadata(j) -> dict:
+    """The pod template's labels and annotations that put a job's pods in its holding gang."""
+    kind = holding_gang(j)
+    if kind == "coscheduling":
+        return {"labels": {POD_GROUP_LABEL: j.name}}
+    if kind == "yunikorn":
+        group = {"name": "workers", "minMember": j.gang_size,
+                 "minResource": {"nvidia.com/gpu": str(j.pod_sets[0].gpus)} if j.pod_sets[0].gpus else {}}
+        parameters = []
+        if j.placeholder_timeout is not None:
+            parameters.append(f"placeholderTimeoutInSeconds={int(j.placeholder_timeout)}")
+        if j.gang_style is not None:
+            parameters.append(f"gangSchedulingStyle={j.gang_style}")
+        annotations = {TASK_GROUP_NAME: "workers", TASK_GROUPS: json.dumps([group])}
+        if parameters:
+            annotations[SCHEDULING_POLICY] = " ".join(parameters)
+        return {"annotations": annotations}
+    return {}
+
+
+def gang_objects(j) -> list[dict]:
+    """The objects a job's holding gang needs besides the Job (a scheduler-plugins PodGroup)."""
+    if holding_gang(j) != "coscheduling":
+        return []
+    meta = {"name": j.name} | ({"namespace": j.namespace} if j.namespace else {})
+    spec: dict[str, Any] = {"minMember": j.gang_size, "scheduleTimeoutSeconds": int(j.schedule_timeout)}
+    return [{"apiVersion": COSCHEDULING_API, "kind": "PodGroup", "metadata": meta, "spec": spec}]

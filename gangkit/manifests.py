@@ -71,6 +71,8 @@ from .gang_manifests import KINDS as GANG_KINDS
 from .gang_manifests import KNOWN_FIELDS as GANG_KNOWN_FIELDS
 from .gang_manifests import NAMESPACED as GANG_NAMESPACED
 from .gang_manifests import WORKLOAD_REF, GangObjects, read_gang
+from .gang_manifests import dump_problems as gang_dump_problems
+from .gang_manifests import gang_objects, holding_gang, template_metadata
 from .errors import Problem, ScenarioError
 from .quantity import (
     format_cpu,
@@ -757,6 +759,11 @@ def dump_manifests(scenario: Scenario) -> str:
         if j.max_run_time is not None and j.max_run_time != int(j.max_run_time):
             problems.append(Problem(f"Job {j.key}", "max_run_time",
                                     f"activeDeadlineSeconds is whole seconds; got {j.max_run_time!r}"))
+        for name in ("schedule_timeout", "placeholder_timeout"):
+            value = getattr(j, name)
+            if value is not None and value != int(value):
+                problems.append(Problem(f"Job {j.key}", name, f"the manifests take whole seconds; got {value!r}"))
+        problems.extend(Problem(f"Job {j.key}", "gang", message) for message in gang_dump_problems(j))
     if problems:
         raise ScenarioError(problems)
     docs: list[dict] = [_node_manifest(n) for n in scenario.nodes]
@@ -767,7 +774,8 @@ def dump_manifests(scenario: Scenario) -> str:
         })
     docs.extend(_job_manifest(j) for j in scenario.jobs)
     for j in scenario.jobs:
-        if j.min_member is not None:
+        docs.extend(gang_objects(j))  # a scheduler-plugins PodGroup, when the job has coscheduling settings
+        if j.min_member is not None and holding_gang(j) is None:
             meta = {"name": j.name} | ({"namespace": j.namespace} if j.namespace else {})
             docs.append({"apiVersion": API_VERSIONS["PodGroup"], "kind": "PodGroup", "metadata": meta,
                          "spec": {"minMember": j.min_member}})
@@ -838,7 +846,9 @@ def _job_manifest(j: Job) -> dict:
         pod["nodeSelector"] = dict(ps.node_selector)
     pod["containers"] = [container]
     template: dict[str, Any] = {"spec": pod}
-    if j.min_member is not None:
+    if holding_gang(j) is not None:
+        template = {"metadata": template_metadata(j), "spec": pod}
+    elif j.min_member is not None:
         template = {"metadata": {"annotations": {GROUP_NAME: j.name}}, "spec": pod}
     spec: dict[str, Any] = {"parallelism": ps.count, "completions": ps.count}
     if j.max_run_time is not None:
