@@ -234,8 +234,9 @@ def permit_reason(sim: Simulation, room: WaitingRoom, g: Group, pending: list[Po
     free = sim.capacity.free_ready_gpus
     if not room.may_retry(g):
         return Reason("placement", "GangRejected",
-                      f"{who} {js.name} was rejected at t={g.failed_at:g} s ({g.rejections} times); it waits for capacity "
-                      f"to be freed ({free} GPUs free now)", {"rejections": g.rejections, "free_gpus": free})
+                      f"{who} {js.name} was rejected at t={g.failed_at:g} s ({g.rejections} times; last: "
+                      f"{g.rejected_because}); it waits for capacity to be freed ({free} GPUs free now)",
+                      {"rejections": g.rejections, "free_gpus": free})
     waiting = g.waiting()
     if waiting and not g.permitted:
         gpus = sum(p.pod_set.gpus for p in waiting)

@@ -52,6 +52,7 @@ class Group:
     wake_at_event: int | None = None  # rejected: retried once the event count reaches this
     backoff_until: float = 0.0  # coscheduling's podGroupBackoffSeconds
     rejections: int = 0
+    rejected_because: str = ""  # the message of its last rejection
 
     def pending(self) -> list[PodState]:
         return [p for p in self.job.pods if p.node is None and not p.done]
@@ -144,6 +145,7 @@ class WaitingRoom:
         g.deadline = None
         g.failed_at = now
         g.rejections += 1
+        g.rejected_because = reason.message
         if wakes_others:
             self.events += 1
         g.wake_at_event = self.events + 1
