@@ -45,7 +45,10 @@ dry run, without the zero-length binds.
 
 from __future__ import annotations
 
+import math
+
 from .engine import JobState, PodState, Simulation
+from .errors import Problem, ScenarioError
 from .layers import Reason
 from .permit import Group, WaitingRoom
 
@@ -61,6 +64,15 @@ class Coscheduling:
 
     def __init__(self, permit_waiting_time: float = PERMIT_WAITING_TIME, pod_group_backoff: float = 0.0,
                  reject_percentage: float = REJECT_PERCENTAGE):
+        problems = []
+        if not _number(permit_waiting_time) or permit_waiting_time <= 0:
+            problems.append(Problem("Coscheduling", "permit_waiting_time", f"expected seconds > 0, got {permit_waiting_time!r}"))
+        if not _number(pod_group_backoff) or pod_group_backoff < 0:
+            problems.append(Problem("Coscheduling", "pod_group_backoff", f"expected seconds >= 0, got {pod_group_backoff!r}"))
+        if not _number(reject_percentage) or not 0 <= reject_percentage <= 100:
+            problems.append(Problem("Coscheduling", "reject_percentage", f"expected a percentage from 0 to 100, got {reject_percentage!r}"))
+        if problems:
+            raise ScenarioError(problems)
         self.permit_waiting_time = float(permit_waiting_time)
         self.pod_group_backoff = float(pod_group_backoff)
         self.reject_percentage = float(reject_percentage)
@@ -247,3 +259,7 @@ def permit_reason(sim: Simulation, room: WaitingRoom, g: Group, pending: list[Po
     return Reason("placement", "Unschedulable",
                   f"{len(pending)} of {len(js.pods)} pods unschedulable: {free} GPUs free, largest free block "
                   f"{sim.capacity.max_free_gpus()} GPUs", {"pending": len(pending), "free_gpus": free})
+
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

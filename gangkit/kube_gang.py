@@ -39,6 +39,7 @@ pods) and stops trying a request shape at its first failure.
 from __future__ import annotations
 
 from .engine import JobState, PodState, Simulation
+from .errors import Problem, ScenarioError
 from .layers import Reason
 from .permit import Group, WaitingRoom
 
@@ -52,6 +53,8 @@ class KubeGang:
     period = 0.0
 
     def __init__(self, scheduling_timeout: float = SCHEDULING_TIMEOUT):
+        if isinstance(scheduling_timeout, bool) or not isinstance(scheduling_timeout, (int, float)) or not scheduling_timeout > 0:
+            raise ScenarioError([Problem("KubeGang", "scheduling_timeout", f"expected seconds > 0, got {scheduling_timeout!r}")])
         self.scheduling_timeout = float(scheduling_timeout)
         self.room = WaitingRoom()
         self._stamp: dict[PodState, int] = {}  # the time a pod (re)entered the queue, as a counter

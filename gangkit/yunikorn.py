@@ -45,7 +45,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .engine import JobState, PodState, Simulation
+from .errors import Problem, ScenarioError
 from .layers import Reason
+from .workload import GANG_STYLES
 
 PLACEHOLDER_TIMEOUT = 900.0  # placeholderTimeoutInSeconds default: 15 minutes
 DEFAULT_STYLE = "Soft"
@@ -67,6 +69,13 @@ class YuniKorn:
     period = 0.0
 
     def __init__(self, placeholder_timeout: float = PLACEHOLDER_TIMEOUT, style: str = DEFAULT_STYLE):
+        problems = []
+        if isinstance(placeholder_timeout, bool) or not isinstance(placeholder_timeout, (int, float)) or not placeholder_timeout > 0:
+            problems.append(Problem("YuniKorn", "placeholder_timeout", f"expected seconds > 0, got {placeholder_timeout!r}"))
+        if style not in GANG_STYLES:
+            problems.append(Problem("YuniKorn", "style", f"expected one of {', '.join(GANG_STYLES)}, got {style!r}"))
+        if problems:
+            raise ScenarioError(problems)
         self.placeholder_timeout = float(placeholder_timeout)
         self.style = style
         self.apps: dict[int, _App] = {}

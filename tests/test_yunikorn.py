@@ -14,6 +14,8 @@ import pytest
 
 import gangkit as gk
 from gangkit import Scenario, job, nodes
+from gangkit.coscheduling import Coscheduling
+from gangkit.kube_gang import KubeGang
 from gangkit.stacks import Stack
 from gangkit.yunikorn import PLACEHOLDER_TIMEOUT, YuniKorn
 
@@ -106,3 +108,31 @@ def test_a_waiting_application_says_how_many_placeholders_it_holds():
     r = gk.simulate(contended(placeholder_timeout=600, gang_style="Hard"), stack="yunikorn", horizon=100)
     assert r.jobs.set_index("job").loc["big", "reason"] == (
         "[placement] PlaceholdersPending: 2 of 4 placeholders allocated, holding 2 GPUs; released at t=600 s if not complete (Hard)")
+
+
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda: YuniKorn(style="Medium"), "YuniKorn: style: expected one of Soft, Hard, got 'Medium'"),
+        (lambda: YuniKorn(placeholder_timeout=0), "YuniKorn: placeholder_timeout: expected seconds > 0, got 0"),
+        (lambda: Coscheduling(reject_percentage=120),
+         "Coscheduling: reject_percentage: expected a percentage from 0 to 100, got 120"),
+        (lambda: Coscheduling(permit_waiting_time=-1),
+         "Coscheduling: permit_waiting_time: expected seconds > 0, got -1"),
+        (lambda: KubeGang(scheduling_timeout="5m"),
+         "KubeGang: scheduling_timeout: expected seconds > 0, got '5m'"),
+    ],
+    ids=["yunikorn style", "yunikorn timeout", "coscheduling percentage", "coscheduling timeout", "kube-gang timeout"],
+)
+def test_bad_layer_settings_are_one_clear_error(make, words):
+    """The layers' own settings (Python only) are checked like scenario fields."""
+    with pytest.raises(gk.ScenarioError, match=words.replace("(", r"\(")):
+        make()
+
+
+@pytest.mark.parametrize("bad, words", [({"gang_style": "Medium"}, "gang_style: expected one of Soft, Hard"),
+                                         ({"placeholder_timeout": 0}, "placeholder_timeout: expected seconds > 0"),
+                                         ({"schedule_timeout": -5}, "schedule_timeout: expected seconds > 0")])
+def test_bad_job_gang_settings_are_one_clear_error(bad, words):
+    with pytest.raises(gk.ScenarioError, match=f"Job big: {words}"):
+        gk.simulate(contended(**bad), stack="yunikorn")
