@@ -113,7 +113,8 @@ class Coscheduling:
         failed: set[tuple] = set()  # request shapes that found no node in this cycle
         doomed: dict[tuple, int] = {}  # group shape -> pods placed before PostFilter rejected it, this cycle
         unschedulable: list[PodState] = []
-        for g in sorted((g for g in room.groups.values() if g.job.placing), key=self.sort_key):
+        waiting = (g for g in room.groups.values() if g.job.placing and g.job.bound + g.job.pods_done < len(g.job.pods))
+        for g in sorted(waiting, key=self.sort_key):
             pending = g.pending()
             if not pending:
                 continue

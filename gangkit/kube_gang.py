@@ -102,8 +102,9 @@ class KubeGang:
         cap = sim.capacity
         candidates: list[tuple] = []
         for g in room.groups.values():
-            if not g.job.placing or self.gated(g) or not room.may_retry(g):
-                continue
+            js = g.job
+            if js.bound + js.pods_done >= len(js.pods) or not js.placing or self.gated(g) or not room.may_retry(g):
+                continue  # nothing to place (a running job), or held back
             for p in g.pending():
                 candidates.append((-p.priority, self._queue_time(p), p.job.index, p.index, p, g))
         candidates.sort(key=lambda c: c[:4])
