@@ -83,3 +83,19 @@ def test_two_gangs_end_without_a_deadlock(stack):
     r = gk.simulate("two-gangs-deadlock", stack=stack)
     assert set(r.jobs.state) == {"Finished"}
     assert not r.deadlock and r.figures["jobs_deadlocked"] == 0
+
+
+@pytest.mark.parametrize("stack", ["coscheduling", "yunikorn", "kube-gang", "kueue+coscheduling", "kueue+yunikorn",
+                                   "kueue+kube-gang"])
+def test_gpu_accounting_adds_up_while_gangs_hold_and_release(stack):
+    """useful + held idle + free + not ready = capacity at every instant, and held idle is never negative."""
+    from gangkit import lesson02
+
+    r = gk.simulate(lesson02.contended(), stack=stack)
+    tl = r.timeline
+    total = tl.useful_gpus + tl.held_idle_gpus + tl.free_gpus + tl.not_ready_gpus
+    assert (total == tl.capacity_gpus).all()
+    assert (tl.held_idle_gpus >= 0).all() and (tl.free_gpus >= 0).all()
+    f = r.figures
+    assert f["useful_gpu_seconds"] + f["held_idle_gpu_seconds"] + f["free_gpu_seconds"] == pytest.approx(f["capacity_gpu_seconds"])
+    assert r.jobs.held_idle_gpu_s.sum() == pytest.approx(f["held_idle_gpu_seconds"])
