@@ -534,6 +534,59 @@ def check_02_best_ordering(answer) -> bool:
     return False
 
 
+__all__ += ["check_02_hard_timeout"]
+
+#: Exercise 2.4: big's YuniKorn placeholder timeout (s), with gangSchedulingStyle Hard.
+HARD_TIMEOUT_S = 1200
+
+
+@functools.lru_cache(maxsize=None)
+def _big_under_yunikorn(timeout: float | None, style: str | None) -> tuple:
+    """(state, time the run took big out or started it, submit time) of big in lesson02.contended()."""
+    from . import lesson02
+
+    sc = lesson02.with_big(lesson02.contended(), placeholder_timeout=timeout, gang_style=style)
+    r = simulate(sc, stack="yunikorn")
+    big = r.jobs.set_index("job").loc["big"]
+    gone = r.events[(r.events["event"] == "deactivated") & (r.events["job"] == "big")]["time_s"]
+    return big["state"], float(gone.iloc[0]) if len(gone) else float(big["start_s"]), float(big["submit_s"])
+
+
+def check_02_hard_timeout(answer) -> bool:
+    """Exercise 2.4: when (s) ``big`` of ``lesson02.contended()`` fails under stack 'yunikorn'
+    with ``placeholder_timeout=1200`` and ``gang_style='Hard'``."""
+    ex = "2.4"
+    if answer is None:
+        return _not_done(ex, "make the scenario with lesson02.with_big(lesson02.contended(), placeholder_timeout=1200, "
+                             "gang_style='Hard'), simulate it with stack='yunikorn', and read when big is deactivated "
+                             "(result.events, event 'deactivated').")
+    value = _number(ex, answer, whole=False, what="a time in seconds",
+                    nan_hint=" big never starts, so its start_s is NaN; look for its 'deactivated' event instead.")
+    if value is None:
+        return False
+    state, expected, submit = _big_under_yunikorn(float(HARD_TIMEOUT_S), "Hard")
+    if _close(value, expected, TIME_TOLERANCE_S):
+        print(f"Correct! big is {state} at t={_fmt(expected)} s: its first placeholder was allocated when it "
+              f"arrived at t={_fmt(submit)} s, and {HARD_TIMEOUT_S} s later, with its placeholders still not "
+              "complete, the Hard style fails the application and releases what it held.")
+        return True
+    _, soft_start, _ = _big_under_yunikorn(float(HARD_TIMEOUT_S), "Soft")
+    _, default_end, _ = _big_under_yunikorn(None, "Hard")
+    if _close(value, HARD_TIMEOUT_S, TIME_TOLERANCE_S):
+        print(f"Exercise {ex}: you said {_fmt(value)}. That is the timeout itself; the timer starts when the "
+              f"first placeholder is allocated, and big arrives at t={_fmt(submit)} s.")
+    elif _close(value, default_end, TIME_TOLERANCE_S):
+        print(f"Exercise {ex}: you said {_fmt(value)}. That is the failure time with the default timeout of "
+              f"15 minutes; set placeholder_timeout={HARD_TIMEOUT_S} on big.")
+    elif _close(value, soft_start, TIME_TOLERANCE_S):
+        print(f"Exercise {ex}: you said {_fmt(value)}. That is when big starts with the Soft style, which falls "
+              "back to normal scheduling after the timeout; set gang_style='Hard'.")
+    else:
+        print(f"Exercise {ex}: you said {_fmt(value)}. Look for big's 'deactivated' event in result.events of "
+              f"the yunikorn run.{_minutes_note(value, expected)}")
+    return False
+
+
 # --------------------------------------------------------------------------------------------
 # Lesson 03: queues and quota (Kueue)
 # --------------------------------------------------------------------------------------------

@@ -450,7 +450,7 @@ class Simulation:
             self._snapshot(now)
             self.request_cycle()
 
-    def _release_pod(self, pod: PodState, now: float) -> None:
+    def _release_pod(self, pod: PodState, now: float, state: str | None = None) -> None:
         node = pod.node
         if node is None:
             return
@@ -462,7 +462,8 @@ class Simulation:
         pod.job.bound -= 1
         self.bound_gpus -= ps.gpus
         if self.record == "full":
-            self.pod_rows.append((pod.job.name, pod.name, ps.name, ps.gpus, node.node.name, pod.created, pod.bound_at, now, "Succeeded" if pod.done else "Evicted"))
+            self.pod_rows.append((pod.job.name, pod.name, ps.name, ps.gpus, node.node.name, pod.created, pod.bound_at, now,
+                                  state or ("Succeeded" if pod.done else "Evicted")))
 
     def _job_finished(self, js: JobState, now: float) -> None:
         self.last_progress = now
@@ -519,6 +520,24 @@ class Simulation:
         if js.started_at is None:
             js.layer, js.layer_enter = layer.name, now
         self._event("evicted", js, layer=reason.layer, detail=reason.message)
+        self._snapshot(now)
+        self.request_cycle()
+
+    def release(self, js: JobState, reason: Reason, pods: list[PodState] | None = None) -> None:
+        """Give back what pods of a job hold *before* it runs (pods waiting at Permit, placeholders).
+
+        Not an eviction: the job has not started, no work is lost and no
+        restart is counted. The pods stay with the placement layer, which
+        decides when they are tried again.
+        """
+        if js.progressing and js.spec.progress == "sync":
+            raise RuntimeError(f"placement bug: release() of {js.name}, which is running (use evict)")
+        now = self.env.now
+        self._advance(now)
+        for p in js.pods if pods is None else pods:
+            if p.node is not None and p.progress_since is None:
+                self._release_pod(p, now, state="Released")
+        self._event("released", js, layer=reason.layer, detail=reason.message)
         self._snapshot(now)
         self.request_cycle()
 

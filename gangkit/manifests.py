@@ -38,6 +38,11 @@ The kinds gangkit reads (see ``docs/reference/scenario-yaml.md`` for every field
   (``spec.minMember``), queue and ``minResources`` of the Job whose pods name it;
 - Volcano's ``Queue`` and ``batch.volcano.sh/v1alpha1`` **Job**: read by
   :mod:`gangkit.volcano_manifests` into ``Scenario.volcano`` and the jobs;
+- the holding gang schedulers' objects (:mod:`gangkit.gang_manifests`):
+  scheduler-plugins' ``scheduling.x-k8s.io/v1alpha1`` **PodGroup** (pod label
+  ``scheduling.x-k8s.io/pod-group``), YuniKorn's task-group annotations on
+  the pod template, and the Kubernetes ``scheduling.k8s.io/v1alpha1``
+  **Workload** (pod template ``spec.workloadRef``);
 - ``scheduling.k8s.io/v1`` **PriorityClass**: the priority value;
 - ``gangkit/v1alpha1`` **Simulation**: the run settings (stack, ordering...);
 - Kueue's kinds (``kueue.x-k8s.io`` ResourceFlavor, ClusterQueue, LocalQueue,
@@ -64,6 +69,12 @@ from typing import Any, Union
 import yaml
 
 from .cluster import Node
+from .gang_manifests import KINDS as GANG_KINDS
+from .gang_manifests import KNOWN_FIELDS as GANG_KNOWN_FIELDS
+from .gang_manifests import NAMESPACED as GANG_NAMESPACED
+from .gang_manifests import WORKLOAD_REF, GangObjects, read_gang
+from .gang_manifests import dump_problems as gang_dump_problems
+from .gang_manifests import gang_objects, holding_gang, template_metadata
 from .errors import Problem, ScenarioError
 from .quantity import (
     format_cpu,
@@ -156,7 +167,7 @@ KNOWN_FIELDS: dict[str, dict] = {
                  "selector", "podFailurePolicy", "podReplacementPolicy", "successPolicy", "managedBy"],
                 ANY,
             ),
-            "template": {"metadata": _META, "spec": _POD_SPEC},
+            "template": {"metadata": _META, "spec": {**_POD_SPEC, "workloadRef": WORKLOAD_REF}},  # workloadRef: 1.35
         },
     },
     "PodGroup": {
@@ -173,6 +184,7 @@ KNOWN_FIELDS: dict[str, dict] = {
                         "estimateFactor"], ANY),
     },
 }
+KNOWN_FIELDS.update(GANG_KNOWN_FIELDS)
 KNOWN_ANNOTATIONS = {  # gangkit's own annotations, per kind; other gangkit/* keys are reported
     "Job": (RUN_TIME, SUBMIT_TIME, PROGRESS, CHECKPOINT_INTERVAL),
     "Simulation": (DESCRIPTION,),
@@ -185,6 +197,10 @@ API_VERSIONS = {
     "Simulation": "gangkit/v1alpha1",
     "List": "v1",
 }
+#: Every (apiVersion, kind) gangkit reads besides Kueue's, and the role its objects are grouped
+#: under (a kind may be served by several API groups: Volcano's and scheduler-plugins' PodGroup).
+KINDS_READ: dict[tuple[str, str], str] = {(api, kind): kind for kind, api in API_VERSIONS.items()}
+KINDS_READ.update(GANG_KINDS)
 _SIMULATION_FIELDS = {  # spec key -> RunSettings field
     "stack": "stack", "ordering": "ordering", "scoring": "scoring", "preemption": "preemption",
     "sessionPeriod": "session_period", "seed": "seed", "horizon": "horizon", "record": "record",
@@ -265,6 +281,7 @@ class _Object:
     where: str  # "document 3" or "document 2, items[0]"
     name: str | None = None
     namespace: str | None = None
+    role: str = ""  # what the reader groups it under (KINDS_READ); the kind when empty
 
     @property
     def label(self) -> str:
@@ -281,6 +298,7 @@ class _Reader:
     problems: list[Problem] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    gangs: GangObjects = field(default_factory=GangObjects)
 
     # small typed getters: each records a problem and returns a harmless value
 
@@ -324,7 +342,8 @@ class _Reader:
         objects = self.objects(docs)
         by_kind: dict[str, list[_Object]] = {k: [] for k in API_VERSIONS}
         for o in objects:
-            by_kind.setdefault(o.kind, []).append(o)
+            by_kind.setdefault(o.role or o.kind, []).append(o)
+        self.gangs = GangObjects.collect(by_kind)
         self.check_unique(objects)
 
         classes, default_priority = self.priority_classes(by_kind["PriorityClass"])
@@ -342,7 +361,9 @@ class _Reader:
                     f"{o.label} is not used: no Job's pod template has the annotation {GROUP_NAME}: {o.name}"
                 )
         volcano = _volcano().read_for_scenario(self, objects, jobs, groups, used_groups, classes, default_priority)
-        kueue = _kueue().read_for_scenario(self, objects, jobs, classes)  # Kueue's kinds, and what Kueue reads of Jobs
+        self.notes.extend(self.gangs.unused())
+        kueue_input = [o for o in objects if o.role in ("", o.kind)]  # not the kinds other API groups share a name with
+        kueue = _kueue().read_for_scenario(self, kueue_input, jobs, classes)  # Kueue's kinds, and what Kueue reads of Jobs
         settings, name, description = self.simulation(by_kind["Simulation"], default_name)
         if not by_kind["Node"]:
             self.error(f"Scenario {name}", "", "expected at least one Node (apiVersion: v1, kind: Node)")
@@ -386,20 +407,23 @@ class _Reader:
                 if o is not None:
                     out.append(o)
                 return
-            if isinstance(kind, str) and kind in _kueue().KINDS:  # Kueue's kinds: gangkit.kueue.manifests
+            role = KINDS_READ.get((api, kind)) if isinstance(api, str) and isinstance(kind, str) else None
+            if role is None and isinstance(kind, str) and kind in _kueue().KINDS:  # Kueue's kinds: gangkit.kueue.manifests
                 o = _kueue().read_object(self, doc, where)
                 if o is not None:
                     out.append(o)
                 return
-            if not isinstance(kind, str) or kind not in API_VERSIONS:
-                known = ", ".join(f"{k} ({v})" for k, v in API_VERSIONS.items())
+            if role is None:
+                served = [a for a, k in KINDS_READ if k == kind]
+                if served:
+                    self.error(o.label, "apiVersion", f"unknown apiVersion {api!r} for kind {kind}: expected {' or '.join(served)}")
+                    return
+                known = ", ".join(f"{k} ({a})" for a, k in KINDS_READ)
                 self.error(o.label, "kind", f"unknown kind {kind!r} (apiVersion {api!r}); gangkit reads {known}, "
                            f"Kueue's {', '.join(_kueue().KINDS)}, and Volcano's "
                            f"{', '.join(f'{k} ({v})' for k, v in _volcano().KINDS)}")
                 return
-            if api != API_VERSIONS[kind]:
-                self.error(o.label, "apiVersion", f"unknown apiVersion {api!r} for kind {kind}: expected {API_VERSIONS[kind]}")
-                return
+            o.role = role
             if kind == "List":
                 items = doc.get("items") or []
                 if not isinstance(items, list):
@@ -417,7 +441,7 @@ class _Reader:
             if o.namespace is not None and (not isinstance(o.namespace, str) or not o.namespace):
                 self.error(o.label, "metadata.namespace", f"expected a non-empty string, got {o.namespace!r}")
                 return
-            self.find_unknown(o.doc, KNOWN_FIELDS[kind], o.label, "")
+            self.find_unknown(o.doc, KNOWN_FIELDS[role], o.label, "")
             allowed = KNOWN_ANNOTATIONS.get(kind, ())
             for where_ann, ann in (("metadata", meta), ("spec.template.metadata", _dig(doc, "spec", "template", "metadata"))):
                 annotations = ann.get("annotations") if isinstance(ann, Mapping) else None
@@ -455,8 +479,8 @@ class _Reader:
         for o in objects:
             if o.name is None:  # a Kueue Configuration needs no name
                 continue
-            namespaced = o.kind in ("Job", "PodGroup", "LocalQueue", "Workload", "VolcanoJob")
-            key = (o.kind, (o.namespace or "default") if namespaced else None, o.name)
+            namespaced = o.kind in ("Job", "PodGroup", "LocalQueue", "Workload", "VolcanoJob") or o.role in GANG_NAMESPACED
+            key = (o.role or o.kind, (o.namespace or "default") if namespaced else None, o.name)
             if key in seen:
                 self.error(o.label, "metadata.name", f"expected a unique name; {seen[key].where} has the same {o.kind} name")
             else:
@@ -573,6 +597,8 @@ class _Reader:
         group_spec = self.mapping(group.doc.get("spec"), group.label, "spec") if group else {}
         min_member = self.min_member(group, group_spec, pods, obj) if group else None
         priority = self.priority(pod, group, group_spec, classes, default_priority, obj)
+        gang = read_gang(self, o, pods, tmeta, pod, volcano=group_name is not None)  # the holding gang schedulers
+        min_member = gang.pop("min_member", min_member)
 
         if pods is None or request is None or priority is None:
             return None
@@ -590,6 +616,7 @@ class _Reader:
             max_run_time=max_run_time,
             checkpoint_interval=checkpoint,
             labels=labels,
+            **gang,
         )
 
     def pod_request(self, pod: dict, obj: str) -> tuple[int, float, int] | None:
@@ -755,6 +782,11 @@ def dump_manifests(scenario: Scenario) -> str:
         if j.max_run_time is not None and j.max_run_time != int(j.max_run_time):
             problems.append(Problem(f"Job {j.key}", "max_run_time",
                                     f"activeDeadlineSeconds is whole seconds; got {j.max_run_time!r}"))
+        for name in ("schedule_timeout", "placeholder_timeout"):
+            value = getattr(j, name)
+            if value is not None and value != int(value):
+                problems.append(Problem(f"Job {j.key}", name, f"the manifests take whole seconds; got {value!r}"))
+        problems.extend(Problem(f"Job {j.key}", "gang", message) for message in gang_dump_problems(j))
     if problems:
         raise ScenarioError(problems)
     docs: list[dict] = [_node_manifest(n) for n in scenario.nodes]
@@ -766,7 +798,8 @@ def dump_manifests(scenario: Scenario) -> str:
     docs.extend(_volcano().queue_manifests(scenario.volcano))
     docs.extend(_job_manifest(j) if j.controller == "batch" else _volcano().job_manifest(j) for j in scenario.jobs)
     for j in scenario.jobs:
-        if _has_pod_group(j):
+        docs.extend(gang_objects(j))  # a scheduler-plugins PodGroup, when the job has coscheduling settings
+        if _has_pod_group(j) and holding_gang(j) is None:
             meta = {"name": j.name} | ({"namespace": j.namespace} if j.namespace else {})
             spec = {"minMember": j.min_member} if j.min_member is not None else {}
             docs.append({"apiVersion": API_VERSIONS["PodGroup"], "kind": "PodGroup", "metadata": meta,
@@ -844,7 +877,9 @@ def _job_manifest(j: Job) -> dict:
         pod["nodeSelector"] = dict(ps.node_selector)
     pod["containers"] = [container]
     template: dict[str, Any] = {"spec": pod}
-    if _has_pod_group(j):
+    if holding_gang(j) is not None:
+        template = {"metadata": template_metadata(j), "spec": pod}
+    elif _has_pod_group(j):
         template = {"metadata": {"annotations": {GROUP_NAME: j.name}}, "spec": pod}
     spec: dict[str, Any] = {"parallelism": ps.count, "completions": ps.count}
     if j.max_run_time is not None:

@@ -1,8 +1,11 @@
 """Stacks: which layers a run goes through, chosen by name.
 
 A stack name lists the layers in order, joined by ``+``: ``pod`` is the
-plain kube-scheduler, ``gang`` is Volcano's all-or-nothing placement, and
-later names put Kueue's queue and quota layer in front (``kueue+gang``) or a
+plain kube-scheduler, ``gang`` is Volcano's all-or-nothing placement,
+``coscheduling``, ``yunikorn`` and ``kube-gang`` are the gang schedulers
+that hold capacity while a gang gathers (scheduler-plugins Coscheduling,
+YuniKorn placeholders, Kubernetes 1.35's GangScheduling plugin), and later
+names put Kueue's queue and quota layer in front (``kueue+gang``) or a
 node provisioner behind (``kueue+gang+karpenter``). A name whose layers are
 not built yet is refused with a clear error rather than silently replaced.
 """
@@ -18,13 +21,35 @@ from .scenario import RunSettings
 from .volcano import VolcanoGang
 
 #: Stack names that run today.
-STACKS = ("pod", "gang", "kueue+pod", "kueue+gang", "gang+karpenter", "kueue+gang+karpenter")
-#: Stack names of the layered design whose layers are still being built.
-PLANNED = (
-    "kueue+provreq+autoscaler",
-    "coscheduling", "yunikorn", "kube-gang",
-    "kueue+coscheduling", "kueue+yunikorn", "kueue+kube-gang",
+STACKS = (
+    "pod", "gang", "kueue+pod", "kueue+gang", "gang+karpenter", "kueue+gang+karpenter",
+    "coscheduling", "yunikorn", "kube-gang", "kueue+coscheduling", "kueue+yunikorn", "kueue+kube-gang",
 )
+#: Stack names of the layered design whose layers are still being built.
+PLANNED = ("kueue+provreq+autoscaler",)
+
+
+def _placement(name: str, settings: RunSettings, scenario=None) -> PlacementLayer:
+    """The placement layer a stack name ends with, configured from the run settings."""
+    if name == "pod":
+        return KubeScheduler(preemption=settings.preemption)
+    if name == "gang":
+        return VolcanoGang(ordering=settings.ordering, period=settings.session_period,
+                           setup=getattr(scenario, "volcano", None), preemption=settings.preemption)
+    if name == "coscheduling":
+        from .coscheduling import Coscheduling
+
+        return Coscheduling()
+    if name == "yunikorn":
+        from .yunikorn import YuniKorn
+
+        return YuniKorn()
+    from .kube_gang import KubeGang
+
+    return KubeGang()
+
+
+PLACEMENTS = ("pod", "gang", "coscheduling", "yunikorn", "kube-gang")
 
 
 @dataclass
@@ -39,18 +64,14 @@ class Stack:
 
 def build_stack(name: str, settings: RunSettings, scenario=None) -> Stack:
     """The layers for a stack name, configured from the run settings (and the scenario's Kueue objects)."""
-    if name == "pod":
-        return Stack(KubeScheduler(preemption=settings.preemption), name=name)
-    if name == "gang":
-        return Stack(VolcanoGang(ordering=settings.ordering, period=settings.session_period,
-                                 setup=getattr(scenario, "volcano", None), preemption=settings.preemption), name=name)
-    if name in ("kueue+pod", "kueue+gang"):
+    if name in PLACEMENTS:
+        return Stack(_placement(name, settings, scenario), name=name)
+    if name.startswith("kueue+") and name[len("kueue+"):] in PLACEMENTS:
         from .kueue.layer import KueueLayer, default_setup
 
         setup = getattr(scenario, "kueue", None)
         kueue = setup.build() if setup is not None else default_setup(scenario)
-        placement = build_stack(name.split("+")[1], settings, scenario).placement
-        return Stack(placement, admission=[KueueLayer(kueue)], name=name)
+        return Stack(_placement(name[len("kueue+"):], settings, scenario), admission=[KueueLayer(kueue)], name=name)
     if name in ("gang+karpenter", "kueue+gang+karpenter"):
         from .karpenter import default_karpenter
 
@@ -68,7 +89,7 @@ def build_stack(name: str, settings: RunSettings, scenario=None) -> Stack:
             admission = [KueueLayer(kueue)]
         return Stack(placement, admission=admission, suppliers=[supplier], name=name)
     if name in PLANNED:
-        missing = [layer for layer in name.split("+") if layer not in ("pod", "gang", "kueue", "karpenter")]
+        missing = [layer for layer in name.split("+") if layer not in (*PLACEMENTS, "kueue", "karpenter")]
         raise ScenarioError([Problem("Simulation settings", "stack",
             f"stack {name!r} is planned, but its layer {missing[0]!r} is not built yet; available: {', '.join(STACKS)}")])
     raise ScenarioError([Problem("Simulation settings", "stack",

@@ -24,6 +24,7 @@ Progress = Literal["sync", "independent"]
 PROGRESS_MODES = ("sync", "independent")
 Controller = Literal["batch", "volcano"]
 CONTROLLERS = ("batch", "volcano")
+GANG_STYLES = ("Soft", "Hard")  # YuniKorn's gangSchedulingStyle
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,13 @@ class Job:
     created only once the PodGroup is Inqueue); ``min_resources`` is the
     PodGroup's ``spec.minResources`` (a ``volcano`` Job computes it from its
     tasks when left out; a ``batch`` Job without it is always enqueued).
+
+    Per-job settings of the holding gang schedulers (``None``: the
+    scheduler's default): ``schedule_timeout`` is the coscheduling PodGroup's
+    ``scheduleTimeoutSeconds`` (how long placed pods wait at Permit);
+    ``placeholder_timeout`` and ``gang_style`` are YuniKorn's
+    ``placeholderTimeoutInSeconds`` and ``gangSchedulingStyle`` (``Soft`` or
+    ``Hard``).
     """
 
     name: str
@@ -89,6 +97,9 @@ class Job:
     volcano_queue: str = "default"
     controller: Controller = "batch"
     min_resources: Resources | None = None
+    schedule_timeout: float | None = None
+    placeholder_timeout: float | None = None
+    gang_style: str | None = None
 
     @property
     def key(self) -> str:
@@ -161,6 +172,12 @@ class Job:
             not isinstance(self.min_resources, Resources) or any(not a >= 0 for a in self.min_resources)
         ):
             bad("min_resources", f"expected Resources with amounts >= 0, got {self.min_resources!r}")
+        for name in ("schedule_timeout", "placeholder_timeout"):
+            value = getattr(self, name)
+            if value is not None and (not _finite(value) or value <= 0):
+                bad(name, f"expected seconds > 0, got {value!r}")
+        if self.gang_style is not None and self.gang_style not in GANG_STYLES:
+            bad("gang_style", f"expected one of {', '.join(GANG_STYLES)}, got {self.gang_style!r}")
         return out
 
 

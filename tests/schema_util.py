@@ -4,6 +4,9 @@
 
 - built-in kinds (Node, Pod, batch/v1 Job, PriorityClass): the Kubernetes
   1.32.2 "standalone-strict" JSON schemas (unknown fields rejected);
+- the Kubernetes 1.35 ``scheduling.k8s.io/v1alpha1`` Workload, and a Job
+  whose pod template has ``spec.workloadRef`` (a 1.35 field): the official
+  1.35 OpenAPI, made strict;
 - custom resources (Volcano PodGroup, Kueue ClusterQueue, Karpenter NodePool...):
   the ``openAPIV3Schema`` of the served version in the CRD file, made strict
   (unknown fields rejected, as ``kubectl apply`` does by default) and with Go's
@@ -38,6 +41,11 @@ BUILTIN = {  # (apiVersion, kind) -> file in kubernetes/v1.32.2-standalone-stric
     ("scheduling.k8s.io/v1", "PriorityClass"): "priorityclass-scheduling-v1.json",
 }
 NO_SCHEMA_GROUPS = ("gangkit",)  # gangkit's own kinds: nothing to validate against
+OPENAPI_135 = {  # (apiVersion, kind) -> (file in kubernetes/openapi-v3-1.35, schema name): kinds newer than set A
+    ("scheduling.k8s.io/v1alpha1", "Workload"): ("apis__scheduling.k8s.io__v1alpha1_openapi.json",
+                                                 "io.k8s.api.scheduling.v1alpha1.Workload"),
+    ("batch/v1", "Job"): ("apis__batch__v1_openapi.json", "io.k8s.api.batch.v1.Job"),  # only for 1.35 fields
+}
 
 
 def validate_manifest(doc: dict) -> str | None:
@@ -54,7 +62,10 @@ def validate_manifest(doc: dict) -> str | None:
         for item in doc.get("items") or []:
             validate_manifest(item)
         return "List"
-    if (api, kind) in BUILTIN:
+    pod = ((doc.get("spec") or {}).get("template") or {}).get("spec") or {}
+    if (api, kind) in OPENAPI_135 and ((api, kind) not in BUILTIN or "workloadRef" in pod):
+        name, validator = _openapi_135_validator(*OPENAPI_135[(api, kind)])
+    elif (api, kind) in BUILTIN:
         name = BUILTIN[(api, kind)]
         validator = _builtin_validator(name)
     else:
@@ -76,6 +87,14 @@ def _builtin_validator(filename: str) -> Draft7Validator:
     # Set A's $schema is "http://json-schema.org/schema#": build Draft 7 directly.
     schema = json.loads((SCHEMAS / "kubernetes" / "v1.32.2-standalone-strict" / filename).read_text())
     return Draft7Validator(schema)
+
+
+@lru_cache(maxsize=None)
+def _openapi_135_validator(filename: str, name: str) -> tuple[str, Draft7Validator]:
+    """Set B (official 1.35 OpenAPI, ``$ref``s inside the file), made strict like the CRDs."""
+    components = json.loads((SCHEMAS / "kubernetes" / "openapi-v3-1.35" / filename).read_text())["components"]["schemas"]
+    schema = {"allOf": [{"$ref": f"#/components/schemas/{name}"}], "components": {"schemas": strict(components)}}
+    return f"kubernetes/openapi-v3-1.35/{filename} ({name})", Draft7Validator(schema)
 
 
 @lru_cache(maxsize=None)

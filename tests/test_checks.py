@@ -242,3 +242,29 @@ def test_strategy_tie_accepts_both(capsys, monkeypatch):
     for name in ("StrictFIFO", "BestEffortFIFO"):
         assert check_03_strategy_for_big_job(name) is True
         assert "Both strategies give big the same wait here (100 s)" in capsys.readouterr().out
+
+
+# --- lesson 02, exercise 2.4: what a YuniKorn Hard timeout does ---------------------------------
+
+CASES_02_HOLDING = [
+    (checks.check_02_hard_timeout, "right", 1210, True, ["Correct!", "Deactivated at t=1210 s", "arrived at t=10 s"]),
+    (checks.check_02_hard_timeout, "right as a float", 1210.0, True, ["Correct!"]),
+    (checks.check_02_hard_timeout, "the timeout itself", 1200, False, ["That is the timeout itself", "arrives at t=10 s"]),
+    (checks.check_02_hard_timeout, "the default 15-minute timeout", 910, False, ["default timeout of 15 minutes"]),
+    (checks.check_02_hard_timeout, "the Soft start", 3600, False, ["when big starts with the Soft style", "gang_style='Hard'"]),
+    (checks.check_02_hard_timeout, "a stray number", 42, False, ["you said 42", "'deactivated' event"]),
+    (checks.check_02_hard_timeout, "text", "1210 s", False, ["got the text '1210 s'"]),
+]
+CASES.extend(CASES_02_HOLDING)
+
+
+@pytest.mark.parametrize("check, answer, passes, phrases", [c[:1] + c[2:] for c in CASES_02_HOLDING],
+                         ids=[f"{c[0].__name__}: {c[1]}" for c in CASES_02_HOLDING])
+def test_check_answers_02_holding(capsys, check, answer, passes, phrases):
+    test_check_answers(capsys, check, answer, passes, phrases)
+
+
+def test_lesson02_hard_timeout_comes_from_the_simulator():
+    """The right answer above is what the yunikorn layer says today: arrival (10 s) + the 1200 s timeout."""
+    assert checks._big_under_yunikorn(1200.0, "Hard") == ("Deactivated", 1210.0, 10.0)
+    assert checks._big_under_yunikorn(1200.0, "Soft")[:2] == ("Finished", 3600.0)

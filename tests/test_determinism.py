@@ -18,7 +18,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 TABLES = ("jobs", "pods", "events", "timeline")
-CASES = (("pod", "skip"), ("gang", "skip"), ("gang", "strict"))
+CASES = (("pod", "skip"), ("gang", "skip"), ("gang", "strict"),
+         ("coscheduling", "skip"), ("yunikorn", "skip"), ("kube-gang", "skip"))
 HASH_SEEDS = ("0", "4242")
 
 CHILD = r"""

@@ -9,6 +9,7 @@ is also checked against the real Kubernetes/Volcano schemas in
 from __future__ import annotations
 
 import copy
+import json
 import dataclasses
 import warnings
 from pathlib import Path
@@ -30,8 +31,10 @@ from gangkit.scenario import RunSettings, Scenario
 from gangkit.workload import Job, PodSet, job
 
 try:
+    from schema_util import SCHEMAS as SCHEMAS_DIR
     from schema_util import requires_schemas, schema_for, validate_manifest, validate_yaml
 except ImportError:  # tests/ imported as a package
+    from tests.schema_util import SCHEMAS as SCHEMAS_DIR
     from tests.schema_util import requires_schemas, schema_for, validate_manifest, validate_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -465,10 +468,10 @@ BAD = [
     case("a Job of another apiVersion is refused",
          [NODE, {"apiVersion": "batch/v2", "kind": "Job", "metadata": {"name": "vc"}, "spec": {}}],
          "Job vc", "apiVersion", "unknown apiVersion 'batch/v2' for kind Job: expected batch/v1", False),
-    case("the scheduler-plugins PodGroup is another kind",
-         [NODE, {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup", "metadata": {"name": "pg"},
+    case("a PodGroup of an API version no scheduler serves",
+         [NODE, {"apiVersion": "scheduling.x-k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "pg"},
                  "spec": {"minMember": 2}}],
-         "PodGroup pg", "apiVersion", "expected scheduling.volcano.sh/v1beta1", True),
+         "PodGroup pg", "apiVersion", "expected scheduling.volcano.sh/v1beta1 or scheduling.x-k8s.io/v1alpha1", False),
     case("a document that is not a mapping", [NODE, ["not", "an", "object"]],
          "manifests document 2", "", "expected a mapping (a Kubernetes object), got list", False),
     case("a YAML document that is a plain string", yaml.safe_dump(NODE) + "---\njust words\n",
@@ -818,16 +821,31 @@ def test_dump_refuses_what_manifests_cannot_say(scenario, field, words):
     "kind, api_version",
     [
         case("Node", "Node", "v1"),
-        case("Job", "Job", "batch/v1"),
+        case("Job (Kubernetes 1.35: pod template spec.workloadRef)", "Job", "batch/v1@1.35"),
         case("PriorityClass", "PriorityClass", "scheduling.k8s.io/v1"),
         case("PodGroup", "PodGroup", "scheduling.volcano.sh/v1beta1"),
+        case("scheduler-plugins PodGroup", "CoschedulingPodGroup", "scheduling.x-k8s.io/v1alpha1"),
+        case("Kubernetes Workload", "KubeWorkload", "scheduling.k8s.io/v1alpha1@1.35"),
     ],
 )
 def test_every_field_gangkit_knows_exists_in_the_real_schema(kind, api_version):
     """A typo in gangkit's own list of known fields would hide a user's typo: check it against the schema."""
     missing: list[str] = []
+    components: dict = {}
+    if api_version.endswith("@1.35"):  # the official 1.35 OpenAPI (set B), whose objects use $ref
+        api_version = api_version[: -len("@1.35")]
+        schema, components = openapi_135(api_version, {"Job": "io.k8s.api.batch.v1.Job"}.get(
+            kind, "io.k8s.api.scheduling.v1alpha1.Workload"))
+    else:
+        schema = schema_for(api_version, "PodGroup" if kind == "CoschedulingPodGroup" else kind)
+
+    def deref(schema):
+        while "$ref" in schema or ("allOf" in schema and len(schema["allOf"]) == 1):
+            schema = components[schema["$ref"].rsplit("/", 1)[1]] if "$ref" in schema else schema["allOf"][0]
+        return schema
 
     def walk(known, schema, path):
+        schema = deref(schema)
         if known is True:
             return
         if isinstance(known, list):
@@ -844,8 +862,18 @@ def test_every_field_gangkit_knows_exists_in_the_real_schema(kind, api_version):
                 continue
             walk(sub, child, f"{path}.{key}")
 
-    walk(KNOWN_FIELDS[kind], schema_for(api_version, kind), kind)
+    walk(KNOWN_FIELDS[kind], schema, kind)
     assert missing == []
+
+
+def openapi_135(api_version: str, name: str) -> tuple[dict, dict]:
+    """One object's schema in the Kubernetes 1.35 OpenAPI v3 files of the shared schema folder, and its components."""
+    import json
+
+    group = "api__v1" if api_version == "v1" else "apis__" + api_version.replace("/", "__")
+    path = SCHEMAS_DIR / "kubernetes" / "openapi-v3-1.35" / f"{group}_openapi.json"
+    components = json.loads(path.read_text())["components"]["schemas"]
+    return components[name], components
 
 
 def test_the_full_example_on_the_reference_page_is_the_three_workers_example():
@@ -985,6 +1013,121 @@ def test_bad_volcano_input_is_one_error_naming_object_and_field(source, obj, fie
     assert any(line.startswith(f"{obj}: {field}: ") and words in line for line in lines), lines
 
 
+# --- the holding gang schedulers' objects (gangkit.gang_manifests) ---------------------------------
+
+
+def cos_pod_group(name="train", **spec):
+    return {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup", "metadata": {"name": name}, "spec": spec}
+
+
+def workload(name="train", groups=None):
+    groups = [{"name": "workers", "policy": {"gang": {"minCount": 2}}}] if groups is None else groups
+    return {"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload", "metadata": {"name": name},
+            "spec": {"podGroups": groups}}
+
+
+def gang_job(pods=4, labels=None, annotations=None, workload_ref=None, name="train"):
+    doc = batch_job(name, pods=pods)
+    meta = doc["spec"]["template"].setdefault("metadata", {})
+    if labels:
+        meta["labels"] = labels
+    if annotations:
+        meta["annotations"] = annotations
+    if workload_ref is not None:
+        doc["spec"]["template"]["spec"]["workloadRef"] = workload_ref
+    return doc
+
+
+def task_groups(min_member=3, name="workers"):
+    return json.dumps([{"name": name, "minMember": min_member, "minResource": {GPU: "1"}}])
+
+
+COS = "scheduling.x-k8s.io/pod-group"
+TG, TGN, POLICY = "yunikorn.apache.org/task-groups", "yunikorn.apache.org/task-group-name", "yunikorn.apache.org/schedulingPolicyParameters"
+
+GANG_GOOD = [
+    case("a scheduler-plugins PodGroup gives minMember and scheduleTimeoutSeconds",
+         [NODE, cos_pod_group(minMember=3, scheduleTimeoutSeconds=30), gang_job(labels={COS: "train"})],
+         {"min_member": 3, "schedule_timeout": 30.0}),
+    case("a scheduler-plugins PodGroup without minMember gangs every pod",
+         [NODE, cos_pod_group(), gang_job(labels={COS: "train"})], {"min_member": None, "schedule_timeout": None}),
+    case("YuniKorn task groups: minMember, placeholder timeout and style",
+         [NODE, gang_job(annotations={TG: task_groups(3), TGN: "workers",
+                                      POLICY: "placeholderTimeoutInSeconds=60 gangSchedulingStyle=Hard"})],
+         {"min_member": 3, "placeholder_timeout": 60.0, "gang_style": "Hard"}),
+    case("YuniKorn without policy parameters keeps the scheduler's defaults",
+         [NODE, gang_job(annotations={TG: task_groups(4), TGN: "workers"})],
+         {"min_member": 4, "placeholder_timeout": None, "gang_style": None}),
+    case("a Workload pod group with a gang policy gives minCount",
+         [NODE, workload(), gang_job(workload_ref={"name": "train", "podGroup": "workers"})], {"min_member": 2}),
+    case("a Workload pod group with the basic policy schedules pods one by one",
+         [NODE, workload(groups=[{"name": "workers", "policy": {"basic": {}}}]),
+          gang_job(workload_ref={"name": "train", "podGroup": "workers"})], {"min_member": 1}),
+]
+
+
+@pytest.mark.parametrize("source, expected", GANG_GOOD)
+def test_holding_gang_objects_load_into_the_job(source, expected):
+    j = load_quietly(source).jobs[0]
+    assert {k: getattr(j, k) for k in expected} == expected
+
+
+@requires_schemas
+@pytest.mark.parametrize("source, expected", GANG_GOOD)
+def test_holding_gang_objects_are_valid_for_the_real_schemas(source, expected):
+    for doc in source:
+        validate_manifest(doc)
+
+
+GANG_BAD = [
+    case("the pod-group label names a PodGroup that is not there", [NODE, gang_job(labels={COS: "nope"})],
+         "Job train", f"spec.template.metadata.labels.{COS}", "names PodGroup 'nope' (scheduling.x-k8s.io/v1alpha1)"),
+    case("minMember above the pod count", [NODE, cos_pod_group(minMember=5), gang_job(labels={COS: "train"})],
+         "PodGroup train", "spec.minMember", "expected a whole number from 1 to 4 (the pod count of Job train), got 5"),
+    case("scheduleTimeoutSeconds 0", [NODE, cos_pod_group(scheduleTimeoutSeconds=0), gang_job(labels={COS: "train"})],
+         "PodGroup train", "spec.scheduleTimeoutSeconds", "expected whole seconds >= 1, got 0"),
+    case("task-groups that are not JSON", [NODE, gang_job(annotations={TG: "[{name: workers}", TGN: "workers"})],
+         "Job train", f"spec.template.metadata.annotations.{TG}", "expected a JSON list of task groups"),
+    case("a task-group-name that no task group has", [NODE, gang_job(annotations={TG: task_groups(), TGN: "other"})],
+         "Job train", f"spec.template.metadata.annotations.{TGN}", "names task group 'other', which is not among"),
+    case("task groups without a task-group-name", [NODE, gang_job(annotations={TG: task_groups()})],
+         "Job train", f"spec.template.metadata.annotations.{TGN}", "needs both task-groups and task-group-name"),
+    case("an unknown gangSchedulingStyle",
+         [NODE, gang_job(annotations={TG: task_groups(), TGN: "workers", POLICY: "gangSchedulingStyle=Medium"})],
+         "Job train", f"spec.template.metadata.annotations.{POLICY}", "expected one of Soft, Hard, got 'Medium'"),
+    case("a placeholder timeout that is not whole seconds",
+         [NODE, gang_job(annotations={TG: task_groups(), TGN: "workers", POLICY: "placeholderTimeoutInSeconds=1m"})],
+         "Job train", f"spec.template.metadata.annotations.{POLICY}", "expected whole seconds > 0, got '1m'"),
+    case("a workloadRef to a missing Workload", [NODE, gang_job(workload_ref={"name": "nope", "podGroup": "workers"})],
+         "Job train", "spec.template.spec.workloadRef.name", "names Workload 'nope'"),
+    case("a workloadRef to a pod group the Workload does not list",
+         [NODE, workload(), gang_job(workload_ref={"name": "train", "podGroup": "ps"})],
+         "Job train", "spec.template.spec.workloadRef.podGroup", "names pod group 'ps', which Workload 'train' does not list"),
+    case("a pod group with both policies",
+         [NODE, workload(groups=[{"name": "workers", "policy": {"basic": {}, "gang": {"minCount": 2}}}]),
+          gang_job(workload_ref={"name": "train", "podGroup": "workers"})],
+         "Workload train", "spec.podGroups[0].policy", "expected exactly one of gang or basic"),
+    case("two gangs on one Job", [NODE, cos_pod_group(), gang_job(labels={COS: "train"}, annotations={TG: task_groups(), TGN: "workers"})],
+         "Job train", f"spec.template.metadata.annotations.{TGN}", "names a second gang"),
+    case("a Volcano PodGroup and a Workload on one Job",
+         [NODE, pod_group("train"), workload(),
+          edit(gang_job(workload_ref={"name": "train", "podGroup": "workers"}),
+               "spec.template.metadata.annotations", {"scheduling.k8s.io/group-name": "train"})],
+         "Job train", "spec.template.spec.workloadRef", "names a second gang"),
+    case("two Jobs in one scheduler-plugins PodGroup",
+         [NODE, cos_pod_group(), gang_job(labels={COS: "train"}), gang_job(labels={COS: "train"}, name="other")],
+         "Job other", f"spec.template.metadata.labels.{COS}", "'train' is already used by Job train"),
+]
+
+
+@pytest.mark.parametrize("source, obj, field, words", GANG_BAD)
+def test_bad_gang_objects_are_one_error_naming_object_and_field(source, obj, field, words):
+    with pytest.raises(ScenarioError) as info:
+        load_manifests(source)
+    lines = str(info.value).splitlines()
+    assert any(line.startswith(f"{obj}: {field}: ") and words in line for line in lines), lines
+
+
 @requires_schemas
 @pytest.mark.parametrize("source, obj, field, words, schema_ok", VOLCANO_BAD)
 def test_the_volcano_schemas_catch_some_bad_input_and_gangkit_the_rest(source, obj, field, words, schema_ok):
@@ -1036,3 +1179,50 @@ def test_volcano_jobs_and_queues_round_trip_through_dump():
     again = load_quietly(dump_manifests(sc))
     assert (again.jobs, again.volcano) == (sc.jobs, sc.volcano)
     assert [j.controller for j in again.jobs] == ["batch", "volcano"]
+
+
+def test_unused_gang_objects_and_unread_fields_are_reported():
+    source = [NODE, cos_pod_group("lonely", minResources={GPU: "4"}), workload("idle"), batch_job("a")]
+    sc, messages = load_warning(source)
+    text = "\n".join(messages)
+    assert "PodGroup lonely: spec.minResources" in text  # read by the plugin's PreFilter, not by gangkit
+    assert "PodGroup lonely (scheduling.x-k8s.io/v1alpha1) is not used" in text
+    assert "Workload idle (scheduling.k8s.io/v1alpha1) is not used" in text
+
+
+@pytest.mark.parametrize(
+    "filename, stack, fields",
+    [
+        case("coscheduling", "coscheduling.yaml", "coscheduling", {"min_member": 4, "schedule_timeout": 120.0}),
+        case("yunikorn", "yunikorn.yaml", "yunikorn", {"min_member": 4, "placeholder_timeout": 600.0, "gang_style": "Hard"}),
+        case("kube-gang", "kube-gang.yaml", "kube-gang", {"min_member": 4}),
+    ],
+)
+def test_the_holding_gang_examples_load_and_run_by_stack_name(filename, stack, fields):
+    sc = load_quietly(ROOT / "examples" / filename)
+    big = {j.name: j for j in sc.jobs}["big"]
+    assert {k: getattr(big, k) for k in fields} == fields
+    assert sc.settings.stack == stack
+    from gangkit import simulate
+
+    assert simulate(sc).stack == stack
+
+
+@pytest.mark.parametrize(
+    "j",
+    [
+        case("coscheduling settings", job("a", pods=3, min_member=2, schedule_timeout=30)),
+        case("YuniKorn settings", job("a", pods=3, min_member=3, placeholder_timeout=120, gang_style="Hard")),
+    ],
+)
+def test_holding_gang_settings_round_trip_through_dump(j):
+    sc = _python_scenario(j)
+    text = dump_manifests(sc)
+    assert load_quietly(text).jobs == sc.jobs
+    if SCHEMAS_DIR.is_dir():
+        validate_yaml(text)
+
+
+def test_dump_refuses_two_gangs_on_one_job():
+    with pytest.raises(ScenarioError, match="Job a: gang: schedule_timeout .* name two gangs"):
+        dump_manifests(_python_scenario(job("a", schedule_timeout=30, gang_style="Soft")))

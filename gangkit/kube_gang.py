@@ -1,0 +1,157 @@
+"""Gang placement with the default scheduler's own GangScheduling plugin (Kubernetes 1.35, alpha).
+
+Since Kubernetes 1.35 kube-scheduler can gang-schedule without add-ons,
+behind the alpha feature gates ``GenericWorkload`` and ``GangScheduling``. A
+``Workload`` object (``scheduling.k8s.io/v1alpha1``) lists pod groups, each
+with a policy; a ``gang`` policy has a ``minCount``. Pods join a group through
+their ``spec.workloadRef`` (Workload name and pod group name). The plugin
+adds two barriers to the ordinary pod-by-pod cycle:
+
+- PreEnqueue: a pod does not even enter the scheduling queue until its
+  Workload exists and at least ``minCount`` pods of its group exist;
+- Permit: a placed pod waits, holding its node, until ``minCount`` pods of
+  the group are assumed or bound; then all are allowed. The wait has a
+  fixed timeout of 5 minutes per attempt of the group (not configurable in
+  1.35); when it expires, the waiting pods are rejected, their nodes freed,
+  and they go back to the queue for a new attempt.
+
+Between the barriers nothing is gang-aware: pods are taken in the default
+queue order (priority, then the time each pod entered the queue, which a
+failed attempt refreshes), so two gangs created together interleave, each
+holds part of the cluster, and both wait out their 5 minutes. Unlike
+coscheduling there is no PostFilter that gives the seats back early.
+
+Version modelled: Kubernetes 1.35 (KEP-4671 alpha; plugin
+``pkg/scheduler/framework/plugins/gangscheduling`` of release-1.35, scheduling
+timeout ``DefaultSchedulingTimeoutDuration`` = 5 min). Kubernetes 1.36
+reworks this (``v1alpha2`` with standalone PodGroup objects and a PodGroup
+scheduling cycle that places a whole group at once, so nothing waits at
+Permit); that version is not modelled. See ``docs/reference/kube-gang.md``.
+
+Simplified: no preemption (DefaultPreemption is not run for gang pods
+here); retries of rejected groups follow :mod:`gangkit.permit`; a job with
+``progress: independent`` is placed pod by pod (a ``basic`` pod group).
+
+Speed: a cycle sorts the pods that may be tried (O(n log n) in pending
+pods) and stops trying a request shape at its first failure.
+"""
+
+from __future__ import annotations
+
+from .engine import JobState, PodState, Simulation
+from .errors import Problem, ScenarioError
+from .layers import Reason
+from .permit import Group, WaitingRoom
+
+SCHEDULING_TIMEOUT = 300.0  # DefaultSchedulingTimeoutDuration in Kubernetes 1.35: fixed, 5 minutes
+
+
+class KubeGang:
+    """The ``kube-gang`` placement layer."""
+
+    name = "placement"
+    period = 0.0
+
+    def __init__(self, scheduling_timeout: float = SCHEDULING_TIMEOUT):
+        if isinstance(scheduling_timeout, bool) or not isinstance(scheduling_timeout, (int, float)) or not scheduling_timeout > 0:
+            raise ScenarioError([Problem("KubeGang", "scheduling_timeout", f"expected seconds > 0, got {scheduling_timeout!r}")])
+        self.scheduling_timeout = float(scheduling_timeout)
+        self.room = WaitingRoom()
+        self._stamp: dict[PodState, int] = {}  # the time a pod (re)entered the queue, as a counter
+        self._next = 0
+        self._unschedulable: list[PodState] = []
+        self.timeouts = 0
+
+    # -- socket --------------------------------------------------------------
+    def enqueue(self, jobs: list[JobState], now: float) -> None:
+        for js in jobs:
+            self.room.add(js, now)
+
+    def requeue(self, js: JobState, now: float) -> None:
+        self.room.reset(js, now)
+        for p in js.pods:
+            self._stamp.pop(p, None)
+
+    def forget(self, js: JobState) -> None:
+        self.room.drop(js)
+        for p in js.pods:
+            self._stamp.pop(p, None)
+
+    def unschedulable(self) -> list[PodState]:
+        """Pods that were tried and found no node (pods held at PreEnqueue were never tried)."""
+        return [p for p in self._unschedulable if p.node is None and not p.done and p.job.placing]
+
+    def _queue_time(self, p: PodState) -> int:
+        s = self._stamp.get(p)
+        return p.seq if s is None else s
+
+    def _refresh(self, p: PodState) -> None:
+        """A failed attempt puts the pod back in the queue with a new timestamp."""
+        self._stamp[p] = (1 << 40) + self._next  # after every pod still holding its creation stamp
+        self._next += 1
+
+    @staticmethod
+    def gated(g: Group) -> bool:
+        """PreEnqueue: fewer pods exist than the pod group's minCount."""
+        return g.job.spec.progress == "sync" and len(g.job.pods) < g.min_member
+
+    # -- one cycle -------------------------------------------------------------
+    def cycle(self, sim: Simulation, now: float) -> None:
+        room = self.room
+        room.start_cycle(sim)
+        cap = sim.capacity
+        candidates: list[tuple] = []
+        for g in room.groups.values():
+            js = g.job
+            if js.bound + js.pods_done >= len(js.pods) or not js.placing or self.gated(g) or not room.may_retry(g):
+                continue  # nothing to place (a running job), or held back
+            for p in g.pending():
+                candidates.append((-p.priority, self._queue_time(p), p.job.index, p.index, p, g))
+        candidates.sort(key=lambda c: c[:4])
+        failed: set[tuple] = set()
+        unschedulable = []
+        for *_, p, g in candidates:
+            if p.node is not None or p.done:
+                continue
+            node = None if p.request in failed else cap.choose(*p.request)
+            if node is None:
+                failed.add(p.request)
+                unschedulable.append(p)
+                self._refresh(p)
+                continue
+            sim.bind(p, node)
+            js = g.job
+            if js.spec.progress != "sync":
+                continue
+            if g.permitted or js.bound >= g.min_member:
+                room.allow(g)
+            else:
+                room.wait(sim, g, now, self.scheduling_timeout, lambda g, t: self._timed_out(sim, g, t))
+        self._unschedulable = unschedulable
+        room.end_cycle(sim)
+
+    def _timed_out(self, sim: Simulation, g: Group, now: float) -> None:
+        """The group's 5 minutes are over: its waiting pods are rejected and their nodes freed."""
+        self.timeouts += 1
+        waiting = g.waiting()
+        reason = Reason("placement", "GangSchedulingTimeout",
+                        f"{len(waiting)} of minCount {g.min_member} pods waited at Permit for "
+                        f"{self.scheduling_timeout:g} s; all rejected", {"waiting": len(waiting), "min_count": g.min_member})
+        for p in waiting:
+            self._refresh(p)
+        self.room.reject(sim, g, now, reason, wakes_others=True)
+
+    # -- diagnosis ---------------------------------------------------------------
+    def pending_reason(self, sim: Simulation, js: JobState) -> Reason | None:
+        from .coscheduling import permit_reason
+
+        g = self.room.groups.get(js.index)
+        pending = [p for p in js.pods if p.node is None and not p.done]
+        if g is None or not pending:
+            return None
+        if self.gated(g):
+            return Reason("placement", "WaitingForPods",
+                          f"waiting for minCount pods from a gang to appear in scheduling queue: "
+                          f"{len(js.pods)} of minCount {g.min_member} pods exist", {"pods": len(js.pods), "min_count": g.min_member})
+        return permit_reason(sim, self.room, g, pending, self.scheduling_timeout, now=sim.env.now, backoff_until=0.0,
+                             who="Workload", size="minCount")
