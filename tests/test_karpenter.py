@@ -291,3 +291,56 @@ def test_same_seed_same_tables_and_another_seed_other_stage_times():
     l2r = "karpenter_nodeclaims_launch_to_ready_seconds"
     assert a.metrics[l2r].value.tolist() != c.metrics[l2r].value.tolist()
     assert (a.jobs.state == "Finished").all()
+
+
+# -- consolidation of under-used nodes (WhenEmptyOrUnderutilized) ----------------------------------
+def run_policy(jobs, policy, kind="pod", after=30.0, budget="100%", horizon=5000):
+    pool = NodePool("gpu", ["g8"], consolidation_policy=policy, consolidate_after=after, budget=budget)
+    k = Karpenter([pool], TYPES)
+    sc = gk.Scenario([KEEP_ALIVE], jobs)
+    return gk.simulate(sc, stack=Stack(placement(kind), suppliers=[k], name=f"{kind}+karpenter"), horizon=horizon)
+
+
+BIG = job("a", gpus=8, run_time=100)  # on gpu-0, finishes at 251
+UNDERUTILIZED = {
+    # name: (policy, jobs, expected removals (node, time, reason), expected (job, restarts, finish_s))
+    "WhenEmpty keeps a half-used node; only the empty one goes": (
+        "WhenEmpty", [BIG, job("b", gpus=4, run_time=1000)],
+        [("gpu-0", 281.0, "empty")], [("a", 0, 251.0), ("b", 0, 1151.0)]),
+    "WhenEmptyOrUnderutilized deletes the half-used node once its pod fits on the node a freed; the job restarts": (
+        "WhenEmptyOrUnderutilized", [BIG, job("b", gpus=4, run_time=1000)],
+        [("gpu-1", 251.0, "underutilized")], [("a", 0, 251.0), ("b", 1, 1251.0)]),
+    "with a checkpoint every 50 s the moved job keeps its 100 s of progress": (
+        "WhenEmptyOrUnderutilized", [BIG, job("b", gpus=4, run_time=1000, checkpoint_interval=50)],
+        [("gpu-1", 251.0, "underutilized")], [("a", 0, 251.0), ("b", 1, 1151.0)]),
+    "a full node is deleted too when its gang fits elsewhere: both pods of the gang restart together": (
+        "WhenEmptyOrUnderutilized", [BIG, job("g", pods=2, gpus=4, run_time=1000)],
+        [("gpu-1", 251.0, "underutilized")], [("a", 0, 251.0), ("g", 1, 1251.0)]),
+    "pods that fit nowhere else keep their node": (
+        "WhenEmptyOrUnderutilized", [job("a", gpus=8, run_time=1000), job("b", gpus=4, run_time=1000)],
+        [], [("a", 0, 1151.0), ("b", 0, 1151.0)]),
+}
+
+
+@pytest.mark.parametrize("case", UNDERUTILIZED, ids=list(UNDERUTILIZED))
+def test_consolidation_of_under_used_nodes(case):
+    policy, jobs, removals, outcome = UNDERUTILIZED[case]
+    result = run_policy(jobs, policy)
+    removed = result.events[result.events.event == "node_removed"]
+    disrupted = result.metrics["karpenter_nodeclaims_disrupted_total"]
+    assert list(zip(removed.node, removed.time_s, disrupted.reason)) == removals
+    j = result.jobs.set_index("job")
+    assert [(n, int(j.loc[n, "restarts"]), j.loc[n, "finish_s"]) for n, _, _ in outcome] == outcome
+    s = result.summary()
+    assert s["useful_gpu_seconds"] + s["held_idle_gpu_seconds"] + s["free_gpu_seconds"] + s["not_ready_gpu_seconds"] == s["capacity_gpu_seconds"]
+
+
+def test_single_node_consolidation_moves_one_non_empty_node_per_instant():
+    # a frees two nodes at 251; c and d (6 GPUs each, one node each) could both move there: one moves at
+    # 251, the other at the next disruption poll, 10 s later
+    jobs = [job("a", pods=2, gpus=8, run_time=100), job("c", gpus=6, run_time=1000), job("d", gpus=6, run_time=1000)]
+    result = run_policy(jobs, "WhenEmptyOrUnderutilized")
+    disrupted = result.metrics["karpenter_nodeclaims_disrupted_total"]
+    moved = disrupted[disrupted.reason == "underutilized"]
+    assert moved.time_s.tolist()[:2] == [251.0, 261.0]
+    assert (moved.groupby("time_s").size() <= 1).all()
