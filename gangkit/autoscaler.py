@@ -21,7 +21,8 @@ Rules, and the cluster-autoscaler behaviour each one models (flag names and
 defaults from ``cluster-autoscaler/config/flags`` and its FAQ):
 
 - **Scan loop** (``--scan-interval``, 10 s): scans happen at multiples of
-  ``scan_interval`` and only while there is something to do (pending pods,
+  ``scan_interval``, at least one interval apart, and only while there is
+  something to do (pending pods,
   a node that may time out, an unneeded node, a ProvisioningRequest);
   otherwise the loop sleeps until the next deadline or cluster change.
 - **Scale-up**: pending pods that fit on existing ready nodes or on nodes
@@ -234,6 +235,7 @@ class ClusterAutoscaler:
         self._requests: list[ProvisioningRequest] = []
         self._provreq_mode = False
         self._next_scan: float | None = None
+        self._last_scan = -math.inf
         self._token = 0
         self._last_scale_up = -math.inf
         self._last_removal = -math.inf
@@ -322,7 +324,7 @@ class ClusterAutoscaler:
         return max(t, math.ceil(t / k - 1e-9) * k)
 
     def _wake(self, sim, at: float) -> None:
-        at = self._aligned(max(at, sim.env.now))
+        at = self._aligned(max(at, sim.env.now, self._last_scan + self.scan_interval))
         if self._next_scan is not None and self._next_scan <= at:
             return
         self._next_scan = at
@@ -365,6 +367,7 @@ class ClusterAutoscaler:
         if token != self._token:
             return
         self._next_scan = None
+        self._last_scan = now
         self._mark_ready(sim)
         self._give_up_late_nodes(sim, now)
         self._expire_requests(now)
