@@ -13,6 +13,7 @@ launch, initialized 90 s later, no image pull) unless a story sets others.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import pandas as pd
 
@@ -175,5 +176,11 @@ def warm_pool_row(result) -> dict:
 
 
 def warm_pool_table(warm: range | list = range(0, 5), stages: Stages | None = None, consolidate_after: float = 300.0) -> pd.DataFrame:
-    """:func:`warm_pool_row` for each number of warm nodes."""
-    return pd.DataFrame({n: warm_pool_row(warm_pool(n, stages, consolidate_after)) for n in warm}).T.rename_axis("warm_nodes")
+    """:func:`warm_pool_row` for each number of warm nodes (runs are remembered: the explorer asks again)."""
+    rows = {n: _warm_pool_row(n, stages or Stages(), float(consolidate_after)) for n in warm}
+    return pd.DataFrame(rows).T.rename_axis("warm_nodes")
+
+
+@lru_cache(maxsize=64)
+def _warm_pool_row(warm_nodes: int, stages: Stages, consolidate_after: float) -> dict:
+    return warm_pool_row(warm_pool(warm_nodes, stages, consolidate_after))
