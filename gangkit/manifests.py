@@ -165,6 +165,17 @@ KNOWN_FIELDS: dict[str, dict] = {
         ["apiVersion", "kind", "metadata", "value", "globalDefault", "description", "preemptionPolicy"], ANY
     )
     | {"metadata": _META},
+    "ClusterAutoscaler": {
+        "apiVersion": ANY, "kind": ANY, "metadata": _NAMES(["name", "labels", "annotations"], ANY),
+        "spec": {
+            **_NAMES(["scanInterval", "expander", "maxNodeProvisionTime", "initialNodeGroupBackoffDuration",
+                      "maxNodeGroupBackoffDuration", "scaleDownUnneededTime", "scaleDownDelayAfterAdd",
+                      "scaleDownUtilizationThreshold", "provisioningRequestExpiry"], ANY),
+            "stages": _NAMES(["registered", "initialized", "imagePull"], ANY),
+            "nodeGroups": [_NAMES(["name", "minSize", "maxSize", "instanceType", "capacity", "pricePerHour", "labels",
+                                   "stockout"], ANY)],
+        },
+    },
     "Simulation": {
         "apiVersion": ANY, "kind": ANY, "metadata": _NAMES(["name", "labels", "annotations"], ANY),
         "spec": _NAMES(["stack", "ordering", "scoring", "preemption", "sessionPeriod", "seed", "horizon", "record"], ANY),
@@ -180,6 +191,7 @@ API_VERSIONS = {
     "PodGroup": "scheduling.volcano.sh/v1beta1",
     "PriorityClass": "scheduling.k8s.io/v1",
     "Simulation": "gangkit/v1alpha1",
+    "ClusterAutoscaler": "gangkit/v1alpha1",
     "List": "v1",
 }
 _SIMULATION_FIELDS = {  # spec key -> RunSettings field
@@ -339,6 +351,7 @@ class _Reader:
                 )
         kueue = _kueue().read_for_scenario(self, objects, jobs, classes)  # Kueue's kinds, and what Kueue reads of Jobs
         settings, name, description = self.simulation(by_kind["Simulation"], default_name)
+        autoscaler = self.cluster_autoscaler(by_kind["ClusterAutoscaler"])
         if not by_kind["Node"]:
             self.error(f"Scenario {name}", "", "expected at least one Node (apiVersion: v1, kind: Node)")
         defaulted = [j.key for j in jobs if j.run_time is None]
@@ -361,7 +374,7 @@ class _Reader:
                 f"they run for the default {DEFAULT_RUN_TIME:g} s: {', '.join(defaulted)}"
             )
         sc = Scenario(nodes=node_list, jobs=jobs, settings=settings, name=name, description=description, warnings=notes,
-                      kueue=kueue)
+                      kueue=kueue, autoscaler=autoscaler)
         sc.validate()
         return sc
 
@@ -663,6 +676,10 @@ class _Reader:
             return None
         return values[0][3] if values else default
 
+    def cluster_autoscaler(self, objects: list[_Object]):
+        """gangkit's ``ClusterAutoscaler`` kind (node groups and flags), or None when the input has none."""
+        return _read_cluster_autoscaler(self, objects)
+
     def simulation(self, objects: list[_Object], default_name: str) -> tuple[RunSettings, str, str]:
         """gangkit's ``Simulation`` kind -> :class:`RunSettings`, the scenario name and description."""
         if not objects:
@@ -694,6 +711,97 @@ class _Reader:
         for p in settings.problems():
             self.error(obj, f"spec.{camel.get(p.field, p.field)}", p.message)
         return settings, o.name, description
+
+
+def _read_cluster_autoscaler(r: "_Reader", objects: list) -> Any:
+    """gangkit's ``ClusterAutoscaler`` kind -> :class:`gangkit.autoscaler.ClusterAutoscaler` (flags and node groups)."""
+    from .autoscaler import EXPANDERS, ClusterAutoscaler, NodeGroup
+    from .karpenter import InstanceType, Stages
+
+    if not objects:
+        return None
+    for o in objects[1:]:
+        r.error(o.label, "kind", f"expected at most one ClusterAutoscaler; {objects[0].label} comes first")
+    o = objects[0]
+    obj = o.label
+    spec = r.mapping(o.doc.get("spec"), obj, "spec")
+    kw: dict[str, Any] = {}
+    durations = {"scanInterval": "scan_interval", "maxNodeProvisionTime": "max_node_provision_time",
+                 "initialNodeGroupBackoffDuration": "initial_backoff", "maxNodeGroupBackoffDuration": "max_backoff",
+                 "scaleDownUnneededTime": "scale_down_unneeded_time", "scaleDownDelayAfterAdd": "scale_down_delay_after_add",
+                 "provisioningRequestExpiry": "provisioning_request_expiry"}
+    for key, attr in durations.items():
+        if key in spec:
+            value = r.attempt(parse_duration, spec[key], obj, f"spec.{key}")
+            if value is not None:
+                kw[attr] = value
+    if "expander" in spec:
+        if spec["expander"] in EXPANDERS:
+            kw["expander"] = spec["expander"]
+        else:
+            r.error(obj, "spec.expander", f"expected one of {', '.join(EXPANDERS)}, got {spec['expander']!r}")
+    if "scaleDownUtilizationThreshold" in spec:
+        v = spec["scaleDownUtilizationThreshold"]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+            r.error(obj, "spec.scaleDownUtilizationThreshold", f"expected a number from 0 to 1, got {v!r}")
+        else:
+            kw["utilization_threshold"] = float(v)
+    stages = r.mapping(spec.get("stages"), obj, "spec.stages")
+    if stages:
+        st = {}
+        for key, attr in (("registered", "registered"), ("initialized", "initialized"), ("imagePull", "image_pull")):
+            if key in stages:
+                value = r.attempt(parse_duration, stages[key], obj, f"spec.stages.{key}")
+                if value is not None:
+                    st[attr] = value
+        kw["stages"] = Stages(**st)
+    groups = []
+    raw = spec.get("nodeGroups")
+    if not isinstance(raw, list) or not raw:
+        r.error(obj, "spec.nodeGroups", f"expected a list of at least one node group, got {raw!r}")
+        return None
+    for i, g in enumerate(raw):
+        where = f"spec.nodeGroups[{i}]"
+        g = r.mapping(g, obj, where)
+        name = g.get("name")
+        if not isinstance(name, str) or not name:
+            r.error(obj, f"{where}.name", f"expected a non-empty name, got {name!r}")
+            continue
+        capacity = r.mapping(g.get("capacity"), obj, f"{where}.capacity")
+        gpus = r.attempt(parse_gpus, capacity.get(GPU, 0), obj, f"{where}.capacity.{GPU}")
+        cpu = r.attempt(parse_cpu, capacity["cpu"], obj, f"{where}.capacity.cpu") if "cpu" in capacity else None
+        memory = r.attempt(parse_memory, capacity["memory"], obj, f"{where}.capacity.memory") if "memory" in capacity else None
+        lo = r.whole(g.get("minSize", 0), obj, f"{where}.minSize", 0)
+        hi = r.whole(g.get("maxSize", 10), obj, f"{where}.maxSize", 0)
+        price = g.get("pricePerHour", float(gpus or 0))
+        if isinstance(price, bool) or not isinstance(price, (int, float)) or price < 0:
+            r.error(obj, f"{where}.pricePerHour", f"expected a number >= 0, got {price!r}")
+            continue
+        stockout = g.get("stockout", False)
+        if not isinstance(stockout, bool):
+            r.error(obj, f"{where}.stockout", f"expected true or false, got {stockout!r}")
+            continue
+        itype = g.get("instanceType", name)
+        if not isinstance(itype, str) or not itype:
+            r.error(obj, f"{where}.instanceType", f"expected a name, got {itype!r}")
+            continue
+        if None in (gpus, lo, hi) or ("cpu" in capacity and cpu is None) or ("memory" in capacity and memory is None):
+            continue
+        if lo > hi:
+            r.error(obj, f"{where}.minSize", f"expected minSize <= maxSize ({hi}), got {lo}")
+            continue
+        labels = r.strings(g.get("labels"), obj, f"{where}.labels")
+        groups.append(NodeGroup(name, InstanceType(itype, gpus, float(price), cpu, memory), lo, hi, labels, stockout))
+    names = [g.name for g in groups]
+    for n in sorted({n for n in names if names.count(n) > 1}):
+        r.error(obj, "spec.nodeGroups", f"expected unique names; {n!r} is used twice")
+    if r.problems or len(groups) != len(raw):
+        return None
+    try:
+        return ClusterAutoscaler(groups, **kw)
+    except ValueError as e:
+        r.error(obj, "spec", str(e))
+        return None
 
 
 def _kueue():

@@ -93,6 +93,9 @@ def _provreq_stack(name: str, settings: RunSettings, scenario) -> Stack:
     else:  # the default ClusterQueue's quota covers the nodes the autoscaler may add
         kueue = default_setup(scenario, sum(n.gpus for n in scenario.nodes) + supplier.provisionable_gpus(scenario))
     quota = KueueLayer(kueue)
-    check = ProvisioningRequestCheck(quota, supplier, getattr(scenario, "admission_check", None))
+    check_spec = getattr(scenario, "admission_check", None)
+    if check_spec is None and setup is not None and setup.admission_checks:
+        check_spec = setup.admission_checks[0]  # the AdmissionCheck the scenario's ClusterQueues name
+    check = ProvisioningRequestCheck(quota, supplier, check_spec)
     placement = KubeScheduler(preemption=settings.preemption)
     return Stack(placement, admission=[quota, check], suppliers=[supplier], name=name)

@@ -162,3 +162,67 @@ def test_the_default_stack_runs_a_gang_from_zero():
     assert (result.jobs.wait_unattributed_s == 0).all()
     s = result.summary()
     assert s["useful_gpu_seconds"] + s["held_idle_gpu_seconds"] + s["free_gpu_seconds"] + s["not_ready_gpu_seconds"] == s["capacity_gpu_seconds"]
+
+
+# -- YAML: AdmissionCheck, ProvisioningRequestConfig, ClusterQueue admissionChecksStrategy, ClusterAutoscaler ----------
+from pathlib import Path  # noqa: E402
+
+from gangkit.manifests import load_manifests  # noqa: E402
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "kueue-provisioning-request.yaml"
+
+
+def test_the_example_loads_the_check_and_the_node_groups_and_runs():
+    sc = load_manifests(EXAMPLE)
+    assert sc.warnings == [] and sc.settings.stack == STACK
+    (check,) = sc.kueue.admission_checks
+    assert (check.name, check.config.name, check.config.backoff_limit_count) == ("capacity", "atomic", 3)
+    (group,) = sc.autoscaler.node_groups
+    assert (group.name, group.instance_type.gpus, group.max_size, sc.autoscaler.provisioning_request_expiry) == ("a100", 8, 4, 1800.0)
+    result = gk.simulate(sc)
+    jobs = result.jobs.set_index("job")
+    assert jobs.state.tolist() == ["Finished", "Finished"]
+    assert (jobs.loc["team-a/pretrain", "start_s"], jobs.loc["team-a/sweep", "start_s"]) == (150.0, 3840.0)
+    states = result.metrics["kueue_admission_check_states"]
+    assert states[states.state == "Retry"].time_s.tolist() == [1860.0, 3720.0]
+
+
+def _example_with(old: str, new: str) -> str:
+    text = EXAMPLE.read_text()
+    assert old in text
+    return text.replace(old, new)
+
+
+BAD_YAML = {
+    # name: (replace, by, object, field, words)
+    "an AdmissionCheck of another controller": (
+        "controllerName: kueue.x-k8s.io/provisioning-request", "controllerName: example.com/other",
+        "AdmissionCheck capacity", "spec.controllerName", "expected 'kueue.x-k8s.io/provisioning-request'"),
+    "parameters naming a config that is not there": (
+        "    name: atomic\n", "    name: missing\n", "AdmissionCheck capacity", "spec.parameters.name", "'missing' is not in the input"),
+    "a ClusterQueue naming a check that is not there": (
+        "    - name: capacity\n", "    - name: nope\n", "ClusterQueue team-a-cq",
+        "spec.admissionChecksStrategy.admissionChecks[0].name", "AdmissionCheck 'nope' is not in the input"),
+    "an unknown provisioning class": (
+        "best-effort-atomic-scale-up.autoscaling.x-k8s.io", "queued-provisioning.gke.io",
+        "ProvisioningRequestConfig atomic", "spec.provisioningClassName", "expected one of"),
+    "a negative retry limit": (
+        "backoffLimitCount: 3", "backoffLimitCount: -1", "ProvisioningRequestConfig atomic",
+        "spec.retryStrategy.backoffLimitCount", ">= 0"),
+    "a node group with minSize above maxSize": (
+        "minSize: 0", "minSize: 5", "ClusterAutoscaler cluster-autoscaler", "spec.nodeGroups[0].minSize", "minSize <= maxSize"),
+    "an unknown expander": (
+        "expander: random", "expander: cheapest", "ClusterAutoscaler cluster-autoscaler", "spec.expander", "least-waste"),
+    "a bad duration": (
+        "scanInterval: 10s", "scanInterval: soon", "ClusterAutoscaler cluster-autoscaler", "spec.scanInterval", ""),
+}
+
+
+@pytest.mark.parametrize("case", BAD_YAML, ids=list(BAD_YAML))
+def test_bad_yaml_is_one_error_naming_object_and_field(case):
+    old, new, obj, field, words = BAD_YAML[case]
+    with pytest.raises(gk.ScenarioError) as info:
+        load_manifests(_example_with(old, new))
+    problems = [p for p in info.value.problems if p.obj == obj and p.field == field]
+    assert len(problems) == 1, info.value.problems
+    assert words in problems[0].message
