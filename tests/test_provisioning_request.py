@@ -226,3 +226,22 @@ def test_bad_yaml_is_one_error_naming_object_and_field(case):
     problems = [p for p in info.value.problems if p.obj == obj and p.field == field]
     assert len(problems) == 1, info.value.problems
     assert words in problems[0].message
+
+
+def test_a_workload_preempted_while_its_request_waits_keeps_every_second_of_its_wait():
+    from gangkit.kueue.objects import Preemption
+
+    cq = ClusterQueue("cq", [ResourceGroup((GPU,), (FlavorQuotas("f", {GPU: Quota(32)}),))],
+                      preemption=Preemption(within_cluster_queue="LowerPriority"))
+    setup = KueueSetup([ResourceFlavor("f")], [cq], [LocalQueue("default", "default", "cq")])
+    ca = ClusterAutoscaler([NodeGroup("g8", G8, max_size=2)])
+    jobs = [job("low", pods=4, gpus=8, run_time=100), job("high", pods=2, gpus=8, run_time=100, submit_time=100, priority=10)]
+    result = gk.simulate(gk.Scenario(list(CPU_ONLY), jobs, autoscaler=ca, kueue=setup), stack=STACK, horizon=1000)
+    rows = result.jobs.set_index("job")
+    assert rows.loc["high", "state"] == "Finished" and rows.loc["high", "start_s"] == 100.0 + 150.0  # scan at 100 s
+    low = rows.loc["low"]
+    assert low.state == "WaitingAtEnd" and low.restarts == 1
+    # admission check 0-100 s, preempted: quota layer 100-350 s (high holds the quota), admission check again 350-1000 s
+    assert (low.wait_quota_s, low.wait_admission_check_s, low.wait_unattributed_s) == (250.0, 750.0, 0.0)
+    names = result.metrics["cluster_autoscaler_provisioning_requests"].provisioning_request
+    assert sorted(set(names[names.str.startswith("low")])) == ["low-provisioning-1"]  # a preemption is not a retry

@@ -19,7 +19,9 @@ Rules, and the Kueue behaviour each one models
 ``pkg/workload/admissionchecks.go``, ``pkg/controller/core/workload_controller.go``):
 
 - **One request per attempt**: when the workload reserves quota, a
-  ProvisioningRequest named ``<workload>-<check>-<attempt>`` is created with
+  ProvisioningRequest named ``<workload>-<check>-<attempt>`` is created
+  (attempt = the check's retry count + 1: a preemption starts the same
+  attempt again, only a Retry counts) with
   one pod per admitted pod (the pods' requests and the node labels of the
   assigned flavor), class from the :class:`ProvisioningRequestConfig`.
 - **Provisioned** -> the check is Ready -> the workload is Admitted (and
@@ -106,7 +108,8 @@ class ProvisioningRequestCheck:
         kueue_layer.admission_checks = True  # waitForPodsReady counts from admission, after this check
         self._arrived: list = []  # jobs whose quota was just reserved: a request is made in the next cycle
         self._waiting: dict[int, tuple] = {}  # job index -> (job, request, entered)
-        self._attempts: dict[int, int] = {}  # job index -> requests made so far
+        self._attempts: dict[int, int] = {}  # job index -> attempt number of its current request
+        self._retries: dict[int, int] = {}  # job index -> times the check went to Retry
         self._rows: list[tuple] = []
         self._wait_rows: list[tuple] = []
 
@@ -145,6 +148,7 @@ class ProvisioningRequestCheck:
         for pr in [pr for pr in self.autoscaler._requests if pr.job is js]:
             self.autoscaler.cancel_request(pr)
         self._attempts.pop(js.index, None)
+        self._retries.pop(js.index, None)
 
     def pending_reason(self, js) -> Reason | None:
         entry = self._waiting.get(js.index)
@@ -159,7 +163,7 @@ class ProvisioningRequestCheck:
 
     # -- the controller --------------------------------------------------------------------
     def _request(self, sim, js, entered: float, now: float) -> None:
-        attempt = self._attempts.get(js.index, 0) + 1
+        attempt = self._retries.get(js.index, 0) + 1  # Kueue: the check's retryCount + 1 (a preemption does not count)
         self._attempts[js.index] = attempt
         wl = self.kueue_layer.workloads.get(js.index)
         counts = wl.admission.counts if wl is not None and wl.admission is not None else {}
@@ -181,6 +185,7 @@ class ProvisioningRequestCheck:
         js.waits[self.name] = js.waits.get(self.name, 0.0) + waited
         js.layer_enter = now
         if attempt <= self.config.backoff_limit_count:
+            self._retries[js.index] = attempt
             after = self.config.retry_after(attempt)
             requeue_at = now + after
             message = (f'AdmissionCheck "{self.check.name}" in Retry state: attempt {attempt} failed ({pr.reason}: {pr.message}); '
