@@ -344,3 +344,103 @@ def test_single_node_consolidation_moves_one_non_empty_node_per_instant():
     moved = disrupted[disrupted.reason == "underutilized"]
     assert moved.time_s.tolist()[:2] == [251.0, 261.0]
     assert (moved.groupby("time_s").size() <= 1).all()
+
+
+# -- YAML: karpenter.sh/v1 NodePool and gangkit's Karpenter kind ----------------------------------------
+from pathlib import Path  # noqa: E402
+
+from gangkit.manifests import KNOWN_FIELDS, load_manifests  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+LIMIT_EXAMPLE = ROOT / "examples" / "kueue-karpenter-nodepool-limit.yaml"
+
+
+def test_the_nodepool_example_loads_and_provisions_half_the_gang():
+    sc = load_manifests(LIMIT_EXAMPLE)
+    assert sc.warnings == []
+    (pool,) = sc.karpenter.nodepools
+    assert (pool.name, pool.instance_types, pool.gpu_limit, pool.consolidation_policy, pool.consolidate_after) == (
+        "a100", ("p4d.24xlarge",), 16, "WhenEmpty", 300.0)
+    assert sc.karpenter.instance_types["p4d.24xlarge"].gpus == 8
+    result = gk.simulate(sc)
+    batches = result.metrics["karpenter_provisioner_batches"]
+    assert batches.nodeclaims.iloc[0] == 2 and batches.not_provisioned.iloc[0] == "train-2, train-3"
+    assert result.jobs.state.tolist() == ["WaitingAtEnd"]
+
+
+def _nodepool_yaml(old: str, new: str) -> str:
+    text = LIMIT_EXAMPLE.read_text()
+    assert old in text
+    return text.replace(old, new)
+
+
+NODEPOOL_YAML = {
+    # name: (replace, by, expected (policy, consolidate_after, budget) or an error (object, field, words))
+    "Karpenter's defaults: WhenEmptyOrUnderutilized after 0 s, budget 10%": (
+        "    consolidationPolicy: WhenEmpty\n    consolidateAfter: 5m\n    budgets:\n    - nodes: \"10%\"\n", "    {}\n",
+        ("WhenEmptyOrUnderutilized", 0.0, "10%")),
+    "consolidateAfter Never keeps nodes; a budget of 2 nodes": (
+        "consolidateAfter: 5m\n    budgets:\n    - nodes: \"10%\"", "consolidateAfter: Never\n    budgets:\n    - nodes: \"2\"",
+        ("WhenEmpty", None, 2)),
+    "an instance type the Karpenter object does not list": (
+        "values: [p4d.24xlarge]", "values: [p5.48xlarge]",
+        ("NodePool a100", "spec.template.spec.requirements[0].values", "not among the Karpenter instance types")),
+    "a bad budget": (
+        "- nodes: \"10%\"", "- nodes: \"ten\"", ("NodePool a100", "spec.disruption.budgets[0].nodes", "a percentage")),
+    "a bad consolidateAfter": (
+        "consolidateAfter: 5m", "consolidateAfter: soon", ("NodePool a100", "spec.disruption.consolidateAfter", "")),
+}
+
+
+@pytest.mark.parametrize("case", NODEPOOL_YAML, ids=list(NODEPOOL_YAML))
+def test_nodepool_yaml(case):
+    old, new, expected = NODEPOOL_YAML[case]
+    text = _nodepool_yaml(old, new)
+    if len(expected) == 3 and expected[0] in ("WhenEmpty", "WhenEmptyOrUnderutilized"):
+        (pool,) = load_manifests(text).karpenter.nodepools
+        assert (pool.consolidation_policy, pool.consolidate_after, pool.budget) == expected
+        return
+    obj, field, words = expected
+    with pytest.raises(gk.ScenarioError) as info:
+        load_manifests(text)
+    problems = [p for p in info.value.problems if p.obj == obj and p.field == field]
+    assert len(problems) == 1 and words in problems[0].message, info.value.problems
+
+
+def test_nodepool_requirements_other_than_instance_type_are_noted():
+    text = _nodepool_yaml("        values: [p4d.24xlarge]\n",
+                          "        values: [p4d.24xlarge]\n      - key: karpenter.sh/capacity-type\n        operator: In\n"
+                          "        values: [on-demand]\n")
+    from gangkit.manifests import GangkitInputWarning
+
+    with pytest.warns(GangkitInputWarning, match="karpenter.sh/capacity-type In"):
+        sc = load_manifests(text)
+    assert any("requirements[1] (karpenter.sh/capacity-type In) is not modelled" in w for w in sc.warnings)
+
+
+def test_every_nodepool_field_gangkit_reads_exists_in_the_real_schema():
+    try:
+        from schema_util import schema_for, validate_yaml
+    except ImportError:  # pragma: no cover
+        from tests.schema_util import schema_for, validate_yaml
+    schema = schema_for("karpenter.sh/v1", "NodePool")
+    missing = []
+
+    def walk(known, node, path):
+        if known is True or not isinstance(known, (dict, list)):
+            return
+        if isinstance(known, list):
+            walk(known[0], node.get("items", {}), path + "[]")
+            return
+        props = node.get("properties")
+        for key, sub in known.items():
+            if props is None:
+                continue
+            if key not in props:
+                missing.append(f"{path}.{key}")
+            else:
+                walk(sub, props[key], f"{path}.{key}")
+
+    walk(KNOWN_FIELDS["NodePool"], schema, "NodePool")
+    assert missing == []
+    assert validate_yaml(LIMIT_EXAMPLE.read_text()) >= 1
