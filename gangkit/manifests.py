@@ -38,6 +38,9 @@ The kinds gangkit reads (see ``docs/reference/scenario-yaml.md`` for every field
   (``spec.minMember``) of the Job whose pods name it;
 - ``scheduling.k8s.io/v1`` **PriorityClass**: the priority value;
 - ``gangkit/v1alpha1`` **Simulation**: the run settings (stack, ordering...);
+- ``gangkit/v1alpha1`` **WorkloadGenerator**: a seeded stream of jobs described
+  as data (arrivals, job classes, run-time distributions), read by
+  :func:`gangkit.generators.stream_from_manifest`; its jobs join the Jobs;
 - Kueue's kinds (``kueue.x-k8s.io`` ResourceFlavor, ClusterQueue, LocalQueue,
   Cohort, WorkloadPriorityClass, Workload, and the Configuration): read by
   :mod:`gangkit.kueue.manifests` into ``Scenario.kueue``.
@@ -63,6 +66,8 @@ import yaml
 
 from .cluster import Node
 from .errors import Problem, ScenarioError
+from .generators import YAML_FIELDS as GENERATOR_FIELDS
+from .generators import stream_from_manifest
 from .quantity import (
     format_cpu,
     format_duration,
@@ -170,6 +175,10 @@ KNOWN_FIELDS: dict[str, dict] = {
         "spec": _NAMES(["stack", "ordering", "scoring", "preemption", "sessionPeriod", "seed", "horizon", "record"], ANY),
     },
 }
+KNOWN_FIELDS["WorkloadGenerator"] = {
+    "apiVersion": ANY, "kind": ANY, "metadata": _NAMES(["name", "namespace", "labels", "annotations"], ANY),
+    "spec": GENERATOR_FIELDS,
+}
 KNOWN_ANNOTATIONS = {  # gangkit's own annotations, per kind; other gangkit/* keys are reported
     "Job": (RUN_TIME, SUBMIT_TIME, PROGRESS, CHECKPOINT_INTERVAL),
     "Simulation": (DESCRIPTION,),
@@ -180,6 +189,7 @@ API_VERSIONS = {
     "PodGroup": "scheduling.volcano.sh/v1beta1",
     "PriorityClass": "scheduling.k8s.io/v1",
     "Simulation": "gangkit/v1alpha1",
+    "WorkloadGenerator": "gangkit/v1alpha1",
     "List": "v1",
 }
 _SIMULATION_FIELDS = {  # spec key -> RunSettings field
@@ -226,7 +236,10 @@ def _load(source: Source, name: str | None) -> Scenario:
         docs, label, default_name = [source], "manifests", "scenario"
     else:
         docs, label, default_name = list(source), "manifests", "scenario"
-    return _Reader(label).scenario(docs, name or default_name)
+    base = None
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and _looks_like_path(source)):
+        base = Path(source).parent
+    return _Reader(label, base=base).scenario(docs, name or default_name)
 
 
 def _emit(messages: list[str]) -> None:
@@ -275,6 +288,7 @@ class _Reader:
 
     label: str
     problems: list[Problem] = field(default_factory=list)
+    base: Path | None = None  # the YAML file's folder: relative paths inside the file start here
     unknown: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -332,6 +346,7 @@ class _Reader:
             j = self.job(o, classes, default_priority, groups, used_groups)
             if j is not None:
                 jobs.append(j)
+        jobs.extend(self.generated_jobs(by_kind["WorkloadGenerator"], node_list, jobs))
         for key, o in groups.items():
             if key not in used_groups:
                 self.notes.append(
@@ -364,6 +379,23 @@ class _Reader:
                       kueue=kueue)
         sc.validate()
         return sc
+
+    def generated_jobs(self, objects: list[_Object], node_list: list[Node], jobs: list[Job]) -> list[Job]:
+        """The jobs of every WorkloadGenerator (gangkit.generators), in its namespace; names must not clash."""
+        gpus = sum(n.gpus for n in node_list)
+        taken = {j.key: "a Job" for j in jobs}
+        out = []
+        for o in objects:
+            stream = stream_from_manifest(self, o, gpus, self.base)
+            for j in stream.jobs() if stream is not None else ():
+                j.namespace = o.namespace
+                j.queue = o.namespace or j.queue
+                if j.key in taken:
+                    self.error(o.label, "spec.classes", f"its job {j.key} has the name of {taken[j.key]}; use other class names")
+                    break
+                taken[j.key] = o.label
+                out.append(j)
+        return out
 
     def objects(self, docs: list) -> list[_Object]:
         """Every object, ``kind: List`` unpacked, with kind and apiVersion checked."""
