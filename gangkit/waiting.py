@@ -21,6 +21,7 @@ level ``jobs`` or ``full``):
   (:data:`SIZE_CLASSES`, by GPUs per job), with ``tau`` = :data:`TAU_S` = 10 s
   so that a 1-second job that waited 20 s does not count as 21 times slower;
 - :func:`starvation`: the longest wait among the jobs that ask for the most GPUs;
+- :func:`idle_while_waiting`: the share of capacity left free while jobs waited;
 - :func:`stability`: the slope of the queue length over the second half of
   the arrival period, with a confidence interval (see its docstring);
 - :func:`metrics`: all of it as one flat dict (a row of :func:`gangkit.sweep`).
@@ -182,6 +183,23 @@ def utilization(result, start: float | None = None, end: float | None = None) ->
     return {"allocated_utilization": round((useful + held) / cap, 4), "effective_utilization": round(useful / cap, 4)}
 
 
+def idle_while_waiting(result, start: float | None = None, end: float | None = None) -> float:
+    """The share of GPU capacity that sat free while at least one job waited, over ``[start, end]``.
+
+    This is the capacity an ordering policy leaves on the table: under
+    ``strict``, a gang at the head that does not fit keeps every job behind
+    it waiting while GPUs are free. (Free GPUs with an empty queue are just
+    a quiet cluster, and are not counted.)
+    """
+    tl = result.timeline
+    t = tl["time_s"].to_numpy(dtype=float)
+    a = float(t[0]) if start is None else float(start)
+    b = float(t[-1]) if end is None else float(end)
+    free = tl["free_gpus"].to_numpy(dtype=float) * (tl["waiting_jobs"].to_numpy() > 0)
+    cap = _step_integral(t, tl["capacity_gpus"].to_numpy(dtype=float), a, b)
+    return round(_step_integral(t, free, a, b) / cap, 4) if cap > 0 else 0.0
+
+
 # --------------------------------------------------------------------------- stability
 @functools.lru_cache(maxsize=64)
 def t_quantile(p: float, df: int) -> float:
@@ -295,6 +313,7 @@ def metrics(result, tau: float = TAU_S, classes=SIZE_CLASSES, batches: int = 10,
     st = stability(result, batches, confidence)
     window = utilization(result, st.window_start_s, st.window_end_s)
     row.update({f"window_{k}": v for k, v in window.items()})
+    row["window_idle_while_waiting"] = idle_while_waiting(result, st.window_start_s, st.window_end_s)
     for col in CLASS_COLUMNS:
         row[col] = table.loc["all", col]
     for label in table.index:

@@ -19,7 +19,7 @@ from gangkit.errors import ScenarioError
 from gangkit.generators import mm_c
 from gangkit.scenario import RunSettings
 from gangkit.waiting import (
-    SIZE_CLASSES, TAU_S, job_waits, metrics, size_class, stability, starvation, t_quantile, utilization, wait_table,
+    SIZE_CLASSES, TAU_S, idle_while_waiting, job_waits, metrics, size_class, stability, starvation, t_quantile, utilization, wait_table,
 )
 from gangkit.workload import job
 
@@ -182,3 +182,14 @@ def test_bad_arguments_name_the_field(call, field):
 def test_summary_only_run_is_refused_with_a_reason():
     with pytest.raises(ScenarioError, match="record='jobs'"):
         wait_table(story("skip", record="summary"))
+
+
+@pytest.mark.parametrize("ordering, start, end, share", [
+    # skip: C runs beside B, then alone while E waits (150 - 105 s, 1 GPU free): 45 of 2 x 160 GPU-s
+    ("skip", None, None, 45 / 320),
+    # strict: 100-105 s, B runs and 1 GPU is free while E and C wait: 5 of 2 x 165; after 115 s nobody waits
+    ("strict", None, None, 5 / 330),
+    ("skip", 0, 100, 0.0),          # A fills the node
+])
+def test_idle_while_waiting_counts_free_gpus_only_when_someone_waits(ordering, start, end, share):
+    assert idle_while_waiting(story(ordering), start, end) == pytest.approx(share, abs=5e-5)
