@@ -4,7 +4,7 @@
 decisions Kueue's scheduling cycles take on a snapshot of Kueue manifests
 (:mod:`gangkit.kueue.admit`).
 
-``gangkit run SCENARIO [--stack NAME] [--ordering NAME] [--seed N] [--json] [--out DIR]``
+``gangkit run SCENARIO [--stack NAME] [--ordering NAME] [--estimate-factor F] [--seed N] [--json] [--out DIR]``
 simulates a built-in scenario (``three-workers``, ``two-gangs-deadlock``,
 ``mixed``) or a YAML file of Kubernetes manifests. A deadlocked cluster is a
 *result* (exit 0); bad input is an *error*: one line per problem, naming the
@@ -46,7 +46,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .simulate import simulate
 
     result, status = load_reporting(
-        lambda: simulate(_load(args.scenario, args.seed), stack=args.stack, ordering=args.ordering, seed=args.seed))
+        lambda: simulate(_load(args.scenario, args.seed), stack=args.stack, ordering=args.ordering, seed=args.seed,
+                         estimate_factor=args.estimate_factor))
     if status is not None:
         return status
     figures = result.summary()
@@ -101,7 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="simulate a built-in scenario or a YAML file of manifests")
     run.add_argument("scenario", metavar="SCENARIO", help="three-workers, two-gangs-deadlock, mixed, or a path to a YAML file")
     run.add_argument("--stack", help=f"layers in order: {', '.join(STACKS)} (planned: {', '.join(PLANNED[:4])}, ...)")
-    run.add_argument("--ordering", choices=ORDERINGS, help="placement ordering: skip (start whatever fits) or strict (head-of-line)")
+    run.add_argument("--ordering", choices=ORDERINGS, help="gang placement ordering: skip (start whatever fits), strict "
+                     "(head-of-line), easy-backfill, conservative-backfill, volcano-backfill, largest-first")
+    run.add_argument("--estimate-factor", type=float, metavar="F", help="backfilling's run-time estimate for jobs "
+                     "without activeDeadlineSeconds: true run time x F (F >= 1, default 1)")
     run.add_argument("--seed", type=int, help="random seed (changes the mixed stream)")
     run.add_argument("--json", action="store_true", help="print one JSON object with the summary figures")
     run.add_argument("--out", metavar="DIR", help="write jobs, pods, events and timeline as CSV files")

@@ -172,7 +172,8 @@ KNOWN_FIELDS: dict[str, dict] = {
     | {"metadata": _META},
     "Simulation": {
         "apiVersion": ANY, "kind": ANY, "metadata": _NAMES(["name", "labels", "annotations"], ANY),
-        "spec": _NAMES(["stack", "ordering", "scoring", "preemption", "sessionPeriod", "seed", "horizon", "record"], ANY),
+        "spec": _NAMES(["stack", "ordering", "scoring", "preemption", "sessionPeriod", "seed", "horizon", "record",
+                        "estimateFactor"], ANY),
     },
 }
 KNOWN_FIELDS["WorkloadGenerator"] = {
@@ -195,6 +196,7 @@ API_VERSIONS = {
 _SIMULATION_FIELDS = {  # spec key -> RunSettings field
     "stack": "stack", "ordering": "ordering", "scoring": "scoring", "preemption": "preemption",
     "sessionPeriod": "session_period", "seed": "seed", "horizon": "horizon", "record": "record",
+    "estimateFactor": "estimate_factor",
 }
 
 
@@ -716,6 +718,10 @@ class _Reader:
                 value = None
             elif key == "seed":
                 value = self.whole(value, obj, where, 0)
+            elif key == "estimateFactor":
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    self.error(obj, where, f"expected a number >= 1, got {value!r}")
+                    value = None
             elif key not in ("preemption", "seed") and not isinstance(value, str):
                 self.error(obj, where, f"expected a string, got {value!r}")
                 value = None
@@ -864,4 +870,6 @@ def _simulation_manifest(scenario: Scenario) -> dict:
         "sessionPeriod": format_duration(s.session_period), "seed": s.seed,
         "horizon": format_duration(s.horizon), "record": s.record,
     }
+    if s.estimate_factor != 1.0:
+        spec["estimateFactor"] = s.estimate_factor
     return {"apiVersion": API_VERSIONS["Simulation"], "kind": "Simulation", "metadata": meta, "spec": spec}

@@ -18,7 +18,7 @@ from .cluster import Node, validate_nodes
 from .errors import Problem, ScenarioError
 from .workload import Job, validate_jobs
 
-ORDERINGS = ("skip", "strict")
+ORDERINGS = ("skip", "strict", "easy-backfill", "conservative-backfill", "volcano-backfill", "largest-first")
 SCORINGS = ("LeastAllocated", "MostAllocated")
 RECORDINGS = ("summary", "jobs", "full")
 DAY = 86400.0
@@ -31,7 +31,16 @@ class RunSettings:
     - ``stack``: the layers in order joined by ``+`` (``pod``, ``gang``, ...).
     - ``ordering``: the placement layer's queue discipline: ``skip`` starts
       whatever fits (Volcano's allocate moves on to the next job), ``strict``
-      stops at the first job that does not fit (head-of-line blocking).
+      stops at the first job that does not fit (head-of-line blocking);
+      ``easy-backfill`` and ``conservative-backfill`` plan reservations with
+      run-time estimates, ``volcano-backfill`` adds Volcano's backfill action
+      (best-effort pods only), ``largest-first`` takes the biggest gangs
+      first (rules in :mod:`gangkit.volcano`).
+    - ``estimate_factor``: backfilling plans with estimated run times; a job
+      that declares no maximum run time (``activeDeadlineSeconds``) is
+      estimated at its true run time times this factor (>= 1; 1 means exact
+      estimates). Real schedulers use the users' own estimates, which are
+      mostly too long.
     - ``scoring``: kube-scheduler's NodeResourcesFit strategy for choosing
       among nodes with room: ``LeastAllocated`` (spread, the default) or
       ``MostAllocated`` (pack).
@@ -56,6 +65,7 @@ class RunSettings:
     horizon: float = 30 * DAY
     record: str = "full"
     stall_window: float = DAY
+    estimate_factor: float = 1.0
 
     def problems(self) -> list[Problem]:
         obj = "Simulation settings"
@@ -70,6 +80,9 @@ class RunSettings:
             out.append(Problem(obj, "session_period", f"expected seconds >= 0, got {self.session_period!r}"))
         if not isinstance(self.horizon, (int, float)) or not (self.horizon > 0) or math.isnan(self.horizon):
             out.append(Problem(obj, "horizon", f"expected seconds > 0, got {self.horizon!r}"))
+        f = self.estimate_factor
+        if isinstance(f, bool) or not isinstance(f, (int, float)) or not math.isfinite(f) or not f >= 1:
+            out.append(Problem(obj, "estimate_factor", f"expected a number >= 1, got {f!r}"))
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):
             out.append(Problem(obj, "seed", f"expected a whole number, got {self.seed!r}"))
         return out

@@ -39,7 +39,8 @@ def test_every_problem_is_reported_at_once_one_line_each():
 
 
 SETTINGS = [
-    ("ordering", dict(ordering="fifo"), "Simulation settings: ordering: expected one of skip, strict, got 'fifo'"),
+    ("ordering", dict(ordering="fifo"), "Simulation settings: ordering: expected one of skip, strict, easy-backfill, "
+     "conservative-backfill, volcano-backfill, largest-first, got 'fifo'"),
     ("scoring", dict(scoring="Random"), "Simulation settings: scoring: expected one of LeastAllocated, MostAllocated"),
     ("horizon", dict(horizon=0), "Simulation settings: horizon: expected seconds > 0, got 0"),
     ("record", dict(record="all"), "Simulation settings: record: expected one of summary, jobs, full"),
@@ -76,3 +77,65 @@ def test_summary_recording_keeps_the_figures_of_a_full_recording():
     full = gk.simulate("mixed", stack="gang", seed=3).summary()
     light = gk.simulate("mixed", stack="gang", seed=3, record="summary")
     assert light.summary() == full and light.events.empty and light.jobs.empty
+
+
+ORDERING_SETTINGS = [
+    ("ordering spelled with an underscore", dict(ordering="easy_backfill"),
+     "Simulation settings: ordering: expected one of skip, strict, easy-backfill"),
+    ("ordering in the wrong case", dict(ordering="Largest-First"), "got 'Largest-First'"),
+    ("estimate factor below 1", dict(estimate_factor=0.5), "Simulation settings: estimate_factor: expected a number >= 1, got 0.5"),
+    ("estimate factor zero", dict(estimate_factor=0), "Simulation settings: estimate_factor: expected a number >= 1, got 0"),
+    ("estimate factor not a number", dict(estimate_factor="2"), "Simulation settings: estimate_factor: expected a number >= 1, got '2'"),
+    ("estimate factor infinite", dict(estimate_factor=float("inf")), "estimate_factor: expected a number >= 1, got inf"),
+    ("estimate factor NaN", dict(estimate_factor=float("nan")), "estimate_factor: expected a number >= 1, got nan"),
+    ("estimate factor a boolean", dict(estimate_factor=True), "estimate_factor: expected a number >= 1, got True"),
+]
+
+
+@pytest.mark.parametrize("settings, message", [c[1:] for c in ORDERING_SETTINGS], ids=[c[0] for c in ORDERING_SETTINGS])
+def test_bad_ordering_settings_are_named(settings, message):
+    with pytest.raises(gk.ScenarioError) as err:
+        gk.simulate("three-workers", stack="gang", **settings)
+    assert message in str(err.value)
+
+
+SIMULATION_MANIFESTS = [
+    ("unknown ordering", dict(ordering="backfill"), "spec.ordering: expected one of skip, strict, easy-backfill"),
+    ("estimateFactor below 1", dict(estimateFactor=0.9), "spec.estimateFactor: expected a number >= 1, got 0.9"),
+    ("estimateFactor as text", dict(estimateFactor="3x"), "spec.estimateFactor: expected a number >= 1, got '3x'"),
+]
+
+
+@pytest.mark.parametrize("spec, message", [c[1:] for c in SIMULATION_MANIFESTS], ids=[c[0] for c in SIMULATION_MANIFESTS])
+def test_bad_ordering_fields_in_a_simulation_manifest(spec, message):
+    docs = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"nvidia.com/gpu": "8"}}},
+            {"apiVersion": "gangkit/v1alpha1", "kind": "Simulation", "metadata": {"name": "s"}, "spec": spec}]
+    with pytest.raises(gk.ScenarioError) as err:
+        gk.load_manifests(docs)
+    assert f"Simulation s: {message}" in str(err.value)
+
+
+def test_estimate_factor_is_read_from_a_simulation_manifest_and_written_back():
+    docs = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"nvidia.com/gpu": "8"}}},
+            {"apiVersion": "gangkit/v1alpha1", "kind": "Simulation", "metadata": {"name": "s"},
+             "spec": {"ordering": "easy-backfill", "estimateFactor": 2.5}}]
+    sc = gk.load_manifests(docs)
+    assert (sc.settings.ordering, sc.settings.estimate_factor) == ("easy-backfill", 2.5)
+    again = gk.load_manifests(gk.dump_manifests(sc))
+    assert (again.settings.ordering, again.settings.estimate_factor) == ("easy-backfill", 2.5)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--ordering", "easy"], "invalid choice: 'easy'"),
+    (["--estimate-factor", "0.5"], "Simulation settings: estimate_factor: expected a number >= 1, got 0.5"),
+    (["--estimate-factor", "three"], "invalid float value: 'three'"),
+])
+def test_bad_ordering_options_on_the_command_line(capsys, argv, message):
+    from gangkit.cli import main
+
+    try:
+        status = main(["run", "three-workers", "--stack", "gang", *argv])
+    except SystemExit as exit_:
+        status = exit_.code
+    assert status == 2
+    assert message in capsys.readouterr().err
