@@ -18,7 +18,7 @@ Everything here is a plain function over :mod:`gangkit.generators`,
   (mean 30 minutes), on 4 nodes of 8 GPUs;
 - :func:`run` simulates it under an ordering (cached, so the lesson, its
   widget and the checks share runs);
-- :data:`SWEEP_GRID` and :func:`sweep_table` are the load sweep whose
+- :data:`SWEEP_GRIDS` and :func:`sweep_table` are the load sweep whose
   results are committed in ``gangkit/data/lesson04_sweep.csv`` (made by
   ``python tools/make_lesson04_data.py``; a test re-runs part of it);
 - :func:`saturated` measures the throughput of a *saturated* system (every
@@ -50,8 +50,10 @@ N_NODES, GPUS_PER_NODE = 4, 8
 MEAN_RUN_TIME_S = 1800.0
 #: Share of jobs (by count) that are whole-node gangs, in the lesson's mix.
 NODE_SHARE = 0.1
-#: The orderings the lesson compares (the placement layer's ``ordering``).
+#: The orderings the lesson runs live (the placement layer's ``ordering``).
 ORDERINGS = ("strict", "skip")
+#: The backfilling orderings, too slow to run inside the lesson: they come from the committed sweep.
+BACKFILL_ORDERINGS = ("easy-backfill", "conservative-backfill", "largest-first", "volcano-backfill")
 #: The committed sweep (see tools/make_lesson04_data.py).
 SWEEP_DATA = Path(__file__).with_name("data") / "lesson04_sweep.csv"
 
@@ -80,6 +82,26 @@ def _run(ordering: str, load: float, node_share: float, n_jobs: int, seed: int):
     return simulate(mix(load, node_share, n_jobs, seed), stack="gang", ordering=ordering, record="jobs")
 
 
+#: The starvation story's run: the mix at load 0.6, 1000 jobs, seed 0.
+STORY = {"load": 0.6, "n_jobs": 1000, "seed": 0}
+#: The story's gang waits under every ordering (see tools/make_lesson04_data.py).
+STORY_DATA = Path(__file__).with_name("data") / "lesson04_story.csv"
+
+
+def story_table(orderings=None) -> pd.DataFrame:
+    """The wait of every whole-node gang of the story's run, under each ordering (longest first)."""
+    frames = []
+    for ordering in orderings or (*ORDERINGS, *BACKFILL_ORDERINGS):
+        g = gang_waits(run(ordering, STORY["load"], NODE_SHARE, STORY["n_jobs"], STORY["seed"]))
+        frames.append(g.assign(ordering=ordering)[["ordering", "job", "submit_s", "wait_s", "censored"]])
+    return pd.concat(frames, ignore_index=True)
+
+
+def story_data() -> pd.DataFrame:
+    """The committed :func:`story_table` (``gangkit/data/lesson04_story.csv``)."""
+    return pd.read_csv(STORY_DATA, comment="#")
+
+
 def gang_waits(result) -> pd.DataFrame:
     """The whole-node gangs of a run, longest wait first: job, submit time, wait, censored."""
     w = waiting.job_waits(result)
@@ -88,13 +110,16 @@ def gang_waits(result) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- the sweep
-#: The load sweep of the committed data file: every combination.
-SWEEP_GRID = {
-    "ordering": list(ORDERINGS),
-    "load": [0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 1.0, 1.1],
-    "seed": [0, 1, 2, 3, 4],
-    "n_jobs": [2000],
-}
+#: The load sweep of the committed data file: every combination of each of these grids
+#: (strict and skip finely, to find the stability limit; the slower backfilling orderings coarsely).
+SWEEP_GRIDS = (
+    {"ordering": list(ORDERINGS), "load": [0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 1.0, 1.1],
+     "seed": [0, 1, 2, 3, 4], "n_jobs": [2000]},
+    {"ordering": list(BACKFILL_ORDERINGS), "load": [0.5, 0.6, 0.7, 0.8, 0.9, 1.0], "seed": [0, 1, 2],
+     "n_jobs": [2000]},
+)
+#: The first grid, strict and skip (kept under this name for the lesson's text).
+SWEEP_GRID = SWEEP_GRIDS[0]
 #: The columns the data file keeps.
 SWEEP_COLUMNS = [
     "scenario", "ordering", "load", "seed", "n_jobs", "stability", "queue_slope_per_h", "queue_slope_low_per_h",
@@ -105,17 +130,23 @@ SWEEP_COLUMNS = [
 ]
 
 
-def sweep_grid(grid: dict | None = None) -> dict:
-    """:data:`SWEEP_GRID` (or ``grid``) with the mix as the scenario, ready for :func:`gangkit.sweep`."""
-    out = {"scenario": [mix_stream()], **(grid or SWEEP_GRID)}
+def sweep_grid(grids=None) -> list[dict]:
+    """The points of :data:`SWEEP_GRIDS` (or of ``grids``, dicts of lists) with the mix as the scenario,
+    ready for :func:`gangkit.sweep`."""
+    from .sweep import points
+
+    stream = mix_stream()
+    out = []
+    for grid in grids if grids is not None else SWEEP_GRIDS:
+        out.extend({"scenario": stream, **p} for p in points(grid))
     return out
 
 
-def sweep_table(grid: dict | None = None, **kwargs) -> pd.DataFrame:
+def sweep_table(grids=None, **kwargs) -> pd.DataFrame:
     """Run the sweep (:func:`gangkit.sweep`) and keep :data:`SWEEP_COLUMNS`."""
     from .sweep import sweep
 
-    table = sweep(sweep_grid(grid), **kwargs)
+    table = sweep(sweep_grid(grids), **kwargs)
     return table[SWEEP_COLUMNS]
 
 
@@ -124,20 +155,22 @@ def sweep_data() -> pd.DataFrame:
     return pd.read_csv(SWEEP_DATA, comment="#")
 
 
-def by_load(data: pd.DataFrame, column: str) -> pd.DataFrame:
-    """``column`` averaged over seeds: one row per load, one column per ordering."""
-    return data.pivot_table(index="load", columns="ordering", values=column, aggfunc="mean")[list(ORDERINGS)]
+def by_load(data: pd.DataFrame, column: str, orderings=None) -> pd.DataFrame:
+    """``column`` averaged over seeds: one row per load, one column per ordering (NaN where not run)."""
+    table = data.pivot_table(index="load", columns="ordering", values=column, aggfunc="mean")
+    wanted = orderings or [o for o in (*ORDERINGS, *BACKFILL_ORDERINGS) if o in table.columns]
+    return table[list(wanted)]
 
 
-def unstable_share(data: pd.DataFrame) -> pd.DataFrame:
+def unstable_share(data: pd.DataFrame, orderings=None) -> pd.DataFrame:
     """The share of seeds whose run reads ``unstable``, per load and ordering."""
     flagged = data.assign(unstable=(data["stability"] == "unstable").astype(float))
-    return by_load(flagged, "unstable")
+    return by_load(flagged, "unstable", orderings)
 
 
 def first_unstable_load(data: pd.DataFrame, ordering: str, share: float = 0.5) -> float:
     """The lowest load from which on more than ``share`` of the seeds read unstable at every higher load."""
-    s = unstable_share(data)[ordering]
+    s = unstable_share(data)[ordering].dropna()
     loads = list(s.index)
     for i, load in enumerate(loads):
         if all(s[x] > share for x in loads[i:]):

@@ -276,7 +276,8 @@ def wait_explorer(ordering: str = "strict", load: float = 0.6, seed: int = 0, n_
     style = {"description_width": "7em"}
     layout = W.Layout(width="26em")
     controls = {
-        "ordering": W.ToggleButtons(options=list(lesson04.ORDERINGS), value=ordering, description="ordering", style=style),
+        "ordering": W.ToggleButtons(options=[*lesson04.ORDERINGS, *lesson04.BACKFILL_ORDERINGS], value=ordering,
+                                    description="ordering", style=style),
         "load": W.FloatSlider(value=load, min=0.4, max=1.2, step=0.05, description="offered load",
                               continuous_update=False, readout_format=".2f", style=style, layout=layout),
         "seed": W.IntSlider(value=seed, min=0, max=4, description="seed", continuous_update=False, style=style,

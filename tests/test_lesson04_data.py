@@ -29,9 +29,11 @@ def run_tool(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_the_command_reproduces_the_committed_rows_on_a_reduced_grid():
-    done = run_tool("--check", "--loads", "0.6", "0.9", "--seeds", "1", "--workers", "2")
+    done = run_tool("--check", "--loads", "0.6", "0.9", "--seeds", "1", "--orderings", "strict", "easy-backfill",
+                    "--workers", "2")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "up to date (4 rows compared)" in done.stdout
+    gangs = int((lesson04.story_data()["ordering"] == "strict").sum())
+    assert f"up to date (4 rows and {2 * gangs} story rows compared)" in done.stdout
 
 
 def test_check_notices_a_changed_row(tmp_path):
@@ -47,7 +49,8 @@ def test_check_notices_a_changed_row(tmp_path):
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--check", "--loads", "0.33"], "not in the lesson's grid"),
+    (["--check", "--loads", "0.33"], "not in the lesson's grids"),
+    (["--check", "--loads", "0.4", "--orderings", "easy-backfill"], "no point of the lesson's grids"),
     (["--loads", "0.6"], "only go with --check"),
 ])
 def test_the_command_refuses_a_grid_it_cannot_compare(args, says):
@@ -57,10 +60,19 @@ def test_the_command_refuses_a_grid_it_cannot_compare(args, says):
 
 def test_the_committed_file_holds_the_whole_grid():
     data = lesson04.sweep_data()
-    g = lesson04.SWEEP_GRID
-    assert len(data) == len(g["ordering"]) * len(g["load"]) * len(g["seed"])
+    assert len(data) == sum(len(g["ordering"]) * len(g["load"]) * len(g["seed"]) for g in lesson04.SWEEP_GRIDS)
     assert list(data.columns) == lesson04.SWEEP_COLUMNS
     assert lesson04.SWEEP_DATA.read_text().startswith("# Lesson 04 load sweep (simulated")
+    story = lesson04.story_data()
+    assert set(story["ordering"]) == {*lesson04.ORDERINGS, *lesson04.BACKFILL_ORDERINGS}
+
+
+@pytest.mark.parametrize("ordering", lesson04.ORDERINGS)
+def test_the_story_file_matches_the_live_runs(ordering):
+    story = lesson04.story_data()
+    live = lesson04.story_table([ordering])
+    pd.testing.assert_frame_equal(story[story["ordering"] == ordering].reset_index(drop=True), live,
+                                  check_exact=False, rtol=1e-12)
 
 
 def test_the_mix_offers_the_load_asked_for():
