@@ -36,3 +36,21 @@ __all__ = [
     "load_file", "load_manifests", "nodes",
     "scenarios", "simulate",
 ]
+
+# Workload generators, trace loaders, Karpenter node supply, waiting metrics and sweeps.
+from .generators import (
+    Bursty, Constant, Empirical, Exponential, JobClass, Lognormal, Poisson, Stream, mm_c, philly_runtime,
+    stream_from_dict, stream_to_dict, tiered_training,
+)
+from .traces import TraceLoad, derive_gangs, load_alibaba_openb, load_philly_runtimes, load_swf
+from .karpenter import InstanceType, Karpenter, NodePool, Stages, default_karpenter
+from .waiting import Stability, job_waits, metrics, stability, starvation, utilization, wait_table
+from .sweep import sweep  # noqa: E402 - the function gangkit.sweep; the module stays importable as gangkit.sweep
+
+__all__ += [
+    "Bursty", "Constant", "Empirical", "Exponential", "JobClass", "Lognormal", "Poisson", "Stream", "mm_c",
+    "philly_runtime", "stream_from_dict", "stream_to_dict", "tiered_training",
+    "TraceLoad", "derive_gangs", "load_alibaba_openb", "load_philly_runtimes", "load_swf",
+    "InstanceType", "Karpenter", "NodePool", "Stages", "default_karpenter",
+    "Stability", "job_waits", "metrics", "stability", "starvation", "sweep", "utilization", "wait_table",
+]

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import bisect
 import csv
+import dataclasses
 import math
 import random
 from dataclasses import dataclass, field
@@ -556,3 +557,158 @@ def stream_to_dict(stream: Stream) -> dict:
         "classes": [{"name": c.name, "probability": c.probability, "pods": c.pods, "gpus_per_pod": c.gpus_per_pod,
                      "progress": c.progress, "priority": c.priority, "run_time": part(c.run_time)} for c in stream.classes],
     }
+
+
+# ---------------------------------------------------------------- YAML: the WorkloadGenerator kind
+#: ``runTime.distribution`` -> (class, {YAML field: (argument, is a duration)}).
+_YAML_RUN_TIMES = {
+    "Exponential": (Exponential, {"mean": ("mean_s", True)}),
+    "Lognormal": (Lognormal, {"median": ("median_s", True), "sigma": ("sigma", False), "max": ("cap_s", True)}),
+    "Constant": (Constant, {"value": ("value_s", True)}),
+}
+#: Every field of a ``WorkloadGenerator`` spec (for the unknown-field warning of gangkit.manifests).
+YAML_FIELDS = {
+    "jobs": True, "seed": True, "startTime": True, "minRunTime": True,
+    "arrivals": dict.fromkeys(["process", "rate", "load", "cv"], True),
+    "classes": [dict.fromkeys(["name", "probability", "pods", "gpusPerPod", "progress", "priority"], True)
+                | {"runTime": dict.fromkeys(["distribution", "mean", "median", "sigma", "max", "value", "table",
+                                             "csv", "column"], True)}],
+}
+
+
+def stream_from_manifest(reader, o, cluster_gpus: int, base: Path | None = None) -> Stream | None:
+    """A gangkit/v1alpha1 ``WorkloadGenerator`` object -> :class:`Stream` (see docs/reference/scenario-yaml.md).
+
+    ``reader`` is :mod:`gangkit.manifests`' reader: every problem is recorded
+    there, naming the object and the field (``spec.classes[1].runTime.mean``),
+    and ``None`` comes back. ``arrivals.load`` is turned into a rate with
+    :meth:`Stream.rate_for_load` against ``cluster_gpus``, the GPUs of the
+    file's Nodes; a CSV path for an empirical run time is relative to ``base``
+    (the YAML file's folder).
+    """
+    from .quantity import parse_duration
+
+    obj = o.label
+    before = len(reader.problems)
+    spec = reader.mapping(o.doc.get("spec"), obj, "spec")
+
+    def duration(value, where: str, positive: bool = True):
+        v = reader.attempt(parse_duration, value, obj, where)
+        if v is not None and positive and v <= 0:
+            reader.error(obj, where, f"expected a duration > 0, got {value!r}")
+            return None
+        return v
+
+    def number(value, where: str, minimum: float, strict: bool):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or \
+                (value <= minimum if strict else value < minimum):
+            reader.error(obj, where, f"expected a number {'>' if strict else '>='} {minimum:g}, got {value!r}")
+            return None
+        return float(value)
+
+    def run_time(rt, where: str):
+        rt = reader.mapping(rt, obj, where)
+        kind = rt.get("distribution")
+        if kind == "Empirical":
+            if rt.get("table") == "philly" and "csv" not in rt:
+                return philly_runtime()
+            if "csv" in rt and "table" not in rt:
+                path = Path(str(rt["csv"]))
+                path = path if path.is_absolute() or base is None else base / path
+                if not path.is_file():
+                    reader.error(obj, f"{where}.csv", f"no such file: {rt['csv']!r} (relative to the YAML file)")
+                    return None
+                try:
+                    return Empirical.from_csv(path, str(rt.get("column", "runtime")))
+                except ScenarioError as e:
+                    for p in e.problems:
+                        reader.error(obj, f"{where}.column" if p.field == "column" else f"{where}.csv", p.message)
+                    return None
+                except ValueError as e:
+                    reader.error(obj, f"{where}.csv", f"expected numbers in the column: {e}")
+                    return None
+            reader.error(obj, where, "an Empirical run time needs either table: philly or csv: <file> (with column:)")
+            return None
+        if kind not in _YAML_RUN_TIMES:
+            reader.error(obj, f"{where}.distribution",
+                         f"expected one of {', '.join([*_YAML_RUN_TIMES, 'Empirical'])}, got {kind!r}")
+            return None
+        cls, fields = _YAML_RUN_TIMES[kind]
+        args, ok = {}, True
+        for key, (arg, is_duration) in fields.items():
+            if key not in rt:
+                if key in ("max",):
+                    continue
+                reader.error(obj, f"{where}.{key}", f"required for the {kind} run time")
+                ok = False
+                continue
+            v = duration(rt[key], f"{where}.{key}") if is_duration else number(rt[key], f"{where}.{key}", 0, False)
+            ok = ok and v is not None
+            args[arg] = v
+        return cls(**args) if ok else None
+
+    classes = []
+    raw = spec.get("classes")
+    if not isinstance(raw, list) or not raw:
+        reader.error(obj, "spec.classes", f"expected a list of at least one job class, got {raw!r}")
+        raw = []
+    for i, c in enumerate(raw):
+        where = f"spec.classes[{i}]"
+        c = reader.mapping(c, obj, where)
+        name = c.get("name")
+        if not isinstance(name, str) or not name:
+            reader.error(obj, f"{where}.name", f"expected a non-empty name, got {name!r}")
+            continue
+        prob = c.get("probability")
+        if isinstance(prob, bool) or not isinstance(prob, (int, float)) or not 0 <= prob <= 1:
+            reader.error(obj, f"{where}.probability", f"expected a probability from 0 to 1, got {prob!r}")
+            continue
+        pods = reader.whole(c.get("pods", 1), obj, f"{where}.pods", 1)
+        gpus = reader.whole(c.get("gpusPerPod", 1), obj, f"{where}.gpusPerPod", 0)
+        progress = c.get("progress", "sync")
+        if progress not in PROGRESS_MODES:
+            reader.error(obj, f"{where}.progress", f"expected one of {', '.join(PROGRESS_MODES)}, got {progress!r}")
+        priority = c.get("priority", 0)
+        if isinstance(priority, bool) or not isinstance(priority, int):
+            reader.error(obj, f"{where}.priority", f"expected a whole number, got {priority!r}")
+        if "runTime" not in c:
+            reader.error(obj, f"{where}.runTime", "required: the class's run-time distribution")
+            continue
+        rt = run_time(c["runTime"], f"{where}.runTime")
+        if None not in (pods, gpus, rt) and progress in PROGRESS_MODES and isinstance(priority, int):
+            classes.append(JobClass(name, float(prob), pods, gpus, progress, rt, priority))
+    if len(classes) == len(raw) and classes:
+        total = sum(c.probability for c in classes)
+        if abs(total - 1.0) > 1e-9:
+            reader.error(obj, "spec.classes", f"expected probabilities that add up to 1, got {total:g}")
+        if len({c.name for c in classes}) != len(classes):
+            reader.error(obj, "spec.classes", "expected unique class names")
+
+    arrivals = reader.mapping(spec.get("arrivals"), obj, "spec.arrivals")
+    process = arrivals.get("process", "Poisson")
+    if process not in ("Poisson", "Bursty"):
+        reader.error(obj, "spec.arrivals.process", f"expected Poisson or Bursty, got {process!r}")
+    if ("rate" in arrivals) == ("load" in arrivals):
+        reader.error(obj, "spec.arrivals", "expected exactly one of rate (jobs per second) and load "
+                                           "(offered GPU demand as a fraction of the Nodes' GPUs)")
+    rate = number(arrivals["rate"], "spec.arrivals.rate", 0, True) if "rate" in arrivals else None
+    load = number(arrivals["load"], "spec.arrivals.load", 0, True) if "load" in arrivals else None
+    if load is not None and cluster_gpus <= 0:
+        reader.error(obj, "spec.arrivals.load", "a load needs Nodes with GPUs in the same input")
+    cv = 3.0
+    if "cv" in arrivals:
+        if process != "Bursty":
+            reader.error(obj, "spec.arrivals.cv", "only Bursty arrivals have a coefficient of variation")
+        else:
+            cv = number(arrivals["cv"], "spec.arrivals.cv", 1, False)
+    n_jobs = reader.whole(spec.get("jobs", 1000), obj, "spec.jobs", 1)
+    seed = reader.whole(spec.get("seed", 0), obj, "spec.seed", 0)
+    start = duration(spec.get("startTime", 0), "spec.startTime", positive=False)
+    floor = duration(spec.get("minRunTime", 1), "spec.minRunTime")
+    if len(reader.problems) > before:
+        return None
+    probe = Stream(Poisson(1.0), tuple(classes), n_jobs=n_jobs, seed=seed, name=o.name, min_run_time_s=floor,
+                   start_s=start)
+    if load is not None:
+        rate = probe.rate_for_load(load, cluster_gpus)
+    return dataclasses.replace(probe, arrivals=Poisson(rate) if process == "Poisson" else Bursty(rate, cv))

@@ -45,6 +45,9 @@ The kinds gangkit reads (see ``docs/reference/scenario-yaml.md`` for every field
   **Workload** (pod template ``spec.workloadRef``);
 - ``scheduling.k8s.io/v1`` **PriorityClass**: the priority value;
 - ``gangkit/v1alpha1`` **Simulation**: the run settings (stack, ordering...);
+- ``gangkit/v1alpha1`` **WorkloadGenerator**: a seeded stream of jobs described
+  as data (arrivals, job classes, run-time distributions), read by
+  :func:`gangkit.generators.stream_from_manifest`; its jobs join the Jobs;
 - Kueue's kinds (``kueue.x-k8s.io`` ResourceFlavor, ClusterQueue, LocalQueue,
   Cohort, WorkloadPriorityClass, Workload, and the Configuration): read by
   :mod:`gangkit.kueue.manifests` into ``Scenario.kueue``.
@@ -76,6 +79,8 @@ from .gang_manifests import WORKLOAD_REF, GangObjects, read_gang
 from .gang_manifests import dump_problems as gang_dump_problems
 from .gang_manifests import gang_objects, holding_gang, template_metadata
 from .errors import Problem, ScenarioError
+from .generators import YAML_FIELDS as GENERATOR_FIELDS
+from .generators import stream_from_manifest
 from .quantity import (
     format_cpu,
     format_duration,
@@ -213,6 +218,10 @@ KNOWN_FIELDS: dict[str, dict] = {
     },
 }
 KNOWN_FIELDS.update(GANG_KNOWN_FIELDS)
+KNOWN_FIELDS["WorkloadGenerator"] = {
+    "apiVersion": ANY, "kind": ANY, "metadata": _NAMES(["name", "namespace", "labels", "annotations"], ANY),
+    "spec": GENERATOR_FIELDS,
+}
 KNOWN_ANNOTATIONS = {  # gangkit's own annotations, per kind; other gangkit/* keys are reported
     "Job": (RUN_TIME, SUBMIT_TIME, PROGRESS, CHECKPOINT_INTERVAL),
     "Simulation": (DESCRIPTION,),
@@ -226,6 +235,7 @@ API_VERSIONS = {
     "ClusterAutoscaler": "gangkit/v1alpha1",
     "Karpenter": "gangkit/v1alpha1",
     "NodePool": "karpenter.sh/v1",
+    "WorkloadGenerator": "gangkit/v1alpha1",
     "List": "v1",
 }
 #: Every (apiVersion, kind) gangkit reads besides Kueue's, and the role its objects are grouped
@@ -277,7 +287,10 @@ def _load(source: Source, name: str | None) -> Scenario:
         docs, label, default_name = [source], "manifests", "scenario"
     else:
         docs, label, default_name = list(source), "manifests", "scenario"
-    return _Reader(label).scenario(docs, name or default_name)
+    base = None
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and _looks_like_path(source)):
+        base = Path(source).parent
+    return _Reader(label, base=base).scenario(docs, name or default_name)
 
 
 def _emit(messages: list[str]) -> None:
@@ -327,6 +340,7 @@ class _Reader:
 
     label: str
     problems: list[Problem] = field(default_factory=list)
+    base: Path | None = None  # the YAML file's folder: relative paths inside the file start here
     unknown: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     gangs: GangObjects = field(default_factory=GangObjects)
@@ -386,6 +400,7 @@ class _Reader:
             j = self.job(o, classes, default_priority, groups, used_groups)
             if j is not None:
                 jobs.append(j)
+        jobs.extend(self.generated_jobs(by_kind["WorkloadGenerator"], node_list, jobs))
         for key, o in groups.items():
             if key not in used_groups:
                 self.notes.append(
@@ -423,6 +438,23 @@ class _Reader:
                       kueue=kueue, volcano=volcano, autoscaler=autoscaler, karpenter=karpenter)
         sc.validate()
         return sc
+
+    def generated_jobs(self, objects: list[_Object], node_list: list[Node], jobs: list[Job]) -> list[Job]:
+        """The jobs of every WorkloadGenerator (gangkit.generators), in its namespace; names must not clash."""
+        gpus = sum(n.gpus for n in node_list)
+        taken = {j.key: "a Job" for j in jobs}
+        out = []
+        for o in objects:
+            stream = stream_from_manifest(self, o, gpus, self.base)
+            for j in stream.jobs() if stream is not None else ():
+                j.namespace = o.namespace
+                j.queue = o.namespace or j.queue
+                if j.key in taken:
+                    self.error(o.label, "spec.classes", f"its job {j.key} has the name of {taken[j.key]}; use other class names")
+                    break
+                taken[j.key] = o.label
+                out.append(j)
+        return out
 
     def objects(self, docs: list) -> list[_Object]:
         """Every object, ``kind: List`` unpacked, with kind and apiVersion checked."""

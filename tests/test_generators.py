@@ -307,3 +307,150 @@ def test_dict_philly_table_and_errors():
         with pytest.raises(ScenarioError) as e:
             stream_from_dict(d)
         assert e.value.problems[0].obj == "Stream stream" and e.value.problems[0].field == fieldname, e.value.problems
+
+
+# ---------------------------------------------------------------- the WorkloadGenerator kind in YAML
+try:
+    from schema_util import requires_schemas, validate_yaml
+except ImportError:  # run from the repository root
+    from tests.schema_util import requires_schemas, validate_yaml
+
+EXAMPLE = ROOT / "examples" / "generator-mix.yaml"
+NODES_YAML = """
+apiVersion: v1
+kind: Node
+metadata: {name: n0}
+status: {allocatable: {nvidia.com/gpu: "8"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {nvidia.com/gpu: "8"}}
+"""
+
+
+def generator_yaml(spec: str, name: str = "g", namespace: str | None = None) -> str:
+    meta = f"{{name: {name}" + (f", namespace: {namespace}}}" if namespace else "}")
+    return NODES_YAML + f"---\napiVersion: gangkit/v1alpha1\nkind: WorkloadGenerator\nmetadata: {meta}\nspec:\n" + spec
+
+
+GOOD_SPEC = """
+  jobs: 50
+  seed: 3
+  arrivals: {process: Poisson, rate: 0.02}
+  classes:
+  - {name: small, probability: 0.75, runTime: {distribution: Exponential, mean: 5m}}
+  - {name: big, probability: 0.25, pods: 2, gpusPerPod: 8, runTime: {distribution: Lognormal, median: 1h, sigma: 0.5, max: 3h}}
+"""
+
+
+def test_the_example_gives_the_same_jobs_as_the_python_stream():
+    import warnings as w
+    from gangkit.manifests import load_file
+
+    with w.catch_warnings():
+        w.simplefilter("error")  # the example loads silently
+        sc = load_file(EXAMPLE)
+    classes = [JobClass("one-gpu", 0.9, 1, 1, run_time=Exponential(1800)),
+               JobClass("whole-node", 0.1, 1, 8, run_time=Exponential(1800))]
+    probe = Stream(Poisson(1.0), classes, n_jobs=2000, seed=1)
+    stream = Stream(Poisson(probe.rate_for_load(0.6, 32)), classes, n_jobs=2000, seed=1, name="mix")
+    assert fingerprint(sc.jobs) == fingerprint(stream.jobs())
+    assert (sc.settings.ordering, sc.settings.record, len(sc.nodes)) == ("strict", "jobs", 4)
+
+
+@requires_schemas
+def test_the_example_nodes_are_valid_for_the_real_schemas():
+    validate_yaml(EXAMPLE.read_text())
+
+
+@pytest.mark.parametrize("spec, check", [
+    (GOOD_SPEC, lambda jobs: len(jobs) == 50 and {j.labels["class"] for j in jobs} == {"small", "big"}),
+    (GOOD_SPEC, lambda jobs: all(j.run_time <= 3 * 3600 for j in jobs if j.labels["class"] == "big")),
+    (GOOD_SPEC.replace("process: Poisson, rate: 0.02", "process: Bursty, rate: 0.02, cv: 4"),
+     lambda jobs: len(jobs) == 50),
+    (GOOD_SPEC.replace("{distribution: Exponential, mean: 5m}", "{distribution: Constant, value: 90s}"),
+     lambda jobs: {j.run_time for j in jobs if j.labels["class"] == "small"} == {90.0}),
+    (GOOD_SPEC.replace("{distribution: Exponential, mean: 5m}", "{distribution: Empirical, table: philly}"),
+     lambda jobs: max(j.run_time for j in jobs) <= philly_runtime().values[-1]),
+    (GOOD_SPEC + "  startTime: 1h\n", lambda jobs: jobs[0].submit_time == 3600.0),
+])
+def test_generator_specs_load(spec, check):
+    from gangkit.manifests import load_manifests
+
+    sc = load_manifests(generator_yaml(spec))
+    assert check(sc.jobs)
+
+
+def test_generator_jobs_take_the_namespace_and_join_declared_jobs():
+    from gangkit.manifests import load_manifests
+
+    job = """---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: solo, annotations: {gangkit/run-time: 10m}}
+spec: {template: {spec: {containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]}}}
+"""
+    sc = load_manifests(generator_yaml(GOOD_SPEC, namespace="team-a") + job)
+    assert sc.jobs[0].name == "solo" and len(sc.jobs) == 51
+    assert {j.key.split("/")[0] for j in sc.jobs[1:]} == {"team-a"} and sc.jobs[1].queue == "team-a"
+
+
+def test_empirical_run_time_from_a_csv_column_next_to_the_file(tmp_path):
+    from gangkit.manifests import load_file
+
+    (tmp_path / "runs.csv").write_text("job,seconds\n" + "".join(f"j{i},{100 + i}\n" for i in range(101)))
+    spec = GOOD_SPEC.replace("{distribution: Exponential, mean: 5m}",
+                             "{distribution: Empirical, csv: runs.csv, column: seconds}")
+    (tmp_path / "s.yaml").write_text(generator_yaml(spec))
+    sc = load_file(tmp_path / "s.yaml")
+    small = [j.run_time for j in sc.jobs if j.labels["class"] == "small"]
+    assert small and all(100 <= r <= 200 for r in small)
+
+
+BAD_GENERATORS = [
+    # (spec change: old -> new, field named, words)
+    ("distribution: Exponential, mean: 5m", "distribution: Weibull, mean: 5m", "spec.classes[0].runTime.distribution", "expected one of"),
+    ("distribution: Exponential, mean: 5m", "distribution: Exponential", "spec.classes[0].runTime.mean", "required"),
+    ("mean: 5m", "mean: 5d", "spec.classes[0].runTime.mean", "duration"),
+    ("mean: 5m", "mean: 0s", "spec.classes[0].runTime.mean", "> 0"),
+    ("sigma: 0.5", "sigma: -1", "spec.classes[1].runTime.sigma", ">= 0"),
+    ("rate: 0.02", "rate: -1", "spec.arrivals.rate", "> 0"),
+    ("rate: 0.02", "rate: 0.02, load: 0.5", "spec.arrivals", "exactly one of"),
+    ("rate: 0.02", "rate: 0.02, cv: 2", "spec.arrivals.cv", "only Bursty"),
+    ("process: Poisson", "process: Hawkes", "spec.arrivals.process", "Poisson or Bursty"),
+    ("probability: 0.75", "probability: 0.5", "spec.classes", "add up to 1"),
+    ("probability: 0.75", "probability: 1.5", "spec.classes[0].probability", "from 0 to 1"),
+    ("pods: 2", "pods: 0", "spec.classes[1].pods", ">= 1"),
+    ("gpusPerPod: 8", "gpusPerPod: 1.5", "spec.classes[1].gpusPerPod", "whole number"),
+    ("name: big", "name: small", "spec.classes", "unique class names"),
+    ("jobs: 50", "jobs: many", "spec.jobs", "whole number"),
+    ("{distribution: Exponential, mean: 5m}", "{distribution: Empirical, table: alibaba}", "spec.classes[0].runTime", "table: philly"),
+    ("{distribution: Exponential, mean: 5m}", "{distribution: Empirical, csv: nowhere.csv}", "spec.classes[0].runTime.csv", "no such file"),
+]
+
+
+@pytest.mark.parametrize("old, new, fieldname, words", BAD_GENERATORS)
+def test_bad_generator_is_one_error_naming_object_and_field(old, new, fieldname, words):
+    from gangkit.manifests import load_manifests
+
+    assert old in GOOD_SPEC
+    with pytest.raises(ScenarioError) as info:
+        load_manifests(generator_yaml(GOOD_SPEC.replace(old, new, 1)))
+    assert any(p.obj == "WorkloadGenerator g" and p.field == fieldname and words in p.message
+               for p in info.value.problems), str(info.value)
+
+
+def test_load_needs_nodes_and_names_must_not_clash():
+    from gangkit.manifests import load_manifests
+
+    two = generator_yaml(GOOD_SPEC) + generator_yaml(GOOD_SPEC, name="h").split(NODES_YAML)[1]
+    with pytest.raises(ScenarioError, match="WorkloadGenerator h: spec.classes: its job small-00 has the name of WorkloadGenerator g"):
+        load_manifests(two)
+
+
+def test_unknown_generator_field_is_a_warning():
+    from gangkit.manifests import GangkitInputWarning, load_manifests
+
+    with pytest.warns(GangkitInputWarning, match=r"WorkloadGenerator g: spec.classes\[0\].gpus"):
+        load_manifests(generator_yaml(GOOD_SPEC.replace("name: small,", "name: small, gpus: 2,")))
