@@ -11,10 +11,10 @@ Cases (``--case a,b,c,d``; all four by default):
   100k and 1M jobs on 1,024 nodes x 8 GPUs through ``kueue+gang``: the ratio
   of the cost per job (CPU seconds / jobs) at 1M over 100k, and the peak
   memory at 1M.
-- ``c``  a standing backlog: the ``mixed`` stream at load 2.0 on 128 nodes x
-  8 GPUs (arrivals twice as fast as the GPUs can serve), 200k jobs, the run
-  cut at the last arrival, when about 100k gangs wait; under ``gang`` (the
-  backlog sits in Volcano's queue) and ``kueue+gang`` (it sits in Kueue's).
+- ``c``  a standing backlog: the ``mixed`` stream at load 8 on 128 nodes x
+  8 GPUs (arrivals eight times as fast as the GPUs can serve), 150k jobs,
+  the run cut at the last arrival, when over 100k gangs wait; under ``gang``
+  (the backlog sits in Volcano's queue) and ``kueue+gang`` (it sits in Kueue's).
   The cost per job is timed in slices of 10% of the arrivals; flat means no
   hidden scan of the pending queue (target: last slice / first <= 1.15).
 - ``d``  replay of the Alibaba GPU cluster trace 2023 (openb, default pod
@@ -56,11 +56,11 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_TRACES = REPO.parent / "shared" / "traces"
 OPENB = "alibaba-openb-2023"
 
-FULL = {"a": 1_000_000, "b": (100_000, 1_000_000), "c": 200_000, "c_nodes": 128, "d": None}
-QUICK = {"a": 2_000, "b": (1_000, 3_000), "c": 4_000, "c_nodes": 32, "d": 500}
+FULL = {"a": 1_000_000, "b": (100_000, 1_000_000), "c": 150_000, "c_nodes": 128, "d": None}
+QUICK = {"a": 2_000, "b": (1_000, 3_000), "c": 3_000, "c_nodes": 16, "d": 500}
 A_GPUS, A_LOAD, A_MEAN_S = 64, 0.9, 3600.0
 B_NODES, B_LOAD = 1024, 0.85
-C_LOAD, C_SLICES = 2.0, 10
+C_LOAD, C_SLICES = 8.0, 10
 TARGET_RATIO = 1.15
 TARGET_RSS_MIB = 2048
 TARGET_REPLAY_S = 1.0
@@ -318,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--case", default="a,b,c,d", help="cases to run, comma-separated (default: a,b,c,d)")
     p.add_argument("--quick", action="store_true",
-                   help="small sizes, a smoke test: a 2k jobs, b 1k and 3k, c 4k on 32 nodes, d the first 500 pods")
+                   help="small sizes, a smoke test: a 2k jobs, b 1k and 3k, c 3k on 16 nodes, d the first 500 pods")
     p.add_argument("--traces", type=Path, default=DEFAULT_TRACES,
                    help="folder holding alibaba-openb-2023/ (default: ../shared/traces beside the repository)")
     p.add_argument("--timeout", type=float, default=None, help="seconds before a row is abandoned (default: none)")

@@ -36,3 +36,8 @@ __all__ = [
     "load_file", "load_manifests", "nodes",
     "scenarios", "simulate",
 ]
+
+# Public trace loaders (issue 7): Alibaba openb, Philly run times, the Standard Workload Format.
+from .traces import TraceLoad, derive_gangs, load_alibaba_openb, load_philly_runtimes, load_swf  # noqa: E402
+
+__all__ += ["TraceLoad", "derive_gangs", "load_alibaba_openb", "load_philly_runtimes", "load_swf"]

@@ -37,8 +37,8 @@ def test_quick_benchmark_prints_every_case():
     a_gang, a_simpy = rows[0], rows[1]
     assert a_gang["jobs"] == a_simpy["jobs"] == "2000" and a_gang["finished"] == a_simpy["finished"] == "2000"
     assert [r["jobs"] for r in rows[2:4]] == ["1000", "3000"] and all(r["finished"] == r["jobs"] for r in rows[2:4])
-    for r in rows[4:6]:  # the backlog: about half the gangs still wait when arrivals stop
-        assert int(r["waiting"]) > int(r["jobs"]) // 4
+    for r in rows[4:6]:  # the backlog: most gangs still wait when arrivals stop
+        assert int(r["waiting"]) > int(r["jobs"]) // 2
     verdicts = [line for line in lines if line.startswith("(")]
     assert [v[:3] for v in verdicts] == ["(a)", "(b)", "(c)", "(c)"] + (["(d)"] if OPENB.exists() else [])
     assert all(("met" in v) or ("missed" in v) for v in verdicts)
