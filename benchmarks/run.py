@@ -1,25 +1,46 @@
-"""Speed and scale of gangkit on the ``mixed`` stream: wall time, events/s, peak memory.
+"""Speed and scale of gangkit: four cases, one table (jobs/s, events/s, peak memory), then the targets.
 
-Runs :func:`gangkit.scenarios.mixed` (Poisson arrivals, 1 to 32-GPU jobs,
-lognormal run times) on a cluster of 512 nodes x 8 GPUs under each stack,
-with ``record="summary"``, and prints one plain table row per case.
+Cases (``--case a,b,c,d``; all four by default):
 
-Every case runs in a fresh Python subprocess, so its peak resident memory
-(``ru_maxrss``) is its own and not masked by an earlier, larger case. The
-wall time counts only :func:`gangkit.simulate` (building the job stream is
-reported apart). The simulated figures (effective utilization, mean wait,
-jobs finished) are there as a sanity column: the same case gives the same
-figures on every machine.
+- ``a``  one-GPU jobs, Poisson arrivals, exponential run times (mean 1 h),
+  64 GPUs (8 nodes x 8) at load 0.9, 1M jobs: gangkit's ``gang`` stack
+  against a minimal SimPy model of the same job stream (one
+  ``simpy.Resource(capacity=64)``, one process per job, started on arrival).
+  Headline: gangkit's jobs/s over the SimPy model's.
+- ``b``  the ``mixed`` stream (:func:`gangkit.scenarios.mixed`, load 0.85) at
+  100k and 1M jobs on 1,024 nodes x 8 GPUs through ``kueue+gang``: the ratio
+  of the cost per job (CPU seconds / jobs) at 1M over 100k, and the peak
+  memory at 1M.
+- ``c``  a standing backlog: the ``mixed`` stream at load 8 on 128 nodes x
+  8 GPUs (arrivals eight times as fast as the GPUs can serve), 150k jobs,
+  the run cut at the last arrival, when over 100k gangs wait; under ``gang``
+  (the backlog sits in Volcano's queue) and ``kueue+gang`` (it sits in Kueue's).
+  The cost per job is timed in slices of 10% of the arrivals; flat means no
+  hidden scan of the pending queue (target <= 1.15). Single slices are noisy
+  on a shared machine, so the verdict compares the mean of the second half
+  of the slices with the first half; last/first is printed too.
+- ``d``  replay of the Alibaba GPU cluster trace 2023 (openb, default pod
+  list, all nodes, CPU and memory modelled) through ``kueue+gang``, with one
+  ClusterQueue whose quota covers the cluster's GPUs, CPU and memory.
+
+Every row runs in a **fresh Python subprocess**, so its peak resident memory
+(``ru_maxrss``, imports included) is its own. ``wall_s`` and ``cpu_s`` count
+only the simulation (``gangkit.simulate`` or the SimPy model's ``env.run``);
+building the job stream or reading the trace is ``build_s``. Rates (jobs/s,
+events/s, microseconds per job) use the process's CPU seconds: on a shared
+machine they vary far less than wall seconds; ``load`` is the 1-minute load
+average when the row ended. All runs use ``record="summary"``.
 
 Usage::
 
-    python benchmarks/run.py                       # 10k and 100k jobs, stacks pod and gang
-    python benchmarks/run.py --jobs 10000 --stacks gang
-    python benchmarks/run.py --quick               # 1k jobs: a smoke test
-    python benchmarks/run.py --profile 30          # also print the 30 hottest functions per case
+    python benchmarks/run.py                  # every case at full size (about 25 min on 2 cores)
+    python benchmarks/run.py --case a,d       # some cases
+    python benchmarks/run.py --quick          # small sizes, a smoke test (tests/test_benchmarks_smoke.py)
+    python benchmarks/run.py --profile 25     # also the 25 hottest functions of each row (cProfile, stderr)
+    python benchmarks/run.py --json > rows.jsonl; python benchmarks/run.py --table rows.jsonl
 
-This is never a timed test: ``tests/test_benchmarks_smoke.py`` only checks
-that ``--quick`` prints the table.
+Benchmarks are never timed tests: the smoke test only checks that ``--quick``
+prints the table.
 """
 
 from __future__ import annotations
@@ -33,27 +54,41 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+#: Where the trace copies are expected by default (beside the repository, as the tests look for them).
+DEFAULT_TRACES = REPO.parent / "shared" / "traces"
+OPENB = "alibaba-openb-2023"
+
+FULL = {"a": 1_000_000, "b": (100_000, 1_000_000), "c": 150_000, "c_nodes": 128, "d": None}
+QUICK = {"a": 2_000, "b": (1_000, 3_000), "c": 3_000, "c_nodes": 16, "d": 500}
+A_GPUS, A_LOAD, A_MEAN_S = 64, 0.9, 3600.0
+B_NODES, B_LOAD = 1024, 0.85
+C_LOAD, C_SLICES = 8.0, 10
+TARGET_RATIO = 1.15
+TARGET_RSS_MIB = 2048
+TARGET_REPLAY_S = 1.0
 
 
-def run_case(stack: str, n_jobs: int, n_nodes: int, gpus_per_node: int, load: float, seed: int,
-             ordering: str, profile: int) -> dict:
-    """One case, in this process: build the stream, simulate it, measure."""
+# ------------------------------------------------------------------------------------------- one row each
+def _rss_mib() -> float:
     import resource
 
-    from gangkit import scenarios, simulate
+    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    if sys.platform == "darwin":  # bytes there
+        kib //= 1024
+    return round(kib / 1024, 1)
 
-    t0 = time.perf_counter()
-    sc = scenarios.mixed(n_jobs=n_jobs, n_nodes=n_nodes, load=load, seed=seed, gpus_per_node=gpus_per_node)
-    build_s = time.perf_counter() - t0
+
+def _profiled(profile: int, fn):
+    """Run ``fn()``; with ``profile`` print its hottest functions on stderr. Returns (value, (wall s, CPU s))."""
     prof = None
     if profile:
         import cProfile
 
         prof = cProfile.Profile()
         prof.enable()
-    t0 = time.perf_counter()
-    res = simulate(sc, stack=stack, ordering=ordering, record="summary")
-    wall = time.perf_counter() - t0
+    t0, c0 = time.perf_counter(), time.process_time()
+    value = fn()
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     if prof is not None:
         import io
         import pstats
@@ -62,74 +97,276 @@ def run_case(stack: str, n_jobs: int, n_nodes: int, gpus_per_node: int, load: fl
         buf = io.StringIO()
         pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(profile)
         print(buf.getvalue(), file=sys.stderr)
+    return value, (wall, cpu)
+
+
+def _row(case: str, stack: str, jobs: int, events: int, build_s: float, times: tuple[float, float], **extra) -> dict:
+    """One table row. Rates use CPU seconds of the process (``cpu_s``): on a shared machine they
+    vary far less than wall seconds, which are reported beside them."""
+    wall, cpu = times
+    row = {"case": case, "stack": stack, "jobs": jobs, "events": events, "build_s": round(build_s, 3),
+           "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "jobs_per_s": round(jobs / cpu) if cpu > 0 else 0,
+           "events_per_s": round(events / cpu) if cpu > 0 else 0, "us_per_job": round(1e6 * cpu / jobs, 1)}
+    row.update(extra)
+    row["peak_rss_mib"] = _rss_mib()
+    row["load"] = round(os.getloadavg()[0], 1) if hasattr(os, "getloadavg") else None  # 1-min load average at the end
+    return row
+
+
+def _sim_row(case: str, stack: str, sc, build_s: float, profile: int, **settings) -> dict:
+    from gangkit import simulate
+
+    res, times = _profiled(profile, lambda: simulate(sc, stack=stack, record="summary", **settings))
     f = res.summary()
-    rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    if sys.platform == "darwin":  # bytes there
-        rss_kib //= 1024
-    return {
-        "stack": stack, "ordering": ordering, "jobs": n_jobs, "events": int(f["events"]),
-        "build_s": round(build_s, 3), "wall_s": round(wall, 3),
-        "jobs_per_s": round(n_jobs / wall) if wall > 0 else float("inf"),
-        "events_per_s": round(f["events"] / wall) if wall > 0 else float("inf"),
-        "peak_rss_mib": round(rss_kib / 1024, 1),
-        "finished": int(f["jobs_finished"]),
-        "eff_util": f["effective_utilization"], "mean_wait_s": f["mean_wait_s"],
-        "deadlock": bool(f["deadlock"]), "makespan_h": round(f["makespan_s"] / 3600, 1),
-    }
+    return _row(case, stack, int(f["jobs_total"]), int(f["events"]), build_s, times,
+                finished=int(f["jobs_finished"]), waiting=int(f["jobs_waiting_at_end"]),
+                mean_wait_s=round(float(f["mean_wait_s"]), 1))
 
 
-def run_in_subprocess(args, stack: str, n_jobs: int) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--case", stack, str(n_jobs),
-           "--nodes", str(args.nodes), "--gpus-per-node", str(args.gpus_per_node), "--load", str(args.load),
-           "--seed", str(args.seed), "--ordering", args.ordering, "--profile", str(args.profile)]
+def a_stream(n: int):
+    from gangkit.generators import mm_c
+
+    return mm_c(A_LOAD * A_GPUS / A_MEAN_S, A_MEAN_S, n, seed=0)
+
+
+def row_a_gangkit(n: int, profile: int) -> dict:
+    from gangkit import Scenario, nodes
+
+    t0 = time.perf_counter()
+    sc = Scenario(nodes(A_GPUS // 8, gpus=8), a_stream(n).jobs())
+    build_s = time.perf_counter() - t0
+    return _sim_row("a", "gang", sc, build_s, profile, horizon=1e15)
+
+
+def row_a_simpy(n: int, profile: int) -> dict:
+    """The minimal SimPy model: one Resource of 64 GPUs, one process per job (FIFO, no sessions)."""
+    import simpy
+
+    t0 = time.perf_counter()
+    stream = [(j.submit_time, j.run_time) for j in a_stream(n).jobs()]
+    build_s = time.perf_counter() - t0
+    env = simpy.Environment()
+    gpus = simpy.Resource(env, capacity=A_GPUS)
+    waited = [0.0]
+
+    def job(submit: float, run: float):
+        with gpus.request() as req:
+            yield req
+            waited[0] += env.now - submit
+            yield env.timeout(run)
+
+    def arrivals():
+        for submit, run in stream:
+            if submit > env.now:
+                yield env.timeout(submit - env.now)
+            env.process(job(submit, run))
+
+    env.process(arrivals())
+    _, times = _profiled(profile, env.run)
+    # events: the 4 rows gangkit records for such a job (submitted, pod bound, started, finished)
+    return _row("a", "simpy-model", n, 4 * n, build_s, times, finished=n, waiting=0,
+                mean_wait_s=round(waited[0] / n, 1))
+
+
+def row_b(n: int, profile: int) -> dict:
+    from gangkit import scenarios
+
+    t0 = time.perf_counter()
+    sc = scenarios.mixed(n_jobs=n, n_nodes=B_NODES, load=B_LOAD, seed=0)
+    build_s = time.perf_counter() - t0
+    return _sim_row("b", "kueue+gang", sc, build_s, profile, horizon=1e15)
+
+
+def row_c(n: int, n_nodes: int, stack: str, profile: int) -> dict:
+    """The backlog run, timed per slice of arrivals (a wrapper around the engine's submission, benchmark only)."""
+    from gangkit import scenarios, simulate
+    from gangkit.engine import Simulation
+
+    t0 = time.perf_counter()
+    sc = scenarios.mixed(n_jobs=n, n_nodes=n_nodes, load=C_LOAD, seed=0)
+    build_s = time.perf_counter() - t0
+    horizon = sc.jobs[-1].submit_time + 1e-3  # cut at the last arrival: the backlog is at its largest
+    step = n // C_SLICES
+    marks: list[float] = []  # CPU seconds of the process at each slice boundary
+    original = Simulation._submit
+
+    def timed_submit(self, batch):
+        before = self.arrived - len(batch)
+        if before // step != self.arrived // step or not marks:
+            marks.append(time.process_time())
+        original(self, batch)
+
+    Simulation._submit = timed_submit
+    try:
+        row = _sim_row("c", stack, sc, build_s, profile, horizon=horizon)
+    finally:
+        Simulation._submit = original
+    marks.append(time.process_time())
+    slices = [round(1e6 * (b - a) / step, 1) for a, b in zip(marks, marks[1:])][:C_SLICES]
+    row["slice_us_per_job"] = slices
+    return row
+
+
+def _openb_paths(traces: Path) -> tuple[Path, Path]:
+    d = traces / OPENB
+    return d / "openb_pod_list_default.csv", d / "openb_node_list_all_node.csv"
+
+
+def openb_scenario(traces: Path, limit: int | None = None):
+    """The openb replay: the trace's nodes and pods, one ClusterQueue covering GPUs, CPU and memory."""
+    from gangkit.kueue.objects import GPU, ClusterQueue, FlavorQuotas, KueueSetup, LocalQueue, Quota, ResourceFlavor, ResourceGroup
+    from gangkit.traces import load_alibaba_openb
+
+    pods, node_list = _openb_paths(traces)
+    tl = load_alibaba_openb(pods, node_list, limit=limit)
+    sc = tl.scenario()
+    gpus = sum(n.gpus for n in sc.nodes)
+    cpu_milli = sum(int(round((n.cpu or 0) * 1000)) for n in sc.nodes)
+    memory = sum(n.memory or 0 for n in sc.nodes)
+    quotas = {GPU: Quota(gpus), "cpu": Quota(cpu_milli), "memory": Quota(memory)}
+    cq = ClusterQueue("cluster-queue", [ResourceGroup((GPU, "cpu", "memory"), (FlavorQuotas("default-flavor", quotas),))])
+    lqs = sorted({(j.namespace or "default", j.queue) for j in sc.jobs})
+    sc.kueue = KueueSetup([ResourceFlavor("default-flavor")], [cq], [LocalQueue(q, ns, cq.name) for ns, q in lqs])
+    return sc
+
+
+def row_d(traces: Path, limit: int | None, profile: int) -> dict:
+    t0 = time.perf_counter()
+    sc = openb_scenario(traces, limit)
+    build_s = time.perf_counter() - t0
+    return _sim_row("d", "kueue+gang", sc, build_s, profile, horizon=sc.settings.horizon)
+
+
+# -------------------------------------------------------------------------------------------- the driver
+def run_one(spec: dict) -> dict:
+    kind, profile = spec["row"], spec.get("profile", 0)
+    if kind == "a-gangkit":
+        return row_a_gangkit(spec["jobs"], profile)
+    if kind == "a-simpy":
+        return row_a_simpy(spec["jobs"], profile)
+    if kind == "b":
+        return row_b(spec["jobs"], profile)
+    if kind == "c":
+        return row_c(spec["jobs"], spec["nodes"], spec["stack"], profile)
+    if kind == "d":
+        return row_d(Path(spec["traces"]), spec.get("limit"), profile)
+    raise SystemExit(f"unknown row {kind!r}")
+
+
+def in_subprocess(spec: dict, profile: int, timeout: float | None) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--one", json.dumps(spec)]
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=None if args.profile else subprocess.PIPE,
-                          text=True, env=env, timeout=args.timeout)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=None if profile else subprocess.PIPE,
+                          text=True, env=env, timeout=timeout)
     if proc.returncode != 0:
-        raise SystemExit(f"case {stack} x {n_jobs} failed (exit {proc.returncode}):\n{proc.stderr}")
+        raise SystemExit(f"row {spec} failed (exit {proc.returncode}):\n{proc.stderr}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def plan(cases: list[str], quick: bool, traces: Path, profile: int) -> list[dict]:
+    size = QUICK if quick else FULL
+    specs = []
+    if "a" in cases:
+        specs += [{"row": "a-gangkit", "jobs": size["a"]}, {"row": "a-simpy", "jobs": size["a"]}]
+    if "b" in cases:
+        specs += [{"row": "b", "jobs": n} for n in size["b"]]
+    if "c" in cases:
+        specs += [{"row": "c", "jobs": size["c"], "nodes": size["c_nodes"], "stack": s} for s in ("gang", "kueue+gang")]
+    if "d" in cases:
+        if all(p.exists() for p in _openb_paths(traces)):
+            specs.append({"row": "d", "traces": str(traces), "limit": size["d"]})
+        else:
+            print(f"# case d skipped: the openb trace is not under {traces / OPENB} (give --traces DIR)", file=sys.stderr)
+    for s in specs:
+        s["profile"] = profile
+    return specs
+
+
+def verdicts(rows: list[dict]) -> list[str]:
+    """One line per case: the headline figure against its target."""
+    out = []
+    by = {}
+    for r in rows:
+        by.setdefault(r["case"], []).append(r)
+    g = next((r for r in by.get("a", []) if r["stack"] == "gang"), None)
+    s = next((r for r in by.get("a", []) if r["stack"] == "simpy-model"), None)
+    if g and s:
+        ratio = g["jobs_per_s"] / s["jobs_per_s"]
+        out.append(f"(a) gangkit/SimPy jobs/s = {g['jobs_per_s']}/{s['jobs_per_s']} = {ratio:.2f} "
+                   f"(target >= 1: {'met' if ratio >= 1 else 'missed'})")
+    if "b" in by and len(by["b"]) >= 2:
+        small, big = sorted(by["b"], key=lambda r: r["jobs"])[:: len(by["b"]) - 1]
+        ratio = big["us_per_job"] / small["us_per_job"]
+        rss_ok = big["peak_rss_mib"] < TARGET_RSS_MIB
+        out.append(f"(b) cost per job {big['jobs']} / {small['jobs']} jobs = {big['us_per_job']}/{small['us_per_job']} us "
+                   f"= {ratio:.2f} (target <= {TARGET_RATIO}: {'met' if ratio <= TARGET_RATIO else 'missed'}); "
+                   f"peak memory at {big['jobs']} jobs {big['peak_rss_mib']} MiB "
+                   f"(target < {TARGET_RSS_MIB}: {'met' if rss_ok else 'missed'})")
+    for r in by.get("c", []):
+        sl = r["slice_us_per_job"]
+        ratio = sl[-1] / sl[0] if sl and sl[0] else float("nan")
+        half = len(sl) // 2
+        halves = (sum(sl[half:]) / len(sl[half:])) / (sum(sl[:half]) / half) if half else float("nan")
+        out.append(f"(c) {r['stack']}: {r['waiting']} gangs waiting at the end; CPU us per job in slices of "
+                   f"{r['jobs'] // C_SLICES} arrivals {sl}; last/first = {ratio:.2f}, second half/first half = "
+                   f"{halves:.2f} (target <= {TARGET_RATIO}: {'met' if halves <= TARGET_RATIO else 'missed'})")
+    for r in by.get("d", []):
+        out.append(f"(d) openb replay, {r['jobs']} pods: {r['cpu_s']} CPU s ({r['wall_s']} s wall) "
+                   f"(target < {TARGET_REPLAY_S} s: {'met' if r['cpu_s'] < TARGET_REPLAY_S else 'missed'}); "
+                   f"reading the trace {r['build_s']} s")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--jobs", type=int, nargs="+", default=[10_000, 100_000], help="job counts (default: 10000 100000)")
-    p.add_argument("--stacks", nargs="+", default=["pod", "gang"], help="stacks (default: pod gang)")
-    p.add_argument("--quick", action="store_true", help="1k jobs only: a smoke test")
-    p.add_argument("--nodes", type=int, default=512, help="nodes (default: 512)")
-    p.add_argument("--gpus-per-node", type=int, default=8, help="GPUs per node (default: 8)")
-    p.add_argument("--load", type=float, default=0.85, help="offered load as a share of the GPUs (default: 0.85)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--ordering", default="skip", choices=["skip", "strict"], help="placement ordering (default: skip)")
-    p.add_argument("--timeout", type=float, default=None, help="seconds before a case is abandoned (default: none)")
-    p.add_argument("--profile", type=int, default=0, metavar="N", help="print the N hottest functions of each case (cProfile) on stderr")
+    p.add_argument("--case", default="a,b,c,d", help="cases to run, comma-separated (default: a,b,c,d)")
+    p.add_argument("--quick", action="store_true",
+                   help="small sizes, a smoke test: a 2k jobs, b 1k and 3k, c 3k on 16 nodes, d the first 500 pods")
+    p.add_argument("--traces", type=Path, default=DEFAULT_TRACES,
+                   help="folder holding alibaba-openb-2023/ (default: ../shared/traces beside the repository)")
+    p.add_argument("--timeout", type=float, default=None, help="seconds before a row is abandoned (default: none)")
+    p.add_argument("--profile", type=int, default=0, metavar="N", help="print the N hottest functions of each row (cProfile) on stderr")
     p.add_argument("--json", action="store_true", help="print the rows as JSON lines instead of a table")
-    p.add_argument("--case", nargs=2, metavar=("STACK", "JOBS"), help=argparse.SUPPRESS)  # internal: one case, JSON out
+    p.add_argument("--table", type=Path, metavar="FILE", help="print the table of rows saved earlier with --json (no run)")
+    p.add_argument("--one", help=argparse.SUPPRESS)  # internal: one row, JSON out
     args = p.parse_args(argv)
 
-    if args.case:
-        stack, n = args.case[0], int(args.case[1])
-        row = run_case(stack, n, args.nodes, args.gpus_per_node, args.load, args.seed, args.ordering, args.profile)
-        print(json.dumps(row))
+    if args.table:
+        rows = [json.loads(line) for line in args.table.read_text().splitlines() if line.startswith("{")]
+        print_table(rows, f"rows from {args.table.name}")
         return 0
 
-    jobs = [1_000] if args.quick else args.jobs
-    rows = []
-    for n in jobs:
-        for stack in args.stacks:
-            row = run_in_subprocess(args, stack, n)
-            rows.append(row)
-            if args.json:
-                print(json.dumps(row), flush=True)
-            else:
-                print(f"# done: {stack} x {n} jobs in {row['wall_s']} s", file=sys.stderr, flush=True)
-    if not args.json:
-        import pandas as pd
+    if args.one:
+        print(json.dumps(run_one(json.loads(args.one))))
+        return 0
 
-        print(f"mixed: {args.nodes} nodes x {args.gpus_per_node} GPUs, load {args.load}, seed {args.seed}, "
-              f"ordering {args.ordering}, record=summary; python {sys.version.split()[0]}")
-        print(pd.DataFrame(rows).to_string(index=False))
+    cases = [c.strip() for c in args.case.split(",") if c.strip()]
+    bad = [c for c in cases if c not in "abcd" or len(c) != 1]
+    if bad:
+        p.error(f"--case: expected letters among a, b, c, d separated by commas, got {args.case!r}")
+    rows = []
+    for spec in plan(cases, args.quick, args.traces, args.profile):
+        row = in_subprocess(spec, args.profile, args.timeout)
+        rows.append(row)
+        if args.json:
+            print(json.dumps(row), flush=True)
+        else:
+            print(f"# done: case {row['case']} {row['stack']} x {row['jobs']} jobs in {row['wall_s']} s", file=sys.stderr, flush=True)
+    if not args.json:
+        print_table(rows, "quick" if args.quick else "")
     return 0
+
+
+def print_table(rows: list[dict], note: str) -> None:
+    import pandas as pd
+
+    print(f"gangkit benchmarks{f' ({note})' if note else ''}: record=summary; python {sys.version.split()[0]}; "
+          f"{os.cpu_count()} cores; rates per CPU second of the row's process")
+    table = pd.DataFrame(rows).drop(columns=["slice_us_per_job"], errors="ignore")
+    print(table.to_string(index=False))
+    for line in verdicts(rows):
+        print(line)
 
 
 if __name__ == "__main__":

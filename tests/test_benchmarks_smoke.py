@@ -1,4 +1,4 @@
-"""`benchmarks/run.py --quick` runs and prints its table (a smoke test: never timed)."""
+"""`benchmarks/run.py --quick` runs every case and prints its table and verdicts (a smoke test: never timed)."""
 
 from __future__ import annotations
 
@@ -7,24 +7,47 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
-COLUMNS = ["stack", "ordering", "jobs", "events", "build_s", "wall_s", "jobs_per_s", "events_per_s",
-           "peak_rss_mib", "finished", "eff_util", "mean_wait_s", "deadlock", "makespan_h"]
+OPENB = REPO.parent / "shared" / "traces" / "alibaba-openb-2023"
+COLUMNS = ["case", "stack", "jobs", "events", "build_s", "wall_s", "cpu_s", "jobs_per_s", "events_per_s", "us_per_job",
+           "finished", "waiting", "mean_wait_s", "peak_rss_mib", "load"]
 
 
-def test_quick_benchmark_prints_the_table():
+def _run(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick"],
-                          capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+    return subprocess.run([sys.executable, str(REPO / "benchmarks" / "run.py"), *args],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
+
+
+def test_quick_benchmark_prints_every_case():
+    proc = _run("--quick")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
-    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["stack", "ordering"])
+    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["case", "stack"])
     assert lines[header].split() == COLUMNS
-    rows = [line.split() for line in lines[header + 1:]]
-    assert [r[0] for r in rows] == ["pod", "gang"]
+    rows = [dict(zip(COLUMNS, line.split())) for line in lines[header + 1:] if not line.startswith("(")]
+    expected = [("a", "gang"), ("a", "simpy-model"), ("b", "kueue+gang"), ("b", "kueue+gang"), ("c", "gang"),
+                ("c", "kueue+gang")] + ([("d", "kueue+gang")] if OPENB.exists() else [])
+    assert [(r["case"], r["stack"]) for r in rows] == expected
     for r in rows:
-        row = dict(zip(COLUMNS, r))
-        assert len(r) == len(COLUMNS)
-        assert row["jobs"] == "1000" and row["finished"] == "1000" and row["deadlock"] == "False"
-        assert int(row["events"]) > 1000 and float(row["wall_s"]) > 0 and float(row["peak_rss_mib"]) > 0
+        assert int(r["events"]) > int(r["jobs"]) > 0 and float(r["wall_s"]) > 0 and float(r["peak_rss_mib"]) > 0
+    a_gang, a_simpy = rows[0], rows[1]
+    assert a_gang["jobs"] == a_simpy["jobs"] == "2000" and a_gang["finished"] == a_simpy["finished"] == "2000"
+    assert [r["jobs"] for r in rows[2:4]] == ["1000", "3000"] and all(r["finished"] == r["jobs"] for r in rows[2:4])
+    for r in rows[4:6]:  # the backlog: most gangs still wait when arrivals stop
+        assert int(r["waiting"]) > int(r["jobs"]) // 2
+    verdicts = [line for line in lines if line.startswith("(")]
+    assert [v[:3] for v in verdicts] == ["(a)", "(b)", "(c)", "(c)"] + (["(d)"] if OPENB.exists() else [])
+    assert all(("met" in v) or ("missed" in v) for v in verdicts)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--case", "a,x"], "--case: expected letters among a, b, c, d"),
+    (["--case", "ab"], "--case: expected letters among a, b, c, d"),
+])
+def test_bad_case_is_refused(args, message):
+    proc = _run(*args)
+    assert proc.returncode == 2 and message in proc.stderr

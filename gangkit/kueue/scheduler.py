@@ -75,6 +75,12 @@ class _Queue:
     workloads are kept in one heap per equivalence class, so parking a class
     and requeueing everything cost a step per class, not per workload.
     Workloads waiting out a requeue backoff are parked one by one.
+
+    Why ``heads`` exists: taking the queue's head must not look at every
+    class (a trace replay has thousands of distinct request shapes, and a
+    cycle runs after every change), so a heap holds the head entry of each
+    class that is not parked, with stale entries dropped when they surface.
+    Likewise the number of parked workloads is kept as a running count.
     """
 
     def __init__(self, strategy: str, equivalence: bool = True):
@@ -88,6 +94,9 @@ class _Queue:
         self.class_reason: dict[tuple, str] = {}  # why a parked class waits (its head's reason)
         self.in_class: dict[int, tuple] = {}  # seq -> class, for workloads in the class heaps
         self.class_count: Counter = Counter()  # live workloads per class (so counting costs a step per class)
+        self.heads: list = []  # (key, seq, class) of every class not parked, plus stale entries
+        self.registered: dict[tuple, tuple] = {}  # class -> the (key, seq) of its entry in heads
+        self.blocked_count = 0  # live workloads in the parked classes
 
     def _key(self, wl: Workload) -> tuple:
         sticky = 0 if (self.strategy == "BestEffortFIFO" and wl is self.preemptor) else 1
@@ -105,18 +114,30 @@ class _Queue:
         if wl.seq not in self.in_class:
             self.in_class[wl.seq] = h
             self.class_count[h] += 1
+            if h in self.blocked:
+                self.blocked_count += 1
         heapq.heappush(self.classes.setdefault(h, []), (key, wl.seq, wl))
+        if h not in self.blocked:
+            self._refresh(h)
 
     def _leave_class(self, seq: int) -> None:
         h = self.in_class.pop(seq, None)
         if h is not None:
             self.class_count[h] -= 1
+            if h in self.blocked:
+                self.blocked_count -= 1
+
+    def _block(self, h: tuple) -> None:
+        if h not in self.blocked:
+            self.blocked.add(h)
+            self.blocked_count += self.class_count[h]
+            self.registered.pop(h, None)  # its entry in heads is stale until the class is unparked
 
     def park(self, wl: Workload, bulk: bool = False) -> None:
         """Set aside as inadmissible; ``bulk`` parks every equivalent workload with it."""
         if bulk and self.equivalence:
             self.push(wl)
-            self.blocked.add(self._class(wl))
+            self._block(self._class(wl))
             self.class_reason[self._class(wl)] = wl.pending_reason
         else:
             self.members[wl.seq] = None
@@ -127,21 +148,42 @@ class _Queue:
         key, seq, wl = entry
         return self.members.get(seq) == key and wl.admission is None
 
+    def _top(self, h: tuple) -> tuple | None:
+        """The live head entry of class ``h`` (stale entries on top are dropped)."""
+        heap = self.classes.get(h)
+        while heap and not self._live(heap[0]):
+            heapq.heappop(heap)
+        return heap[0] if heap else None
+
+    def _refresh(self, h: tuple) -> None:
+        """Make the entry of class ``h`` in ``heads`` its live head (a new entry when the head changed)."""
+        top = self._top(h)
+        if top is None:
+            self.registered.pop(h, None)
+        elif self.registered.get(h) != top[:2]:
+            self.registered[h] = top[:2]
+            heapq.heappush(self.heads, (top[0], top[1], h))
+
     def pop(self) -> Workload | None:
-        best = None
-        for h, heap in self.classes.items():
-            if h in self.blocked:
+        """The first live workload over all classes not parked (ordered by priority, then creation)."""
+        heads = self.heads
+        while heads:
+            key, seq, h = heads[0]
+            if self.registered.get(h) != (key, seq):
+                heapq.heappop(heads)  # stale: the class has a newer entry, or is parked
                 continue
-            while heap and not self._live(heap[0]):
-                heapq.heappop(heap)
-            if heap and (best is None or heap[0][0] < best[1][0][0]):
-                best = (h, heap)
-        if best is None:
-            return None
-        _, seq, wl = heapq.heappop(best[1])
-        del self.members[seq]
-        self._leave_class(seq)
-        return wl
+            heap = self.classes[h]
+            if not heap or heap[0][1] != seq or not self._live(heap[0]):
+                self._refresh(h)  # its head left the queue (admitted, finished): register the next one
+                continue
+            heapq.heappop(heads)
+            _, seq, wl = heapq.heappop(heap)
+            del self.members[seq]
+            self._leave_class(seq)
+            del self.registered[h]
+            self._refresh(h)
+            return wl
+        return None
 
     def remove(self, wl: Workload) -> None:
         self.members.pop(wl.seq, None)
@@ -153,7 +195,11 @@ class _Queue:
     def requeue_inadmissible(self, now: float) -> bool:
         """Move parked workloads back to the heap, except those still in their requeue backoff."""
         moved = bool(self.blocked)
+        blocked = list(self.blocked)
         self.blocked.clear()
+        for h in blocked:
+            self._refresh(h)
+        self.blocked_count = 0
         for wl in [w for w in self.parked.values() if w.requeue_at is None or w.requeue_at <= now]:
             self.push(wl)
             moved = True
@@ -164,8 +210,7 @@ class _Queue:
 
     def counts(self) -> tuple[int, int]:
         """(active, inadmissible) pending workloads."""
-        blocked = sum(self.class_count[h] for h in self.blocked)
-        inadmissible = len(self.parked) + blocked
+        inadmissible = len(self.parked) + self.blocked_count
         return len(self.members) - inadmissible, inadmissible
 
 
