@@ -36,3 +36,9 @@ __all__ = [
     "load_file", "load_manifests", "nodes",
     "scenarios", "simulate",
 ]
+
+# per-layer diagnosis and stack comparison (lesson 05)
+from .compare import compare  # noqa: E402
+from .diagnosis import Diagnosis  # noqa: E402
+
+__all__ += ["Diagnosis", "compare"]

@@ -41,6 +41,7 @@ from .capacity import FreeCapacity
 from .cluster import Node, NodeState
 from .errors import ScenarioError
 from .layers import Reason
+from .metrics import PlacementMetrics
 from .scenario import Scenario
 from .waits import split_placement
 from .workload import Job, PodSet
@@ -166,6 +167,8 @@ class Simulation:
         self.timeline: list[tuple] = []
         self.pod_rows: list[tuple] = []
         self.node_stages: dict[str, dict[str, float]] = {}
+        self.admission_rows: list[tuple] = []  # (time, job, layer, seconds in that layer) per admission before the start
+        self.placement_metrics = PlacementMetrics()  # unschedulable counts (full recording only)
         self._pod_seq = 0
         self._job_seq = 0
         self._cycle_pending = False
@@ -356,6 +359,8 @@ class Simulation:
         layer = layers[layer_index]
         for js in jobs:
             if js.started_at is None:  # waits count until the first start only
+                if not self.lean:
+                    self.admission_rows.append((now, js.name, layer.name, now - js.layer_enter))
                 self.close_wait(js, now)
             self._event("admitted", js, layer=layer.name)
         if layer_index + 1 < len(layers):
@@ -682,6 +687,8 @@ class Simulation:
                 self.admit(i, admitted, now)
                 self._changed = True
         self.stack.placement.cycle(self, now)
+        if self.record == "full":  # per-layer metrics: unschedulable pods and jobs (gangkit.metrics)
+            self.placement_metrics.sample(now, self.stack.placement.unschedulable())
         if self.stack.suppliers:
             pending = self.stack.placement.unschedulable()
             for s in self.stack.suppliers:

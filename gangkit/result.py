@@ -36,6 +36,7 @@ import pandas as pd
 
 from .engine import JobState, Simulation
 from .layers import Reason
+from .metrics import collect as collect_metrics
 from .waits import NODE_BUCKETS
 
 JOB_COLUMNS = [
@@ -63,7 +64,32 @@ class Result:
     holders: pd.DataFrame
     nodes: pd.DataFrame
     figures: dict = field(default_factory=dict)
-    metrics: dict = field(default_factory=dict)  # per-layer metrics, named after the real ones
+    metrics: dict = field(default_factory=dict)  # per-layer metrics, named after the real ones (gangkit.metrics)
+    scenario: object = field(default=None, repr=False)  # what was run: Result.diagnose replays it
+
+    def metric(self, name: str) -> pd.DataFrame:
+        """One metric by its real name (see :mod:`gangkit.metrics`); a clear error lists those this run has."""
+        if name not in self.metrics:
+            from .errors import Problem, ScenarioError
+
+            raise ScenarioError([Problem("Result", "metrics", f"no metric {name!r} in a {self.stack} run; "
+                                         f"available: {', '.join(sorted(self.metrics)) or '(none)'}")])
+        return self.metrics[name]
+
+    def diagnose(self, job: str | None = None, at: float | None = None):
+        """Which layer holds ``job`` (or every job) at time ``at`` (default: the end), and why, in plain words.
+
+        See :mod:`gangkit.diagnosis` (the run is replayed up to ``at``).
+        """
+        from .diagnosis import diagnose
+
+        return diagnose(self, job=job, at=at)
+
+    def wait_breakdown(self) -> pd.DataFrame:
+        """Seconds of wait per bucket, summed over jobs (censored waits counted to the end)."""
+        cols = [c for c in self.jobs.columns if c.startswith("wait_") and c.endswith("_s") and c != "wait_s"]
+        sums = self.jobs[cols].sum()
+        return pd.DataFrame({"bucket": [c[5:-2] for c in cols], "seconds": [round(float(v), 3) for v in sums]})
 
     @property
     def deadlock(self) -> bool:
@@ -202,7 +228,7 @@ def build_result(sim: Simulation) -> Result:
     figures = _figures(sim, states, np.asarray(waits, dtype=float), censored, deadlocked and bool(holders))
     return Result(sim.scenario.name, sim.stack.name, sim.settings.ordering, sim.settings.seed,
                   jobs, pods, events, timeline, pd.DataFrame(holders, columns=["job", "gpus_held", "nodes", "waiting_pods"]),
-                  nodes, figures, _layer_metrics(sim))
+                  nodes, figures, collect_metrics(sim), sim.scenario)
 
 
 def wait_buckets(sim: Simulation) -> list[str]:
@@ -211,15 +237,6 @@ def wait_buckets(sim: Simulation) -> list[str]:
     out = [layer.name for layer in sim.stack.admission] + ["placement"]
     if sim.stack.suppliers:
         out += list(NODE_BUCKETS)
-    return out
-
-
-def _layer_metrics(sim: Simulation) -> dict:
-    out = {}
-    for layer in [*sim.stack.admission, sim.stack.placement, *sim.stack.suppliers]:
-        frames = getattr(layer, "metrics", None)
-        if callable(frames):
-            out.update(frames())
     return out
 
 
