@@ -36,13 +36,13 @@ def run_stacks(scenario, stacks=None, seed: int | None = None, **settings) -> di
     """Simulate ``scenario`` (an object or a built-in name) through each stack; results by stack name."""
     from .simulate import simulate
 
-    stacks = list(STACKS if stacks is None else stacks)
-    if isinstance(stacks, str) or not stacks or not all(isinstance(s, str) for s in stacks):
+    if isinstance(stacks, str) or (stacks is not None and (not stacks or not all(isinstance(s, str) for s in stacks))):
         raise ScenarioError([Problem("compare", "stacks", f"expected a non-empty list of stack names, got {stacks!r}")])
     if isinstance(scenario, str):
         from .scenarios import load
 
         scenario = load(scenario, seed=seed)
+    stacks = list(STACKS if stacks is None else stacks)
     return {name: simulate(scenario, stack=name, seed=seed, **settings) for name in dict.fromkeys(stacks)}
 
 
