@@ -28,7 +28,10 @@ code                     meaning
 ``NotSubmitted``         submitted after ``at``
 ``Rejected``             no node could ever hold one of its pods
 ``QuotaExhausted``       Kueue: not enough unused quota in its ClusterQueue (and
-                         its cohort) for the whole workload
+                         its cohort) for the whole workload, now
+``QuotaTooSmall``        Kueue: the workload asks for more than its ClusterQueue can
+                         ever have (nominal quota plus borrowing): it stays
+                         inadmissible, as Kueue never rejects
 ``Queued``               Kueue: quota would allow it, but it waits its turn (next
                          cycle, behind a StrictFIFO head, preemption in progress)
 ``AdmissionCheck``       quota reserved; an admission check (e.g.
@@ -71,10 +74,10 @@ STAGE_VERBS = {
     "image_pull": "pulling images",
 }
 #: The codes of :mod:`gangkit.diagnosis`, in the order a job meets them.
-CODES = ("NotSubmitted", "Rejected", "QuotaExhausted", "Queued", "AdmissionCheck", "WaitingForNodes",
+CODES = ("NotSubmitted", "Rejected", "QuotaExhausted", "QuotaTooSmall", "Queued", "AdmissionCheck", "WaitingForNodes",
          "NodePoolLimit", "GangCannotFit", "PartiallyPlaced", "Unschedulable", "WaitingForSession",
          "Running", "Finished", "Deactivated")
-WAITING = ("QuotaExhausted", "Queued", "AdmissionCheck", "WaitingForNodes", "NodePoolLimit", "GangCannotFit",
+WAITING = ("QuotaExhausted", "QuotaTooSmall", "Queued", "AdmissionCheck", "WaitingForNodes", "NodePoolLimit", "GangCannotFit",
            "PartiallyPlaced", "Unschedulable", "WaitingForSession")
 
 
@@ -117,6 +120,10 @@ class ClusterDiagnosis:
         return "\n".join(lines)
 
     __repr__ = __str__
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def _g(x: float) -> str:
@@ -183,6 +190,10 @@ def _admission(sim, layer, js, at: float) -> Diagnosis:
         wl = getattr(layer, "workloads", {}).get(js.index)
         cq = getattr(wl, "cluster_queue", None) or "?"
         gpus = js.spec.gpus
+        if "maximum capacity" in text:  # Kueue's flavor assigner: more than the ClusterQueue can ever have
+            return Diagnosis(js.name, at, "quota", "QuotaTooSmall",
+                             f"the workload asks for {gpus} GPUs, more than ClusterQueue {cq} can ever have; it stays "
+                             f"inadmissible: {text}", {"cluster_queue": cq, "gpus": gpus})
         if "insufficient" in text or "Insufficient" in text:
             return Diagnosis(js.name, at, "quota", "QuotaExhausted",
                              f"quota exhausted in ClusterQueue {cq}: the workload asks for {gpus} GPUs; {text}",
@@ -217,7 +228,7 @@ def _placement(sim, js, at: float) -> Diagnosis:
             else STAGE_VERBS.get(hit[1], hit[1])
         ready_at = max(sim.node_stages[hit[0]].values())
         return Diagnosis(js.name, at, hit[1], "WaitingForNodes",
-                         f"{admitted}; {k} of {len(nodes)} nodes launched for it still {doing} (last ready at t={_g(ready_at)} s)",
+                         f"{admitted}; {k} of {_n(len(nodes), 'node')} launched for it still {doing} (last ready at t={_g(ready_at)} s)",
                          {"nodes": len(nodes), "not_ready": k, "bucket": hit[1], "ready_at": ready_at})
     cap = sim.capacity
     free, largest = cap.free_ready_gpus, cap.max_free_gpus()
@@ -232,15 +243,15 @@ def _placement(sim, js, at: float) -> Diagnosis:
         stuck = "; nothing can change any more: deadlock" if sim.env.peek() == math.inf else ""
         return Diagnosis(js.name, at, "placement", code or "PartiallyPlaced",
                          f"{js.bound} of {len(js.pods)} pods bound hold {js.gpus_bound} GPUs without progress; "
-                         f"{len(waiting)} pods of {g} GPUs unschedulable (largest free block is {largest} GPUs){tail}{stuck}",
+                         f"{_n(len(waiting), 'pod')} of {g} GPUs unschedulable (largest free block is {largest} GPUs){tail}{stuck}",
                          {**numbers, "bound_pods": js.bound, "held_gpus": js.gpus_bound})
     if why is not None and why.code == "GangCannotFit":
         k = js.gang_size
         total = sum(p.pod_set.gpus for p in js.pods)
-        msg = (f"gang of {k} pods ({total} GPUs, {g} per pod) cannot fit: largest free block is {largest} GPUs, "
+        msg = (f"gang of {_n(k, 'pod')} ({total} GPUs, {g} per pod) cannot fit: largest free block is {largest} GPUs, "
                f"{free} GPUs free in all{tail}")
         return Diagnosis(js.name, at, "placement", code or "GangCannotFit", msg, {**numbers, "gang": k})
-    msg = (f"{len(waiting)} of {len(js.pods)} pods of {g} GPUs unschedulable: Insufficient nvidia.com/gpu "
+    msg = (f"{len(waiting)} of {_n(len(js.pods), 'pod')} of {g} GPUs unschedulable: Insufficient nvidia.com/gpu "
            f"(largest free block is {largest} GPUs){tail}")
     return Diagnosis(js.name, at, "placement", code or "Unschedulable", msg, numbers)
 
