@@ -20,15 +20,18 @@ from .workload import job
 
 #: The stacks of the lesson, from plain kube-scheduler to the full layered stack.
 STACKS = ("pod", "gang", "kueue+gang", "kueue+gang+karpenter")
+#: The reasons exercise 5.1 chooses from (codes of gangkit.diagnosis).
+REASONS = ("Unschedulable", "PartiallyPlaced", "GangCannotFit", "QuotaExhausted", "QuotaTooSmall", "WaitingForNodes")
 #: Where each run ends at the latest (simulated seconds): four hours.
 HORIZON = 4 * 3600.0
 #: The jobs whose waits exercise 5.1 classifies: (stack, job, time in seconds).
 CLASSIFY = (
     ("pod", "train-b", 300.0),
+    ("pod", "eval-c", 300.0),
     ("gang", "train-b", 300.0),
+    ("kueue+gang", "eval-c", 300.0),
     ("kueue+gang", "train-d", 300.0),
     ("kueue+gang+karpenter", "train-d", 200.0),
-    ("gang", "eval-c", 300.0),
 )
 
 

@@ -165,3 +165,19 @@ def test_a_hand_made_stack_cannot_be_replayed():
     result = gk.simulate(gk.scenarios.three_workers(), stack=Stack(VolcanoGang(), name="mine"))
     with pytest.raises(gk.ScenarioError, match="built by hand"):
         result.diagnose(at=10)
+
+
+@pytest.mark.parametrize("stack, time_s, codes", [
+    ("kueue+gang+karpenter", 100, ["Running", "WaitingForNodes", "WaitingForNodes", "NotSubmitted"]),
+    ("pod", 300, ["PartiallyPlaced", "PartiallyPlaced", "Unschedulable", "Unschedulable"]),
+    ("kueue+gang", 300, ["Running", "QuotaExhausted", "QuotaExhausted", "QuotaTooSmall"]),
+])
+def test_the_diagnosis_explorer_follows_its_controls(stack, time_s, codes):
+    from gangkit.widgets import diagnosis_explorer
+
+    explorer = diagnosis_explorer()
+    assert repr(explorer) == "Diagnosis explorer (run this cell to use it)"
+    explorer.controls["stack"].value = stack
+    explorer.controls["time_s"].value = time_s
+    assert explorer.table["code"].tolist() == codes
+    assert len(explorer.output.outputs) == 2  # the table, then the figure
