@@ -290,3 +290,11 @@ def test_buckets_add_up_to_the_wait_and_gpu_seconds_to_the_capacity_in_every_sta
         assert math.isclose(parts, s["capacity_gpu_seconds"], rel_tol=1e-9, abs_tol=1e-3), stack
         t = result.timeline
         assert ((t.useful_gpus + t.held_idle_gpus + t.free_gpus + t.not_ready_gpus) == t.capacity_gpus).all(), stack
+
+
+def test_kueue_pending_workloads_has_one_row_per_instant_and_change():
+    from gangkit import lesson05
+
+    m = gk.simulate(lesson05.layered_story(), stack="kueue+gang").metric("kueue_pending_workloads")
+    assert list(zip(m.time_s, m.active, m.inadmissible)) == [
+        (0.0, 0, 1), (60.0, 0, 2), (120.0, 0, 3), (1800.0, 0, 2), (3600.0, 0, 1)]
