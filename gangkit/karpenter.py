@@ -51,8 +51,19 @@ Rules, and the Karpenter behaviour each one models:
   stays. At most ``budget`` nodes of a pool are removed at one instant
   (``"10%"`` of the pool's nodes, rounded up, by default); the others are
   tried again after Karpenter's 10 s disruption polling period.
-  ``WhenEmptyOrUnderutilized`` is accepted, but only the empty case is
-  modelled (no moving of running pods).
+- **Consolidation, WhenEmptyOrUnderutilized** (Karpenter's delete
+  consolidation): a ready node whose pods have not changed for
+  ``consolidate_after`` seconds (Karpenter counts from the last pod
+  scheduled on or removed from the node) is deleted when every pod on it
+  fits in the free room of the *other* ready nodes (first fit, largest
+  first: GPUs, CPU, memory, node selector). Its pods are evicted first; a
+  synchronous job loses all its pods, not only those on the node, and
+  restarts from its last checkpoint (its pods are recreated and placed
+  again). At most one non-empty node is deleted at one instant (single-node
+  consolidation), fewest pods first, within the same budget. A candidate
+  whose pods do not fit is tried again at the next cluster change.
+  Replacing a node by a cheaper one, and multi-node consolidation, are not
+  modelled.
 - **Stages**: launched -> registered -> initialized (GPU device plugin
   advertises ``nvidia.com/gpu``) -> optionally image pulled; each duration
   is fixed seconds or a random distribution drawn from the run's seeded
@@ -72,6 +83,7 @@ from typing import Callable, Union
 import pandas as pd
 
 from .cluster import Node
+from .layers import Reason
 
 GPU = "nvidia.com/gpu"
 POOL_LABEL = "karpenter.sh/nodepool"
@@ -147,7 +159,7 @@ class NodePool:
     - ``instance_types``: the type names its requirements allow;
     - ``limits``: e.g. ``{"nvidia.com/gpu": 16}`` (only GPUs are enforced);
     - ``consolidation_policy``: ``WhenEmpty`` or ``WhenEmptyOrUnderutilized``
-      (only emptiness is modelled);
+      (also deletes a node whose pods fit on the other nodes);
     - ``consolidate_after``: seconds a node must stay empty (None = Never;
       Karpenter's default is 0 s);
     - ``budget``: nodes that may be disrupted at once: an int or a
@@ -200,7 +212,9 @@ class _Claim:
     pods: list = field(default_factory=list)  # pods it was meant for (forgotten when ready)
     stages: dict = field(default_factory=dict)
     ready: bool = False
-    empty_since: float | None = None
+    empty_since: float | None = None  # since when its pods have not changed (empty or not)
+    seen: frozenset = frozenset()  # its pods at the last look
+    waiting_room: bool = False  # an under-used candidate whose pods did not fit elsewhere
     nominated_until: float = -math.inf
     timer: int = 0
 
@@ -237,6 +251,7 @@ class Karpenter:
         self._window_seen: set = set()
         self._window_token = 0
         self._removed_at: dict = {}  # (pool, time) -> nodes removed at that instant
+        self._moved_at: dict = {}  # time -> a non-empty node was consolidated at that instant
         self._created: list[tuple] = []
         self._disrupted: list[tuple] = []
         self._usage: list[tuple] = []
@@ -414,17 +429,26 @@ class Karpenter:
 
     # -- consolidation ------------------------------------------------------------
     def _watch_empty(self, sim, now: float) -> None:
+        """Note when each ready node's pods last changed; arm its consolidation timer."""
         cap = sim.capacity
         for c in self._claims.values():
             st = cap.by_name.get(c.name)
-            if st is None or not c.ready:
+            if st is None or not c.ready or c.pool.consolidate_after is None:
                 continue
-            if st.pods:
-                c.empty_since = None
-                continue
-            if c.empty_since is None and c.pool.consolidate_after is not None:
+            pods = frozenset(st.pods)
+            under = c.pool.consolidation_policy == "WhenEmptyOrUnderutilized"
+            if c.empty_since is None or pods != c.seen:
+                c.seen = pods
+                c.waiting_room = False
+                if pods and not under:
+                    c.empty_since = None
+                    c.timer += 1  # a pending timer is void
+                    continue
                 c.empty_since = now
                 self._arm(sim, c, now + c.pool.consolidate_after)
+            elif c.waiting_room:  # the cluster changed: its pods may fit elsewhere now
+                c.waiting_room = False
+                self._arm(sim, c, now)
 
     def _arm(self, sim, c: _Claim, at: float) -> None:
         c.timer += 1
@@ -435,10 +459,11 @@ class Karpenter:
         st = sim.capacity.by_name.get(c.name)
         if token != c.timer or st is None or self._claims.get(c.name) is not c:
             return
-        if st.pods:  # got pods meanwhile: it stays
-            c.empty_since = None
-            return
         if c.empty_since is None:
+            return
+        if frozenset(st.pods) != c.seen:  # its pods changed meanwhile: the next look re-arms it
+            return
+        if st.pods and c.pool.consolidation_policy != "WhenEmptyOrUnderutilized":
             return
         due = c.empty_since + c.pool.consolidate_after
         if now < due - 1e-9:
@@ -453,13 +478,48 @@ class Karpenter:
         if self._removed_at.get(key, 0) >= pool.allowed_disruptions(pool_nodes + self._removed_at.get(key, 0)):
             self._arm(sim, c, now + DISRUPTION_POLL)
             return
+        reason = "empty"
+        if st.pods:
+            if self._moved_at.get(now):  # single-node consolidation: one non-empty node per instant
+                self._arm(sim, c, now + DISRUPTION_POLL)
+                return
+            if not self._fits_elsewhere(sim, st):
+                c.waiting_room = True
+                return
+            self._moved_at[now] = True
+            reason = "underutilized"
+            why = Reason("karpenter", "Consolidation", f"node {c.name} deleted by consolidation "
+                         f"(WhenEmptyOrUnderutilized): its pods fit on other nodes", {"node": c.name})
+            for p in sorted(st.pods, key=lambda p: (p.job.index, p.index)):
+                if p.node is st:
+                    sim.evict_pod(p, why)
         self._removed_at[key] = self._removed_at.get(key, 0) + 1
         sim.remove_node(c.name, supplier=self.name)
         del self._claims[c.name]
         self._used[pool.name] -= c.itype.gpus
         n = self._disrupted_count[pool.name] = self._disrupted_count.get(pool.name, 0) + 1
-        self._disrupted.append((now, pool.name, c.name, "empty", n))
+        self._disrupted.append((now, pool.name, c.name, reason, n))
         self._sample_usage(now)
+
+    @staticmethod
+    def _fits_elsewhere(sim, st) -> bool:
+        """Karpenter's delete-consolidation test: every pod of ``st`` fits in the free room of the other ready nodes."""
+        room = [[o, o.free_gpus, o.free_cpu, o.free_memory] for o in sim.capacity.nodes
+                if o is not st and o.ready and sim.capacity.by_name.get(o.node.name) is o]
+        for p in sorted(st.pods, key=lambda p: (-p.pod_set.gpus, p.job.index, p.index)):
+            ps = p.pod_set
+            for r in room:
+                if (ps.gpus <= r[1] and (not ps.cpu or r[2] is None or ps.cpu <= r[2] + 1e-9)
+                        and (not ps.memory or r[3] is None or ps.memory <= r[3]) and r[0].node.matches(ps.node_selector)):
+                    r[1] -= ps.gpus
+                    if r[2] is not None:
+                        r[2] -= ps.cpu or 0.0
+                    if r[3] is not None:
+                        r[3] -= ps.memory or 0
+                    break
+            else:
+                return False
+        return True
 
     # -- metrics -----------------------------------------------------------------------
     def metrics(self) -> dict:

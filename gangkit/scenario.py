@@ -87,6 +87,8 @@ class Scenario:
     warnings: list[str] = field(default_factory=list)
     kueue: object = None  # gangkit.kueue.KueueSetup: the Kueue objects, for kueue+ stacks
     karpenter: object = None  # gangkit.karpenter.Karpenter: NodePools and instance types, for +karpenter stacks
+    autoscaler: object = None  # gangkit.autoscaler.ClusterAutoscaler: node groups, for +autoscaler stacks
+    admission_check: object = None  # gangkit.kueue.provisioning.AdmissionCheck, for the kueue+provreq stack
 
     def with_settings(self, **changes) -> "Scenario":
         """A copy with some run settings changed (``None`` values are ignored)."""

@@ -18,10 +18,9 @@ from .scenario import RunSettings
 from .volcano import VolcanoGang
 
 #: Stack names that run today.
-STACKS = ("pod", "gang", "kueue+pod", "kueue+gang", "gang+karpenter", "kueue+gang+karpenter")
+STACKS = ("pod", "gang", "kueue+pod", "kueue+gang", "gang+karpenter", "kueue+gang+karpenter", "kueue+provreq+autoscaler")
 #: Stack names of the layered design whose layers are still being built.
 PLANNED = (
-    "kueue+provreq+autoscaler",
     "coscheduling", "yunikorn", "kube-gang",
     "kueue+coscheduling", "kueue+yunikorn", "kueue+kube-gang",
 )
@@ -66,9 +65,37 @@ def build_stack(name: str, settings: RunSettings, scenario=None) -> Stack:
                 kueue = default_setup(scenario, sum(n.gpus for n in scenario.nodes) + supplier.provisionable_gpus(scenario))
             admission = [KueueLayer(kueue)]
         return Stack(placement, admission=admission, suppliers=[supplier], name=name)
+    if name == "kueue+provreq+autoscaler":
+        return _provreq_stack(name, settings, scenario)
     if name in PLANNED:
-        missing = [layer for layer in name.split("+") if layer not in ("pod", "gang", "kueue", "karpenter")]
+        missing = [layer for layer in name.split("+") if layer not in ("pod", "gang", "kueue", "karpenter", "provreq", "autoscaler")]
         raise ScenarioError([Problem("Simulation settings", "stack",
             f"stack {name!r} is planned, but its layer {missing[0]!r} is not built yet; available: {', '.join(STACKS)}")])
     raise ScenarioError([Problem("Simulation settings", "stack",
         f"unknown stack {name!r}; expected one of {', '.join(STACKS)}")])
+
+
+def _provreq_stack(name: str, settings: RunSettings, scenario) -> Stack:
+    """Kueue (quota), its ProvisioningRequest admission check, the pod-by-pod kube-scheduler, cluster-autoscaler.
+
+    Capacity for the whole gang is asked for before admission, so the plain
+    scheduler places the pods on nodes requested for them; the scenario's
+    node groups (``scenario.autoscaler``) or :func:`gangkit.autoscaler.default_autoscaler`.
+    """
+    from .autoscaler import default_autoscaler
+    from .kueue.layer import KueueLayer, default_setup
+    from .kueue.provisioning import ProvisioningRequestCheck
+
+    supplier = getattr(scenario, "autoscaler", None) or default_autoscaler(scenario)
+    setup = getattr(scenario, "kueue", None)
+    if setup is not None:
+        kueue = setup.build()
+    else:  # the default ClusterQueue's quota covers the nodes the autoscaler may add
+        kueue = default_setup(scenario, sum(n.gpus for n in scenario.nodes) + supplier.provisionable_gpus(scenario))
+    quota = KueueLayer(kueue)
+    check_spec = getattr(scenario, "admission_check", None)
+    if check_spec is None and setup is not None and setup.admission_checks:
+        check_spec = setup.admission_checks[0]  # the AdmissionCheck the scenario's ClusterQueues name
+    check = ProvisioningRequestCheck(quota, supplier, check_spec)
+    placement = KubeScheduler(preemption=settings.preemption)
+    return Stack(placement, admission=[quota, check], suppliers=[supplier], name=name)

@@ -300,3 +300,47 @@ def test_lesson05_expected_answers_come_from_the_simulator():
     waits = dict(checks._train_d_waits())
     assert (waits["node_initialization"], waits["node_registration"], waits["total"]) == (90.0, 60.0, 151.0)
     assert set(RIGHT_05) == set(lesson05.REASONS)
+
+
+# --- Lesson 06: node provisioning latency (appended; the checks are in checks.__all__, so the generic tests cover them)
+from gangkit.checks import (  # noqa: E402
+    check_06_deactivated_at,
+    check_06_start_with_image_pull,
+    check_06_warm_nodes,
+)
+
+CASES_06 = [
+    # --- 6.1: when train starts when each new node pulls a 300 s image
+    (check_06_start_with_image_pull, "right", 451, True, ["Correct!", "t=451 s", "batch window closes at t=1 s"]),
+    (check_06_start_with_image_pull, "right, as a float", 451.0, True, ["Correct!"]),
+    (check_06_start_with_image_pull, "without the pull", 151, False, ["start without an image pull", "adds 300 s"]),
+    (check_06_start_with_image_pull, "without the batch window", 450, False, ["batch window closes"]),
+    (check_06_start_with_image_pull, "a stage left out", 361, False, ["a stage is missing"]),
+    (check_06_start_with_image_pull, "the pull alone", 300, False, ["the pull alone"]),
+    (check_06_start_with_image_pull, "text", "451", False, ["got the text '451' (in quotes)"]),
+    # --- 6.2: the fewest warm nodes for a mean wait under 60 s
+    (check_06_warm_nodes, "right", 3, True, ["Correct!", "3 warm nodes", "50.3 s", "612 GPU-hours instead of 260.6"]),
+    (check_06_warm_nodes, "one too few", 2, False, ["62.9 s, not under 60 s"]),
+    (check_06_warm_nodes, "more than needed", 4, False, ["so do fewer", "768 GPU-hours against 612"]),
+    (check_06_warm_nodes, "outside the table", 9, False, ["tries 0 to 4 warm nodes"]),
+    (check_06_warm_nodes, "a fraction", 2.5, False, ["a count has no fraction"]),
+    # --- 6.3: when the ProvisioningRequest check deactivates train
+    (check_06_deactivated_at, "right", 7620, True, ["Correct!", "4 x 1800 + 420 = 7620 s", "60, 120, 240 s"]),
+    (check_06_deactivated_at, "backoffs forgotten", 7200, False, ["waits out a backoff"]),
+    (check_06_deactivated_at, "one attempt short", 5580, False, ["one attempt short", "4 requests"]),
+    (check_06_deactivated_at, "the first failure", 1800, False, ["sends the check to Retry, not Rejected"]),
+    (check_06_deactivated_at, "something else", 999, False, ["'deactivated' event"]),
+]
+CASES.extend(CASES_06)
+
+
+@pytest.mark.parametrize("check, answer, passes, phrases", [c[:1] + c[2:] for c in CASES_06],
+                         ids=[f"{c[0].__name__}: {c[1]}" for c in CASES_06])
+def test_check_answers_06(capsys, check, answer, passes, phrases):
+    test_check_answers(capsys, check, answer, passes, phrases)
+
+
+def test_lesson06_expected_answers_come_from_the_simulator():
+    assert checks._train_start_with_pull(300.0) == 451.0 and checks._train_start_with_pull(0.0) == 151.0
+    assert [n for n, wait, _ in checks._warm_pool_waits() if wait < 60][0] == 3
+    assert checks._provreq_deactivated()[0] == 7620.0

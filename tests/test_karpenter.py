@@ -291,3 +291,156 @@ def test_same_seed_same_tables_and_another_seed_other_stage_times():
     l2r = "karpenter_nodeclaims_launch_to_ready_seconds"
     assert a.metrics[l2r].value.tolist() != c.metrics[l2r].value.tolist()
     assert (a.jobs.state == "Finished").all()
+
+
+# -- consolidation of under-used nodes (WhenEmptyOrUnderutilized) ----------------------------------
+def run_policy(jobs, policy, kind="pod", after=30.0, budget="100%", horizon=5000):
+    pool = NodePool("gpu", ["g8"], consolidation_policy=policy, consolidate_after=after, budget=budget)
+    k = Karpenter([pool], TYPES)
+    sc = gk.Scenario([KEEP_ALIVE], jobs)
+    return gk.simulate(sc, stack=Stack(placement(kind), suppliers=[k], name=f"{kind}+karpenter"), horizon=horizon)
+
+
+BIG = job("a", gpus=8, run_time=100)  # on gpu-0, finishes at 251
+UNDERUTILIZED = {
+    # name: (policy, jobs, expected removals (node, time, reason), expected (job, restarts, finish_s))
+    "WhenEmpty keeps a half-used node; only the empty one goes": (
+        "WhenEmpty", [BIG, job("b", gpus=4, run_time=1000)],
+        [("gpu-0", 281.0, "empty")], [("a", 0, 251.0), ("b", 0, 1151.0)]),
+    "WhenEmptyOrUnderutilized deletes the half-used node once its pod fits on the node a freed; the job restarts": (
+        "WhenEmptyOrUnderutilized", [BIG, job("b", gpus=4, run_time=1000)],
+        [("gpu-1", 251.0, "underutilized")], [("a", 0, 251.0), ("b", 1, 1251.0)]),
+    "with a checkpoint every 50 s the moved job keeps its 100 s of progress": (
+        "WhenEmptyOrUnderutilized", [BIG, job("b", gpus=4, run_time=1000, checkpoint_interval=50)],
+        [("gpu-1", 251.0, "underutilized")], [("a", 0, 251.0), ("b", 1, 1151.0)]),
+    "a full node is deleted too when its gang fits elsewhere: both pods of the gang restart together": (
+        "WhenEmptyOrUnderutilized", [BIG, job("g", pods=2, gpus=4, run_time=1000)],
+        [("gpu-1", 251.0, "underutilized")], [("a", 0, 251.0), ("g", 1, 1251.0)]),
+    "pods that fit nowhere else keep their node": (
+        "WhenEmptyOrUnderutilized", [job("a", gpus=8, run_time=1000), job("b", gpus=4, run_time=1000)],
+        [], [("a", 0, 1151.0), ("b", 0, 1151.0)]),
+}
+
+
+@pytest.mark.parametrize("case", UNDERUTILIZED, ids=list(UNDERUTILIZED))
+def test_consolidation_of_under_used_nodes(case):
+    policy, jobs, removals, outcome = UNDERUTILIZED[case]
+    result = run_policy(jobs, policy)
+    removed = result.events[result.events.event == "node_removed"]
+    disrupted = result.metrics["karpenter_nodeclaims_disrupted_total"]
+    assert list(zip(removed.node, removed.time_s, disrupted.reason)) == removals
+    j = result.jobs.set_index("job")
+    assert [(n, int(j.loc[n, "restarts"]), j.loc[n, "finish_s"]) for n, _, _ in outcome] == outcome
+    s = result.summary()
+    assert s["useful_gpu_seconds"] + s["held_idle_gpu_seconds"] + s["free_gpu_seconds"] + s["not_ready_gpu_seconds"] == s["capacity_gpu_seconds"]
+
+
+def test_single_node_consolidation_moves_one_non_empty_node_per_instant():
+    # a frees two nodes at 251; c and d (6 GPUs each, one node each) could both move there: one moves at
+    # 251, the other at the next disruption poll, 10 s later
+    jobs = [job("a", pods=2, gpus=8, run_time=100), job("c", gpus=6, run_time=1000), job("d", gpus=6, run_time=1000)]
+    result = run_policy(jobs, "WhenEmptyOrUnderutilized")
+    disrupted = result.metrics["karpenter_nodeclaims_disrupted_total"]
+    moved = disrupted[disrupted.reason == "underutilized"]
+    assert moved.time_s.tolist()[:2] == [251.0, 261.0]
+    assert (moved.groupby("time_s").size() <= 1).all()
+
+
+# -- YAML: karpenter.sh/v1 NodePool and gangkit's Karpenter kind ----------------------------------------
+from pathlib import Path  # noqa: E402
+
+from gangkit.manifests import KNOWN_FIELDS, load_manifests  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+LIMIT_EXAMPLE = ROOT / "examples" / "kueue-karpenter-nodepool-limit.yaml"
+
+
+def test_the_nodepool_example_loads_and_provisions_half_the_gang():
+    sc = load_manifests(LIMIT_EXAMPLE)
+    assert sc.warnings == []
+    (pool,) = sc.karpenter.nodepools
+    assert (pool.name, pool.instance_types, pool.gpu_limit, pool.consolidation_policy, pool.consolidate_after) == (
+        "a100", ("p4d.24xlarge",), 16, "WhenEmpty", 300.0)
+    assert sc.karpenter.instance_types["p4d.24xlarge"].gpus == 8
+    result = gk.simulate(sc)
+    batches = result.metrics["karpenter_provisioner_batches"]
+    assert batches.nodeclaims.iloc[0] == 2 and batches.not_provisioned.iloc[0] == "train-2, train-3"
+    assert result.jobs.state.tolist() == ["WaitingAtEnd"]
+
+
+def _nodepool_yaml(old: str, new: str) -> str:
+    text = LIMIT_EXAMPLE.read_text()
+    assert old in text
+    return text.replace(old, new)
+
+
+NODEPOOL_YAML = {
+    # name: (replace, by, expected (policy, consolidate_after, budget) or an error (object, field, words))
+    "Karpenter's defaults: WhenEmptyOrUnderutilized after 0 s, budget 10%": (
+        "    consolidationPolicy: WhenEmpty\n    consolidateAfter: 5m\n    budgets:\n    - nodes: \"10%\"\n", "    {}\n",
+        ("WhenEmptyOrUnderutilized", 0.0, "10%")),
+    "consolidateAfter Never keeps nodes; a budget of 2 nodes": (
+        "consolidateAfter: 5m\n    budgets:\n    - nodes: \"10%\"", "consolidateAfter: Never\n    budgets:\n    - nodes: \"2\"",
+        ("WhenEmpty", None, 2)),
+    "an instance type the Karpenter object does not list": (
+        "values: [p4d.24xlarge]", "values: [p5.48xlarge]",
+        ("NodePool a100", "spec.template.spec.requirements[0].values", "not among the Karpenter instance types")),
+    "a bad budget": (
+        "- nodes: \"10%\"", "- nodes: \"ten\"", ("NodePool a100", "spec.disruption.budgets[0].nodes", "a percentage")),
+    "a bad consolidateAfter": (
+        "consolidateAfter: 5m", "consolidateAfter: soon", ("NodePool a100", "spec.disruption.consolidateAfter", "")),
+}
+
+
+@pytest.mark.parametrize("case", NODEPOOL_YAML, ids=list(NODEPOOL_YAML))
+def test_nodepool_yaml(case):
+    old, new, expected = NODEPOOL_YAML[case]
+    text = _nodepool_yaml(old, new)
+    if len(expected) == 3 and expected[0] in ("WhenEmpty", "WhenEmptyOrUnderutilized"):
+        (pool,) = load_manifests(text).karpenter.nodepools
+        assert (pool.consolidation_policy, pool.consolidate_after, pool.budget) == expected
+        return
+    obj, field, words = expected
+    with pytest.raises(gk.ScenarioError) as info:
+        load_manifests(text)
+    problems = [p for p in info.value.problems if p.obj == obj and p.field == field]
+    assert len(problems) == 1 and words in problems[0].message, info.value.problems
+
+
+def test_nodepool_requirements_other_than_instance_type_are_noted():
+    text = _nodepool_yaml("        values: [p4d.24xlarge]\n",
+                          "        values: [p4d.24xlarge]\n      - key: karpenter.sh/capacity-type\n        operator: In\n"
+                          "        values: [on-demand]\n")
+    from gangkit.manifests import GangkitInputWarning
+
+    with pytest.warns(GangkitInputWarning, match="karpenter.sh/capacity-type In"):
+        sc = load_manifests(text)
+    assert any("requirements[1] (karpenter.sh/capacity-type In) is not modelled" in w for w in sc.warnings)
+
+
+def test_every_nodepool_field_gangkit_reads_exists_in_the_real_schema():
+    try:
+        from schema_util import schema_for, validate_yaml
+    except ImportError:  # pragma: no cover
+        from tests.schema_util import schema_for, validate_yaml
+    schema = schema_for("karpenter.sh/v1", "NodePool")
+    missing = []
+
+    def walk(known, node, path):
+        if known is True or not isinstance(known, (dict, list)):
+            return
+        if isinstance(known, list):
+            walk(known[0], node.get("items", {}), path + "[]")
+            return
+        props = node.get("properties")
+        for key, sub in known.items():
+            if props is None:
+                continue
+            if key not in props:
+                missing.append(f"{path}.{key}")
+            else:
+                walk(sub, props[key], f"{path}.{key}")
+
+    walk(KNOWN_FIELDS["NodePool"], schema, "NodePool")
+    assert missing == []
+    assert validate_yaml(LIMIT_EXAMPLE.read_text()) >= 1

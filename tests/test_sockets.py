@@ -111,7 +111,7 @@ def test_a_supplier_that_could_hold_a_pod_prevents_its_rejection():
 
 
 def test_stack_names_that_are_not_built_yet_are_refused_clearly():
-    with pytest.raises(gk.ScenarioError, match="stack 'kueue\\+provreq\\+autoscaler' is planned, but its layer 'provreq' is not built yet"):
-        gk.simulate("three-workers", stack="kueue+provreq+autoscaler")
+    with pytest.raises(gk.ScenarioError, match="stack 'kueue\\+coscheduling' is planned, but its layer 'coscheduling' is not built yet"):
+        gk.simulate("three-workers", stack="kueue+coscheduling")
     with pytest.raises(gk.ScenarioError, match="unknown stack 'volcano'"):
         gk.simulate("three-workers", stack="volcano")

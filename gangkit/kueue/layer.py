@@ -57,6 +57,7 @@ class KueueLayer:
         self.kueue = kueue
         self.workloads: dict[int, Workload] = {}
         self.recorder = KueueMetrics(kueue)
+        self.admission_checks = False  # set by an admission check layer behind this one (ProvisioningRequest)
 
     def metrics(self) -> dict:
         """Kueue's metrics for this run (see :mod:`gangkit.kueue.metrics`)."""
@@ -83,17 +84,26 @@ class KueueLayer:
                 if js in admitted:  # admitted earlier in this instant, not yet handed on: it never left
                     admitted.remove(js)
                 elif js is not None:
+                    if js.started_at is None and js.layer not in ("", "placement"):
+                        # waiting in a later admission layer (an admission check): count that wait before it moves
+                        js.waits[js.layer] = js.waits.get(js.layer, 0.0) + now - js.layer_enter
+                        js.layer_enter = now
                     sim.evict(js, why, to_admission=0)
                 sim._event("preempted", js, layer="quota", detail=reason)
             for wl in r.admitted:
                 self._apply_flavors(wl)
                 self.recorder.admitted(wl, now)
                 admitted.append(wl.job)
-                if config.wait_for_pods_ready:
+                if config.wait_for_pods_ready and not self.admission_checks:
                     self._watch(sim, wl, now)
             if not r.changed or (config.wait_for_pods_ready and config.block_admission and r.admitted):
                 self.recorder.sample(now)
                 return admitted
+
+    def checks_ready(self, sim, wl: Workload, now: float) -> None:
+        """Every admission check of ``wl`` is Ready: the workload is Admitted, and waitForPodsReady counts from now."""
+        if self.kueue.config.wait_for_pods_ready:
+            self._watch(sim, wl, now)
 
     def _someone_not_ready(self) -> bool:
         return any(not pods_ready(wl) for per_cq in self.kueue.admitted.values() for wl in per_cq.values()

@@ -94,6 +94,8 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "Cohort": (V1BETA2, V1BETA1),
     "WorkloadPriorityClass": (V1BETA2, V1BETA1),
     "Workload": (V1BETA2, V1BETA1),
+    "AdmissionCheck": (V1BETA2, V1BETA1),
+    "ProvisioningRequestConfig": (V1BETA2, V1BETA1),
     "Configuration": (CONFIG_V1BETA2, CONFIG_V1BETA1),
 }
 KINDS = tuple(API_VERSIONS)
@@ -135,6 +137,7 @@ _CQ_SPEC = {
     "flavorFungibility": dict.fromkeys(["whenCanBorrow", "whenCanPreempt", "preference"], ANY),
     "fairSharing": _FAIR_SHARING,
     "stopPolicy": ANY,  # None is modelled; Hold and HoldAndDrain are reported
+    "admissionChecksStrategy": {"admissionChecks": [{"name": ANY}]},  # onFlavors is reported
 }
 _WORKLOAD_STATUS = {
     "admission": {"clusterQueue": ANY,
@@ -160,7 +163,13 @@ def known_fields(kind: str, api_version: str) -> dict:
     if kind == "ResourceFlavor":
         return {**_TOP, "spec": {"nodeLabels": ANY}}
     if kind == "ClusterQueue":
-        return {**_TOP, "spec": {**_CQ_SPEC, ("cohort" if v1 else "cohortName"): ANY}}
+        extra = {"cohort": ANY, "admissionChecks": ANY} if v1 else {"cohortName": ANY}
+        return {**_TOP, "spec": {**_CQ_SPEC, **extra}}
+    if kind == "AdmissionCheck":
+        return {**_TOP, "spec": {"controllerName": ANY, "parameters": dict.fromkeys(["apiGroup", "kind", "name"], ANY)}}
+    if kind == "ProvisioningRequestConfig":  # managedResources, parameters, podSetUpdates, podSetMergePolicy: reported
+        return {**_TOP, "spec": {"provisioningClassName": ANY, "retryStrategy": dict.fromkeys(
+            ["backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds"], ANY)}}
     if kind == "Cohort":
         return {**_TOP, "spec": {"parentName": ANY, "resourceGroups": _RESOURCE_GROUPS, "fairSharing": _FAIR_SHARING}}
     if kind == "LocalQueue":
@@ -443,7 +452,88 @@ class _KueueReader:
         for o in configs[1:]:
             self.r.error(o.label, "kind", f"expected at most one Configuration; {configs[0].label} comes first")
         config = self.configuration(configs[0]) if configs else KueueConfig()
-        return KueueSetup(flavors, list(self.queues.values()), list(self.local_queues.values()), cohorts, config)
+        checks = self.admission_checks()
+        return KueueSetup(flavors, list(self.queues.values()), list(self.local_queues.values()), cohorts, config, checks)
+
+    # admission checks ----------------------------------------------------------------------
+
+    def admission_checks(self) -> list:
+        """The AdmissionChecks the ClusterQueues name (ProvisioningRequest checks only), with their configs.
+
+        gangkit models one admission check for the whole stack: the check a
+        ClusterQueue lists applies to every workload of ``kueue+provreq+autoscaler``.
+        """
+        from .provisioning import CONTROLLER, AdmissionCheck, ProvisioningRequestConfig
+
+        configs: dict[str, ProvisioningRequestConfig] = {}
+        for o in self.by_kind["ProvisioningRequestConfig"]:
+            spec = self.r.mapping(o.doc.get("spec"), o.label, "spec")
+            kw: dict = {"name": o.name}
+            cls = spec.get("provisioningClassName")
+            if not isinstance(cls, str) or not cls:
+                self.r.error(o.label, "spec.provisioningClassName", f"expected a class name, got {cls!r}")
+                continue
+            kw["provisioning_class"] = cls
+            retry = self.r.mapping(spec.get("retryStrategy", {}), o.label, "spec.retryStrategy")
+            for key, attr, low in (("backoffLimitCount", "backoff_limit_count", 0), ("backoffBaseSeconds", "backoff_base_seconds", 0),
+                                   ("backoffMaxSeconds", "backoff_max_seconds", 0)):
+                if key in retry:
+                    value = self.integer(retry[key], o.label, f"spec.retryStrategy.{key}")
+                    if value is not None and value < low:
+                        self.r.error(o.label, f"spec.retryStrategy.{key}", f"expected a whole number >= {low}, got {value}")
+                    elif value is not None:
+                        kw[attr] = value if attr == "backoff_limit_count" else float(value)
+            try:
+                configs[o.name] = ProvisioningRequestConfig(**kw)
+            except ValueError as e:
+                self.r.error(o.label, "spec.provisioningClassName", str(e).split(": ", 2)[-1])
+        checks: dict[str, AdmissionCheck] = {}
+        for o in self.by_kind["AdmissionCheck"]:
+            spec = self.r.mapping(o.doc.get("spec"), o.label, "spec")
+            controller = spec.get("controllerName")
+            if controller != CONTROLLER:
+                self.r.error(o.label, "spec.controllerName", f"gangkit models the ProvisioningRequest check only: "
+                             f"expected {CONTROLLER!r}, got {controller!r}")
+                continue
+            params = self.r.mapping(spec.get("parameters"), o.label, "spec.parameters")
+            ref = params.get("name")
+            if params.get("kind") != "ProvisioningRequestConfig" or params.get("apiGroup") != GROUP or not ref:
+                self.r.error(o.label, "spec.parameters", f"expected apiGroup {GROUP}, kind ProvisioningRequestConfig and "
+                             f"a name, got {dict(params)!r}")
+                continue
+            if ref not in configs:
+                self.r.error(o.label, "spec.parameters.name", f"ProvisioningRequestConfig {ref!r} is not in the input")
+                continue
+            checks[o.name] = AdmissionCheck(o.name, controller, configs[ref])
+        used: list[str] = []
+        per_queue: dict[str, set] = {}
+        for o in self.by_kind["ClusterQueue"]:
+            spec = o.doc.get("spec") if isinstance(o.doc.get("spec"), Mapping) else {}
+            names = []
+            strategy = spec.get("admissionChecksStrategy")
+            if isinstance(strategy, Mapping):
+                for i, entry in enumerate(strategy.get("admissionChecks") or []):
+                    name = entry.get("name") if isinstance(entry, Mapping) else None
+                    names.append((name, f"spec.admissionChecksStrategy.admissionChecks[{i}].name"))
+            if o.doc.get("apiVersion") == V1BETA1:
+                for i, name in enumerate(spec.get("admissionChecks") or []):
+                    names.append((name, f"spec.admissionChecks[{i}]"))
+            per_queue[o.label] = {name for name, _ in names}
+            for name, where in names:
+                if name in checks:
+                    if name not in used:
+                        used.append(name)
+                elif not any(c.name == name for c in self.by_kind["AdmissionCheck"]):
+                    self.r.error(o.label, where, f"AdmissionCheck {name!r} is not in the input (Kueue would keep this "
+                                 "ClusterQueue inactive)")
+        if len(used) > 1:
+            self.r.notes.append(f"the ClusterQueues use {len(used)} AdmissionChecks ({', '.join(used)}); gangkit applies "
+                                f"the first, {used[0]}, to every workload")
+        lacking = [label for label, names in per_queue.items() if used and used[0] not in names]
+        if lacking:
+            self.r.notes.append(f"gangkit applies AdmissionCheck {used[0]} to every workload; these ClusterQueues do not "
+                                f"list it: {', '.join(lacking)}")
+        return [checks[n] for n in used]
 
     def resource_flavor(self, o: _Object) -> ResourceFlavor:
         spec = self.r.mapping(o.doc.get("spec"), o.label, "spec")

@@ -214,6 +214,7 @@ class KueueSetup:
     local_queues: list[LocalQueue] = field(default_factory=list)
     cohorts: list[Cohort] = field(default_factory=list)
     config: KueueConfig = field(default_factory=KueueConfig)
+    admission_checks: list = field(default_factory=list)  # gangkit.kueue.provisioning.AdmissionCheck, used by ClusterQueues
 
     def build(self):
         from .scheduler import Kueue
