@@ -200,6 +200,7 @@ def _admission(sim, layer, js, at: float) -> Diagnosis:
                              {"cluster_queue": cq, "gpus": gpus})
         return Diagnosis(js.name, at, "quota", "Queued", f"queued in ClusterQueue {cq}: {text}", {"cluster_queue": cq})
     if layer.name == "admission_check":
+        text = text[len("quota reserved; "):] if text.startswith("quota reserved; ") else text
         return Diagnosis(js.name, at, layer.name, "AdmissionCheck", f"quota reserved; admission check not ready: {text}")
     return Diagnosis(js.name, at, layer.name, "Queued", f"waits in layer {layer.name}: {text}")
 

@@ -8,8 +8,10 @@ makes them wait.
 
 The Kueue stacks use Kueue's default set-up in gangkit (one ClusterQueue ``cluster-queue`` whose
 quota is every GPU the stack can have: the nodes' 16, plus what Karpenter may add); the
-``+karpenter`` stacks use one NodePool without limits and Karpenter's stage defaults (launch to
-registered 60 s, to initialized 90 s more; assumptions, see ``docs/reference/provisioning.md``).
+``+karpenter`` stack uses one NodePool without limits, ``kueue+provreq+autoscaler`` Kueue's
+ProvisioningRequest admission check in front of cluster-autoscaler's default node groups; both use
+the same stage defaults (launch to registered 60 s, to initialized 90 s more; assumptions, see
+``docs/reference/provisioning.md``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from .scenario import Scenario
 from .workload import job
 
 #: The stacks of the lesson, from plain kube-scheduler to the full layered stack.
-STACKS = ("pod", "gang", "kueue+gang", "kueue+gang+karpenter")
+STACKS = ("pod", "gang", "kueue+gang", "kueue+gang+karpenter", "kueue+provreq+autoscaler")
 #: The reasons exercise 5.1 chooses from (codes of gangkit.diagnosis).
 REASONS = ("Unschedulable", "PartiallyPlaced", "GangCannotFit", "QuotaExhausted", "QuotaTooSmall", "WaitingForNodes")
 #: Where each run ends at the latest (simulated seconds): four hours.
