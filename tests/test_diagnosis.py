@@ -58,6 +58,8 @@ CASES = [
                                                       "16 requested > maximum capacity 8"]),
     ("Kueue backoff after a PodsReady timeout", fragmented(KueueConfig(pods_ready_timeout=600)), "kueue+pod", "gang", 650,
      "Queued", "quota", ["queued in ClusterQueue cq", "requeue backoff"]),
+    ("quota reserved, ProvisioningRequest not provisioned yet", gk.scenarios.two_gangs_deadlock(), "kueue+provreq+autoscaler",
+     "B", 5, "AdmissionCheck", "admission_check", ["quota reserved; admission check not ready: waiting for ProvisioningRequest"]),
     ("admitted, nodes initializing", with_karpenter(busy(job("A", pods=2, gpus=8))), "kueue+gang+karpenter", "A", 100,
      "WaitingForNodes", "node_initialization", ["admitted; 2 of 2 nodes launched for it still initializing", "ready at t=151 s"]),
     ("no admission layer, nodes booting", with_karpenter(busy(job("A", pods=2, gpus=8))), "gang+karpenter", "A", 30,

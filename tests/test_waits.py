@@ -298,3 +298,12 @@ def test_kueue_pending_workloads_has_one_row_per_instant_and_change():
     m = gk.simulate(lesson05.layered_story(), stack="kueue+gang").metric("kueue_pending_workloads")
     assert list(zip(m.time_s, m.active, m.inadmissible)) == [
         (0.0, 0, 1), (60.0, 0, 2), (120.0, 0, 3), (1800.0, 0, 2), (3600.0, 0, 1)]
+
+
+def test_a_provisioning_request_books_nodes_and_its_job_waits_for_them():
+    """kueue+provreq+autoscaler: the admission check, then the nodes the request booked, stage by stage."""
+    from gangkit import lesson05
+
+    result = gk.simulate(lesson05.layered_story(), stack="kueue+provreq+autoscaler")
+    assert _waits(result, "train-b") == {"admission_check": 10.0, "node_registration": 60.0, "node_initialization": 90.0}
+    assert (result.jobs.wait_unattributed_s == 0).all()
