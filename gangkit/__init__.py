@@ -37,6 +37,12 @@ __all__ = [
     "scenarios", "simulate",
 ]
 
+# per-layer diagnosis and stack comparison (lesson 05)
+from .compare import compare  # noqa: E402
+from .diagnosis import Diagnosis  # noqa: E402
+
+__all__ += ["Diagnosis", "compare"]
+
 # Workload generators, trace loaders, Karpenter node supply, waiting metrics and sweeps.
 from .generators import (
     Bursty, Constant, Empirical, Exponential, JobClass, Lognormal, Poisson, Stream, mm_c, philly_runtime,

@@ -666,6 +666,21 @@ class ClusterAutoscaler:
                 self._provreq_rows, columns=["time_s", "provisioning_request", "state", "reason", "pods"]),
         }
 
+    # -- wait buckets ------------------------------------------------------------------
+    def awaited_nodes(self) -> list[tuple]:
+        """(pod, node name): pending pods of a job whose ProvisioningRequest booked nodes still in flight.
+
+        Those pods consume the request's capacity, so their job waits for exactly
+        those nodes (see gangkit.waits); pods of plain scale-ups are not tied to a node.
+        """
+        out = []
+        for n in self._nodes.values():
+            pr = n.request
+            if pr is None or pr.job is None or not n.exists or n.ready:
+                continue
+            out.extend((p, n.name) for p in pr.job.pods if p.node is None and not p.done)
+        return out
+
 
 def default_autoscaler(scenario=None) -> ClusterAutoscaler:
     """A cluster-autoscaler for a scenario that brings no node groups of its own (the ``+autoscaler`` stacks).

@@ -10,6 +10,11 @@ simulates a built-in scenario (``three-workers``, ``two-gangs-deadlock``,
 *result* (exit 0); bad input is an *error*: one line per problem, naming the
 object and the field, on stderr, and exit status 2.
 
+``gangkit run SCENARIO --compare pod,gang,kueue+gang`` runs the same scenario
+and seed through each stack and prints one comparison row per stack
+(:mod:`gangkit.compare`); with ``--json`` the object holds a ``stacks`` list,
+with ``--out DIR`` the table is written as ``compare.csv``.
+
 ``--json`` prints exactly one JSON object on stdout (simulated figures only);
 warnings go to stderr. ``--out DIR`` writes the jobs, pods, events and
 timeline tables as CSV files.
@@ -42,8 +47,40 @@ def _load(spec: str, seed: int | None):
     raise ScenarioError(f"Scenario {spec}: unknown built-in scenario; expected one of {', '.join(scenarios.NAMES)} or a YAML file")
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``gangkit run SCENARIO --compare a,b,c``: one comparison row per stack."""
+    from .compare import table, run_stacks
+
+    stacks = [s.strip() for s in args.compare.split(",") if s.strip()]
+    results, status = load_reporting(lambda: run_stacks(_load(args.scenario, args.seed), stacks, seed=args.seed, ordering=args.ordering))
+    if status is not None:
+        return status
+    df = table(results)
+    first = next(iter(results.values()))
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        df.to_csv(out / "compare.csv", index=False)
+    if args.json:
+        rows = json.loads(df.to_json(orient="records"))
+        print(json.dumps({"scenario": first.scenario_name, "ordering": first.ordering, "seed": first.seed, "stacks": rows}))
+        return 0
+    print(f"scenario {first.scenario_name}   ordering {first.ordering}   seed {first.seed}")
+    print()
+    print(df.to_string(index=False))
+    if args.out:
+        print(f"\ntable written to {args.out}")
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from .simulate import simulate
+
+    if args.compare is not None:
+        if args.stack:
+            print("gangkit run: --stack and --compare exclude each other (give the stacks to --compare)", file=sys.stderr)
+            return 2
+        return cmd_compare(args)
 
     result, status = load_reporting(
         lambda: simulate(_load(args.scenario, args.seed), stack=args.stack, ordering=args.ordering, seed=args.seed,
@@ -107,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--estimate-factor", type=float, metavar="F", help="backfilling's run-time estimate for jobs "
                      "without activeDeadlineSeconds: true run time x F (F >= 1, default 1)")
     run.add_argument("--seed", type=int, help="random seed (changes the mixed stream)")
+    run.add_argument("--compare", metavar="A,B,...", help="run the same scenario and seed through these stacks; one row per stack")
     run.add_argument("--json", action="store_true", help="print one JSON object with the summary figures")
     run.add_argument("--out", metavar="DIR", help="write jobs, pods, events and timeline as CSV files")
     run.set_defaults(func=cmd_run)

@@ -41,7 +41,9 @@ from .capacity import FreeCapacity
 from .cluster import Node, NodeState
 from .errors import ScenarioError
 from .layers import Reason
+from .metrics import PlacementMetrics
 from .scenario import Scenario
+from .waits import split_placement
 from .workload import Job, PodSet
 
 LATE = NORMAL + 1  # runs after every ordinary event of the same instant
@@ -112,7 +114,8 @@ class JobState:
     deactivated_at: float | None = None
     layer: str = ""  # the layer the job waits in now
     layer_enter: float = 0.0
-    waits: dict = field(default_factory=dict)  # layer -> seconds
+    waits: dict = field(default_factory=dict)  # wait bucket -> seconds (gangkit.waits)
+    awaited: dict = field(default_factory=dict)  # node name -> since when a supplier's node is meant for it
     reason: Reason | None = None
     bound_gpus: int = 0
     bound_since: float = 0.0
@@ -164,6 +167,8 @@ class Simulation:
         self.timeline: list[tuple] = []
         self.pod_rows: list[tuple] = []
         self.node_stages: dict[str, dict[str, float]] = {}
+        self.admission_rows: list[tuple] = []  # (time, job, layer, seconds in that layer) per admission before the start
+        self.placement_metrics = PlacementMetrics()  # unschedulable counts (full recording only)
         self._pod_seq = 0
         self._job_seq = 0
         self._cycle_pending = False
@@ -188,7 +193,9 @@ class Simulation:
         self._snapshot(0.0)
 
     # ------------------------------------------------------------------ run
-    def run(self) -> None:
+    def run(self, until: float | None = None) -> None:
+        """Run to the end. With ``until``, stop after the events of that instant and keep the
+        live state as it is (no closing of the books): what :mod:`gangkit.diagnosis` replays."""
         specs = sorted(self.scenario.jobs, key=lambda j: j.submit_time)  # stable: list order at ties
         self._specs = specs
         self.job_total = len(specs)
@@ -200,9 +207,11 @@ class Simulation:
         horizon = self.horizon
         while self.unfinished:
             t = env.peek()
-            if t > horizon:
+            if t > horizon or (until is not None and t > until):
                 break
             env.step()
+        if until is not None:
+            return
         now = env.now
         if self.unfinished == 0:
             self.end_time = max(self.last_end, now)  # a late rejection is an event of the run too
@@ -350,7 +359,9 @@ class Simulation:
         layer = layers[layer_index]
         for js in jobs:
             if js.started_at is None:  # waits count until the first start only
-                js.waits[layer.name] = js.waits.get(layer.name, 0.0) + now - js.layer_enter
+                if not self.lean:
+                    self.admission_rows.append((now, js.name, layer.name, now - js.layer_enter))
+                self.close_wait(js, now)
             self._event("admitted", js, layer=layer.name)
         if layer_index + 1 < len(layers):
             nxt = layers[layer_index + 1]
@@ -389,7 +400,7 @@ class Simulation:
         self.last_progress = now
         if js.started_at is None:
             js.started_at = now
-            js.waits["placement"] = js.waits.get("placement", 0.0) + now - js.layer_enter
+            self.close_wait(js, now)
             js.layer = ""
             self.waiting_jobs -= 1
             self.running_jobs += 1
@@ -515,7 +526,7 @@ class Simulation:
             p.seq = -1  # the deleted pods' queue entries are stale
         self.stack.placement.forget(js)
         if js.started_at is None and js.layer == "placement":
-            js.waits["placement"] = js.waits.get("placement", 0.0) + now - js.layer_enter
+            self.close_wait(js, now)
         layer = self.stack.admission[to_admission]
         if js.started_at is None:
             js.layer, js.layer_enter = layer.name, now
@@ -551,7 +562,7 @@ class Simulation:
         js.placing = False
         self.stack.placement.forget(js)
         if js.started_at is None and js.layer:
-            js.waits[js.layer] = js.waits.get(js.layer, 0.0) + now - js.layer_enter
+            self.close_wait(js, now)
             js.layer = ""
             self.waiting_jobs -= 1
         elif js.started_at is not None:
@@ -666,6 +677,12 @@ class Simulation:
         With ``after_cycles`` the timer runs after that instant's scheduling
         cycle (a provisioner's batch that must see what the cycle left unplaced).
         """
+        if after_cycles and self.stack.suppliers:  # wait buckets: see whom the supplier's new nodes are for
+            inner = fn
+
+            def fn(now: float) -> None:
+                inner(now)
+                self._note_awaited(now)
         _Call(self.env, max(0.0, t - self.env.now), fn, priority=AFTER_CYCLES if after_cycles else NORMAL)
 
     # --------------------------------------------------------------- cycles
@@ -689,12 +706,47 @@ class Simulation:
                 self.admit(i, admitted, now)
                 self._changed = True
         self.stack.placement.cycle(self, now)
+        if self.record == "full":  # per-layer metrics: unschedulable pods and jobs (gangkit.metrics)
+            self.placement_metrics.sample(now, self.stack.placement.unschedulable())
         if self.stack.suppliers:
             pending = self.stack.placement.unschedulable()
             for s in self.stack.suppliers:
                 s.observe(self, now, pending)
+            self._note_awaited(now)
         if self._changed:
             self._snapshot(now)
+
+    # ---------------------------------------------------------------- waits
+    def wait_split(self, js: JobState, now: float) -> dict[str, float]:
+        """The buckets of the stretch since ``js`` entered its current layer (gangkit.waits)."""
+        if js.layer == "placement":
+            return split_placement(js.layer_enter, now, js.awaited, self.node_stages)
+        return {js.layer: now - js.layer_enter} if js.layer else {}
+
+    def close_wait(self, js: JobState, now: float) -> None:
+        """The job leaves its layer now: add that stretch to its wait buckets."""
+        for bucket, seconds in self.wait_split(js, now).items():
+            js.waits[bucket] = js.waits.get(bucket, 0.0) + seconds
+        js.awaited = {}
+
+    def _note_awaited(self, now: float) -> None:
+        """Note, per waiting job, the in-flight nodes a supplier has nominated its pods to.
+
+        Suppliers that can say so expose ``awaited_nodes()`` (pairs of pod
+        and node name); the first instant a job counts on a node starts its
+        node buckets (gangkit.waits).
+        """
+        for s in self.stack.suppliers:
+            pairs = getattr(s, "awaited_nodes", None)
+            if pairs is None:
+                continue
+            for pod, node in pairs():
+                js = pod.job
+                stages = self.node_stages.get(node)
+                if (js.started_at is None and js.layer == "placement" and pod.node is None and not pod.done
+                        and node not in js.awaited and stages and max(stages.values()) > now):
+                    js.awaited[node] = now
+                    self._event("nominated", js, pod=pod.name, node=node, layer=s.name)
 
     # ----------------------------------------------------------- accounting
     @staticmethod

@@ -539,6 +539,11 @@ class Karpenter:
                 self._batches, columns=["start_s", "end_s", "pods", "nodeclaims", "pods_not_provisioned", "not_provisioned"]),
         }
 
+    # -- wait buckets --------------------------------------------------------------------
+    def awaited_nodes(self) -> list[tuple]:
+        """(pod, node name) for each pending pod nominated to a NodeClaim still in flight (see gangkit.waits)."""
+        return [(p, name) for p, name in self._covered.items() if p.node is None and not p.done]
+
 
 def default_karpenter(scenario=None) -> Karpenter:
     """A Karpenter for a scenario that brings no NodePools of its own (what a ``+karpenter`` stack name uses).

@@ -336,3 +336,54 @@ def wait_distribution(result, ax=None, *, unit: str | None = None, label: str | 
     ax.set_title(f"How long jobs waited: {result.scenario_name}")
     ax.legend(loc="lower right", fontsize=8)
     return ax
+
+
+#: Colours of the wait buckets (gangkit.waits), stacked in this order from the left.
+BUCKET_COLOURS = {
+    "quota": "#e9c46a",
+    "admission_check": "#f4a261",
+    "placement": "#d1495b",
+    "node_launch": "#a8c5e6",
+    "node_registration": "#6c8ebf",
+    "node_initialization": "#3d5a80",
+    "image_pull": "#293241",
+}
+
+
+def wait_buckets(results: dict, ax=None, *, unit: str | None = None, share: bool = False, title: str | None = None):
+    """Where the waiting went, per stack: job-time summed per wait bucket, one stacked bar per result.
+
+    ``results`` maps a label (a stack name) to a :class:`gangkit.Result`,
+    for example from :func:`gangkit.compare.run_stacks`. Each bar is the sum
+    over all jobs of their waits, cut into the buckets of
+    :mod:`gangkit.waits` (censored waits counted to the end of the run, and
+    hatched when a bar holds some). Buckets no result uses are left out.
+    With ``share`` each bar is scaled to 1 (the share of that stack's
+    waiting in each bucket), so that a short wait's make-up shows too.
+    """
+    ax = _new_ax(ax, (9, 0.7 + 0.55 * len(results)))
+    sums = {label: r.wait_breakdown().set_index("bucket")["seconds"] for label, r in results.items()}
+    frame = pd.DataFrame(sums).T.fillna(0.0)
+    frame = frame.drop(columns=[c for c in frame.columns if c == "unattributed" or not (frame[c] > 0).any()])
+    order = [b for b in BUCKET_COLOURS if b in frame.columns] + sorted(c for c in frame.columns if c not in BUCKET_COLOURS)
+    if share:
+        totals = frame.sum(axis=1).replace(0.0, 1.0)
+        frame = frame.div(totals, axis=0)
+    span = float(frame.sum(axis=1).max()) if len(frame) else 0.0
+    name, per, words = ("share", 1.0, "share") if share else time_unit(span, unit)
+    labels = list(frame.index)
+    left = np.zeros(len(labels))
+    for bucket in order:
+        v = frame[bucket].to_numpy(dtype=float) / per
+        ax.barh(labels, v, left=left, color=BUCKET_COLOURS.get(bucket, "#999999"), label=bucket, height=0.6)
+        left = left + v
+    censored = [bool(r.jobs["censored"].any()) for r in results.values()]
+    for i, c in enumerate(censored):
+        if c:
+            ax.barh([labels[i]], [left[i]], fill=False, hatch="//", edgecolor="#555555", linewidth=0, height=0.6)
+    ax.invert_yaxis()
+    hatched = " (hatched: includes jobs that never started)" if any(censored) else ""
+    ax.set_xlabel(("share of each stack's waiting" if share else f"job-{words} of waiting, summed over jobs") + hatched)
+    ax.set_title(title or "Where the waiting went, by layer")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    return ax

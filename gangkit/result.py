@@ -36,6 +36,8 @@ import pandas as pd
 
 from .engine import JobState, Simulation
 from .layers import Reason
+from .metrics import collect as collect_metrics
+from .waits import NODE_BUCKETS
 
 JOB_COLUMNS = [
     "job", "queue", "priority", "progress", "pods", "gpus", "gang_size", "submit_s", "start_s", "finish_s",
@@ -62,7 +64,32 @@ class Result:
     holders: pd.DataFrame
     nodes: pd.DataFrame
     figures: dict = field(default_factory=dict)
-    metrics: dict = field(default_factory=dict)  # per-layer metrics, named after the real ones
+    metrics: dict = field(default_factory=dict)  # per-layer metrics, named after the real ones (gangkit.metrics)
+    scenario: object = field(default=None, repr=False)  # what was run: Result.diagnose replays it
+
+    def metric(self, name: str) -> pd.DataFrame:
+        """One metric by its real name (see :mod:`gangkit.metrics`); a clear error lists those this run has."""
+        if name not in self.metrics:
+            from .errors import Problem, ScenarioError
+
+            raise ScenarioError([Problem("Result", "metrics", f"no metric {name!r} in a {self.stack} run; "
+                                         f"available: {', '.join(sorted(self.metrics)) or '(none)'}")])
+        return self.metrics[name]
+
+    def diagnose(self, job: str | None = None, at: float | None = None):
+        """Which layer holds ``job`` (or every job) at time ``at`` (default: the end), and why, in plain words.
+
+        See :mod:`gangkit.diagnosis` (the run is replayed up to ``at``).
+        """
+        from .diagnosis import diagnose
+
+        return diagnose(self, job=job, at=at)
+
+    def wait_breakdown(self) -> pd.DataFrame:
+        """Seconds of wait per bucket, summed over jobs (censored waits counted to the end)."""
+        cols = [c for c in self.jobs.columns if c.startswith("wait_") and c.endswith("_s") and c != "wait_s"]
+        sums = self.jobs[cols].sum()
+        return pd.DataFrame({"bucket": [c[5:-2] for c in cols], "seconds": [round(float(v), 3) for v in sums]})
 
     @property
     def deadlock(self) -> bool:
@@ -112,7 +139,7 @@ def build_result(sim: Simulation) -> Result:
     """Turn a finished :class:`Simulation` into a :class:`Result`."""
     end = sim.end_time
     deadlocked = sim.quiescent_at is not None
-    layers = [layer.name for layer in sim.stack.admission] + ["placement"]
+    layers = wait_buckets(sim)
     rows = []
     holders = []
     for js in sim.all_jobs():
@@ -132,8 +159,8 @@ def build_result(sim: Simulation) -> Result:
             js.reason = js.reason or Reason("submission", "NotSubmitted", f"submitted at {spec.submit_time:g} s, after the end of the run")
         else:
             wait = end - spec.submit_time
-            if js.layer:
-                waits[js.layer] = waits.get(js.layer, 0.0) + end - js.layer_enter
+            for bucket, seconds in sim.wait_split(js, end).items():  # censored: counted to the end
+                waits[bucket] = waits.get(bucket, 0.0) + seconds
         reason = js.reason
         if reason is None and state in ("WaitingAtEnd", "Deadlocked"):
             reason = _pending_reason(sim, js)
@@ -146,12 +173,7 @@ def build_result(sim: Simulation) -> Result:
             "finish_s": math.nan if js.finished_at is None else float(js.finished_at),
             "state": state, "wait_s": wait, "censored": censored,
         }
-        attributed = 0.0
-        for name in layers:
-            v = math.nan if state == "Rejected" else waits.get(name, 0.0)
-            row[f"wait_{name}_s"] = v
-            attributed += 0.0 if math.isnan(v) else v
-        row["wait_unattributed_s"] = math.nan if state == "Rejected" else _clean(wait - attributed)
+        row["_waits"] = waits  # filled into the wait columns below, once every bucket is known
         row.update({
             "run_time_s": float(spec.run_time), "restarts": js.restarts,
             "useful_gpu_s": _clean(js.useful_gpu_seconds), "held_idle_gpu_s": _clean(held),
@@ -169,6 +191,15 @@ def build_result(sim: Simulation) -> Result:
                 "nodes": ", ".join(f"{n}:{g}" for n, g in sorted(by_node.items())),
                 "waiting_pods": ", ".join(waiting) if waiting else "(none)",
             })
+    layers += sorted({b for row in rows for b in row["_waits"] if b not in layers})
+    for row in rows:
+        waits = row.pop("_waits")
+        attributed = 0.0
+        for name in layers:
+            v = math.nan if row["state"] == "Rejected" else _clean(waits.get(name, 0.0))
+            row[f"wait_{name}_s"] = v
+            attributed += 0.0 if math.isnan(v) else v
+        row["wait_unattributed_s"] = math.nan if row["state"] == "Rejected" else _clean(row["wait_s"] - attributed)
     wait_cols = [f"wait_{n}_s" for n in layers] + ["wait_unattributed_s"]
     jobs = pd.DataFrame(rows, columns=JOB_COLUMNS + wait_cols + ["run_time_s", "restarts", "useful_gpu_s", "held_idle_gpu_s", "reason"])
     events = pd.DataFrame(sim.events, columns=EVENT_COLUMNS).astype({"time_s": float})
@@ -197,15 +228,15 @@ def build_result(sim: Simulation) -> Result:
     figures = _figures(sim, states, np.asarray(waits, dtype=float), censored, deadlocked and bool(holders))
     return Result(sim.scenario.name, sim.stack.name, sim.settings.ordering, sim.settings.seed,
                   jobs, pods, events, timeline, pd.DataFrame(holders, columns=["job", "gpus_held", "nodes", "waiting_pods"]),
-                  nodes, figures, _layer_metrics(sim))
+                  nodes, figures, collect_metrics(sim), sim.scenario)
 
 
-def _layer_metrics(sim: Simulation) -> dict:
-    out = {}
-    for layer in [*sim.stack.admission, sim.stack.placement, *sim.stack.suppliers]:
-        frames = getattr(layer, "metrics", None)
-        if callable(frames):
-            out.update(frames())
+def wait_buckets(sim: Simulation) -> list[str]:
+    """The wait columns of a run: its admission layers, ``placement``, and with a node supplier the
+    node buckets (:mod:`gangkit.waits`); any other stage bucket a job was charged to is added after them."""
+    out = [layer.name for layer in sim.stack.admission] + ["placement"]
+    if sim.stack.suppliers:
+        out += list(NODE_BUCKETS)
     return out
 
 

@@ -270,6 +270,64 @@ def test_lesson02_hard_timeout_comes_from_the_simulator():
     assert checks._big_under_yunikorn(1200.0, "Soft")[:2] == ("Finished", 3600.0)
 
 
+# ------------------------------------------------------------------------------ lesson 05
+from gangkit.checks import check_05_classify_waits, check_05_node_initialization  # noqa: E402
+
+RIGHT_05 = ["PartiallyPlaced", "Unschedulable", "GangCannotFit", "QuotaExhausted", "QuotaTooSmall", "WaitingForNodes"]
+
+CASES_05 = [
+    # --- 5.1: why each job of lesson05.CLASSIFY waits
+    (check_05_classify_waits, "right", RIGHT_05, True, ["Correct!", "All 6 right", "the failure point moves"]),
+    (check_05_classify_waits, "right, loose spelling", ["partially placed", "UNSCHEDULABLE", "gang-cannot-fit",
+                                                        "quota exhausted", "Quota too small", "waiting_for_nodes"],
+     True, ["Correct!"]),
+    (check_05_classify_waits, "right as a tuple", tuple(RIGHT_05), True, ["Correct!"]),
+    (check_05_classify_waits, "a held pod called unschedulable", ["Unschedulable"] + RIGHT_05[1:], False,
+     ["5 of 6 right", "train-b under pod at t=300 s is not Unschedulable", "already bound"]),
+    (check_05_classify_waits, "gang reasons under the pod stack", ["GangCannotFit", "GangCannotFit"] + RIGHT_05[2:], False,
+     ["4 of 6 right", "the pod stack has no gang layer"]),
+    (check_05_classify_waits, "placement reasons under Kueue", RIGHT_05[:3] + ["GangCannotFit", "GangCannotFit"] + RIGHT_05[5:],
+     False, ["Kueue refuses first"]),
+    (check_05_classify_waits, "the two quota reasons swapped", RIGHT_05[:3] + ["QuotaTooSmall", "QuotaExhausted"] + RIGHT_05[5:],
+     False, ["the quota is only used by others right now", "no amount of waiting helps"]),
+    (check_05_classify_waits, "nodes coming called a gang that cannot fit", RIGHT_05[:5] + ["GangCannotFit"], False,
+     ["Karpenter has launched nodes for it"]),
+    (check_05_classify_waits, "a quota reason without Kueue", RIGHT_05[:2] + ["QuotaExhausted"] + RIGHT_05[3:], False,
+     ["stack 'gang' has no quota layer"]),
+    (check_05_classify_waits, "a reason that does not exist", RIGHT_05[:5] + ["Booting"], False,
+     ["'Booting' is not one of Unschedulable, PartiallyPlaced"]),
+    (check_05_classify_waits, "too few", RIGHT_05[:4], False, ["expected 6 reasons", "got 4"]),
+    (check_05_classify_waits, "one text", "GangCannotFit", False, ["expected a list of 6 reason names", "got one text"]),
+    (check_05_classify_waits, "a number in the list", RIGHT_05[:5] + [3], False, ["expected a reason name in quotes"]),
+    # --- 5.2: seconds of train-d's wait in node_initialization under kueue+gang+karpenter
+    (check_05_node_initialization, "right", 90, True, ["Correct!", "train-d waited 151 s in all", "60 s while its nodes booted"]),
+    (check_05_node_initialization, "right as a float", 90.0, True, ["Correct!"]),
+    (check_05_node_initialization, "the whole wait", 151, False, ["that is train-d's whole wait"]),
+    (check_05_node_initialization, "registration instead", 60, False, ["that is the node_registration bucket"]),
+    (check_05_node_initialization, "launch to ready", 150, False, ["the node's launch-to-ready time"]),
+    (check_05_node_initialization, "the start time", 271, False, ["that is when train-d started"]),
+    (check_05_node_initialization, "minutes", 1.5, False, ["in minutes"]),
+    (check_05_node_initialization, "something else", 42, False, ["you said 42", "wait_node_initialization_s"]),
+    (check_05_node_initialization, "a string", "90", False, ["got the text '90'", "answer = 90"]),
+]
+CASES.extend(CASES_05)
+
+
+@pytest.mark.parametrize("check, answer, passes, phrases", [c[:1] + c[2:] for c in CASES_05],
+                         ids=[f"{c[0].__name__}: {c[1]}" for c in CASES_05])
+def test_check_answers_05(capsys, check, answer, passes, phrases):
+    test_check_answers(capsys, check, answer, passes, phrases)
+
+
+def test_lesson05_expected_answers_come_from_the_simulator():
+    from gangkit import lesson05
+
+    assert [code for *_, code in checks._classified()] == RIGHT_05
+    waits = dict(checks._train_d_waits())
+    assert (waits["node_initialization"], waits["node_registration"], waits["total"]) == (90.0, 60.0, 151.0)
+    assert set(RIGHT_05) == set(lesson05.REASONS)
+
+
 # --- Lesson 06: node provisioning latency (appended; the checks are in checks.__all__, so the generic tests cover them)
 from gangkit.checks import (  # noqa: E402
     check_06_deactivated_at,

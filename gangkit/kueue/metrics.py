@@ -14,7 +14,10 @@ right layer's metrics. For the queue and quota layer these are:
 - ``kueue_evicted_workloads_total`` and ``kueue_preempted_workloads_total``:
   counts by ClusterQueue and reason.
 
-Each time series keeps a row only when its value changes.
+Each time series keeps a row only when its value changes, and one row per
+instant: a gauge scraped at an instant shows the value after the instant's
+changes (``kueue_pending_workloads``' two columns are the metric's ``status``
+label, ``active`` and ``inadmissible``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ class KueueMetrics:
     def __init__(self, kueue):
         self.kueue = kueue
         self._pending: dict[str, tuple] = {}
+        self._pending_at: dict[str, int] = {}  # ClusterQueue -> index of its last pending row
         self._reservation: dict[tuple, tuple] = {}
         self.pending_rows: list[tuple] = []
         self.reservation_rows: list[tuple] = []
@@ -44,7 +48,12 @@ class KueueMetrics:
             value = (active, inadmissible)
             if self._pending.get(name) != value:
                 self._pending[name] = value
-                self.pending_rows.append((now, name, active, inadmissible))
+                i = self._pending_at.get(name)
+                if i is not None and self.pending_rows[i][0] == now:  # one row per instant: the last value
+                    self.pending_rows[i] = (now, name, active, inadmissible)
+                else:
+                    self._pending_at[name] = len(self.pending_rows)
+                    self.pending_rows.append((now, name, active, inadmissible))
         for name, node in k.tree.cq.items():
             for fr in node.quotas:
                 used = node.usage[fr]
@@ -69,7 +78,7 @@ class KueueMetrics:
 
     def _frames(self) -> dict[str, pd.DataFrame]:
         return {
-            "kueue_pending_workloads": pd.DataFrame(self.pending_rows, columns=["time_s", "cluster_queue", "active", "inadmissible"]),
+            "kueue_pending_workloads": self._pending_frame(),
             "kueue_cluster_queue_resource_reservation": pd.DataFrame(
                 self.reservation_rows, columns=["time_s", "cluster_queue", "flavor", "resource", "reserved", "borrowed", "nominal"]),
             "kueue_admission_wait_time_seconds": pd.DataFrame(self.wait_rows, columns=["time_s", "workload", "cluster_queue", "wait_s"]),
@@ -78,3 +87,10 @@ class KueueMetrics:
             "kueue_preempted_workloads_total": pd.DataFrame(
                 [(cq, r, n) for (cq, r), n in sorted(self.preempted.items())], columns=["preempting_cluster_queue", "reason", "count"]),
         }
+
+    def _pending_frame(self) -> pd.DataFrame:
+        """Pending workloads per ClusterQueue; a row whose values an instant's changes brought back is dropped."""
+        df = pd.DataFrame(self.pending_rows, columns=["time_s", "cluster_queue", "active", "inadmissible"])
+        prev = df.groupby("cluster_queue", sort=False)[["active", "inadmissible"]].shift()
+        same = (prev["active"] == df["active"]) & (prev["inadmissible"] == df["inadmissible"])
+        return df[~same].reset_index(drop=True)
