@@ -49,11 +49,12 @@ def test_the_stack_is_available_by_name_and_its_layers_in_order():
 
 
 ADMITTED = {
-    # name: (jobs, nodes, expected (quota, admission check, placement) waits of "a", scale-ups)
+    # name: (jobs, nodes, expected (quota, admission check, placement) waits of "a", scale-ups); the 150 s the
+    # pods wait for the nodes their request booked are in the node-stage buckets (gangkit.waits)
     "capacity requested at the scan at 0 s: admitted at once, the pods wait 150 s for the nodes": (
-        [job("a", pods=4, gpus=8, run_time=100)], CPU_ONLY, (0.0, 0.0, 150.0), [4]),
+        [job("a", pods=4, gpus=8, run_time=100)], CPU_ONLY, (0.0, 0.0, 0.0), [4]),
     "a request made at 3 s waits for the scan at 10 s in the admission check": (
-        [job("a", pods=2, gpus=8, run_time=100, submit_time=3)], CPU_ONLY, (0.0, 7.0, 150.0), [2]),
+        [job("a", pods=2, gpus=8, run_time=100, submit_time=3)], CPU_ONLY, (0.0, 7.0, 0.0), [2]),
     "capacity found on existing nodes: admitted, nothing launched": (
         [job("a", pods=2, gpus=8, run_time=100)], [Node("n0", 8), Node("n1", 8)], (0.0, 0.0, 0.0), []),
 }
@@ -64,6 +65,8 @@ def test_admitted_when_provisioned(case):
     jobs, nodes, expected, ups = ADMITTED[case]
     result = run(jobs, nodes=nodes)
     assert waits(result, "a") == expected
+    row = result.jobs.set_index("job").loc["a"]
+    assert row.wait_node_registration_s + row.wait_node_initialization_s == (150.0 if ups else 0.0)
     assert result.metrics["cluster_autoscaler_scaled_up_nodes_total"].value.tolist() == ups
     states = result.metrics["kueue_admission_check_states"].state.tolist()
     assert states == ["Pending", "Ready"] and result.jobs.state.tolist() == ["Finished"]
