@@ -270,6 +270,71 @@ def test_lesson02_hard_timeout_comes_from_the_simulator():
     assert checks._big_under_yunikorn(1200.0, "Soft")[:2] == ("Finished", 3600.0)
 
 
+# --- Lesson 04: utilization versus waiting (appended; the checks are in checks.__all__, so the generic tests above cover them)
+from gangkit import lesson04  # noqa: E402
+from gangkit.checks import (  # noqa: E402
+    check_04_policy_for_big_gangs,
+    check_04_saturation_load,
+    check_04_starved_gang_wait,
+)
+
+_SAT = lesson04.saturated("strict", checks.SATURATION_NODE_SHARE)["effective_utilization"]
+_SAT_IDLE = lesson04.saturated("strict", checks.SATURATION_NODE_SHARE)["idle_while_waiting"]
+_SAT_LESSON = lesson04.saturated("strict", lesson04.NODE_SHARE)["effective_utilization"]
+_STARVED = checks._starved()  # (job, wait under skip, mean gang wait under skip, same job under strict, strict's worst)
+
+CASES_04 = [
+    # --- 4.1: the load at which strict stops being stable, mix with 30% whole-node gangs
+    (check_04_saturation_load, "right", _SAT, True, ["Correct!", "strict keeps", "naive capacity bound says 1"]),
+    (check_04_saturation_load, "right, rounded", round(_SAT, 2), True, ["Correct!"]),
+    (check_04_saturation_load, "right as a percentage", round(_SAT * 100, 1), True, ["Correct!", "percentage"]),
+    (check_04_saturation_load, "the naive bound", 1, False, ["naive capacity bound", "saturated"]),
+    (check_04_saturation_load, "the idle share", _SAT_IDLE, False, ["left free while jobs wait"]),
+    (check_04_saturation_load, "the lesson's mix", _SAT_LESSON, False, ["lesson's mix", "node_share=0.3"]),
+    (check_04_saturation_load, "too high", 0.95, False, ["cannot keep up"]),
+    (check_04_saturation_load, "too low", 0.5, False, ["still keeps up"]),
+    (check_04_saturation_load, "a word", "stable", False, ["got the text 'stable'"]),
+    # --- 4.2: the ordering that bounds the big gangs' wait while keeping utilization >= 0.6
+    (check_04_policy_for_big_gangs, "right", "strict", True, ["Correct!", "worst gang wait", "'strict' keeps"]),
+    (check_04_policy_for_big_gangs, "right, odd spelling", " Strict ", True, ["Correct!"]),
+    (check_04_policy_for_big_gangs, "the utilization-first policy", "skip", False, ["you said 'skip'"]),
+    (check_04_policy_for_big_gangs, "a queue-layer strategy", "StrictFIFO", False, ["the orderings to compare are"]),
+    (check_04_policy_for_big_gangs, "a number", 0.6, False, ["expected the name of an ordering", "the number 0.6"]),
+    # --- 4.3: the longest wait of a whole-node gang under skip, load 0.7, seed 0
+    (check_04_starved_gang_wait, "right", _STARVED[1], True, ["Correct!", _STARVED[0], "under skip", "under strict"]),
+    (check_04_starved_gang_wait, "right, rounded", round(_STARVED[1]), True, ["Correct!"]),
+    (check_04_starved_gang_wait, "in minutes", round(_STARVED[1] / 60, 1), False, ["in minutes", "seconds"]),
+    (check_04_starved_gang_wait, "in hours", round(_STARVED[1] / 3600, 2), False, ["in hours"]),
+    (check_04_starved_gang_wait, "the mean gang wait", _STARVED[2], False, ["mean wait of the whole-node gangs"]),
+    (check_04_starved_gang_wait, "the same job under strict", _STARVED[3], False, ["a wait under strict"]),
+    (check_04_starved_gang_wait, "too short", 100.0, False, ["is longer"]),
+    (check_04_starved_gang_wait, "a string", "16300", False, ["Remove the quotes"]),
+]
+CASES.extend(CASES_04)
+
+
+@pytest.mark.parametrize("check, answer, passes, phrases", [c[:1] + c[2:] for c in CASES_04],
+                         ids=[f"{c[0].__name__}: {c[1]}" for c in CASES_04])
+def test_check_answers_04(capsys, check, answer, passes, phrases):
+    test_check_answers(capsys, check, answer, passes, phrases)
+
+
+def test_lesson04_expected_answers_come_from_the_simulator():
+    """The story the exercises rely on: strict saturates below the naive bound; skip starves the big gang."""
+    assert 0.5 < _SAT < lesson04.naive_bound()
+    rows = {o: (w, u) for o, w, u in checks._policy_rows()}
+    assert rows["strict"][0] < rows["skip"][0]  # strict bounds the gangs' wait better
+    job, wait, mean, same_strict, _ = _STARVED
+    assert wait > same_strict and wait > mean and job.startswith("whole-node-")
+
+
+def test_policy_check_follows_the_target(capsys, monkeypatch):
+    monkeypatch.setattr(checks, "_policy_rows", lambda: (("strict", 100.0, 0.5), ("skip", 900.0, 0.8)))
+    assert check_04_policy_for_big_gangs("skip") is True  # strict misses the utilization target
+    assert check_04_policy_for_big_gangs("strict") is False
+    assert "below the target 0.6" in capsys.readouterr().out
+
+
 # ------------------------------------------------------------------------------ lesson 05
 from gangkit.checks import check_05_classify_waits, check_05_node_initialization  # noqa: E402
 
@@ -370,66 +435,3 @@ def test_lesson06_expected_answers_come_from_the_simulator():
     assert checks._train_start_with_pull(300.0) == 451.0 and checks._train_start_with_pull(0.0) == 151.0
     assert [n for n, wait, _ in checks._warm_pool_waits() if wait < 60][0] == 3
     assert checks._provreq_deactivated()[0] == 7620.0
-# --- Lesson 04: utilization versus waiting (appended; the checks are in checks.__all__, so the generic tests above cover them)
-from gangkit import lesson04  # noqa: E402
-from gangkit.checks import (  # noqa: E402
-    check_04_policy_for_big_gangs,
-    check_04_saturation_load,
-    check_04_starved_gang_wait,
-)
-
-_SAT = lesson04.saturated("strict", checks.SATURATION_NODE_SHARE)["effective_utilization"]
-_SAT_IDLE = lesson04.saturated("strict", checks.SATURATION_NODE_SHARE)["idle_while_waiting"]
-_SAT_LESSON = lesson04.saturated("strict", lesson04.NODE_SHARE)["effective_utilization"]
-_STARVED = checks._starved()  # (job, wait under skip, mean gang wait under skip, same job under strict, strict's worst)
-
-CASES_04 = [
-    # --- 4.1: the load at which strict stops being stable, mix with 30% whole-node gangs
-    (check_04_saturation_load, "right", _SAT, True, ["Correct!", "strict keeps", "naive capacity bound says 1"]),
-    (check_04_saturation_load, "right, rounded", round(_SAT, 2), True, ["Correct!"]),
-    (check_04_saturation_load, "right as a percentage", round(_SAT * 100, 1), True, ["Correct!", "percentage"]),
-    (check_04_saturation_load, "the naive bound", 1, False, ["naive capacity bound", "saturated"]),
-    (check_04_saturation_load, "the idle share", _SAT_IDLE, False, ["left free while jobs wait"]),
-    (check_04_saturation_load, "the lesson's mix", _SAT_LESSON, False, ["lesson's mix", "node_share=0.3"]),
-    (check_04_saturation_load, "too high", 0.95, False, ["cannot keep up"]),
-    (check_04_saturation_load, "too low", 0.5, False, ["still keeps up"]),
-    (check_04_saturation_load, "a word", "stable", False, ["got the text 'stable'"]),
-    # --- 4.2: the ordering that bounds the big gangs' wait while keeping utilization >= 0.6
-    (check_04_policy_for_big_gangs, "right", "strict", True, ["Correct!", "worst gang wait", "'strict' keeps"]),
-    (check_04_policy_for_big_gangs, "right, odd spelling", " Strict ", True, ["Correct!"]),
-    (check_04_policy_for_big_gangs, "the utilization-first policy", "skip", False, ["you said 'skip'"]),
-    (check_04_policy_for_big_gangs, "a queue-layer strategy", "StrictFIFO", False, ["the orderings to compare are"]),
-    (check_04_policy_for_big_gangs, "a number", 0.6, False, ["expected the name of an ordering", "the number 0.6"]),
-    # --- 4.3: the longest wait of a whole-node gang under skip, load 0.7, seed 0
-    (check_04_starved_gang_wait, "right", _STARVED[1], True, ["Correct!", _STARVED[0], "under skip", "under strict"]),
-    (check_04_starved_gang_wait, "right, rounded", round(_STARVED[1]), True, ["Correct!"]),
-    (check_04_starved_gang_wait, "in minutes", round(_STARVED[1] / 60, 1), False, ["in minutes", "seconds"]),
-    (check_04_starved_gang_wait, "in hours", round(_STARVED[1] / 3600, 2), False, ["in hours"]),
-    (check_04_starved_gang_wait, "the mean gang wait", _STARVED[2], False, ["mean wait of the whole-node gangs"]),
-    (check_04_starved_gang_wait, "the same job under strict", _STARVED[3], False, ["a wait under strict"]),
-    (check_04_starved_gang_wait, "too short", 100.0, False, ["is longer"]),
-    (check_04_starved_gang_wait, "a string", "16300", False, ["Remove the quotes"]),
-]
-CASES.extend(CASES_04)
-
-
-@pytest.mark.parametrize("check, answer, passes, phrases", [c[:1] + c[2:] for c in CASES_04],
-                         ids=[f"{c[0].__name__}: {c[1]}" for c in CASES_04])
-def test_check_answers_04(capsys, check, answer, passes, phrases):
-    test_check_answers(capsys, check, answer, passes, phrases)
-
-
-def test_lesson04_expected_answers_come_from_the_simulator():
-    """The story the exercises rely on: strict saturates below the naive bound; skip starves the big gang."""
-    assert 0.5 < _SAT < lesson04.naive_bound()
-    rows = {o: (w, u) for o, w, u in checks._policy_rows()}
-    assert rows["strict"][0] < rows["skip"][0]  # strict bounds the gangs' wait better
-    job, wait, mean, same_strict, _ = _STARVED
-    assert wait > same_strict and wait > mean and job.startswith("whole-node-")
-
-
-def test_policy_check_follows_the_target(capsys, monkeypatch):
-    monkeypatch.setattr(checks, "_policy_rows", lambda: (("strict", 100.0, 0.5), ("skip", 900.0, 0.8)))
-    assert check_04_policy_for_big_gangs("skip") is True  # strict misses the utilization target
-    assert check_04_policy_for_big_gangs("strict") is False
-    assert "below the target 0.6" in capsys.readouterr().out
