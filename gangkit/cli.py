@@ -29,7 +29,7 @@ from pathlib import Path
 
 from .errors import ScenarioError, load_reporting
 from .scenario import ORDERINGS
-from .stacks import PLANNED, STACKS
+from .stacks import STACKS
 
 
 def _load(spec: str, seed: int | None):
@@ -138,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="simulate a built-in scenario or a YAML file of manifests")
     run.add_argument("scenario", metavar="SCENARIO", help="three-workers, two-gangs-deadlock, mixed, or a path to a YAML file")
-    run.add_argument("--stack", help=f"layers in order: {', '.join(STACKS)} (planned: {', '.join(PLANNED[:4])}, ...)")
+    run.add_argument("--stack", help=f"layers in order: {', '.join(STACKS)}")
     run.add_argument("--ordering", choices=ORDERINGS, help="gang placement ordering: skip (start whatever fits), strict "
                      "(head-of-line), easy-backfill, conservative-backfill, volcano-backfill, largest-first")
     run.add_argument("--estimate-factor", type=float, metavar="F", help="backfilling's run-time estimate for jobs "

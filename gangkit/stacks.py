@@ -6,8 +6,9 @@ plain kube-scheduler, ``gang`` is Volcano's all-or-nothing placement,
 that hold capacity while a gang gathers (scheduler-plugins Coscheduling,
 YuniKorn placeholders, Kubernetes 1.35's GangScheduling plugin), and later
 names put Kueue's queue and quota layer in front (``kueue+gang``) or a
-node provisioner behind (``kueue+gang+karpenter``). A name whose layers are
-not built yet is refused with a clear error rather than silently replaced.
+node provisioner behind (``kueue+gang+karpenter``). A name that is not in
+:data:`STACKS` is refused with a clear error rather than silently replaced,
+also when its layers exist but are not built in that combination.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ STACKS = (
     "kueue+provreq+autoscaler",
     "coscheduling", "yunikorn", "kube-gang", "kueue+coscheduling", "kueue+yunikorn", "kueue+kube-gang",
 )
-#: Stack names of the layered design whose layers are still being built.
-PLANNED: tuple[str, ...] = ()
 
 
 def _placement(name: str, settings: RunSettings, scenario=None) -> PlacementLayer:
@@ -51,6 +50,8 @@ def _placement(name: str, settings: RunSettings, scenario=None) -> PlacementLaye
 
 
 PLACEMENTS = ("pod", "gang", "coscheduling", "yunikorn", "kube-gang")
+#: Every layer name a stack name may be made of.
+LAYERS = (*PLACEMENTS, "kueue", "provreq", "karpenter", "autoscaler")
 
 
 @dataclass
@@ -91,10 +92,11 @@ def build_stack(name: str, settings: RunSettings, scenario=None) -> Stack:
         return Stack(placement, admission=admission, suppliers=[supplier], name=name)
     if name == "kueue+provreq+autoscaler":
         return _provreq_stack(name, settings, scenario)
-    if name in PLANNED:
-        missing = [layer for layer in name.split("+") if layer not in (*PLACEMENTS, "kueue", "karpenter", "provreq", "autoscaler")]
+    layers = name.split("+")
+    if all(layer in LAYERS for layer in layers):
         raise ScenarioError([Problem("Simulation settings", "stack",
-            f"stack {name!r} is planned, but its layer {missing[0]!r} is not built yet; available: {', '.join(STACKS)}")])
+            f"stack {name!r} combines layers gangkit has ({', '.join(layers)}), but not in this combination; "
+            f"available: {', '.join(STACKS)}")])
     raise ScenarioError([Problem("Simulation settings", "stack",
         f"unknown stack {name!r}; expected one of {', '.join(STACKS)}")])
 

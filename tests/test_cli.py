@@ -57,7 +57,7 @@ def test_out_writes_four_tables(tmp_path, capsys):
 @pytest.mark.parametrize("args, message", [
     (["run", "nowhere.yaml"], "error: Scenario file nowhere.yaml: not found"),
     (["run", "four-workers"], "error: Scenario four-workers: unknown built-in scenario"),
-    (["run", "three-workers", "--stack", "kueue+coscheduling"], "error: Simulation settings: stack: stack 'kueue+coscheduling' is planned"),
+    (["run", "three-workers", "--stack", "gang+autoscaler"], "error: Simulation settings: stack: stack 'gang+autoscaler' combines layers"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, args, message):
     assert main(args) == 2

@@ -6,7 +6,6 @@ Counts on the real files are computed here independently with pandas, not throug
 from __future__ import annotations
 
 import gzip
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -118,14 +117,11 @@ def test_alibaba_slice_simulates():
     need(POD_DEFAULT, NODES_ALL)
     tl = load_alibaba_openb(POD_DEFAULT, NODES_ALL, limit=2000)
     sc = tl.scenario()
-    t0 = time.perf_counter()
     r = gangkit.simulate(gangkit.Scenario(sc.nodes, sc.jobs), stack="gang", record="summary",
                          horizon=sc.settings.horizon)
-    elapsed = time.perf_counter() - t0
     assert r.summary()["jobs_total"] == len(tl.jobs)
     assert r.summary()["jobs_finished"] == len(tl.jobs)  # the horizon covers the whole slice
     assert not r.deadlock
-    assert elapsed < 30, f"2000-pod Alibaba slice took {elapsed:.1f} s"  # about 5 s here; generous for CI
 
 
 def test_alibaba_full_list_gpu_only_simulates():
