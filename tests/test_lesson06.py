@@ -52,7 +52,7 @@ def test_wait_table_shows_where_each_story_waits(story, quota, check, placement,
 
 
 @pytest.mark.parametrize("stack_runs, launched, paid, state", [
-    ("limit", 8, 8.0, "WaitingAtEnd"),
+    ("limit", 8, 30.38, "WaitingAtEnd"),  # two nodes per admission, held while the gang's pods are nominated to them
     ("provreq", 0, 0.0, "WaitingAtEnd"),
 ])
 def test_part_of_a_gang_costs_gpu_hours_all_or_nothing_costs_none(stack_runs, launched, paid, state):
