@@ -1187,6 +1187,16 @@ def _train_start_with_pull(pull: float) -> float:
     return float(result.jobs.set_index("job").loc["train", "start_s"])
 
 
+@functools.lru_cache(maxsize=None)
+def _train_waits_with_pull(pull: float) -> dict:
+    """``train``'s wait buckets (``lesson06.wait_stages``) in the run of :func:`_train_start_with_pull`."""
+    from . import lesson06
+    from .karpenter import Stages
+
+    result = simulate(lesson06.from_zero(Stages(image_pull=pull)), stack="kueue+gang+karpenter")
+    return lesson06.wait_stages(result, "train").to_dict()
+
+
 def check_06_start_with_image_pull(answer) -> bool:
     """Exercise 6.1: when (s) ``train`` starts when every new node must also pull a 300 s image."""
     ex = "6.1"
@@ -1199,10 +1209,13 @@ def check_06_start_with_image_pull(answer) -> bool:
     expected = _train_start_with_pull(IMAGE_PULL_S)
     without = _train_start_with_pull(0.0)
     if _close(value, expected, TIME_TOLERANCE_S):
+        w = _train_waits_with_pull(IMAGE_PULL_S)
         print(f"Correct! train starts at t={_fmt(expected)} s: the batch window closes at t=1 s, each node is "
               f"registered 60 s and initialized 90 s later, then pulls the image for {_fmt(IMAGE_PULL_S)} s; the "
-              "gang starts when its last node is ready. Quota was reserved at t=0: every second of it is a wait "
-              "for nodes, in the placement layer.")
+              "gang starts when its last node is ready. Quota was reserved at t=0, and the wait splits by stage: "
+              f"{_fmt(w['placement'])} s in placement (no node coming yet: the batch window), then "
+              f"{_fmt(w['node_registration'])} s node_registration, {_fmt(w['node_initialization'])} s "
+              f"node_initialization and {_fmt(w['image_pull'])} s image_pull, waiting for nodes on their way.")
         return True
     if _close(value, without, TIME_TOLERANCE_S):
         print(f"Exercise {ex}: you said {_fmt(value)}. That is the start without an image pull; the pull adds "

@@ -40,12 +40,24 @@ Rules, and the Karpenter behaviour each one models:
 - **In-flight NodeClaims** remember which pods they were meant for; those pods
   trigger nothing new until the node is ready (then they are forgotten: if
   they still cannot be placed they start a new batch).
-- **Nomination**: a ready node the simulation chose for a pending pod is
-  *nominated*: consolidation leaves it alone until the nodes launched in the
-  same batch are ready, plus ``max(2 x batch_max, 10 s)`` (Karpenter's
-  nomination window, renewed on every provisioning pass while the pods stay
-  pending; here passes happen only on cluster changes, so the renewal is
-  folded into one longer nomination).
+- **Nomination**: pending pods are *nominated* to the node Karpenter counts
+  on for them: the NodeClaim launched for them, and, once that node is
+  ready, still that node while they stay pending (a gang that cannot start
+  on part of its nodes keeps its pods nominated to the part that came); and
+  any ready node the scheduling simulation of a later batch puts them on.
+  **A node with pending pods nominated to it is not a consolidation
+  candidate** (Karpenter ``pkg/controllers/disruption``: a candidate "is
+  nominated for a pending pod" is skipped), so a node launched for pods
+  that still wait is never removed as empty under them. Karpenter renews a
+  nomination on every provisioning pass while the pods stay pending, and it
+  lasts Karpenter's nomination window, ``max(2 x batch_max, 10 s)``, after
+  the last renewal. Here passes happen at cluster changes, so a node stays
+  held while its nominated pods are pending, and for one window after they
+  stop pending (bound elsewhere, or removed with their workload) or after
+  the nodes launched in the same batch are ready. Without this rule a
+  NodePool limit below a gang's size with ``consolidateAfter: 0`` would
+  launch part of the gang's nodes, remove them as soon as they are ready
+  and empty, and launch them again, one round per node start-up time.
 - **Consolidation, WhenEmpty**: a Karpenter node that has been ready and empty
   for ``consolidate_after`` seconds is removed; a node that got pods meanwhile
   stays. At most ``budget`` nodes of a pool are removed at one instant
@@ -204,6 +216,11 @@ def _matches(labels: dict, selector: tuple) -> bool:
     return all(labels.get(k) == v for k, v in selector)
 
 
+def _pending(p) -> bool:
+    """A pod that exists, waits in the placement layer and is not bound."""
+    return p.node is None and not p.done and p.job.placing
+
+
 @dataclass(eq=False)
 class _Claim:
     name: str
@@ -214,7 +231,9 @@ class _Claim:
     ready: bool = False
     empty_since: float | None = None  # since when its pods have not changed (empty or not)
     seen: frozenset = frozenset()  # its pods at the last look
-    waiting_room: bool = False  # an under-used candidate whose pods did not fit elsewhere
+    waiting_room: bool = False  # held back (its pods did not fit elsewhere, or pending pods are nominated
+    #                             to it): looked at again at the next cluster change
+    nominees: set = field(default_factory=set)  # pending pods nominated to it once ready
     nominated_until: float = -math.inf
     timer: int = 0
 
@@ -235,6 +254,8 @@ class Karpenter:
         self.batch_idle = float(batch_idle)
         self.batch_max = float(batch_max)
         self.stages = stages or Stages()
+        #: Karpenter's nomination window: how long a nomination outlives its last renewal
+        self.nomination_window = max(2 * self.batch_max, 10.0)
         self._sim = None
         self._reset()
 
@@ -285,7 +306,11 @@ class Karpenter:
                 c.ready = True
                 for p in c.pods:
                     self._covered.pop(p, None)
+                c.nominees.update(p for p in c.pods if _pending(p))  # still nominated to it while they wait
                 c.pods = []
+            if c.nominees:  # a provisioning pass renews the nomination; pods no longer pending drop out
+                c.nominated_until = max(c.nominated_until, now + self.nomination_window)
+                c.nominees = {p for p in c.nominees if _pending(p)}
         self._watch_empty(sim, now)
         self._last_pending = list(unschedulable)
         new = [p for p in unschedulable if p not in self._covered and p not in self._window_seen
@@ -346,7 +371,7 @@ class Karpenter:
                         r[2] -= p.pod_set.cpu
                     if r[3] is not None:
                         r[3] -= p.pod_set.memory
-        nomination = max(2 * self.batch_max, 10.0)
+        nomination = self.nomination_window
         new: list[_Claim] = []
         nominated: list[_Claim] = []  # ready nodes the simulation counts on for pending pods
         left_out = []
@@ -369,6 +394,7 @@ class Karpenter:
                 if c is not None:
                     if c.ready:
                         nominated.append(c)
+                        c.nominees.add(p)
                     else:
                         c.pods.append(p)
                         self._covered[p] = c.name
@@ -446,7 +472,7 @@ class Karpenter:
                     continue
                 c.empty_since = now
                 self._arm(sim, c, now + c.pool.consolidate_after)
-            elif c.waiting_room:  # the cluster changed: its pods may fit elsewhere now
+            elif c.waiting_room:  # the cluster changed: its pods may fit elsewhere, its nominees may be gone
                 c.waiting_room = False
                 self._arm(sim, c, now)
 
@@ -468,6 +494,9 @@ class Karpenter:
         due = c.empty_since + c.pool.consolidate_after
         if now < due - 1e-9:
             self._arm(sim, c, due)
+            return
+        if any(_pending(p) for p in c.nominees):  # not a candidate while pods nominated to it wait
+            c.waiting_room = True
             return
         if now < c.nominated_until:
             self._arm(sim, c, c.nominated_until)

@@ -26,11 +26,14 @@ from .scenario import Scenario
 from .simulate import simulate
 from .stacks import Stack
 from .volcano import VolcanoGang
+from .waits import NODE_BUCKETS
 from .workload import job
 
 G8 = InstanceType("gpu-8", 8, 8.0)  # one price unit per GPU-hour: only relative prices matter here
 CPU_NODE = Node("system-0", 0)
 STAGE_EVENTS = ["node_launched", "node_registered", "node_initialized", "node_image_pulled", "node_ready"]
+#: A job's wait buckets (:mod:`gangkit.waits`) in the order a job meets them.
+WAIT_BUCKETS = ["quota", "admission_check", "placement", *NODE_BUCKETS]
 
 
 def _kueue(gpus: int) -> KueueSetup:
@@ -65,20 +68,41 @@ def stage_breakdown(result) -> pd.DataFrame:
 
 
 def job_timeline(result, name: str) -> pd.Series:
-    """A job's path in seconds: submitted, quota reserved, pods created, first and last node ready, started."""
+    """A job's path in seconds: submitted, quota reserved, pods created, first counted on a node in flight
+    (its first ``nominated`` event), first and last node ready, started."""
     ev = result.events
     mine = ev[ev.job == name]
     admitted = mine[mine.event == "admitted"].time_s
+    nominated = mine[mine.event == "nominated"].time_s
     ready = ev[ev.event == "node_ready"].time_s
     row = result.jobs.set_index("job").loc[name]
     return pd.Series({
         "submitted_s": row.submit_s,
         "quota_reserved_s": admitted.min() if len(admitted) else math.nan,
         "pods_created_s": admitted.max() if len(admitted) else row.submit_s,
+        "nominated_s": nominated.min() if len(nominated) else math.nan,
         "first_node_ready_s": ready.min() if len(ready) else math.nan,
         "last_node_ready_s": ready.max() if len(ready) else math.nan,
         "started_s": row.start_s,
     })
+
+
+def wait_stages(result, name: str) -> pd.Series:
+    """Where one job's wait went: seconds per wait bucket (:mod:`gangkit.waits`), in the order a job
+    meets them, then the total. ``placement`` is time with no node coming for the job; the ``node_*``
+    and ``image_pull`` buckets are time waiting for a node launched for it, named after the stage the
+    node had not reached yet. Buckets the run's stack does not have are left out."""
+    row = result.jobs.set_index("job").loc[name]
+    out = {b: float(row[f"wait_{b}_s"]) for b in WAIT_BUCKETS if f"wait_{b}_s" in row.index}
+    out["total"] = float(row.wait_s)
+    return pd.Series(out, name=name)
+
+
+def wait_table(runs: dict, name: str = "train") -> pd.DataFrame:
+    """:func:`wait_stages` of job ``name`` for each run, one row per run (NaN: the stack has no such bucket)."""
+    rows = {k: wait_stages(r, name) for k, r in runs.items()}
+    table = pd.DataFrame(rows).T
+    return table[[c for c in WAIT_BUCKETS + ["total"] if c in table.columns]]
 
 
 # ----------------------------------------------------------------------- the batching window

@@ -402,7 +402,8 @@ from gangkit.checks import (  # noqa: E402
 
 CASES_06 = [
     # --- 6.1: when train starts when each new node pulls a 300 s image
-    (check_06_start_with_image_pull, "right", 451, True, ["Correct!", "t=451 s", "batch window closes at t=1 s"]),
+    (check_06_start_with_image_pull, "right", 451, True, ["Correct!", "t=451 s", "batch window closes at t=1 s",
+                                                          "1 s in placement", "300 s image_pull"]),
     (check_06_start_with_image_pull, "right, as a float", 451.0, True, ["Correct!"]),
     (check_06_start_with_image_pull, "without the pull", 151, False, ["start without an image pull", "adds 300 s"]),
     (check_06_start_with_image_pull, "without the batch window", 450, False, ["batch window closes"]),
@@ -433,5 +434,8 @@ def test_check_answers_06(capsys, check, answer, passes, phrases):
 
 def test_lesson06_expected_answers_come_from_the_simulator():
     assert checks._train_start_with_pull(300.0) == 451.0 and checks._train_start_with_pull(0.0) == 151.0
+    assert checks._train_waits_with_pull(300.0) == {"quota": 0.0, "placement": 1.0, "node_launch": 0.0,
+                                                    "node_registration": 60.0, "node_initialization": 90.0,
+                                                    "image_pull": 300.0, "total": 451.0}
     assert [n for n, wait, _ in checks._warm_pool_waits() if wait < 60][0] == 3
     assert checks._provreq_deactivated()[0] == 7620.0

@@ -171,11 +171,32 @@ def test_consolidation_of_empty_nodes(case):
     assert (result.jobs.state == "Finished").all()
 
 
-def test_nodes_of_a_partly_provisioned_gang_are_consolidated_once_the_nomination_ends():
-    result, _ = run([job("big", pods=4, gpus=8, run_time=100)], "gang", limit=16, consolidate_after=300.0, horizon=2000)
-    removed = result.events[result.events.event == "node_removed"]
-    # ready at 151 and empty: removed 300 s later, one at a time (10% of two nodes is one)
-    assert list(zip(removed.node, removed.time_s)) == [("gpu-0", 451.0), ("gpu-1", 461.0)]
+NOMINATED = {
+    # name: (Kueue in front, consolidate_after, horizon, expected NodeClaims launched, first removals (node, time))
+    "consolidateAfter 0: the two nodes a limit of 16 GPUs allows are launched once and held while the gang waits": (
+        False, 0.0, 20000.0, 2, []),
+    "consolidateAfter 300: the same, the nodes are never empty long enough with nominated pods": (
+        False, 300.0, 20000.0, 2, []),
+    "under Kueue, waitForPodsReady evicts the gang at 1800 s: its nodes go one nomination window (20 s) later, "
+    "and each of the 4 admissions in two hours launches two": (
+        True, 0.0, 7200.0, 8, [("gpu-0", 1820.0), ("gpu-1", 1820.0)]),
+}
+
+
+@pytest.mark.parametrize("case", NOMINATED, ids=list(NOMINATED))
+def test_nodes_with_pending_pods_nominated_to_them_are_not_consolidated(case):
+    # a gang of four 8-GPU pods under a limit of 16 GPUs gets two nodes; its pods stay nominated to them.
+    # Without the rule, consolidateAfter 0 removed both as soon as they were ready and empty and launched
+    # two more, every 151 s until the horizon (266 nodes in 20000 s).
+    with_kueue, after, horizon, launched, removed = NOMINATED[case]
+    k = karpenter(limit=16, consolidate_after=after, budget="100%", types=("g8",))
+    jobs = [job("big", pods=4, gpus=8, run_time=100)]
+    stack = kueue_stack(k, quota=64) if with_kueue else Stack(VolcanoGang(period=1.0), suppliers=[k], name="gang+karpenter")
+    result = gk.simulate(gk.Scenario(list(CPU_ONLY), jobs), stack=stack, horizon=horizon)
+    ev = result.events
+    assert (ev.event == "node_launched").sum() == launched
+    gone = ev[ev.event == "node_removed"]
+    assert list(zip(gone.node, gone.time_s))[:2] == removed
     assert result.jobs.state.tolist() == ["WaitingAtEnd"]
 
 
