@@ -365,6 +365,27 @@ class _Reader:
             return {}
         return dict(value)
 
+    def named_items(self, spec: dict, key: str, obj: str, what: str) -> list[tuple[str, dict, str]] | None:
+        """The entries of ``spec[key]``, a list whose entries each need a name: ``(path, entry, name)``.
+
+        None (with an error) when the list is missing or empty; an entry
+        without a name gets its own error and is left out.
+        """
+        raw = spec.get(key)
+        if not isinstance(raw, list) or not raw:
+            self.error(obj, f"spec.{key}", f"expected a list of at least one {what}, got {raw!r}")
+            return None
+        out = []
+        for i, item in enumerate(raw):
+            where = f"spec.{key}[{i}]"
+            item = self.mapping(item, obj, where)
+            name = item.get("name")
+            if not isinstance(name, str) or not name:
+                self.error(obj, f"{where}.name", f"expected a non-empty name, got {name!r}")
+                continue
+            out.append((where, item, name))
+        return out
+
     def strings(self, value: Any, obj: str, fieldname: str) -> dict[str, str]:
         """A map of string to string (labels, annotations, nodeSelector): YAML ``true`` or ``8`` must be quoted."""
         out = {}
@@ -860,17 +881,10 @@ def _read_karpenter(r: "_Reader", settings: list, pools: list) -> Any:
         stages = _read_stages(r, spec.get("stages"), obj)
         if stages is not None:
             kw["stages"] = stages
-        raw = spec.get("instanceTypes")
-        if not isinstance(raw, list) or not raw:
-            r.error(obj, "spec.instanceTypes", f"expected a list of at least one instance type, got {raw!r}")
+        items = r.named_items(spec, "instanceTypes", obj, "instance type")
+        if items is None:
             return None
-        for i, t in enumerate(raw):
-            where = f"spec.instanceTypes[{i}]"
-            t = r.mapping(t, obj, where)
-            name = t.get("name")
-            if not isinstance(name, str) or not name:
-                r.error(obj, f"{where}.name", f"expected a non-empty name, got {name!r}")
-                continue
+        for where, t, name in items:
             cap = _read_capacity(r, t, obj, where)
             price = t.get("pricePerHour", float(cap[0]) if cap else 0.0)
             if isinstance(price, bool) or not isinstance(price, (int, float)) or price < 0:
@@ -983,17 +997,10 @@ def _read_cluster_autoscaler(r: "_Reader", objects: list) -> Any:
     if stages is not None:
         kw["stages"] = stages
     groups = []
-    raw = spec.get("nodeGroups")
-    if not isinstance(raw, list) or not raw:
-        r.error(obj, "spec.nodeGroups", f"expected a list of at least one node group, got {raw!r}")
+    items = r.named_items(spec, "nodeGroups", obj, "node group")
+    if items is None:
         return None
-    for i, g in enumerate(raw):
-        where = f"spec.nodeGroups[{i}]"
-        g = r.mapping(g, obj, where)
-        name = g.get("name")
-        if not isinstance(name, str) or not name:
-            r.error(obj, f"{where}.name", f"expected a non-empty name, got {name!r}")
-            continue
+    for where, g, name in items:
         capacity = r.mapping(g.get("capacity"), obj, f"{where}.capacity")
         gpus = r.attempt(parse_gpus, capacity.get(GPU, 0), obj, f"{where}.capacity.{GPU}")
         cpu = r.attempt(parse_cpu, capacity["cpu"], obj, f"{where}.capacity.cpu") if "cpu" in capacity else None
@@ -1022,7 +1029,7 @@ def _read_cluster_autoscaler(r: "_Reader", objects: list) -> Any:
     names = [g.name for g in groups]
     for n in sorted({n for n in names if names.count(n) > 1}):
         r.error(obj, "spec.nodeGroups", f"expected unique names; {n!r} is used twice")
-    if r.problems or len(groups) != len(raw):
+    if r.problems:  # every skipped node group recorded its error
         return None
     try:
         return ClusterAutoscaler(groups, **kw)
