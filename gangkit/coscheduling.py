@@ -50,16 +50,14 @@ import math
 from .engine import JobState, PodState, Simulation
 from .errors import Problem, ScenarioError
 from .layers import Reason
-from .permit import Group, WaitingRoom
+from .permit import Group, PermitLayer, WaitingRoom
 
 PERMIT_WAITING_TIME = 60.0  # permitWaitingTimeSeconds
 REJECT_PERCENTAGE = 10  # podGroupRejectPercentage
 
 
-class Coscheduling:
+class Coscheduling(PermitLayer):
     """The ``coscheduling`` placement layer."""
-
-    name = "placement"
     period = 0.0  # a kube-scheduler plugin: cycles run on events
 
     def __init__(self, permit_waiting_time: float = PERMIT_WAITING_TIME, pod_group_backoff: float = 0.0,
@@ -76,25 +74,8 @@ class Coscheduling:
         self.permit_waiting_time = float(permit_waiting_time)
         self.pod_group_backoff = float(pod_group_backoff)
         self.reject_percentage = float(reject_percentage)
-        self.room = WaitingRoom()
-        self._unschedulable: list[PodState] = []
-        self.timeouts = 0
+        super().__init__()
         self.rejections = 0
-
-    # -- socket --------------------------------------------------------------
-    def enqueue(self, jobs: list[JobState], now: float) -> None:
-        for js in jobs:
-            self.room.add(js, now)
-
-    def requeue(self, js: JobState, now: float) -> None:
-        self.room.reset(js, now)
-
-    def forget(self, js: JobState) -> None:
-        self.room.drop(js)
-
-    def unschedulable(self) -> list[PodState]:
-        """Pods left without a node by the last cycle (what an autoscaler sees)."""
-        return [p for p in self._unschedulable if p.node is None and not p.done and p.job.placing]
 
     def timeout_of(self, js: JobState) -> float:
         """The PodGroup's ``scheduleTimeoutSeconds``, else the plugin's ``permitWaitingTimeSeconds``."""

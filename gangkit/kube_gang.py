@@ -41,45 +41,33 @@ from __future__ import annotations
 from .engine import JobState, PodState, Simulation
 from .errors import Problem, ScenarioError
 from .layers import Reason
-from .permit import Group, WaitingRoom
+from .permit import Group, PermitLayer
 
 SCHEDULING_TIMEOUT = 300.0  # DefaultSchedulingTimeoutDuration in Kubernetes 1.35: fixed, 5 minutes
 
 
-class KubeGang:
+class KubeGang(PermitLayer):
     """The ``kube-gang`` placement layer."""
-
-    name = "placement"
     period = 0.0
 
     def __init__(self, scheduling_timeout: float = SCHEDULING_TIMEOUT):
         if isinstance(scheduling_timeout, bool) or not isinstance(scheduling_timeout, (int, float)) or not scheduling_timeout > 0:
             raise ScenarioError([Problem("KubeGang", "scheduling_timeout", f"expected seconds > 0, got {scheduling_timeout!r}")])
         self.scheduling_timeout = float(scheduling_timeout)
-        self.room = WaitingRoom()
+        super().__init__()
         self._stamp: dict[PodState, int] = {}  # the time a pod (re)entered the queue, as a counter
         self._next = 0
-        self._unschedulable: list[PodState] = []
-        self.timeouts = 0
 
-    # -- socket --------------------------------------------------------------
-    def enqueue(self, jobs: list[JobState], now: float) -> None:
-        for js in jobs:
-            self.room.add(js, now)
-
+    # -- socket (the rest is PermitLayer's) ------------------------------------
     def requeue(self, js: JobState, now: float) -> None:
-        self.room.reset(js, now)
+        super().requeue(js, now)
         for p in js.pods:
             self._stamp.pop(p, None)
 
     def forget(self, js: JobState) -> None:
-        self.room.drop(js)
+        super().forget(js)
         for p in js.pods:
             self._stamp.pop(p, None)
-
-    def unschedulable(self) -> list[PodState]:
-        """Pods that were tried and found no node (pods held at PreEnqueue were never tried)."""
-        return [p for p in self._unschedulable if p.node is None and not p.done and p.job.placing]
 
     def _queue_time(self, p: PodState) -> int:
         s = self._stamp.get(p)

@@ -152,3 +152,37 @@ class WaitingRoom:
         if held:
             self._released_since_cycle += held
             sim.release(g.job, reason)
+
+
+class PermitLayer:
+    """What the two Permit-holding placement layers share: the waiting room and the socket around it.
+
+    :class:`gangkit.coscheduling.Coscheduling` and :class:`gangkit.kube_gang.KubeGang`
+    both place pods one by one into a :class:`WaitingRoom`; they differ in
+    when a group may start and when its held pods are released.
+    """
+
+    name = "placement"
+
+    def __init__(self) -> None:
+        self.room = WaitingRoom()
+        self._unschedulable: list[PodState] = []  # pods the last cycle tried and found no node for
+        self.timeouts = 0
+
+    def enqueue(self, jobs: list[JobState], now: float) -> None:
+        for js in jobs:
+            self.room.add(js, now)
+
+    def requeue(self, js: JobState, now: float) -> None:
+        self.room.reset(js, now)
+
+    def forget(self, js: JobState) -> None:
+        self.room.drop(js)
+
+    def unschedulable(self) -> list[PodState]:
+        """Pods the last cycle tried and left without a node (what an autoscaler sees).
+
+        Pods never tried are not listed: kube-gang's pods held at PreEnqueue
+        until ``minCount`` of them exist are invisible to an autoscaler.
+        """
+        return [p for p in self._unschedulable if p.node is None and not p.done and p.job.placing]
