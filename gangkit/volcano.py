@@ -242,10 +242,10 @@ class VolcanoGang:
                 a.elastic = a.elastic + held
                 continue
             a.elastic = a.elastic + (held - minimum)
-            if phase in (INQUEUE, RUNNING):
+            if phase == INQUEUE or (phase == RUNNING and js.bound >= js.gang_size):  # proportion's OnSessionOpen
                 a.inqueue = a.inqueue + (minimum - held)
                 promised = promised + (minimum if phase == INQUEUE else minimum - held)
-        proportion(total, attrs)
+        proportion(total, attrs, self.queues.values())
         self._attrs = attrs
         self._room = ClusterRoom(total * self.setup.overcommit_factor - used, promised)
 
@@ -568,7 +568,7 @@ class VolcanoGang:
         attrs = self._attrs or {}
         q = js.spec.volcano_queue
         waiting = self._allocatable_pods(js)
-        if kind == "reclaim" and not attrs[q].allocatable(_sum(waiting)):
+        if kind == "reclaim" and not attrs[q].preemptive(_sum(waiting)):
             return False  # proportion's PreemptiveFn: the job would take its queue above its deserved share
         candidates = []
         for v in self._jobs.values():
@@ -611,8 +611,7 @@ class VolcanoGang:
             if kind == "preempt":
                 return True
             a = attrs[b.job.spec.volcano_queue]
-            left = a.allocated - _sum(p for p in chosen if p.job.spec.volcano_queue == a.name)
-            return not left.all_at_most(a.deserved)
+            return a.reclaimable(_sum(p for p in chosen if p.job.spec.volcano_queue == a.name))
 
         victims = select_victims(bundles, fits, over_deserved)
         if victims is None:
@@ -668,7 +667,9 @@ class VolcanoGang:
         if attr is not None and len(self.trial(sim, waiting, attr)) + js.bound < fit:
             return Reason("placement", "QueueOverDeserved",
                           f"{len(waiting)} pod(s) of a gang of {k} fit on the nodes, but would take queue {attr.name!r} "
-                          f"above its deserved share ({attr.allocated.short()} allocated of {attr.deserved.short()} deserved)",
+                          f"above its deserved share ({attr.allocated.short()} allocated of {attr.deserved.short()} deserved: "
+                          f"the part its weight gives it while other queues ask for resources, at most its "
+                          f"realCapability of {attr.real_capability.short()})",
                           {"gang": k, "queue": attr.name, "deserved_gpus": attr.deserved.gpus})
         if fit >= k:
             if self.ordering == "strict":

@@ -8,21 +8,41 @@ is cooking). Nobody gets more than they actually asked for: what a flatmate
 cannot use is handed on to the others. Their resulting fair slice is
 Volcano's *deserved* share.
 
-The proportion plugin (Volcano ``pkg/scheduler/plugins/proportion``)
-computes, at the start of every session:
+The proportion plugin (Volcano ``pkg/scheduler/plugins/proportion``,
+``OnSessionOpen``, as of v1.15.1) computes, at the start of every session:
 
-- ``realCapability = (total - sum of all guarantees) + own guarantee``,
-  capped by the queue's ``capability``;
-- ``deserved`` by *water-filling*: in rounds, every queue not yet satisfied
-  gets ``remaining * weight / (sum of their weights)``; its deserved is then
-  cut to its realCapability and to its *request* (what its pods ask for,
-  allocated or pending), and raised to its guarantee. A queue whose request
-  is met, or whose deserved stopped growing, leaves the rounds; what it did
-  not take goes back to ``remaining`` for the next round;
+- ``realCapability = (total - sum of the guarantees of all queues) + own
+  guarantee``, capped by the queue's ``capability``. *All* queues: a
+  guarantee is kept for its queue even while that queue has no job;
+- ``deserved`` by *water-filling*, over the queues that hold jobs: in
+  rounds, every queue not yet satisfied gets ``remaining * weight / (sum of
+  their weights)``; its deserved is then cut to its realCapability and to
+  its *request* (what its pods ask for, allocated or pending), and raised to
+  its guarantee. A queue whose request is met, or whose deserved stopped
+  growing, leaves the rounds; what it did not take goes back to
+  ``remaining`` for the next round;
 - ``share = max over resources of allocated / deserved``: queues with the
-  lowest share are served first (after the queue ``priority``);
-- a queue is *overused* when ``deserved <= allocated`` in every resource:
-  allocate skips it for the session, and reclaim may take from it.
+  lowest share are served first (after the queue ``priority``).
+
+The plugin's checks, one method each on :class:`QueueAttr` (and the
+enqueue check in :mod:`gangkit.volcano_enqueue`):
+
+======================  ==================================================  =====================
+Volcano function        comparison                                          gangkit
+======================  ==================================================  =====================
+OverusedFn              ``deserved <= allocated`` in *every* resource       ``overused()``
+AllocatableFn           ``allocated + pod <= deserved``, asked resources    ``allocatable()``
+PreemptiveFn            ``allocated + pods <= deserved``, asked resources   ``preemptive()``
+ReclaimableFn           victim while ``allocated > deserved`` somewhere     ``reclaimable()``
+JobEnqueueableFn        ``min + allocated + inqueue - elastic <=            ``enqueue_verdict()``
+                        realCapability``, asked resources
+======================  ==================================================  =====================
+
+So a queue's *deserved* share, not its capability, bounds what allocate
+gives it: a gang larger than its queue's deserved share cannot start while
+other queues ask for enough to keep that share small (Volcano's capacity
+plugin, which gangkit does not model, lets a queue allocate up to its
+realCapability instead).
 
 Every Volcano cluster has a queue named ``default`` (weight 1, reclaimable);
 gangkit adds it when the input declares none of that name.
@@ -30,12 +50,15 @@ gangkit adds it when the input declares none of that name.
 Simplified: one level of queues (Volcano's hierarchical queues and the
 capacity plugin, which reads ``spec.deserved``, are not modelled); a queue
 is always ``Open``; ``guarantee`` is taken as given, with no check that
-the guarantees fit into the cluster.
+the guarantees fit into the cluster; comparisons allow a relative
+tolerance of 1e-9 where Volcano allows 0.1 milli-units.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from .errors import Problem, ScenarioError
 from .volcano_resources import EPS, INFINITE, ZERO, Resources
@@ -71,10 +94,24 @@ class Queue:
         for name, value in (("capability", self.capability), ("guarantee.resource", self.guarantee)):
             if value is not None and any(a < 0 for a in value):
                 out.append(Problem(obj, f"spec.{name}", f"expected amounts >= 0, got {value}"))
-        if self.capability is not None and not self.guarantee.fits_in(self.capability, ("gpus", "cpu", "memory")):
+        limit = self.limit()
+        if limit is not None and not self.guarantee.fits_in(limit, ("gpus", "cpu", "memory")):
             out.append(Problem(obj, "spec.guarantee.resource",
                                f"expected at most the capability ({self.capability.short()}), got {self.guarantee.short()}"))
         return out
+
+    def limit(self) -> Resources | None:
+        """The capability as the proportion plugin applies it (None: no capability).
+
+        Volcano's OnSessionOpen treats a capability whose ``cpu`` or
+        ``memory`` is zero (or left out) as unlimited in that resource; a GPU
+        amount is taken as written, so ``nvidia.com/gpu: 0`` allows no GPU
+        (in Python, write ``math.inf`` for GPUs without a cap).
+        """
+        if self.capability is None:
+            return None
+        c = self.capability
+        return Resources(c.gpus, c.cpu if c.cpu > 0 else math.inf, c.memory if c.memory > 0 else math.inf)
 
 
 @dataclass
@@ -140,45 +177,84 @@ class QueueAttr:
         return self.queue.name
 
     def update_share(self) -> None:
-        """``max over resources of allocated / deserved`` (1 when something is allocated against nothing)."""
+        """``max of allocated / deserved`` over the resources the queue deserves (proportion's ``updateQueueAttrShare``).
+
+        A queue that deserves nothing has share 0, as in Volcano, which
+        looks only at the resources named in ``deserved``.
+        """
         best = 0.0
-        for d in self.deserved.asked() or ("gpus",):
-            a, s = getattr(self.allocated, d), getattr(self.deserved, d)
-            best = max(best, (a / s) if s > EPS else (1.0 if a > EPS else 0.0))
+        for d in self.deserved.asked():
+            best = max(best, getattr(self.allocated, d) / getattr(self.deserved, d))
         self.share = best
 
     def overused(self) -> bool:
-        """``deserved <= allocated`` in every resource: allocate skips the queue, reclaim may take from it."""
+        """Proportion's OverusedFn: ``deserved <= allocated`` in *every* resource (``LessEqual``, zero for a missing one).
+
+        Allocate (Volcano ``actions/allocate``) skips an overused queue for
+        the rest of the session, and reclaim (``actions/reclaim``) lets no
+        job of it reclaim. A queue below its share in any one resource is
+        not overused: its pods asking only for that resource may still go.
+        """
         return self.deserved.all_at_most(self.allocated)
 
     def allocatable(self, request: Resources, already: Resources = ZERO) -> bool:
         """Proportion's AllocatableFn: ``allocated (+ already in this trial) + request <= deserved``.
 
-        Only the dimensions the request asks for are compared.
+        Asked of every pod before allocate places it (a pod refused is
+        skipped, the next one tried). Compared against *deserved*, not
+        realCapability, and only in the resources the request asks for
+        (``LessEqualWithDimensionAndResourcesName``).
         """
         return (self.allocated + already + request).fits_in(self.deserved, request.asked())
+
+    def preemptive(self, candidates: Resources) -> bool:
+        """Proportion's PreemptiveFn: may this queue reclaim for pods asking ``candidates`` in all?
+
+        The same comparison as :meth:`allocatable`, for a group of pods:
+        ``allocated + candidates <= deserved`` in the resources asked for.
+        gangkit asks it once for all the waiting pods of the reclaiming job,
+        as Volcano's ``gangreclaim`` does.
+        """
+        return self.allocatable(candidates)
+
+    def reclaimable(self, taken: Resources = ZERO) -> bool:
+        """Proportion's ReclaimableFn: may reclaim take a (further) pod from this queue?
+
+        Yes while what the queue holds, less what reclaim has already chosen
+        from it (``taken``), is above its deserved share in some resource
+        (``!allocated.LessEqual(deserved)``). A queue at or below its
+        deserved share gives nothing.
+        """
+        return not (self.allocated - taken).all_at_most(self.deserved)
 
     def order_key(self) -> tuple:
         """QueueOrderFn: higher queue priority first, then the lowest share, then the name (gangkit's tie-break)."""
         return (-self.queue.priority, self.share, self.name)
 
 
-def proportion(total: Resources, attrs: dict[str, QueueAttr]) -> None:
+def proportion(total: Resources, attrs: dict[str, QueueAttr], queues: Iterable[Queue] | None = None) -> None:
     """Fill in ``real_capability``, ``deserved`` and ``share`` of every queue (water-filling by weight).
 
     ``attrs`` carry each queue's ``allocated`` and ``request`` already.
-    Volcano computes this only for queues that hold jobs; so does the caller.
+    Volcano computes deserved only for queues that hold jobs; so does the
+    caller. ``queues`` are all the queues of the cluster (default: those
+    of ``attrs``): their guarantees are all kept out of every other
+    queue's realCapability, whether they hold jobs or not.
     """
     total_guarantee = ZERO
-    for a in attrs.values():
-        total_guarantee = total_guarantee + a.queue.guarantee
+    for q in (queues if queues is not None else [a.queue for a in attrs.values()]):
+        total_guarantee = total_guarantee + q.guarantee
     for a in attrs.values():
         real = (total - total_guarantee) + a.queue.guarantee
-        a.real_capability = real.minimum(a.queue.capability) if a.queue.capability is not None else real
+        limit = a.queue.limit()
+        a.real_capability = real.minimum(limit) if limit is not None else real
         a.deserved = ZERO
     remaining = total
     met: set[str] = set()
-    for _ in range(4 * len(attrs) + 4):  # each round satisfies a queue or hands out all that remains
+    # With one resource each round satisfies a queue or hands out all that remains; with several,
+    # a queue capped in one resource can keep a small remainder shrinking round after round:
+    # stop after enough rounds for it to be negligible (Volcano stops when it falls below 0.1 milli-units).
+    for _ in range(4 * len(attrs) + 64):
         weight = sum(a.queue.weight for n, a in attrs.items() if n not in met)
         if weight == 0:
             break

@@ -49,8 +49,9 @@ def same(a: dict, b: dict) -> bool:
 
 # Two 8-GPU nodes. R (queue b) holds 2 GPUs on each node until 100, so H (queue a, one 8-GPU pod)
 # cannot start before 100. X (queue c, two 4-GPU pods, 300 s) fits now, but only by using both
-# nodes, so it would delay H. Guarantees give a and c 8 GPUs each as their deserved share.
-GUARANTEED = [Queue("a", guarantee=gpus(8)), Queue("b"), Queue("c", guarantee=gpus(8))]
+# nodes, so it would delay H. Guarantees give a and c 8 GPUs each as their deserved share, and b
+# the 4 GPUs R holds (a queue without one could get nothing: guarantees are kept even while idle).
+GUARANTEED = [Queue("a", guarantee=gpus(8)), Queue("b", guarantee=gpus(4)), Queue("c", guarantee=gpus(8))]
 R = job("R", pods=2, gpus=2, run_time=100, volcano_queue="b")
 H = job("H", pods=1, gpus=8, run_time=100, submit_time=1, volcano_queue="a")
 X = job("X", pods=2, gpus=4, run_time=300, submit_time=2, volcano_queue="c")
