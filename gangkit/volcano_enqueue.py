@@ -86,7 +86,13 @@ class ClusterRoom:
 
 
 def enqueue_verdict(min_req: Resources | None, attr: QueueAttr, room: ClusterRoom) -> Reason | None:
-    """None when the PodGroup may go Inqueue; else why not (proportion's refusal first, as in Volcano's tiers)."""
+    """None when the PodGroup may go Inqueue; else why not (proportion's refusal first, as in Volcano's tiers).
+
+    Proportion's JobEnqueueableFn compares with the queue's
+    *realCapability* (not its deserved share), in the resources the
+    minimum asks for (``LessEqualWithDimensionAndResourcesName``); the
+    overcommit plugin's compares with the cluster's idle room.
+    """
     if min_req is None:
         return None
     wanted = (min_req + attr.allocated + attr.inqueue) - attr.elastic

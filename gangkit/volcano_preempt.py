@@ -12,7 +12,14 @@ Two ways a waiting gang may take room from running ones:
   while its allocation is above its deserved share; a queue with
   ``reclaimable: false`` is never a victim; the reclaiming queue must not be
   overused, and its allocation plus the job's request must stay within its
-  deserved share).
+  deserved share, the PreemptiveFn; see
+  :class:`gangkit.volcano_queue.QueueAttr` for each comparison).
+
+gangkit's reclaim blends the two Volcano actions: victims come in
+``gangreclaim``'s bundles (below) and are filtered by proportion's
+ReclaimableFn as the task-by-task ``reclaim`` filters them. In Volcano
+v1.15.1, ``gangreclaim`` alone does not ask the proportion plugin about
+victims, and ``reclaim`` alone never takes a whole job.
 
 The gang rule for victims (the gang plugin's PreemptableFn/ReclaimableFn):
 a pod may be taken from a running job only while the job keeps at least
