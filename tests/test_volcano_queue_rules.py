@@ -42,7 +42,7 @@ def table(result):
     return result.jobs.set_index("job")
 
 
-def check(result, expected: dict, reasons: dict = {}) -> None:
+def check(result, expected: dict, reasons: dict | None = None) -> None:
     t = table(result)
     for name, (start, finish, state) in expected.items():
         row = t.loc[name]
@@ -50,7 +50,7 @@ def check(result, expected: dict, reasons: dict = {}) -> None:
         for col, want in (("start_s", start), ("finish_s", finish)):
             got = row[col]
             assert (math.isnan(want) and math.isnan(got)) or got == pytest.approx(want), f"{name}.{col}: {got} != {want}"
-    for name, code in reasons.items():
+    for name, code in (reasons or {}).items():
         assert f"] {code}:" in t.loc[name, "reason"], t.loc[name, "reason"]
 
 
