@@ -55,27 +55,50 @@ class KubeGang(PermitLayer):
             raise ScenarioError([Problem("KubeGang", "scheduling_timeout", f"expected seconds > 0, got {scheduling_timeout!r}")])
         self.scheduling_timeout = float(scheduling_timeout)
         super().__init__()
-        self._stamp: dict[PodState, int] = {}  # the time a pod (re)entered the queue, as a counter
+        self._stamp: dict[PodState, int] = {}  # when a pod (re)entered the queue, as a counter in event order
+        self._failed_at: dict[PodState, int] = {}  # the capacity-event count at a pod's last failure
         self._next = 0
 
     # -- socket (the rest is PermitLayer's) ------------------------------------
+    def enqueue(self, jobs: list[JobState], now: float) -> None:
+        super().enqueue(jobs, now)
+        for p in sorted((p for js in jobs for p in js.pods), key=lambda p: p.seq):  # in creation order
+            self._queue_time(p)
+
     def requeue(self, js: JobState, now: float) -> None:
         super().requeue(js, now)
         for p in js.pods:
             self._stamp.pop(p, None)
+            self._failed_at.pop(p, None)
+        for p in js.pods:
+            self._queue_time(p)
 
     def forget(self, js: JobState) -> None:
         super().forget(js)
         for p in js.pods:
             self._stamp.pop(p, None)
+            self._failed_at.pop(p, None)
 
     def _queue_time(self, p: PodState) -> int:
         s = self._stamp.get(p)
-        return p.seq if s is None else s
+        if s is None:  # the pod enters the queue now
+            s = self._stamp[p] = self._next
+            self._next += 1
+        return s
 
-    def _refresh(self, p: PodState) -> None:
-        """A failed attempt puts the pod back in the queue with a new timestamp."""
-        self._stamp[p] = (1 << 40) + self._next  # after every pod still holding its creation stamp
+    def _refresh(self, p: PodState, rejected: bool = False) -> None:
+        """A failed attempt puts the pod back in the queue with a new timestamp.
+
+        kube-scheduler retries an unschedulable pod only after a cluster
+        event that may help it; gangkit's cycle tries every pending pod, so a
+        failure with no capacity event since the pod's last failure is a
+        retry the real scheduler would not have made: the pod keeps its
+        place. A rejection at Permit always requeues.
+        """
+        if not rejected and self._failed_at.get(p) == self.room.events:
+            return
+        self._failed_at[p] = self.room.events
+        self._stamp[p] = self._next
         self._next += 1
 
     @staticmethod
@@ -89,15 +112,18 @@ class KubeGang(PermitLayer):
         room.start_cycle(sim)
         cap = sim.capacity
         candidates: list[tuple] = []
+        unschedulable = []
         for g in room.groups.values():
             js = g.job
-            if js.bound + js.pods_done >= len(js.pods) or not js.placing or self.gated(g) or not room.may_retry(g):
-                continue  # nothing to place (a running job), or held back
+            if js.bound + js.pods_done >= len(js.pods) or not js.placing or self.gated(g):
+                continue  # nothing to place (a running job), or held at PreEnqueue (no condition: invisible)
+            if not room.may_retry(g):  # rejected: in the unschedulable pool with its condition, until an event
+                unschedulable.extend(g.pending())
+                continue
             for p in g.pending():
                 candidates.append((-p.priority, self._queue_time(p), p.job.index, p.index, p, g))
         candidates.sort(key=lambda c: c[:4])
         failed: set[tuple] = set()
-        unschedulable = []
         for *_, p, g in candidates:
             if p.node is not None or p.done:
                 continue
@@ -126,7 +152,7 @@ class KubeGang(PermitLayer):
                         f"{len(waiting)} of minCount {g.min_member} pods waited at Permit for "
                         f"{self.scheduling_timeout:g} s; all rejected", {"waiting": len(waiting), "min_count": g.min_member})
         for p in waiting:
-            self._refresh(p)
+            self._refresh(p, rejected=True)
         self.room.reject(sim, g, now, reason, wakes_others=True)
 
     # -- diagnosis ---------------------------------------------------------------
