@@ -21,6 +21,24 @@ failed attempt refreshes), so two gangs created together interleave, each
 holds part of the cluster, and both wait out their 5 minutes. Unlike
 coscheduling there is no PostFilter that gives the seats back early.
 
+What a node provisioner sees (``unschedulable()``): pods a cycle tried and
+found no node for, and pods rejected at Permit that wait for a cluster
+event (their ``PodScheduled`` condition says ``Unschedulable``, which is
+what Karpenter provisions for). Pods held at PreEnqueue are never tried,
+so they get no such condition: a gang with fewer than ``minCount`` pods is
+invisible to Karpenter, which launches nothing for it. Pods waiting at
+Permit are assumed on their node, not listed (with KEP-5278, beta in 1.35,
+the scheduler also writes the expected node into ``nominatedNodeName``,
+and Karpenter's ``IsProvisionable`` skips such pods). At scale-to-zero
+pods bind as nodes become ready and wait at Permit from the first node on:
+nodes whose start-up times spread over more than 5 minutes make the group
+time out, release its nodes and start again at the next node ready.
+
+Queue order: a pod keeps its place in the queue until a failed attempt
+that a cluster event prompted (kube-scheduler requeues an unschedulable
+pod only on an event that may help it); gangkit's cycle tries every
+pending pod, and a retry no capacity event prompted does not move it back.
+
 Version modelled: Kubernetes 1.35 (KEP-4671 alpha; plugin
 ``pkg/scheduler/framework/plugins/gangscheduling`` of release-1.35, scheduling
 timeout ``DefaultSchedulingTimeoutDuration`` = 5 min). Kubernetes 1.36
