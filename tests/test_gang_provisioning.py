@@ -270,3 +270,30 @@ def test_what_the_placement_layer_lists(stack, gpus, pods, stop, listed):
     sim = Simulation(sc, gk.build_stack(stack, sc.settings, sc))
     sim.run()
     assert len(sim.stack.placement.unschedulable()) == listed
+
+
+# -- lesson 02's scale-to-zero table --------------------------------------------------------------------
+def test_lesson02_scale_to_zero_table():
+    from gangkit import lesson02
+
+    t = lesson02.compare_scale_to_zero(seed=3)
+    assert list(t.columns) == lesson02.SCALE_TO_ZERO_COLUMNS
+    volcano_job = t.loc["gang, Volcano Job"]
+    assert (volcano_job.pods_seen, volcano_job.nodes_launched, volcano_job.big_state) == (0, 0, "WaitingAtEnd")
+    others = t.drop(index="gang, Volcano Job")
+    assert (others.pods_seen == 10).all() and (others.first_seen_s == 0).all() and (others.nodes_launched == 10).all()
+    assert (others.big_state == "Finished").all()
+    assert others.big_wait_s.max() - others.big_wait_s.min() <= 1.0  # Volcano's 1 s session at most
+    assert t.loc["gang", "held_idle_gpu_h"] == 0 and t.loc["pod", "held_idle_gpu_h"] > 0
+
+
+def test_lesson02_scale_to_zero_at_the_limit_only_kueue_launches_nothing():
+    from gangkit import lesson02
+
+    rows = lesson02.SCALE_TO_ZERO_ROWS + (("kueue + gang", "kueue+gang+karpenter", {}),)
+    t = lesson02.compare_scale_to_zero(lesson02.scale_to_zero(limit=48), rows=rows, seed=3)
+    assert t.loc["kueue + gang", "nodes_launched"] == 0
+    shown = t.drop(index=["kueue + gang", "gang, Volcano Job"])
+    assert (shown.nodes_launched == 6).all()
+    assert set(t.loc[["pod", "yunikorn"], "big_state"]) == {"Deadlocked"}
+    assert (t.loc[["gang", "coscheduling"], "held_idle_gpu_h"] == 0).all()
