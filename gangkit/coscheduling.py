@@ -30,6 +30,22 @@ August 2026, ``v0.35.4-devel``; defaults from ``apis/config/v1/defaults.go``):
   ``podGroupRejectPercentage`` (default 10 %); within that small gap the
   group keeps its seats and waits for the timeout.
 
+What a node provisioner sees (``unschedulable()``; Karpenter provisions
+only for pods whose ``PodScheduled`` condition is False with reason
+``Unschedulable``, Karpenter ``pkg/utils/pod/scheduling.go``
+``IsProvisionable``): every pod a cycle tried and found no node for, and
+every pod PreFilter refused. PreFilter answers
+``UnschedulableAndUnresolvable``, which kube-scheduler records as reason
+``Unschedulable``, so a group with fewer pods than ``minMember``, a
+backed-off group and a rejected group waiting to be retried are all
+visible: Karpenter launches nodes for them even when the group cannot use
+them yet. Pods waiting at Permit are assumed on their node and are not
+listed. At scale-to-zero a group's nodes often become ready at different
+times: while more than 10 % of ``minMember`` is missing the group is
+rejected at once (nothing held); within 10 % the placed pods wait at
+Permit, and if the last node takes longer than the Permit timeout (60 s)
+they are rejected and tried again when it is ready.
+
 Simplified (see ``docs/reference/coscheduling.md``): ``minResources`` is
 not checked; no preemption; retries of rejected groups follow
 :mod:`gangkit.permit`; a job with ``progress: independent`` is placed pod by

@@ -278,6 +278,7 @@ class Karpenter:
         self._usage: list[tuple] = []
         self._ready_rows: list[tuple] = []
         self._batches: list[tuple] = []
+        self._seen: dict = {}  # pod -> (time first listed as unschedulable, its job's name)
 
     def provisionable_gpus(self, scenario) -> int:
         """GPUs this Karpenter could add for ``scenario``: the sum of its pools' GPU limits, or, when
@@ -313,6 +314,9 @@ class Karpenter:
                 c.nominees = {p for p in c.nominees if _pending(p)}
         self._watch_empty(sim, now)
         self._last_pending = list(unschedulable)
+        for p in unschedulable:
+            if p not in self._seen:
+                self._seen[p] = (now, p.job.name, p.name)
         new = [p for p in unschedulable if p not in self._covered and p not in self._window_seen
                and p.node is None and not p.done]
         if not new:
@@ -566,6 +570,9 @@ class Karpenter:
                                            "initialized_s", "ready_s", "value"]),
             "karpenter_provisioner_batches": pd.DataFrame(
                 self._batches, columns=["start_s", "end_s", "pods", "nodeclaims", "pods_not_provisioned", "not_provisioned"]),
+            # gangkit's own table, not a Karpenter metric: when each pod first looked provisionable to Karpenter
+            "karpenter_provisioner_pods_seen": pd.DataFrame(
+                list(self._seen.values()), columns=["time_s", "job", "pod"]),
         }
 
     # -- wait buckets --------------------------------------------------------------------

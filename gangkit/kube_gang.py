@@ -21,6 +21,24 @@ failed attempt refreshes), so two gangs created together interleave, each
 holds part of the cluster, and both wait out their 5 minutes. Unlike
 coscheduling there is no PostFilter that gives the seats back early.
 
+What a node provisioner sees (``unschedulable()``): pods a cycle tried and
+found no node for, and pods rejected at Permit that wait for a cluster
+event (their ``PodScheduled`` condition says ``Unschedulable``, which is
+what Karpenter provisions for). Pods held at PreEnqueue are never tried,
+so they get no such condition: a gang with fewer than ``minCount`` pods is
+invisible to Karpenter, which launches nothing for it. Pods waiting at
+Permit are assumed on their node, not listed (with KEP-5278, beta in 1.35,
+the scheduler also writes the expected node into ``nominatedNodeName``,
+and Karpenter's ``IsProvisionable`` skips such pods). At scale-to-zero
+pods bind as nodes become ready and wait at Permit from the first node on:
+nodes whose start-up times spread over more than 5 minutes make the group
+time out, release its nodes and start again at the next node ready.
+
+Queue order: a pod keeps its place in the queue until a failed attempt
+that a cluster event prompted (kube-scheduler requeues an unschedulable
+pod only on an event that may help it); gangkit's cycle tries every
+pending pod, and a retry no capacity event prompted does not move it back.
+
 Version modelled: Kubernetes 1.35 (KEP-4671 alpha; plugin
 ``pkg/scheduler/framework/plugins/gangscheduling`` of release-1.35, scheduling
 timeout ``DefaultSchedulingTimeoutDuration`` = 5 min). Kubernetes 1.36
@@ -55,27 +73,50 @@ class KubeGang(PermitLayer):
             raise ScenarioError([Problem("KubeGang", "scheduling_timeout", f"expected seconds > 0, got {scheduling_timeout!r}")])
         self.scheduling_timeout = float(scheduling_timeout)
         super().__init__()
-        self._stamp: dict[PodState, int] = {}  # the time a pod (re)entered the queue, as a counter
+        self._stamp: dict[PodState, int] = {}  # when a pod (re)entered the queue, as a counter in event order
+        self._failed_at: dict[PodState, int] = {}  # the capacity-event count at a pod's last failure
         self._next = 0
 
     # -- socket (the rest is PermitLayer's) ------------------------------------
+    def enqueue(self, jobs: list[JobState], now: float) -> None:
+        super().enqueue(jobs, now)
+        for p in sorted((p for js in jobs for p in js.pods), key=lambda p: p.seq):  # in creation order
+            self._queue_time(p)
+
     def requeue(self, js: JobState, now: float) -> None:
         super().requeue(js, now)
         for p in js.pods:
             self._stamp.pop(p, None)
+            self._failed_at.pop(p, None)
+        for p in js.pods:
+            self._queue_time(p)
 
     def forget(self, js: JobState) -> None:
         super().forget(js)
         for p in js.pods:
             self._stamp.pop(p, None)
+            self._failed_at.pop(p, None)
 
     def _queue_time(self, p: PodState) -> int:
         s = self._stamp.get(p)
-        return p.seq if s is None else s
+        if s is None:  # the pod enters the queue now
+            s = self._stamp[p] = self._next
+            self._next += 1
+        return s
 
-    def _refresh(self, p: PodState) -> None:
-        """A failed attempt puts the pod back in the queue with a new timestamp."""
-        self._stamp[p] = (1 << 40) + self._next  # after every pod still holding its creation stamp
+    def _refresh(self, p: PodState, rejected: bool = False) -> None:
+        """A failed attempt puts the pod back in the queue with a new timestamp.
+
+        kube-scheduler retries an unschedulable pod only after a cluster
+        event that may help it; gangkit's cycle tries every pending pod, so a
+        failure with no capacity event since the pod's last failure is a
+        retry the real scheduler would not have made: the pod keeps its
+        place. A rejection at Permit always requeues.
+        """
+        if not rejected and self._failed_at.get(p) == self.room.events:
+            return
+        self._failed_at[p] = self.room.events
+        self._stamp[p] = self._next
         self._next += 1
 
     @staticmethod
@@ -89,15 +130,18 @@ class KubeGang(PermitLayer):
         room.start_cycle(sim)
         cap = sim.capacity
         candidates: list[tuple] = []
+        unschedulable = []
         for g in room.groups.values():
             js = g.job
-            if js.bound + js.pods_done >= len(js.pods) or not js.placing or self.gated(g) or not room.may_retry(g):
-                continue  # nothing to place (a running job), or held back
+            if js.bound + js.pods_done >= len(js.pods) or not js.placing or self.gated(g):
+                continue  # nothing to place (a running job), or held at PreEnqueue (no condition: invisible)
+            if not room.may_retry(g):  # rejected: in the unschedulable pool with its condition, until an event
+                unschedulable.extend(g.pending())
+                continue
             for p in g.pending():
                 candidates.append((-p.priority, self._queue_time(p), p.job.index, p.index, p, g))
         candidates.sort(key=lambda c: c[:4])
         failed: set[tuple] = set()
-        unschedulable = []
         for *_, p, g in candidates:
             if p.node is not None or p.done:
                 continue
@@ -126,7 +170,7 @@ class KubeGang(PermitLayer):
                         f"{len(waiting)} of minCount {g.min_member} pods waited at Permit for "
                         f"{self.scheduling_timeout:g} s; all rejected", {"waiting": len(waiting), "min_count": g.min_member})
         for p in waiting:
-            self._refresh(p)
+            self._refresh(p, rejected=True)
         self.room.reject(sim, g, now, reason, wakes_others=True)
 
     # -- diagnosis ---------------------------------------------------------------

@@ -18,6 +18,11 @@ its GPUs count as *held idle* (bound to a job that does not progress), and a
 rejection gives them back through ``Simulation.release`` (not an eviction:
 nothing ran, no restart is counted).
 
+What a node provisioner sees: pods waiting at Permit hold a node (assumed,
+not bound) and are not unschedulable; each layer's ``unschedulable()``
+lists the pods that carry ``PodScheduled=False`` with reason
+``Unschedulable`` (see each layer's docstring).
+
 When is a rejected group tried again? kube-scheduler puts a rejected pod
 among the unschedulable pods and moves it back when a cluster event could
 help it (its queueing hints). gangkit keeps one count of *capacity

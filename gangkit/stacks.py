@@ -5,8 +5,10 @@ plain kube-scheduler, ``gang`` is Volcano's all-or-nothing placement,
 ``coscheduling``, ``yunikorn`` and ``kube-gang`` are the gang schedulers
 that hold capacity while a gang gathers (scheduler-plugins Coscheduling,
 YuniKorn placeholders, Kubernetes 1.35's GangScheduling plugin), and later
-names put Kueue's queue and quota layer in front (``kueue+gang``) or a
-node provisioner behind (``kueue+gang+karpenter``). A name that is not in
+names put Kueue's queue and quota layer in front (``kueue+gang``), a
+node provisioner behind (``gang+karpenter``), or both
+(``kueue+coscheduling+karpenter``); every placement layer comes in all four
+forms. A name that is not in
 :data:`STACKS` is refused with a clear error rather than silently replaced,
 also when its layers exist but are not built in that combination.
 """
@@ -21,11 +23,18 @@ from .layers import AdmissionLayer, NodeSupplier, PlacementLayer
 from .scenario import RunSettings
 from .volcano import VolcanoGang
 
-#: Stack names that run today.
+PLACEMENTS = ("pod", "gang", "coscheduling", "yunikorn", "kube-gang")
+#: Every layer name a stack name may be made of.
+LAYERS = (*PLACEMENTS, "kueue", "provreq", "karpenter", "autoscaler")
+
+#: Stack names that run today: each placement layer alone, behind Kueue, with Karpenter behind it,
+#: and with both; plus Kueue with its ProvisioningRequest check and cluster-autoscaler.
 STACKS = (
     "pod", "gang", "kueue+pod", "kueue+gang", "gang+karpenter", "kueue+gang+karpenter",
     "kueue+provreq+autoscaler",
     "coscheduling", "yunikorn", "kube-gang", "kueue+coscheduling", "kueue+yunikorn", "kueue+kube-gang",
+    "pod+karpenter", "coscheduling+karpenter", "yunikorn+karpenter", "kube-gang+karpenter",
+    "kueue+pod+karpenter", "kueue+coscheduling+karpenter", "kueue+yunikorn+karpenter", "kueue+kube-gang+karpenter",
 )
 
 
@@ -49,11 +58,6 @@ def _placement(name: str, settings: RunSettings, scenario=None) -> PlacementLaye
     return KubeGang()
 
 
-PLACEMENTS = ("pod", "gang", "coscheduling", "yunikorn", "kube-gang")
-#: Every layer name a stack name may be made of.
-LAYERS = (*PLACEMENTS, "kueue", "provreq", "karpenter", "autoscaler")
-
-
 @dataclass
 class Stack:
     """Admission layers (in order), one placement layer, and node suppliers."""
@@ -65,40 +69,47 @@ class Stack:
 
 
 def build_stack(name: str, settings: RunSettings, scenario=None) -> Stack:
-    """The layers for a stack name, configured from the run settings (and the scenario's Kueue objects)."""
-    if name in PLACEMENTS:
-        return Stack(_placement(name, settings, scenario), name=name)
-    if name.startswith("kueue+") and name[len("kueue+"):] in PLACEMENTS:
-        from .kueue.layer import KueueLayer, default_setup
+    """The layers for a stack name, configured from the run settings (and the scenario's Kueue objects).
 
-        setup = getattr(scenario, "kueue", None)
-        kueue = setup.build() if setup is not None else default_setup(scenario)
-        return Stack(_placement(name[len("kueue+"):], settings, scenario), admission=[KueueLayer(kueue)], name=name)
-    if name in ("gang+karpenter", "kueue+gang+karpenter"):
-        from .karpenter import default_karpenter
-
-        supplier = getattr(scenario, "karpenter", None) or default_karpenter(scenario)
-        placement = build_stack("gang", settings, scenario).placement
-        admission = []
-        if name.startswith("kueue+"):
-            from .kueue.layer import KueueLayer, default_setup
-
-            setup = getattr(scenario, "kueue", None)
-            if setup is not None:
-                kueue = setup.build()
-            else:  # the default ClusterQueue's quota covers the nodes Karpenter may add
-                kueue = default_setup(scenario, sum(n.gpus for n in scenario.nodes) + supplier.provisionable_gpus(scenario))
-            admission = [KueueLayer(kueue)]
-        return Stack(placement, admission=admission, suppliers=[supplier], name=name)
+    Every name but ``kueue+provreq+autoscaler`` has the shape
+    ``[kueue+]PLACEMENT[+karpenter]``: an optional Kueue in front, one
+    placement layer, an optional Karpenter behind it.
+    """
     if name == "kueue+provreq+autoscaler":
         return _provreq_stack(name, settings, scenario)
     layers = name.split("+")
+    with_kueue = layers[:1] == ["kueue"]
+    with_karpenter = layers[-1:] == ["karpenter"]
+    middle = layers[int(with_kueue):len(layers) - int(with_karpenter)]
+    if name in STACKS and len(middle) == 1 and middle[0] in PLACEMENTS:
+        placement = _placement(middle[0], settings, scenario)
+        suppliers = []
+        gpus = None  # GPUs a default ClusterQueue's quota covers (None: the scenario's nodes)
+        if with_karpenter:
+            from .karpenter import default_karpenter
+
+            supplier = getattr(scenario, "karpenter", None) or default_karpenter(scenario)
+            suppliers = [supplier]
+            # the default ClusterQueue's quota covers the nodes Karpenter may add
+            gpus = sum(n.gpus for n in scenario.nodes) + supplier.provisionable_gpus(scenario)
+        admission = [_kueue(scenario, gpus)] if with_kueue else []
+        return Stack(placement, admission=admission, suppliers=suppliers, name=name)
     if all(layer in LAYERS for layer in layers):
         raise ScenarioError([Problem("Simulation settings", "stack",
             f"stack {name!r} combines layers gangkit has ({', '.join(layers)}), but not in this combination; "
             f"available: {', '.join(STACKS)}")])
     raise ScenarioError([Problem("Simulation settings", "stack",
         f"unknown stack {name!r}; expected one of {', '.join(STACKS)}")])
+
+
+def _kueue(scenario, gpus: int | None):
+    """Kueue built from the scenario's objects, or its default setup (quota ``gpus`` if given)."""
+    from .kueue.layer import KueueLayer, default_setup
+
+    setup = getattr(scenario, "kueue", None)
+    if setup is not None:
+        return KueueLayer(setup.build())
+    return KueueLayer(default_setup(scenario, gpus))
 
 
 def _provreq_stack(name: str, settings: RunSettings, scenario) -> Stack:

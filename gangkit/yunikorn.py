@@ -28,6 +28,24 @@ application, placeholders are allocated one at a time; one that does not
 fit leaves the application waiting (holding the ones already allocated) and
 the scheduler moves on to the next application.
 
+What a node provisioner sees (``unschedulable()``): the placeholders.
+While an application gathers, the shim sends only its placeholders to the
+core (yunikorn-k8shim ``pkg/cache/application.go``: in state Reserving only
+placeholder tasks are scheduled); once a second the core reports asks that
+were tried and not allocated, and the shim sets their ``PodScheduled``
+condition to False with reason ``Unschedulable`` "in order to trigger
+auto-scaling" (yunikorn-core ``pkg/scheduler/scheduler.go``
+``inspectOutstandingRequests``; yunikorn-k8shim ``pkg/cache/context.go``
+``HandleContainerStateUpdate``). So placeholders are what make Karpenter
+launch nodes; allocated placeholders sit on nodes and are not listed.
+The timeout starts with the first placeholder *allocated*, i.e. with the
+first new node ready (yunikorn-core ``application.go``: the placeholder
+timer is initialised on the first placeholder allocation): nodes that come
+later than ``placeholderTimeoutInSeconds`` after the first one release the
+placeholders (Soft: pods one by one; Hard: the application fails).
+Simplified: gangkit marks a placeholder at the cycle that failed it, not at
+the core's next 1-second inspection.
+
 Sources: apache/yunikorn-site ``docs/user_guide/gang_scheduling.md`` and
 ``docs/design/gang_scheduling.md``; yunikorn-k8shim
 ``pkg/cache/placeholder_manager.go``; yunikorn-core application states.

@@ -439,3 +439,32 @@ def test_lesson06_expected_answers_come_from_the_simulator():
                                                     "image_pull": 300.0, "total": 451.0}
     assert [n for n, wait, _ in checks._warm_pool_waits() if wait < 60][0] == 3
     assert checks._provreq_deactivated()[0] == 7620.0
+
+
+# --- lesson 02, exercise 2.5: nine of ten nodes at scale-to-zero (coscheduling + Karpenter) --------------
+
+CASES_02_ZERO = [
+    (checks.check_02_nine_of_ten, "right", 1.2, True, ["Correct!", "1.20 GPU-hours", "10 % threshold"]),
+    (checks.check_02_nine_of_ten, "right, rounded", 1.2000001, True, ["Correct!"]),
+    (checks.check_02_nine_of_ten, "nothing held, as if PostFilter rejected", 0, False, ["you said 0", "exactly 10 %"]),
+    (checks.check_02_nine_of_ten, "in GPU-seconds", 4320, False, ["in GPU-seconds", "divide by 3600"]),
+    (checks.check_02_nine_of_ten, "the nodes' cost", 143.98, False, ["what the 9 nodes cost"]),
+    (checks.check_02_nine_of_ten, "pod by pod's figure", 138.66, False, ["pod-by-pod placement holds"]),
+    (checks.check_02_nine_of_ten, "kube-gang's figure", 9.18, False, ["kube-gang's figure"]),
+    (checks.check_02_nine_of_ten, "a stray number", 3, False, ["you said 3", "held_idle_gpu_seconds"]),
+    (checks.check_02_nine_of_ten, "text", "1.2", False, ["got the text '1.2'"]),
+]
+CASES.extend(CASES_02_ZERO)
+
+
+@pytest.mark.parametrize("check, answer, passes, phrases", [c[:1] + c[2:] for c in CASES_02_ZERO],
+                         ids=[f"{c[0].__name__}: {c[1]}" for c in CASES_02_ZERO])
+def test_check_answers_02_zero(capsys, check, answer, passes, phrases):
+    test_check_answers(capsys, check, answer, passes, phrases)
+
+
+def test_lesson02_nine_of_ten_comes_from_the_simulator():
+    """9 pods x 8 GPUs wait at Permit for the 60 s timeout: 4320 GPU-seconds; the 9 nodes run for the whole run."""
+    held, paid = checks._nine_of_ten("coscheduling+karpenter")
+    assert held == pytest.approx(9 * 8 * 60 / 3600)
+    assert paid == pytest.approx(9 * 8 * (7200 - 1) / 3600)  # launched at the end of Karpenter's 1 s batch window

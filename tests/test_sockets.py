@@ -111,7 +111,7 @@ def test_a_supplier_that_could_hold_a_pod_prevents_its_rejection():
 
 
 def test_stack_names_that_are_not_built_are_refused_clearly():
-    with pytest.raises(gk.ScenarioError, match="stack 'yunikorn\\+karpenter' combines layers gangkit has .* not in this combination"):
-        gk.simulate("three-workers", stack="yunikorn+karpenter")
+    with pytest.raises(gk.ScenarioError, match="stack 'yunikorn\\+autoscaler' combines layers gangkit has .* not in this combination"):
+        gk.simulate("three-workers", stack="yunikorn+autoscaler")
     with pytest.raises(gk.ScenarioError, match="unknown stack 'volcano'"):
         gk.simulate("three-workers", stack="volcano")
