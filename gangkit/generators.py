@@ -431,10 +431,12 @@ class Stream:
         t = float(self.start_s)
         out = []
         width = len(str(self.n_jobs - 1))
+        pod_sets = [PodSet("workers", c.pods, c.gpus_per_pod) for c in classes]  # frozen: one per class, shared
         for i in range(self.n_jobs):
-            c = classes[bisect.bisect(cum, rng.random() * total, 0, last)]
+            k = bisect.bisect(cum, rng.random() * total, 0, last)
+            c = classes[k]
             run = max(self.min_run_time_s, c.run_time.sample(rng))
-            out.append(Job(f"{c.name}-{i:0{width}d}", [PodSet("workers", c.pods, c.gpus_per_pod)], run_time=run,
+            out.append(Job(f"{c.name}-{i:0{width}d}", [pod_sets[k]], run_time=run,
                            submit_time=t, priority=c.priority, progress=c.progress, labels={"class": c.name}))
             t += self.arrivals.gap(rng)
         return out
