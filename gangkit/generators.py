@@ -39,6 +39,7 @@ from __future__ import annotations
 import bisect
 import csv
 import dataclasses
+import itertools
 import math
 import random
 from dataclasses import dataclass, field
@@ -424,14 +425,18 @@ class Stream:
         """The ``n_jobs`` jobs, named ``<class>-<index>``, in submission order."""
         rng = random.Random(self.seed)
         classes = self.classes
-        weights = [c.probability for c in classes]
+        # random.choices(classes, weights)[0], with the cumulative weights made once (same draws, same results)
+        cum = list(itertools.accumulate(c.probability for c in classes))
+        total, last = cum[-1] + 0.0, len(cum) - 1
         t = float(self.start_s)
         out = []
         width = len(str(self.n_jobs - 1))
+        pod_sets = [PodSet("workers", c.pods, c.gpus_per_pod) for c in classes]  # frozen: one per class, shared
         for i in range(self.n_jobs):
-            c = rng.choices(classes, weights)[0]
+            k = bisect.bisect(cum, rng.random() * total, 0, last)
+            c = classes[k]
             run = max(self.min_run_time_s, c.run_time.sample(rng))
-            out.append(Job(f"{c.name}-{i:0{width}d}", [PodSet("workers", c.pods, c.gpus_per_pod)], run_time=run,
+            out.append(Job(f"{c.name}-{i:0{width}d}", [pod_sets[k]], run_time=run,
                            submit_time=t, priority=c.priority, progress=c.progress, labels={"class": c.name}))
             t += self.arrivals.gap(rng)
         return out

@@ -7,6 +7,7 @@ True
 
 from __future__ import annotations
 
+from . import fast_gang
 from .engine import Simulation
 from .result import Result, build_result
 from .scenario import Scenario
@@ -29,6 +30,11 @@ def simulate(scenario: Scenario | str, stack: str | Stack | None = None, *, orde
     scenario = scenario.with_settings(stack=None if custom else stack, ordering=ordering, seed=seed, **settings)
     scenario.validate()
     layers = custom or build_stack(scenario.settings.stack, scenario.settings, scenario)
+    if custom is None and fast_gang.applies(scenario, layers):
+        result = fast_gang.run(scenario, layers)  # the same rules, without the general machinery
+        if result is not None:
+            return result
+        layers = build_stack(scenario.settings.stack, scenario.settings, scenario)  # fresh layers for the general run
     sim = Simulation(scenario, layers)
     sim.run()
     return build_result(sim)

@@ -139,3 +139,30 @@ def test_bad_ordering_options_on_the_command_line(capsys, argv, message):
         status = exit_.code
     assert status == 2
     assert message in capsys.readouterr().err
+
+
+# -- the quick screen for plain jobs must never let a bad job through -------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from gangkit.workload import _plainly_valid  # noqa: E402
+
+_ODD = st.sampled_from([None, -1, 0, 1, 2, 1.5, -0.0, float("nan"), float("inf"), True, "x", ""])
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=st.sampled_from(["a", "", None]), count=_ODD, gpus=_ODD, cpu=_ODD, memory=_ODD, run_time=_ODD,
+       submit=_ODD, priority=_ODD, progress=st.sampled_from(["sync", "independent", "x"]),
+       controller=st.sampled_from(["batch", "volcano", "x"]), vq=st.sampled_from(["default", "", 3]),
+       extra=st.sampled_from([{}, {"min_member": 1}, {"max_run_time": 5.0}, {"gang_style": "Soft"}]))
+def test_plain_screen_passes_only_valid_jobs(name, count, gpus, cpu, memory, run_time, submit, priority,
+                                             progress, controller, vq, extra):
+    j = Job(name, [PodSet(count=count, gpus=gpus, cpu=cpu, memory=memory)], run_time=run_time, submit_time=submit,
+            priority=priority, progress=progress, controller=controller, volcano_queue=vq, **extra)
+    if _plainly_valid(j):
+        assert j.problems() == []
+
+
+@pytest.mark.parametrize("j", [job("a", run_time=5.0), job("b", pods=3, gpus=8, run_time=60, submit_time=2)])
+def test_plain_screen_passes_plain_jobs(j):
+    assert _plainly_valid(j) and j.problems() == []
