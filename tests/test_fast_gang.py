@@ -60,7 +60,7 @@ def one_pod_runs(draw):
     return sc
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(one_pod_runs())
 def test_lean_engine_equals_general_engine(sc):
     assert qualifies(sc)

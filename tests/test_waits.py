@@ -274,22 +274,22 @@ def small_scenarios(draw):
     return sc
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, database=None,
+@pytest.mark.parametrize("stack", gk.STACKS)
+@settings(max_examples=10, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(small_scenarios())
-def test_buckets_add_up_to_the_wait_and_gpu_seconds_to_the_capacity_in_every_stack(sc):
-    for stack in gk.STACKS:
-        result = gk.simulate(sc, stack=stack)
-        jobs = result.jobs[result.jobs.state != "Rejected"]
-        buckets = [c for c in jobs.columns if c.startswith("wait_") and c not in ("wait_s", "wait_unattributed_s")]
-        assert (jobs.wait_unattributed_s == 0).all(), stack
-        assert ((jobs[buckets] >= 0).all().all()), stack
-        assert ((jobs[buckets].sum(axis=1) - jobs.wait_s).abs() < 1e-6).all(), stack
-        s = result.summary()
-        parts = s["useful_gpu_seconds"] + s["held_idle_gpu_seconds"] + s["free_gpu_seconds"] + s["not_ready_gpu_seconds"]
-        assert math.isclose(parts, s["capacity_gpu_seconds"], rel_tol=1e-9, abs_tol=1e-3), stack
-        t = result.timeline
-        assert ((t.useful_gpus + t.held_idle_gpus + t.free_gpus + t.not_ready_gpus) == t.capacity_gpus).all(), stack
+@given(sc=small_scenarios())
+def test_buckets_add_up_to_the_wait_and_gpu_seconds_to_the_capacity_in_every_stack(stack, sc):
+    result = gk.simulate(sc, stack=stack)
+    jobs = result.jobs[result.jobs.state != "Rejected"]
+    buckets = [c for c in jobs.columns if c.startswith("wait_") and c not in ("wait_s", "wait_unattributed_s")]
+    assert (jobs.wait_unattributed_s == 0).all(), stack
+    assert ((jobs[buckets] >= 0).all().all()), stack
+    assert ((jobs[buckets].sum(axis=1) - jobs.wait_s).abs() < 1e-6).all(), stack
+    s = result.summary()
+    parts = s["useful_gpu_seconds"] + s["held_idle_gpu_seconds"] + s["free_gpu_seconds"] + s["not_ready_gpu_seconds"]
+    assert math.isclose(parts, s["capacity_gpu_seconds"], rel_tol=1e-9, abs_tol=1e-3), stack
+    t = result.timeline
+    assert ((t.useful_gpus + t.held_idle_gpus + t.free_gpus + t.not_ready_gpus) == t.capacity_gpus).all(), stack
 
 
 def test_kueue_pending_workloads_has_one_row_per_instant_and_change():
