@@ -294,13 +294,22 @@ class _KindIndex:
         return kinds
 
     def choose(self, gpus: int, cpu: float, memory: int, selector: tuple) -> NodeState | None:
+        """The node :meth:`FreeCapacity.choose_by_scan` would pick.
+
+        The score of a state is computed here from the state itself, term by
+        term in the order of :meth:`FreeCapacity.score_all` (so the same
+        float): every node of a state has the kind's capacities and the
+        state's free GPUs, CPU and memory. This loop runs for every pod placed
+        or tried, so it avoids a call per state.
+        """
         nodes = self.cap.nodes
         members = self.members
-        score = self.cap.score_all
+        least = self.cap.scoring == "LeastAllocated"
         eps = self.EPS
-        best, best_key = None, None
+        best, best_key, best_index = None, None, -1
         for kind in self._kinds_for(selector):
-            if kind[0] < gpus:
+            n_gpus, n_cpu, n_memory, _ = kind
+            if n_gpus < gpus:
                 continue
             for free, lst in self.groups[kind].items():
                 if free < gpus:
@@ -317,9 +326,20 @@ class _KindIndex:
                         continue
                     if limit is None:
                         limit = state[0] + eps
-                    index = members[(kind, free, state)][0]
-                    st = nodes[index]
-                    k = score(st, gpus, cpu, memory)
-                    if best_key is None or k > best_key or (k == best_key and index < best.index):
-                        best, best_key = st, k
-        return best
+                    total, count = 0.0, 0  # FreeCapacity.score_all, for any node of this state
+                    if n_gpus:
+                        total += (free - gpus) / n_gpus
+                        count += 1
+                    if n_cpu:
+                        total += (free_cpu - cpu) / n_cpu
+                        count += 1
+                    if n_memory:
+                        total += (free_memory - memory) / n_memory
+                        count += 1
+                    left = total / count if count else 0.0
+                    k = left if least else 1.0 - left
+                    if best_key is None or k >= best_key:
+                        index = members[(kind, free, state)][0]
+                        if best_key is None or k > best_key or index < best_index:
+                            best_key, best_index = k, index
+        return None if best_key is None else nodes[best_index]
