@@ -228,6 +228,9 @@ class Kueue:
         self.queues = {q.name: _Queue(q.queueing_strategy, self.config.equivalence_hashing) for q in cluster_queues}
         self.admitted: dict[str, dict[int, Workload]] = {q.name: {} for q in cluster_queues}
         self.preemptor = Preemptor(self.tree, self.cluster_queues, self.admitted, self.config)
+        # made once: a cycle runs after every change, and the ClusterQueues and their settings are fixed for the run
+        self._queue_names = sorted(self.queues)
+        self._assigners: dict[str, FlavorAssigner] = {}
         self.workloads: dict[int, Workload] = {}
         self.orphans: dict[int, Workload] = {}  # no such LocalQueue or ClusterQueue
         self._seq = 0
@@ -342,7 +345,7 @@ class Kueue:
         self.now = max(self.now, now)
         result = CycleResult()
         heads = []
-        for name in sorted(self.queues):
+        for name in self._queue_names:
             wl = self.queues[name].pop()
             if wl is not None:
                 heads.append(Entry(wl, name))
@@ -372,10 +375,7 @@ class Kueue:
         return result
 
     def _nominate(self, e: Entry) -> None:
-        cq = self.cluster_queues[e.cq]
-        node = self.tree.cq[e.cq]
-        oracle = lambda wl, request, frs: self.preemptor.targets(wl, e.cq, request, frs)  # noqa: E731
-        assigner = FlavorAssigner(cq, node, self.flavors, oracle, self.config.fair_sharing, self.tree.cq)
+        assigner = self._assigner(e.cq)
         e.assignment = assigner.assign(e.workload)
         if e.assignment.mode == PREEMPT:
             e.targets = self.preemptor.targets(e.workload, e.cq, e.assignment.usage, e.assignment.frs_needing_preemption())
@@ -384,6 +384,16 @@ class Kueue:
         partial = self._partial_admission(e, assigner)
         if partial is not None:
             e.assignment, e.targets = partial
+
+    def _assigner(self, cq_name: str) -> FlavorAssigner:
+        """The ClusterQueue's flavor assigner (it reads the live quota tree, so one per queue serves every cycle)."""
+        assigner = self._assigners.get(cq_name)
+        if assigner is None:
+            oracle = lambda wl, request, frs: self.preemptor.targets(wl, cq_name, request, frs)  # noqa: E731
+            assigner = FlavorAssigner(self.cluster_queues[cq_name], self.tree.cq[cq_name], self.flavors, oracle,
+                                      self.config.fair_sharing, self.tree.cq)
+            self._assigners[cq_name] = assigner
+        return assigner
 
     def _partial_admission(self, e: Entry, assigner: FlavorAssigner):
         """The largest pod counts between ``minCount`` and ``count`` that fit (or fit by preemption).
