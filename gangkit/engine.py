@@ -56,10 +56,10 @@ class _Call(Event):
     __slots__ = ()
 
     def __init__(self, env: simpy.Environment, delay: float, fn: Callable, priority: int = NORMAL):
-        super().__init__(env)
+        self.env = env  # Event.__init__ inlined: a run makes one of these per finish, cycle and timer
+        self.callbacks = [lambda _ev: fn(env.now)]
         self._ok = True
         self._value = None
-        self.callbacks.append(lambda _ev: fn(env.now))
         env.schedule(self, priority, delay)
 
 
