@@ -228,6 +228,8 @@ class _KindIndex:
     """
 
     EPS = 1e-9
+    BOUND_MARGIN = 1e-6  # far above the rounding of free CPU kept by repeated takes and gives
+    ORDER_CACHE = 4096
 
     def __init__(self, cap: FreeCapacity):
         self.cap = cap
@@ -238,6 +240,7 @@ class _KindIndex:
         self.members: dict[tuple, list[int]] = {}
         self.entry: dict[int, tuple] = {}  # node index -> its (kind, free gpus, state)
         self._selector_cache: dict[tuple, list[tuple]] = {}
+        self._order_cache: dict[tuple, list[tuple]] = {}  # pod request -> [(best possible score, kind)], best first
         for st in cap.nodes:
             if st.ready:
                 self.insert(st)
@@ -259,6 +262,7 @@ class _KindIndex:
         if by_free is None:
             by_free = self.groups[kind] = {}
             self._selector_cache.clear()
+            self._order_cache.clear()
         state = self._state(st)
         where = (kind, st.free_gpus, state)
         self.entry[st.index] = where
@@ -293,6 +297,37 @@ class _KindIndex:
             self._selector_cache[selector] = kinds
         return kinds
 
+    def _kind_order(self, gpus: int, cpu: float, memory: int, selector: tuple) -> list[tuple]:
+        """The kinds that could hold the pod's GPUs, each with the score of an empty node of it, best first.
+
+        Kept per pod request (pods of a trace repeat a few shapes); the cache is
+        emptied when a new kind appears and when it grows past ``ORDER_CACHE``.
+        """
+        key = (gpus, cpu, memory, selector)
+        order = self._order_cache.get(key)
+        if order is None:
+            if len(self._order_cache) >= self.ORDER_CACHE:
+                self._order_cache.clear()
+            order = []
+            for kind in self._kinds_for(selector):
+                n_gpus, n_cpu, n_memory, _ = kind
+                if n_gpus < gpus:
+                    continue
+                total, count = 0.0, 0
+                if n_gpus:
+                    total += (n_gpus - gpus) / n_gpus
+                    count += 1
+                if n_cpu:
+                    total += (n_cpu - cpu) / n_cpu
+                    count += 1
+                if n_memory:
+                    total += (n_memory - memory) / n_memory
+                    count += 1
+                order.append((total / count if count else 0.0, kind))
+            order.sort(key=lambda bk: -bk[0])  # stable: equal bounds keep the kinds' order
+            self._order_cache[key] = order
+        return order
+
     def choose(self, gpus: int, cpu: float, memory: int, selector: tuple) -> NodeState | None:
         """The node :meth:`FreeCapacity.choose_by_scan` would pick.
 
@@ -301,16 +336,24 @@ class _KindIndex:
         float): every node of a state has the kind's capacities and the
         state's free GPUs, CPU and memory. This loop runs for every pod placed
         or tried, so it avoids a call per state.
+
+        Why kinds are visited best bound first (LeastAllocated): no node of a
+        kind can score above an empty node of that kind, so once the best
+        score found is clearly above a kind's bound (by more than any
+        rounding), that kind and every later one are skipped. On a cluster
+        with many kinds and idle nodes a pod then looks at a few kinds rather
+        than all of them. The skipped nodes all score strictly lower, so the
+        choice is the same.
         """
         nodes = self.cap.nodes
         members = self.members
         least = self.cap.scoring == "LeastAllocated"
         eps = self.EPS
         best, best_key, best_index = None, None, -1
-        for kind in self._kinds_for(selector):
+        for bound, kind in self._kind_order(gpus, cpu, memory, selector):
+            if least and best_key is not None and bound + self.BOUND_MARGIN < best_key:
+                break
             n_gpus, n_cpu, n_memory, _ = kind
-            if n_gpus < gpus:
-                continue
             for free, lst in self.groups[kind].items():
                 if free < gpus:
                     continue
