@@ -35,6 +35,7 @@ class KueueMetrics:
         self._pending: dict[str, tuple] = {}
         self._pending_at: dict[str, int] = {}  # ClusterQueue -> index of its last pending row
         self._reservation: dict[tuple, tuple] = {}
+        self._revision = -1  # Kueue.revision at the last sample
         self._plan: list | None = None  # per ClusterQueue: (name, usage, [(flavor-resource, series key, nominal)])
         self.pending_rows: list[tuple] = []
         self.reservation_rows: list[tuple] = []
@@ -50,6 +51,9 @@ class KueueMetrics:
         ClusterQueues and their quotas are fixed for the run.
         """
         k = self.kueue
+        if k.revision == self._revision:
+            return  # nothing in Kueue changed since the last sample: no series has a new value
+        self._revision = k.revision
         pending, pending_at, pending_rows = self._pending, self._pending_at, self.pending_rows
         for name, q in k.queues.items():
             value = q.counts()

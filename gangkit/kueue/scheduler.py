@@ -236,10 +236,14 @@ class Kueue:
         self._seq = 0
         self.cycles = 0
         self.now = 0.0
+        # bumped by every change to the queues or the quota usage, so that the metrics
+        # (sampled after every change the layer sees) skip the samples where nothing changed
+        self.revision = 0
 
     # -- workloads in and out ------------------------------------------------
     def submit(self, wl: Workload) -> None:
         """A new pending workload (Kueue's job integration created it)."""
+        self.revision += 1
         wl.seq = self._seq
         self._seq += 1
         self.workloads[wl.seq] = wl
@@ -264,6 +268,7 @@ class Kueue:
         self._reserve(wl, admission, at)
 
     def _reserve(self, wl: Workload, admission: Admission, now: float) -> None:
+        self.revision += 1
         wl.admission = admission
         wl.quota_reserved_at = now
         wl.pending_reason = ""
@@ -277,6 +282,7 @@ class Kueue:
         adm = wl.admission
         if adm is None:
             return
+        self.revision += 1
         node = self.tree.cq[adm.cluster_queue]
         for fr, v in adm.usage.items():
             node.remove_usage(fr, v)
@@ -286,6 +292,7 @@ class Kueue:
 
     def finish(self, wl: Workload) -> None:
         """The workload's job finished: its quota goes back, parked workloads of the tree are retried."""
+        self.revision += 1
         cq = wl.admission.cluster_queue if wl.admission else wl.cluster_queue
         self._release(wl)
         wl.finished = True
@@ -301,6 +308,7 @@ class Kueue:
         timeout it waits out its backoff (``requeue_at``) parked as
         inadmissible, and may queue behind newer workloads (``order_time``).
         """
+        self.revision += 1
         cq = wl.admission.cluster_queue
         self._release(wl)
         wl.preempted_reason = reason
@@ -317,6 +325,7 @@ class Kueue:
 
     def deactivate(self, wl: Workload, reason: str) -> None:
         """Take the workload out of Kueue for good (``spec.active: false``), releasing its quota."""
+        self.revision += 1
         cq = wl.admission.cluster_queue if wl.admission else wl.cluster_queue
         self._release(wl)
         wl.deactivated = True
@@ -328,11 +337,13 @@ class Kueue:
     def backoff_expired(self, wl: Workload, now: float) -> None:
         """The requeue backoff is over: the workload queues again (Kueue's Requeued=True)."""
         self.now = max(self.now, now)
+        self.revision += 1
         if wl.admission is None and not wl.deactivated and not wl.finished and wl.cluster_queue:
             wl.requeue_at = None
             self.queues[wl.cluster_queue].push(wl)
 
     def _retry_inadmissible(self, cq_name: str) -> bool:
+        self.revision += 1
         moved = False
         for name in self.tree.tree_of(cq_name):
             moved |= self.queues[name].requeue_inadmissible(self.now)
@@ -351,6 +362,7 @@ class Kueue:
                 heads.append(Entry(wl, name))
         if not heads:
             return result
+        self.revision += 1  # heads left their queues (and go back, or are admitted)
         for e in heads:
             self._nominate(e)
         reserved: list[tuple] = []  # capacity held for the rest of this cycle only
@@ -358,6 +370,8 @@ class Kueue:
         if self.config.fair_sharing:
             order = order_entries(self.tree, heads, lambda e: e.assignment.usage if e.assignment else {},
                                   lambda e: e.workload.priority, lambda e: e.workload.queue_timestamp)
+        elif len(heads) == 1:  # one ClusterQueue with pending work: nothing to rank
+            order = heads
         else:
             order = sorted(heads, key=lambda e: (e.assignment.borrowing if e.assignment else 0, -e.workload.priority,
                                                  e.workload.queue_timestamp, e.workload.seq))
