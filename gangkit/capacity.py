@@ -47,6 +47,9 @@ class FreeCapacity:
         # every kind of node ever added (capacities and labels) -> how many: for could_ever_hold
         self._kinds_ever: dict[tuple, int] = {}
         self._by_kind: _KindIndex | None = None  # built on the first pod that needs it
+        # ready nodes whose free resources changed since they were last filed in the kind index:
+        # taken out of it at the first change, filed again just before the next choice (see take)
+        self._stale: dict[int, NodeState] = {}
 
     # -- membership -------------------------------------------------------
     def add(self, node: Node, ready: bool = True) -> NodeState:
@@ -75,34 +78,47 @@ class FreeCapacity:
             self._groups[(st.node.gpus, st.free_gpus)].remove(st.index)
             self.total_ready_gpus -= st.node.gpus
             self.free_ready_gpus -= st.free_gpus
-            if self._by_kind is not None:
+            if self._by_kind is not None and self._stale.pop(st.index, None) is None:
                 self._by_kind.remove(st)
         st.ready = False
 
     # -- changes ----------------------------------------------------------
     def take(self, st: NodeState, gpus: int, cpu: float, memory: int) -> None:
-        by_kind = self._by_kind if st.ready else None
-        if by_kind is not None:
-            by_kind.remove(st)
+        """Take resources of a node.
+
+        The kind index is refreshed lazily: a scheduler's trial takes and
+        gives back a node's resources, and the bind takes them again, all
+        before the next choice. So a changed node leaves the kind index at its
+        first change and is filed again, in its state then, just before the
+        next choice reads the index (:meth:`_refile`), which leaves the index
+        exactly as filing it at every change would.
+        """
+        if st.ready and self._by_kind is not None and st.index not in self._stale:
+            self._by_kind.remove(st)
+            self._stale[st.index] = st
         self._move(st, st.free_gpus - gpus)
         if st.free_cpu is not None:
             st.free_cpu -= cpu
         if st.free_memory is not None:
             st.free_memory -= memory
-        if by_kind is not None:
-            by_kind.insert(st)
 
     def give(self, st: NodeState, gpus: int, cpu: float, memory: int) -> None:
-        by_kind = self._by_kind if st.ready else None
-        if by_kind is not None:
-            by_kind.remove(st)
+        """Give resources back to a node (the kind index is refreshed lazily, see :meth:`take`)."""
+        if st.ready and self._by_kind is not None and st.index not in self._stale:
+            self._by_kind.remove(st)
+            self._stale[st.index] = st
         self._move(st, st.free_gpus + gpus)
         if st.free_cpu is not None:
             st.free_cpu += cpu
         if st.free_memory is not None:
             st.free_memory += memory
-        if by_kind is not None:
+
+    def _refile(self) -> None:
+        """File the nodes changed since the last choice in the kind index again."""
+        by_kind = self._by_kind
+        for st in self._stale.values():
             by_kind.insert(st)
+        self._stale.clear()
 
     def _move(self, st: NodeState, new_free: int) -> None:
         if st.ready:
@@ -125,6 +141,8 @@ class FreeCapacity:
         if selector or ((cpu or memory) and self.models_cpu_or_memory):
             if self._by_kind is None:
                 self._by_kind = _KindIndex(self)
+            elif self._stale:
+                self._refile()
             return self._by_kind.choose(gpus, cpu, memory, selector)
         best_key = None
         best_index = -1
