@@ -47,8 +47,9 @@ class FreeCapacity:
         # every kind of node ever added (capacities and labels) -> how many: for could_ever_hold
         self._kinds_ever: dict[tuple, int] = {}
         self._by_kind: _KindIndex | None = None  # built on the first pod that needs it
-        # ready nodes whose free resources changed since they were last filed in the kind index:
-        # taken out of it at the first change, filed again just before the next choice (see take)
+        # ready nodes whose free resources changed since they were last filed in the indexes
+        # (the groups, and the kind index once built): taken out of them at the first change,
+        # filed again just before the next question that reads them (see take)
         self._stale: dict[int, NodeState] = {}
 
     # -- membership -------------------------------------------------------
@@ -75,27 +76,28 @@ class FreeCapacity:
     def set_gone(self, st: NodeState) -> None:
         """Remove a (ready, empty) node from the index."""
         if st.ready:
-            self._groups[(st.node.gpus, st.free_gpus)].remove(st.index)
+            if self._stale.pop(st.index, None) is None:  # a stale node is in no index already
+                self._groups[(st.node.gpus, st.free_gpus)].remove(st.index)
+                if self._by_kind is not None:
+                    self._by_kind.remove(st)
             self.total_ready_gpus -= st.node.gpus
             self.free_ready_gpus -= st.free_gpus
-            if self._by_kind is not None and self._stale.pop(st.index, None) is None:
-                self._by_kind.remove(st)
         st.ready = False
 
     # -- changes ----------------------------------------------------------
     def take(self, st: NodeState, gpus: int, cpu: float, memory: int) -> None:
         """Take resources of a node.
 
-        The kind index is refreshed lazily: a scheduler's trial takes and
+        The indexes are refreshed lazily: a scheduler's trial takes and
         gives back a node's resources, and the bind takes them again, all
-        before the next choice. So a changed node leaves the kind index at its
+        before the next choice. So a changed node leaves the indexes at its
         first change and is filed again, in its state then, just before the
-        next choice reads the index (:meth:`_refile`), which leaves the index
-        exactly as filing it at every change would.
+        next question reads them (:meth:`_refile`), which leaves them exactly
+        as filing it at every change would. ``free_ready_gpus`` is kept at
+        every change.
         """
-        if st.ready and self._by_kind is not None and st.index not in self._stale:
-            self._by_kind.remove(st)
-            self._stale[st.index] = st
+        if st.ready and st.index not in self._stale:
+            self._unfile(st)
         self._move(st, st.free_gpus - gpus)
         if st.free_cpu is not None:
             st.free_cpu -= cpu
@@ -103,33 +105,42 @@ class FreeCapacity:
             st.free_memory -= memory
 
     def give(self, st: NodeState, gpus: int, cpu: float, memory: int) -> None:
-        """Give resources back to a node (the kind index is refreshed lazily, see :meth:`take`)."""
-        if st.ready and self._by_kind is not None and st.index not in self._stale:
-            self._by_kind.remove(st)
-            self._stale[st.index] = st
+        """Give resources back to a node (the indexes are refreshed lazily, see :meth:`take`)."""
+        if st.ready and st.index not in self._stale:
+            self._unfile(st)
         self._move(st, st.free_gpus + gpus)
         if st.free_cpu is not None:
             st.free_cpu += cpu
         if st.free_memory is not None:
             st.free_memory += memory
 
+    def _unfile(self, st: NodeState) -> None:
+        """Take a ready node out of the indexes until the next :meth:`_refile`."""
+        group = self._groups[(st.node.gpus, st.free_gpus)]
+        del group[bisect.bisect_left(group, st.index)]
+        if self._by_kind is not None:
+            self._by_kind.remove(st)
+        self._stale[st.index] = st
+
     def _refile(self) -> None:
-        """File the nodes changed since the last choice in the kind index again."""
+        """File the nodes changed since the last question in the indexes again."""
         by_kind = self._by_kind
+        groups = self._groups
         for st in self._stale.values():
-            by_kind.insert(st)
+            bisect.insort(groups[(st.node.gpus, st.free_gpus)], st.index)
+            if by_kind is not None:
+                by_kind.insert(st)
         self._stale.clear()
 
     def _move(self, st: NodeState, new_free: int) -> None:
         if st.ready:
-            old = self._groups[(st.node.gpus, st.free_gpus)]
-            del old[bisect.bisect_left(old, st.index)]
-            bisect.insort(self._groups[(st.node.gpus, new_free)], st.index)
             self.free_ready_gpus += new_free - st.free_gpus
         st.free_gpus = new_free
 
     # -- questions ----------------------------------------------------------
     def max_free_gpus(self) -> int:
+        if self._stale:
+            self._refile()
         best = 0
         for (_, free), members in self._groups.items():
             if members and free > best:
@@ -138,11 +149,11 @@ class FreeCapacity:
 
     def choose(self, gpus: int, cpu: float = 0.0, memory: int = 0, selector: tuple = ()) -> NodeState | None:
         """The node kube-scheduler's Filter and Score would pick for one pod, or None."""
+        if self._stale:
+            self._refile()
         if selector or ((cpu or memory) and self.models_cpu_or_memory):
             if self._by_kind is None:
                 self._by_kind = _KindIndex(self)
-            elif self._stale:
-                self._refile()
             return self._by_kind.choose(gpus, cpu, memory, selector)
         best_key = None
         best_index = -1
