@@ -47,6 +47,10 @@ class FreeCapacity:
         # every kind of node ever added (capacities and labels) -> how many: for could_ever_hold
         self._kinds_ever: dict[tuple, int] = {}
         self._by_kind: _KindIndex | None = None  # built on the first pod that needs it
+        # ready nodes whose free resources changed since they were last filed in the indexes
+        # (the groups, and the kind index once built): taken out of them at the first change,
+        # filed again just before the next question that reads them (see take)
+        self._stale: dict[int, NodeState] = {}
 
     # -- membership -------------------------------------------------------
     def add(self, node: Node, ready: bool = True) -> NodeState:
@@ -72,48 +76,71 @@ class FreeCapacity:
     def set_gone(self, st: NodeState) -> None:
         """Remove a (ready, empty) node from the index."""
         if st.ready:
-            self._groups[(st.node.gpus, st.free_gpus)].remove(st.index)
+            if self._stale.pop(st.index, None) is None:  # a stale node is in no index already
+                self._groups[(st.node.gpus, st.free_gpus)].remove(st.index)
+                if self._by_kind is not None:
+                    self._by_kind.remove(st)
             self.total_ready_gpus -= st.node.gpus
             self.free_ready_gpus -= st.free_gpus
-            if self._by_kind is not None:
-                self._by_kind.remove(st)
         st.ready = False
 
     # -- changes ----------------------------------------------------------
     def take(self, st: NodeState, gpus: int, cpu: float, memory: int) -> None:
-        by_kind = self._by_kind if st.ready else None
-        if by_kind is not None:
-            by_kind.remove(st)
+        """Take resources of a node.
+
+        The indexes are refreshed lazily: a scheduler's trial takes and
+        gives back a node's resources, and the bind takes them again, all
+        before the next choice. So a changed node leaves the indexes at its
+        first change and is filed again, in its state then, just before the
+        next question reads them (:meth:`_refile`), which leaves them exactly
+        as filing it at every change would. ``free_ready_gpus`` is kept at
+        every change.
+        """
+        if st.ready and st.index not in self._stale:
+            self._unfile(st)
         self._move(st, st.free_gpus - gpus)
         if st.free_cpu is not None:
             st.free_cpu -= cpu
         if st.free_memory is not None:
             st.free_memory -= memory
-        if by_kind is not None:
-            by_kind.insert(st)
 
     def give(self, st: NodeState, gpus: int, cpu: float, memory: int) -> None:
-        by_kind = self._by_kind if st.ready else None
-        if by_kind is not None:
-            by_kind.remove(st)
+        """Give resources back to a node (the indexes are refreshed lazily, see :meth:`take`)."""
+        if st.ready and st.index not in self._stale:
+            self._unfile(st)
         self._move(st, st.free_gpus + gpus)
         if st.free_cpu is not None:
             st.free_cpu += cpu
         if st.free_memory is not None:
             st.free_memory += memory
-        if by_kind is not None:
-            by_kind.insert(st)
+
+    def _unfile(self, st: NodeState) -> None:
+        """Take a ready node out of the indexes until the next :meth:`_refile`."""
+        group = self._groups[(st.node.gpus, st.free_gpus)]
+        del group[bisect.bisect_left(group, st.index)]
+        if self._by_kind is not None:
+            self._by_kind.remove(st)
+        self._stale[st.index] = st
+
+    def _refile(self) -> None:
+        """File the nodes changed since the last question in the indexes again."""
+        by_kind = self._by_kind
+        groups = self._groups
+        for st in self._stale.values():
+            bisect.insort(groups[(st.node.gpus, st.free_gpus)], st.index)
+            if by_kind is not None:
+                by_kind.insert(st)
+        self._stale.clear()
 
     def _move(self, st: NodeState, new_free: int) -> None:
         if st.ready:
-            old = self._groups[(st.node.gpus, st.free_gpus)]
-            del old[bisect.bisect_left(old, st.index)]
-            bisect.insort(self._groups[(st.node.gpus, new_free)], st.index)
             self.free_ready_gpus += new_free - st.free_gpus
         st.free_gpus = new_free
 
     # -- questions ----------------------------------------------------------
     def max_free_gpus(self) -> int:
+        if self._stale:
+            self._refile()
         best = 0
         for (_, free), members in self._groups.items():
             if members and free > best:
@@ -122,6 +149,8 @@ class FreeCapacity:
 
     def choose(self, gpus: int, cpu: float = 0.0, memory: int = 0, selector: tuple = ()) -> NodeState | None:
         """The node kube-scheduler's Filter and Score would pick for one pod, or None."""
+        if self._stale:
+            self._refile()
         if selector or ((cpu or memory) and self.models_cpu_or_memory):
             if self._by_kind is None:
                 self._by_kind = _KindIndex(self)
@@ -228,6 +257,8 @@ class _KindIndex:
     """
 
     EPS = 1e-9
+    BOUND_MARGIN = 1e-6  # far above the rounding of free CPU kept by repeated takes and gives
+    ORDER_CACHE = 1024  # distinct pod requests kept (the openb trace has 87)
 
     def __init__(self, cap: FreeCapacity):
         self.cap = cap
@@ -238,6 +269,7 @@ class _KindIndex:
         self.members: dict[tuple, list[int]] = {}
         self.entry: dict[int, tuple] = {}  # node index -> its (kind, free gpus, state)
         self._selector_cache: dict[tuple, list[tuple]] = {}
+        self._order_cache: dict[tuple, list[tuple]] = {}  # pod request -> [(best possible score, kind)], best first
         for st in cap.nodes:
             if st.ready:
                 self.insert(st)
@@ -259,6 +291,7 @@ class _KindIndex:
         if by_free is None:
             by_free = self.groups[kind] = {}
             self._selector_cache.clear()
+            self._order_cache.clear()
         state = self._state(st)
         where = (kind, st.free_gpus, state)
         self.entry[st.index] = where
@@ -293,15 +326,63 @@ class _KindIndex:
             self._selector_cache[selector] = kinds
         return kinds
 
+    def _kind_order(self, gpus: int, cpu: float, memory: int, selector: tuple) -> list[tuple]:
+        """The kinds that could hold the pod's GPUs, each with the score of an empty node of it, best first.
+
+        Kept per pod request (pods of a trace repeat a few shapes); the cache is
+        emptied when a new kind appears and when it grows past ``ORDER_CACHE``.
+        """
+        key = (gpus, cpu, memory, selector)
+        order = self._order_cache.get(key)
+        if order is None:
+            if len(self._order_cache) >= self.ORDER_CACHE:
+                self._order_cache.clear()
+            order = []
+            for kind in self._kinds_for(selector):
+                n_gpus, n_cpu, n_memory, _ = kind
+                if n_gpus < gpus:
+                    continue
+                total, count = 0.0, 0
+                if n_gpus:
+                    total += (n_gpus - gpus) / n_gpus
+                    count += 1
+                if n_cpu:
+                    total += (n_cpu - cpu) / n_cpu
+                    count += 1
+                if n_memory:
+                    total += (n_memory - memory) / n_memory
+                    count += 1
+                order.append((total / count if count else 0.0, kind))
+            order.sort(key=lambda bk: -bk[0])  # stable: equal bounds keep the kinds' order
+            self._order_cache[key] = order
+        return order
+
     def choose(self, gpus: int, cpu: float, memory: int, selector: tuple) -> NodeState | None:
+        """The node :meth:`FreeCapacity.choose_by_scan` would pick.
+
+        The score of a state is computed here from the state itself, term by
+        term in the order of :meth:`FreeCapacity.score_all` (so the same
+        float): every node of a state has the kind's capacities and the
+        state's free GPUs, CPU and memory. This loop runs for every pod placed
+        or tried, so it avoids a call per state.
+
+        Why kinds are visited best bound first (LeastAllocated): no node of a
+        kind can score above an empty node of that kind, so once the best
+        score found is clearly above a kind's bound (by more than any
+        rounding), that kind and every later one are skipped. On a cluster
+        with many kinds and idle nodes a pod then looks at a few kinds rather
+        than all of them. The skipped nodes all score strictly lower, so the
+        choice is the same.
+        """
         nodes = self.cap.nodes
         members = self.members
-        score = self.cap.score_all
+        least = self.cap.scoring == "LeastAllocated"
         eps = self.EPS
-        best, best_key = None, None
-        for kind in self._kinds_for(selector):
-            if kind[0] < gpus:
-                continue
+        best, best_key, best_index = None, None, -1
+        for bound, kind in self._kind_order(gpus, cpu, memory, selector):
+            if least and best_key is not None and bound + self.BOUND_MARGIN < best_key:
+                break
+            n_gpus, n_cpu, n_memory, _ = kind
             for free, lst in self.groups[kind].items():
                 if free < gpus:
                     continue
@@ -317,9 +398,20 @@ class _KindIndex:
                         continue
                     if limit is None:
                         limit = state[0] + eps
-                    index = members[(kind, free, state)][0]
-                    st = nodes[index]
-                    k = score(st, gpus, cpu, memory)
-                    if best_key is None or k > best_key or (k == best_key and index < best.index):
-                        best, best_key = st, k
-        return best
+                    total, count = 0.0, 0  # FreeCapacity.score_all, for any node of this state
+                    if n_gpus:
+                        total += (free - gpus) / n_gpus
+                        count += 1
+                    if n_cpu:
+                        total += (free_cpu - cpu) / n_cpu
+                        count += 1
+                    if n_memory:
+                        total += (free_memory - memory) / n_memory
+                        count += 1
+                    left = total / count if count else 0.0
+                    k = left if least else 1.0 - left
+                    if best_key is None or k >= best_key:
+                        index = members[(kind, free, state)][0]
+                        if best_key is None or k > best_key or index < best_index:
+                            best_key, best_index = k, index
+        return None if best_key is None else nodes[best_index]

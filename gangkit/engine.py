@@ -56,10 +56,10 @@ class _Call(Event):
     __slots__ = ()
 
     def __init__(self, env: simpy.Environment, delay: float, fn: Callable, priority: int = NORMAL):
-        super().__init__(env)
+        self.env = env  # Event.__init__ inlined: a run makes one of these per finish, cycle and timer
+        self.callbacks = [lambda _ev: fn(env.now)]
         self._ok = True
         self._value = None
-        self.callbacks.append(lambda _ev: fn(env.now))
         env.schedule(self, priority, delay)
 
 
@@ -122,6 +122,9 @@ class JobState:
     bound_gpu_seconds: float = 0.0
     useful_gpu_seconds: float = 0.0
     pods_done: int = 0
+    # the spec's minMember, kept on first use: a gang scheduler asks for it several times per
+    # session and job, and a job's spec does not change during a run
+    spec_gang_size: int = field(default=-1, init=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -134,7 +137,10 @@ class JobState:
     @property
     def gang_size(self) -> int:
         """minMember, never more than the pods that exist (partial admission may create fewer)."""
-        return min(self.spec.gang_size, len(self.pods)) if self.pods else self.spec.gang_size
+        g = self.spec_gang_size
+        if g < 0:
+            g = self.spec_gang_size = self.spec.gang_size
+        return min(g, len(self.pods)) if self.pods else g
 
     @property
     def gpus_bound(self) -> int:

@@ -57,6 +57,10 @@ BIG = Node("big", 8, cpu=96.0, memory=768 * GIB, labels={"gpu-model": "V100"})
     # different kinds compete on the mean share left free
     ([SMALL, BIG], [], (1, 1.0, GIB, ()), "LeastAllocated", "big"),
     ([SMALL, BIG], [], (1, 1.0, GIB, ()), "MostAllocated", "small"),
+    # the kind whose empty node would score best is looked at first, but a busy one loses to a lower kind
+    ([SMALL, BIG], [("big", 6, 90.0, 700 * GIB)], (1, 1.0, GIB, ()), "LeastAllocated", "small"),
+    ([SMALL, BIG], [("big", 8, 0.0, 0)], (1, 1.0, GIB, ()), "LeastAllocated", "small"),
+    ([BIG, SMALL, Node("big2", 8, cpu=96.0, memory=768 * GIB)], [("big", 1, 0.0, 0)], (1, 1.0, GIB, ()), "LeastAllocated", "big2"),
     # too many GPUs for the small node: only the big one is scored
     ([SMALL, BIG], [("big", 6, 0.0, 0)], (2, 1.0, GIB, ()), "MostAllocated", "small"),
     ([SMALL, BIG], [("big", 6, 0.0, 0)], (3, 1.0, GIB, ()), "MostAllocated", None),

@@ -39,6 +39,17 @@ class Mode:
     borrow: int = 0
 
 
+def _mode(mode: int, borrow: int = 0) -> Mode:
+    """The shared :class:`Mode` of these values (modes are immutable; assignment asks for a few per workload)."""
+    m = _MODES.get((mode, borrow))
+    if m is None:
+        m = _MODES[(mode, borrow)] = Mode(mode, borrow)
+    return m
+
+
+_MODES: dict[tuple[int, int], Mode] = {}
+
+
 def is_preferred(a: Mode, b: Mode, preference: str | None) -> bool:
     """Is ``a`` better than ``b``?"""
     if a.mode == NOFIT:
@@ -90,6 +101,8 @@ def flavor_matches(flavor: ResourceFlavor | None, ps: PodSetSpec) -> bool:
     """A pod's nodeSelector, restricted to the keys the flavor's nodeLabels mention, must match them."""
     if flavor is None:
         return False
+    if not ps.node_selector:  # nothing to compare
+        return True
     labels = dict(flavor.node_labels)
     return all(labels[k] == v for k, v in ps.node_selector if k in labels)
 
@@ -114,7 +127,7 @@ class FlavorAssigner:
     def assign(self, wl: Workload, counts: dict[str, int] | None = None) -> Assignment:
         usage: dict[FlavorResource, int] = {}
         out: list[PodSetAssignment] = []
-        worst = Mode(FIT, 0)
+        worst = _mode(FIT, 0)
         borrowing = 0
         for ps in wl.pod_sets:
             count = counts[ps.name] if counts else ps.count
@@ -140,21 +153,21 @@ class FlavorAssigner:
                 if mode.mode != FIT:
                     psa.reasons.extend(reasons)
                 if worst.mode > mode.mode:
-                    worst = Mode(mode.mode, worst.borrow)
+                    worst = _mode(mode.mode, worst.borrow)
                 borrowing = max(borrowing, mode.borrow)
         rep = FIT if worst.mode == FIT else (NOFIT if worst.mode == NOFIT else PREEMPT)
         return Assignment(out, usage, borrowing, rep)
 
     def _find_flavor(self, wl, rg, ps, requests, usage):
         ff = self.cq.flavor_fungibility
-        best, best_mode = None, Mode(NOFIT)
+        best, best_mode = None, _mode(NOFIT)
         reasons: list[str] = []
         for fq in rg.flavors:
             f = fq.flavor
             if not flavor_matches(self.flavors.get(f), ps):
                 reasons.append(f"flavor {f} doesn't match node affinity")
                 continue
-            mode = Mode(FIT, 0)
+            mode = _mode(FIT, 0)
             for r in rg.covered:
                 if r not in requests:
                     continue
@@ -203,18 +216,18 @@ class FlavorAssigner:
         flavor, res = fr
         cap = node.potential_available(fr)
         if val > cap:
-            return Mode(NOFIT), f"insufficient quota for {res} in flavor {flavor}: {val} requested > maximum capacity {cap}"
+            return _mode(NOFIT), f"insufficient quota for {res} in flavor {flavor}: {val} requested > maximum capacity {cap}"
         borrow, may_reclaim = node.borrowing_level(fr, val)
         avail = node.available(fr)
         if val <= avail:
-            return Mode(FIT, borrow), ""
+            return _mode(FIT, borrow), ""
         why = f"insufficient unused quota for {res} in flavor {flavor}: {val} requested, {max(0, avail)} available"
         if node.nominal(fr) >= val or may_reclaim or self.can_preempt_while_borrowing:
             targets = self.oracle(wl, {fr: val}, {fr})
             if not targets:
-                return Mode(NO_CANDIDATES, borrow), why
+                return _mode(NO_CANDIDATES, borrow), why
             after = self._borrow_after(targets, fr, val)
             if all(t.workload.cluster_queue != self.cq.name for t in targets):
-                return Mode(RECLAIM, after), why
-            return Mode(PREEMPT, after), why
-        return Mode(NOFIT, borrow), why
+                return _mode(RECLAIM, after), why
+            return _mode(PREEMPT, after), why
+        return _mode(NOFIT, borrow), why

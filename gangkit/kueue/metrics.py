@@ -35,6 +35,8 @@ class KueueMetrics:
         self._pending: dict[str, tuple] = {}
         self._pending_at: dict[str, int] = {}  # ClusterQueue -> index of its last pending row
         self._reservation: dict[tuple, tuple] = {}
+        self._revision = -1  # Kueue.revision at the last sample
+        self._plan: list | None = None  # per ClusterQueue: (name, usage, [(flavor-resource, series key, nominal)])
         self.pending_rows: list[tuple] = []
         self.reservation_rows: list[tuple] = []
         self.wait_rows: list[tuple] = []
@@ -42,26 +44,40 @@ class KueueMetrics:
         self.preempted: Counter = Counter()
 
     def sample(self, now: float) -> None:
+        """Add a row to each series whose value changed since its last row.
+
+        Called after every change Kueue sees (about five times per job), so it
+        walks a list of (ClusterQueue node, its quota entries) made once: the
+        ClusterQueues and their quotas are fixed for the run.
+        """
         k = self.kueue
+        if k.revision == self._revision:
+            return  # nothing in Kueue changed since the last sample: no series has a new value
+        self._revision = k.revision
+        pending, pending_at, pending_rows = self._pending, self._pending_at, self.pending_rows
         for name, q in k.queues.items():
-            active, inadmissible = q.counts()
-            value = (active, inadmissible)
-            if self._pending.get(name) != value:
-                self._pending[name] = value
-                i = self._pending_at.get(name)
-                if i is not None and self.pending_rows[i][0] == now:  # one row per instant: the last value
-                    self.pending_rows[i] = (now, name, active, inadmissible)
+            value = q.counts()
+            if pending.get(name) != value:
+                pending[name] = value
+                row = (now, name, *value)
+                i = pending_at.get(name)
+                if i is not None and pending_rows[i][0] == now:  # one row per instant: the last value
+                    pending_rows[i] = row
                 else:
-                    self._pending_at[name] = len(self.pending_rows)
-                    self.pending_rows.append((now, name, active, inadmissible))
-        for name, node in k.tree.cq.items():
-            for fr in node.quotas:
-                used = node.usage[fr]
-                value = (used, max(0, used - node.nominal(fr)))
-                key = (name, *fr)
-                if self._reservation.get(key, (0, 0)) != value or key not in self._reservation:
-                    self._reservation[key] = value
-                    self.reservation_rows.append((now, name, fr[0], fr[1], used, value[1], node.nominal(fr)))
+                    pending_at[name] = len(pending_rows)
+                    pending_rows.append(row)
+        plan = self._plan
+        if plan is None:
+            plan = self._plan = [(name, node.usage, [(fr, (name, *fr), q.nominal) for fr, q in node.quotas.items()])
+                                 for name, node in k.tree.cq.items()]
+        reservation = self._reservation
+        for name, usage, entries in plan:
+            for fr, key, nominal in entries:
+                used = usage[fr]
+                value = (used, used - nominal if used > nominal else 0)
+                if reservation.get(key) != value:  # a first row for every series, then a row per change
+                    reservation[key] = value
+                    self.reservation_rows.append((now, name, fr[0], fr[1], used, value[1], nominal))
 
     def admitted(self, wl, now: float) -> None:
         since = wl.created if wl.requeued_at is None else wl.requeued_at  # QueuedWaitTime: since the last requeue

@@ -161,6 +161,7 @@ class QuotaTree:
     def __init__(self, cluster_queues: list[ClusterQueue], cohorts: list[Cohort]):
         self.cq: dict[str, QuotaNode] = {}
         self.cohort: dict[str, QuotaNode] = {}
+        self._trees: dict[str, tuple[str, ...]] = {}  # ClusterQueue -> tree_of's answer
         for c in cohorts:
             self.cohort[c.name] = QuotaNode(c.name, False, c.resource_groups, c.fair_sharing_weight)
         for c in cohorts:
@@ -193,7 +194,16 @@ class QuotaTree:
         node.subtree = subtree
 
     def tree_of(self, cq_name: str) -> list[str]:
-        """Names of every ClusterQueue in the same root cohort tree (itself alone without cohort)."""
+        """Names of every ClusterQueue in the same root cohort tree (itself alone without cohort).
+
+        Asked after every finish and eviction; the tree is fixed once built, so each answer is kept.
+        """
+        names = self._trees.get(cq_name)
+        if names is None:
+            names = self._trees[cq_name] = tuple(self._tree_of(cq_name))
+        return list(names)
+
+    def _tree_of(self, cq_name: str) -> list[str]:
         node = self.cq[cq_name]
         root = node.root()
         out = []

@@ -228,15 +228,22 @@ class Kueue:
         self.queues = {q.name: _Queue(q.queueing_strategy, self.config.equivalence_hashing) for q in cluster_queues}
         self.admitted: dict[str, dict[int, Workload]] = {q.name: {} for q in cluster_queues}
         self.preemptor = Preemptor(self.tree, self.cluster_queues, self.admitted, self.config)
+        # made once: a cycle runs after every change, and the ClusterQueues and their settings are fixed for the run
+        self._queue_names = sorted(self.queues)
+        self._assigners: dict[str, FlavorAssigner] = {}
         self.workloads: dict[int, Workload] = {}
         self.orphans: dict[int, Workload] = {}  # no such LocalQueue or ClusterQueue
         self._seq = 0
         self.cycles = 0
         self.now = 0.0
+        # bumped by every change to the queues or the quota usage, so that the metrics
+        # (sampled after every change the layer sees) skip the samples where nothing changed
+        self.revision = 0
 
     # -- workloads in and out ------------------------------------------------
     def submit(self, wl: Workload) -> None:
         """A new pending workload (Kueue's job integration created it)."""
+        self.revision += 1
         wl.seq = self._seq
         self._seq += 1
         self.workloads[wl.seq] = wl
@@ -261,6 +268,7 @@ class Kueue:
         self._reserve(wl, admission, at)
 
     def _reserve(self, wl: Workload, admission: Admission, now: float) -> None:
+        self.revision += 1
         wl.admission = admission
         wl.quota_reserved_at = now
         wl.pending_reason = ""
@@ -274,6 +282,7 @@ class Kueue:
         adm = wl.admission
         if adm is None:
             return
+        self.revision += 1
         node = self.tree.cq[adm.cluster_queue]
         for fr, v in adm.usage.items():
             node.remove_usage(fr, v)
@@ -283,6 +292,7 @@ class Kueue:
 
     def finish(self, wl: Workload) -> None:
         """The workload's job finished: its quota goes back, parked workloads of the tree are retried."""
+        self.revision += 1
         cq = wl.admission.cluster_queue if wl.admission else wl.cluster_queue
         self._release(wl)
         wl.finished = True
@@ -298,6 +308,7 @@ class Kueue:
         timeout it waits out its backoff (``requeue_at``) parked as
         inadmissible, and may queue behind newer workloads (``order_time``).
         """
+        self.revision += 1
         cq = wl.admission.cluster_queue
         self._release(wl)
         wl.preempted_reason = reason
@@ -314,6 +325,7 @@ class Kueue:
 
     def deactivate(self, wl: Workload, reason: str) -> None:
         """Take the workload out of Kueue for good (``spec.active: false``), releasing its quota."""
+        self.revision += 1
         cq = wl.admission.cluster_queue if wl.admission else wl.cluster_queue
         self._release(wl)
         wl.deactivated = True
@@ -325,11 +337,13 @@ class Kueue:
     def backoff_expired(self, wl: Workload, now: float) -> None:
         """The requeue backoff is over: the workload queues again (Kueue's Requeued=True)."""
         self.now = max(self.now, now)
+        self.revision += 1
         if wl.admission is None and not wl.deactivated and not wl.finished and wl.cluster_queue:
             wl.requeue_at = None
             self.queues[wl.cluster_queue].push(wl)
 
     def _retry_inadmissible(self, cq_name: str) -> bool:
+        self.revision += 1
         moved = False
         for name in self.tree.tree_of(cq_name):
             moved |= self.queues[name].requeue_inadmissible(self.now)
@@ -342,12 +356,13 @@ class Kueue:
         self.now = max(self.now, now)
         result = CycleResult()
         heads = []
-        for name in sorted(self.queues):
+        for name in self._queue_names:
             wl = self.queues[name].pop()
             if wl is not None:
                 heads.append(Entry(wl, name))
         if not heads:
             return result
+        self.revision += 1  # heads left their queues (and go back, or are admitted)
         for e in heads:
             self._nominate(e)
         reserved: list[tuple] = []  # capacity held for the rest of this cycle only
@@ -355,6 +370,8 @@ class Kueue:
         if self.config.fair_sharing:
             order = order_entries(self.tree, heads, lambda e: e.assignment.usage if e.assignment else {},
                                   lambda e: e.workload.priority, lambda e: e.workload.queue_timestamp)
+        elif len(heads) == 1:  # one ClusterQueue with pending work: nothing to rank
+            order = heads
         else:
             order = sorted(heads, key=lambda e: (e.assignment.borrowing if e.assignment else 0, -e.workload.priority,
                                                  e.workload.queue_timestamp, e.workload.seq))
@@ -372,10 +389,7 @@ class Kueue:
         return result
 
     def _nominate(self, e: Entry) -> None:
-        cq = self.cluster_queues[e.cq]
-        node = self.tree.cq[e.cq]
-        oracle = lambda wl, request, frs: self.preemptor.targets(wl, e.cq, request, frs)  # noqa: E731
-        assigner = FlavorAssigner(cq, node, self.flavors, oracle, self.config.fair_sharing, self.tree.cq)
+        assigner = self._assigner(e.cq)
         e.assignment = assigner.assign(e.workload)
         if e.assignment.mode == PREEMPT:
             e.targets = self.preemptor.targets(e.workload, e.cq, e.assignment.usage, e.assignment.frs_needing_preemption())
@@ -384,6 +398,16 @@ class Kueue:
         partial = self._partial_admission(e, assigner)
         if partial is not None:
             e.assignment, e.targets = partial
+
+    def _assigner(self, cq_name: str) -> FlavorAssigner:
+        """The ClusterQueue's flavor assigner (it reads the live quota tree, so one per queue serves every cycle)."""
+        assigner = self._assigners.get(cq_name)
+        if assigner is None:
+            oracle = lambda wl, request, frs: self.preemptor.targets(wl, cq_name, request, frs)  # noqa: E731
+            assigner = FlavorAssigner(self.cluster_queues[cq_name], self.tree.cq[cq_name], self.flavors, oracle,
+                                      self.config.fair_sharing, self.tree.cq)
+            self._assigners[cq_name] = assigner
+        return assigner
 
     def _partial_admission(self, e: Entry, assigner: FlavorAssigner):
         """The largest pod counts between ``minCount`` and ``count`` that fit (or fit by preemption).
