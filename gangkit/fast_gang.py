@@ -164,12 +164,13 @@ class OnePodGangRun(Simulation):
             if not unfinished or not heap or heap[0][0] > horizon:
                 break
             now, _, _, kind, j, start, enter = pop(heap)
-            if kind == _FINISH:
+            if kind == _FINISH or (kind == _CYCLE and fifo and free >= g):  # a finish, or a session that binds
                 dt = now - last_t
                 if dt > 0:
                     i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
                     i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt
                     last_t = now
+            if kind == _FINISH:
                 useful -= g
                 free += g
                 bound -= g
@@ -196,11 +197,6 @@ class OnePodGangRun(Simulation):
                 changed = False
                 while fifo and free >= g:
                     j, enter = fifo.popleft()
-                    dt = now - last_t
-                    if dt > 0:
-                        i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
-                        i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt
-                        last_t = now
                     free -= g
                     bound += g
                     events += 2  # pod_bound, job_started
