@@ -24,8 +24,8 @@ very same rules with a plain heap of events:
 
 :func:`applies` says when a run qualifies; :func:`gangkit.simulate` then
 uses :func:`run` and falls back to the general engine when it returns None
-(a ``jobs``-level run that the horizon cuts with jobs still in the system:
-their rows need the placement layer's reasons). tests/test_fast_gang.py runs
+(a ``jobs``-level run that the horizon cuts with jobs still in the system
+or not yet submitted: their rows need the placement layer's reasons and states). tests/test_fast_gang.py runs
 both engines on random scenarios and compares every table and figure.
 """
 
@@ -302,8 +302,8 @@ def run(scenario: Scenario, stack) -> Result | None:
     """Run a qualifying scenario (see :func:`applies`); None when the general engine must do it."""
     sim = OnePodGangRun(scenario, stack)
     sim.run()
-    if sim.record == "jobs" and sim.live:
-        return None  # rows of jobs still in the system need the placement layer's reasons
+    if sim.record == "jobs" and (sim.live or sim.arrived < sim.job_total):
+        return None  # rows of jobs still in the system, or never submitted, need the general engine's states
     result = build_result(sim)
     if sim.record == "jobs":
         result = dataclasses.replace(result, jobs=sim.jobs_table())
