@@ -24,7 +24,8 @@ Cases (``--case a,b,c,d``; all four by default):
   ClusterQueue whose quota covers the cluster's GPUs, CPU and memory.
 
 Every row runs in a **fresh Python subprocess**, so its peak resident memory
-(``ru_maxrss``, imports included) is its own. ``wall_s`` and ``cpu_s`` count
+(``ru_maxrss``, imports included) is its own (``--same-process`` runs them all
+in one process, for a quicker smoke test). ``wall_s`` and ``cpu_s`` count
 only the simulation (``gangkit.simulate`` or the SimPy model's ``env.run``);
 building the job stream or reading the trace is ``build_s``. Rates (jobs/s,
 events/s, microseconds per job) use the process's CPU seconds: on a shared
@@ -35,7 +36,8 @@ Usage::
 
     python benchmarks/run.py                  # every case at full size (about 25 min on 2 cores)
     python benchmarks/run.py --case a,d       # some cases
-    python benchmarks/run.py --quick          # small sizes, a smoke test (tests/test_benchmarks_smoke.py)
+    python benchmarks/run.py --quick          # small sizes, a smoke test
+    python benchmarks/run.py --quick --same-process  # the same in one process (tests/test_benchmarks_smoke.py)
     python benchmarks/run.py --profile 25     # also the 25 hottest functions of each row (cProfile, stderr)
     python benchmarks/run.py --json > rows.jsonl; python benchmarks/run.py --table rows.jsonl
 
@@ -327,6 +329,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="folder holding alibaba-openb-2023/ (default: ../shared/traces beside the repository)")
     p.add_argument("--timeout", type=float, default=None, help="seconds before a row is abandoned (default: none)")
     p.add_argument("--profile", type=int, default=0, metavar="N", help="print the N hottest functions of each row (cProfile) on stderr")
+    p.add_argument("--same-process", action="store_true",
+                   help="run every row in this process, not each in its own (quicker to start, for smoke tests; "
+                        "peak memory is then the largest so far)")
     p.add_argument("--json", action="store_true", help="print the rows as JSON lines instead of a table")
     p.add_argument("--table", type=Path, metavar="FILE", help="print the table of rows saved earlier with --json (no run)")
     p.add_argument("--one", help=argparse.SUPPRESS)  # internal: one row, JSON out
@@ -347,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--case: expected letters among a, b, c, d separated by commas, got {args.case!r}")
     rows = []
     for spec in plan(cases, args.quick, args.traces, args.profile):
-        row = in_subprocess(spec, args.profile, args.timeout)
+        row = run_one(spec) if args.same_process else in_subprocess(spec, args.profile, args.timeout)
         rows.append(row)
         if args.json:
             print(json.dumps(row), flush=True)

@@ -24,10 +24,13 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import yaml
-from jsonschema import Draft7Validator
+
+if TYPE_CHECKING:  # imported where a validator is built: jsonschema's import takes seconds
+    from jsonschema import Draft7Validator
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "shared" / "schemas"
 requires_schemas = pytest.mark.skipif(
@@ -82,11 +85,19 @@ def _name(doc: dict) -> str:
     return f"{meta['namespace']}/{meta.get('name')}" if meta.get("namespace") else str(meta.get("name"))
 
 
+def _validator(schema: dict) -> Draft7Validator:
+    """A Draft 7 validator. jsonschema is imported here, not at the top: its format checkers take
+    seconds to import, which every test process importing this module (for the skip marker) would pay."""
+    from jsonschema import Draft7Validator
+
+    return Draft7Validator(schema)
+
+
 @lru_cache(maxsize=None)
 def _builtin_validator(filename: str) -> Draft7Validator:
     # Set A's $schema is "http://json-schema.org/schema#": build Draft 7 directly.
     schema = json.loads((SCHEMAS / "kubernetes" / "v1.32.2-standalone-strict" / filename).read_text())
-    return Draft7Validator(schema)
+    return _validator(schema)
 
 
 @lru_cache(maxsize=None)
@@ -94,7 +105,7 @@ def _openapi_135_validator(filename: str, name: str) -> tuple[str, Draft7Validat
     """Set B (official 1.35 OpenAPI, ``$ref``s inside the file), made strict like the CRDs."""
     components = json.loads((SCHEMAS / "kubernetes" / "openapi-v3-1.35" / filename).read_text())["components"]["schemas"]
     schema = {"allOf": [{"$ref": f"#/components/schemas/{name}"}], "components": {"schemas": strict(components)}}
-    return f"kubernetes/openapi-v3-1.35/{filename} ({name})", Draft7Validator(schema)
+    return f"kubernetes/openapi-v3-1.35/{filename} ({name})", _validator(schema)
 
 
 @lru_cache(maxsize=None)
@@ -124,7 +135,7 @@ def _crd_validator(group: str, version: str, kind: str) -> tuple[str, Draft7Vali
         names = [v["name"] for v in crd["spec"]["versions"] if v.get("served")]
         raise AssertionError(f"{path.name} serves {kind} as {names}, not {version}")
     schema = strict(python_patterns(served[0]["schema"]["openAPIV3Schema"]))
-    return f"{path.parent.name}/{path.name} ({version})", Draft7Validator(schema)
+    return f"{path.parent.name}/{path.name} ({version})", _validator(schema)
 
 
 def _load_yaml(path: Path):

@@ -23,7 +23,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_quick_benchmark_prints_every_case():
-    proc = _run("--quick")
+    proc = _run("--quick", "--same-process")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["case", "stack"])

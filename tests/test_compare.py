@@ -39,8 +39,8 @@ def test_rows_agree_with_single_runs_and_gpu_hours_add_up():
 
 
 def test_same_seed_same_table():
-    a = gk.compare("mixed", stacks=["gang", "kueue+gang"], seed=7, horizon=20000)
-    b = gk.compare("mixed", stacks=["gang", "kueue+gang"], seed=7, horizon=20000)
+    a = gk.compare("mixed", stacks=["gang", "kueue+gang"], seed=7, horizon=5000)
+    b = gk.compare("mixed", stacks=["gang", "kueue+gang"], seed=7, horizon=5000)
     pd.testing.assert_frame_equal(a, b)
 
 

@@ -6,6 +6,7 @@ here the command re-runs a reduced grid with ``--check`` and compares with the m
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import subprocess
@@ -28,6 +29,19 @@ def run_tool(*args: str) -> subprocess.CompletedProcess:
                           timeout=600)
 
 
+def run_tool_here(capsys, *args: str) -> tuple[int, str]:
+    """The tool's ``main`` in this process (no interpreter to start): exit code, and stdout + stderr."""
+    spec = importlib.util.spec_from_file_location("make_lesson04_data", TOOL)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    try:
+        code, message = tool.main(list(args)), ""
+    except SystemExit as stop:  # as the interpreter does: a message goes to stderr, with exit code 1
+        code, message = (1, stop.code) if isinstance(stop.code, str) else (stop.code, "")
+    out = capsys.readouterr()
+    return code, out.out + out.err + message
+
+
 def test_the_command_reproduces_the_committed_rows_on_a_reduced_grid():
     done = run_tool("--check", "--loads", "0.6", "0.9", "--seeds", "1", "--orderings", "strict", "easy-backfill",
                     "--workers", "2")
@@ -36,16 +50,16 @@ def test_the_command_reproduces_the_committed_rows_on_a_reduced_grid():
     assert f"up to date (4 rows and {2 * gangs} story rows compared)" in done.stdout
 
 
-def test_check_notices_a_changed_row(tmp_path):
+def test_check_notices_a_changed_row(tmp_path, capsys):
     data = pd.read_csv(lesson04.SWEEP_DATA, comment="#")
     i = data.index[(data["ordering"] == "skip") & (data["load"] == 0.6) & (data["seed"] == 1)][0]
     data.loc[i, "mean_wait_s"] += 1.0
     changed = tmp_path / "sweep.csv"
     changed.write_text("# changed\n" + data.to_csv(index=False))
-    done = run_tool("--check", "--output", str(changed), "--loads", "0.6", "--seeds", "1", "--orderings", "skip",
-                    "--workers", "1")
-    assert done.returncode == 1
-    assert "mean_wait_s at ordering=skip load=0.6 seed=1" in done.stdout
+    code, out = run_tool_here(capsys, "--check", "--output", str(changed), "--loads", "0.6", "--seeds", "1",
+                              "--orderings", "skip", "--workers", "1")
+    assert code == 1
+    assert "mean_wait_s at ordering=skip load=0.6 seed=1" in out
 
 
 @pytest.mark.parametrize("args, says", [
@@ -53,9 +67,9 @@ def test_check_notices_a_changed_row(tmp_path):
     (["--check", "--loads", "0.4", "--orderings", "easy-backfill"], "no point of the lesson's grids"),
     (["--loads", "0.6"], "only go with --check"),
 ])
-def test_the_command_refuses_a_grid_it_cannot_compare(args, says):
-    done = run_tool(*args)
-    assert done.returncode != 0 and says in done.stdout + done.stderr
+def test_the_command_refuses_a_grid_it_cannot_compare(args, says, capsys):
+    code, out = run_tool_here(capsys, *args)
+    assert code != 0 and says in out
 
 
 def test_the_committed_file_holds_the_whole_grid():

@@ -65,7 +65,7 @@ CONFIGS = [
 
 SETTINGS = dict(deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-EXAMPLES = 120  # per configuration
+EXAMPLES = 90  # per configuration
 MIN_CONTENDED_SHARE = 0.7  # observed: about 80-85 %
 
 
@@ -141,12 +141,25 @@ def nan(x) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
+_ROWS: list = [None, {}]  # the last result checked and its tables as lists of dicts (the checks only read them)
+
+
+def records(res, table: str) -> list[dict]:
+    """``res.<table>`` as a list of row dicts, made once per result: the checks read each table several times."""
+    if _ROWS[0] is not res:
+        _ROWS[:] = [res, {}]
+    rows = _ROWS[1]
+    if table not in rows:
+        rows[table] = getattr(res, table).to_dict("records")
+    return rows[table]
+
+
 def pod_rows(res) -> list[dict]:
-    return res.pods.to_dict("records")
+    return records(res, "pods")
 
 
 def job_rows(res) -> dict[str, dict]:
-    return {r["job"]: r for r in res.jobs.to_dict("records")}
+    return {r["job"]: r for r in records(res, "jobs")}
 
 
 def contended(sc: Scenario, results) -> bool:
@@ -281,7 +294,7 @@ def check_strict_no_overtaking(sc: Scenario, res) -> None:
     minMember pods it is *ready*, and Volcano's gang order puts jobs that are
     not ready first; its remaining pods (and so its sync start) may come later.
     """
-    rows = [r for r in res.jobs.to_dict("records") if r["state"] != "Rejected"]  # table order = submission order
+    rows = [r for r in records(res, "jobs") if r["state"] != "Rejected"]  # table order = submission order
     for i, a in enumerate(rows):
         if a["gang_size"] < a["pods"]:
             continue
@@ -326,7 +339,7 @@ def check_gpu_seconds(sc: Scenario, res, preemption: bool) -> None:
     assert close(bound, f["useful_gpu_seconds"] + f["held_idle_gpu_seconds"], abs_=5e-3), f
 
     # a job's useful GPU-seconds: exactly gpus x run time when it finished without restarts
-    for r in jobs.to_dict("records"):
+    for r in records(res, "jobs"):
         work = r["gpus"] * r["run_time_s"]
         if r["state"] == "Finished":
             if r["restarts"] == 0:
@@ -359,7 +372,7 @@ def check_terminal_states(sc: Scenario, res) -> None:
     biggest = max(n.gpus for n in sc.nodes)
     specs = {j.key: j for j in sc.jobs}
     end = end_of(res)
-    for r in jobs.to_dict("records"):
+    for r in records(res, "jobs"):
         spec = specs[r["job"]]
         too_big = any(ps.gpus > biggest for ps in spec.pod_sets)
         if r["submit_s"] <= end:
@@ -399,7 +412,7 @@ def check_waits(sc: Scenario, res) -> None:
     wait_cols = [c for c in res.jobs.columns if c.startswith("wait_") and c.endswith("_s")
                  and c not in ("wait_s", "wait_unattributed_s")]
     assert wait_cols == ["wait_placement_s"]
-    for r in res.jobs.to_dict("records"):
+    for r in records(res, "jobs"):
         if r["state"] == "Rejected":
             assert nan(r["wait_s"]) and nan(r["wait_unattributed_s"]) and not r["censored"], r
             continue
