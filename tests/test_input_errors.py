@@ -74,8 +74,10 @@ def test_horizon_cut_is_not_a_deadlock():
 
 
 def test_summary_recording_keeps_the_figures_of_a_full_recording():
-    full = gk.simulate("mixed", stack="gang", seed=3).summary()
-    light = gk.simulate("mixed", stack="gang", seed=3, record="summary")
+    sc = gk.scenarios.mixed(n_jobs=1500, n_nodes=64, seed=3)  # jobs wait: every figure has something to count
+    full = gk.simulate(sc, stack="gang").summary()
+    assert full["mean_wait_s"] > 0
+    light = gk.simulate(sc, stack="gang", record="summary")
     assert light.summary() == full and light.events.empty and light.jobs.empty
 
 
