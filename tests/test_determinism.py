@@ -72,3 +72,24 @@ def test_tables_are_byte_identical_across_processes(runs, stack, ordering, table
         pytest.fail(f"{table}.csv differs between PYTHONHASHSEED={HASH_SEEDS[0]} and {HASH_SEEDS[1]} "
                     f"({len(la)} vs {len(lb)} lines); first difference at line {first + 1}:\n"
                     f"  {la[first] if first < len(la) else '<end>'}\n  {lb[first] if first < len(lb) else '<end>'}")
+
+
+@pytest.mark.parametrize("before", [(700, 10, 10), (0, 10, 10), (100_000, 50, 200)],
+                         ids=["Python's defaults", "collector switched off", "higher than gangkit's"])
+def test_a_run_leaves_the_garbage_collector_as_it_found_it(before):
+    """simulate() spaces collections out while it runs (gangkit.simulate.fewer_collections), then restores them."""
+    import gc
+
+    import gangkit as gk
+    from gangkit.simulate import fewer_collections
+
+    saved = gc.get_threshold()
+    try:
+        gc.set_threshold(*before)
+        with fewer_collections():
+            during = gc.get_threshold()
+        assert during == (before if before[0] == 0 else tuple(max(a, b) for a, b in zip(before, (50_000, 20, 100))))
+        gk.simulate("three-workers", stack="gang")
+        assert gc.get_threshold() == before
+    finally:
+        gc.set_threshold(*saved)
