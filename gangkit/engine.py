@@ -438,10 +438,11 @@ class Simulation:
             return
         now = self.env.now
         self._advance(now)
-        js.useful_gpu_seconds += (now - js.progress_since) * sum(p.pod_set.gpus for p in js.pods)
+        gpus = sum(p.pod_set.gpus for p in js.pods)
+        js.useful_gpu_seconds += (now - js.progress_since) * gpus
         js.progressing = False
         js.remaining = 0.0
-        self.useful_gpus -= sum(p.pod_set.gpus for p in js.pods)
+        self.useful_gpus -= gpus
         for p in js.pods:
             p.done = True
             self._release_pod(p, now)

@@ -205,6 +205,14 @@ class VolcanoGang:
 
     # -- one session ----------------------------------------------------------
     def cycle(self, sim: Simulation, now: float) -> None:
+        if not (self._pending or self._creating or self._partial or self.proportional or any(self._shapes.values())):
+            # nothing waits (the cycle after a finish, most of a trace replay's cycles): every action
+            # below would find nothing to do; these are the figures they would leave
+            self._attrs = None
+            self._blocked_jobs = []
+            if self.ordering in RESERVING:
+                self.reservations = {}
+            return
         self._open_session(sim)
         self._enqueue_action(sim, now)
         self._allocate_action(sim, now)

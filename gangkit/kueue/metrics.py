@@ -36,6 +36,7 @@ class KueueMetrics:
         self._pending_at: dict[str, int] = {}  # ClusterQueue -> index of its last pending row
         self._reservation: dict[tuple, tuple] = {}
         self._revision = -1  # Kueue.revision at the last sample
+        self._usage_revision = -1  # Kueue.usage_revision at the last sample
         self._plan: list | None = None  # per ClusterQueue: (name, usage, [(flavor-resource, series key, nominal)])
         self.pending_rows: list[tuple] = []
         self.reservation_rows: list[tuple] = []
@@ -66,6 +67,9 @@ class KueueMetrics:
                 else:
                     pending_at[name] = len(pending_rows)
                     pending_rows.append(row)
+        if k.usage_revision == self._usage_revision:
+            return  # no quota reserved or released since the last sample: no reservation series changed
+        self._usage_revision = k.usage_revision
         plan = self._plan
         if plan is None:
             plan = self._plan = [(name, node.usage, [(fr, (name, *fr), q.nominal) for fr, q in node.quotas.items()])

@@ -239,6 +239,9 @@ class Kueue:
         # bumped by every change to the queues or the quota usage, so that the metrics
         # (sampled after every change the layer sees) skip the samples where nothing changed
         self.revision = 0
+        # bumped by every lasting change of quota usage (reserve, release): every other change of
+        # usage (trials within a cycle, preemption's what-ifs) is undone before the call returns
+        self.usage_revision = 0
 
     # -- workloads in and out ------------------------------------------------
     def submit(self, wl: Workload) -> None:
@@ -269,6 +272,7 @@ class Kueue:
 
     def _reserve(self, wl: Workload, admission: Admission, now: float) -> None:
         self.revision += 1
+        self.usage_revision += 1
         wl.admission = admission
         wl.quota_reserved_at = now
         wl.pending_reason = ""
@@ -283,6 +287,7 @@ class Kueue:
         if adm is None:
             return
         self.revision += 1
+        self.usage_revision += 1
         node = self.tree.cq[adm.cluster_queue]
         for fr, v in adm.usage.items():
             node.remove_usage(fr, v)
@@ -485,6 +490,8 @@ class Kueue:
     def _fits(self, e: Entry, preempted: dict) -> bool:
         """Does the entry still fit, counting as gone every victim chosen so far in this cycle?"""
         node = self.tree.cq[e.cq]
+        if not preempted and not e.targets:  # no victims anywhere in this cycle: the quota as it stands
+            return all(v <= node.available(fr) for fr, v in e.assignment.usage.items())
         gone = {t.workload.seq: t.workload for t, _ in preempted.values()}
         gone.update({t.workload.seq: t.workload for t in e.targets})
         for wl in gone.values():
