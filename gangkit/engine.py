@@ -734,7 +734,8 @@ class Simulation:
         """The job leaves its layer now: add that stretch to its wait buckets."""
         for bucket, seconds in self.wait_split(js, now).items():
             js.waits[bucket] = js.waits.get(bucket, 0.0) + seconds
-        js.awaited = {}
+        if js.awaited:
+            js.awaited = {}
 
     def _note_awaited(self, now: float) -> None:
         """Note, per waiting job, the in-flight nodes a supplier has nominated its pods to.

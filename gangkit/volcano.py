@@ -258,6 +258,8 @@ class VolcanoGang:
         self._room = ClusterRoom(total * self.setup.overcommit_factor - used, promised)
 
     def _queue_order(self, names) -> list[str]:
+        if len(names) == 1:  # the usual case: one queue with work, nothing to rank
+            return list(names)
         attrs = self._attrs or {}
         return sorted(names, key=lambda q: attrs[q].order_key() if q in attrs else (-self.queues[q].priority, 0.0, q))
 

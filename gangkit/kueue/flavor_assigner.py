@@ -168,6 +168,11 @@ class FlavorAssigner:
         ff = self.cq.flavor_fungibility
         best, best_mode = None, _NOFIT
         reasons: list[str] = []
+        node = self.node
+        # a root (a ClusterQueue without cohort) fits a request within its own free quota with
+        # no borrowing and nothing to note (QuotaNode.fit_figures' root figures): said here, it
+        # spares the usual case of a replay a call per resource
+        root_usage = node.usage if node.parent is None else None
         for fq in rg.flavors:
             f = fq.flavor
             if not flavor_matches(self.flavors.get(f), ps):
@@ -177,8 +182,13 @@ class FlavorAssigner:
             for r in rg.covered:
                 if r not in requests:
                     continue
-                val = usage.get((f, r), 0) + requests[r]
-                m, why = self._fits_resource_quota(wl, (f, r), val)
+                fr = (f, r)
+                val = usage.get(fr, 0) + requests[r]
+                if root_usage is not None:
+                    cap = node.subtree.get(fr, 0)
+                    if val <= cap and val <= cap - root_usage[fr]:
+                        continue  # Fit without borrowing: the mode stays as it is
+                m, why = self._fits_resource_quota(wl, fr, val)
                 if why:
                     reasons.append(why)
                 if m is not mode and is_preferred(mode, m, ff.preference):  # a mode is never preferred to itself

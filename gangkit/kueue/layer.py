@@ -146,7 +146,7 @@ class KueueLayer:
         for ps_name, res_flavor in wl.admission.flavors.items():
             labels: dict[str, str] = {}
             for f in sorted(set(res_flavor.values())):
-                labels.update(dict(flavors[f].node_labels))
+                labels.update(flavors[f].node_labels)  # the flavor's (label, value) pairs in order
             if labels:
                 by_name[ps_name] = labels
         wl.job.extra_selector = by_name

@@ -86,7 +86,8 @@ class _Queue:
     def __init__(self, strategy: str, equivalence: bool = True):
         self.strategy = strategy
         self.equivalence = equivalence and strategy == "BestEffortFIFO"
-        self.classes: dict[tuple, list] = {}  # hash -> heap of (key, seq, wl)
+        self.classes: dict = {}  # class -> heap of (key, seq, wl)
+        self.class_numbers: dict[tuple, int] = {}  # scheduling hash -> its class (see _class)
         self.blocked: set[tuple] = set()  # classes parked as a whole
         self.parked: dict[int, Workload] = {}  # parked one by one
         self.members: dict[int, tuple] = {}  # seq -> the key of its live heap entry
@@ -102,8 +103,19 @@ class _Queue:
         sticky = 0 if (self.strategy == "BestEffortFIFO" and wl is self.preemptor) else 1
         return (sticky, -wl.priority, wl.queue_timestamp, wl.seq)
 
-    def _class(self, wl: Workload) -> tuple:
-        return scheduling_hash(wl) if self.equivalence else (wl.seq,)
+    def _class(self, wl: Workload) -> tuple | int:
+        """The workload's equivalence class: a small number per distinct scheduling hash.
+
+        Why a number: the class is looked up in several dicts and sets per push and pop,
+        and a nested tuple is hashed anew at every look-up.
+        """
+        if not self.equivalence:
+            return (wl.seq,)
+        h = scheduling_hash(wl)
+        number = self.class_numbers.get(h)
+        if number is None:
+            number = self.class_numbers[h] = len(self.class_numbers)
+        return number
 
     def push(self, wl: Workload) -> None:
         """Into the active heap (a workload of a parked class stays parked with its class)."""
@@ -194,6 +206,9 @@ class _Queue:
 
     def requeue_inadmissible(self, now: float) -> bool:
         """Move parked workloads back to the heap, except those still in their requeue backoff."""
+        if not self.blocked and not self.parked:  # nothing parked (asked after every finish)
+            self.blocked_count = 0
+            return False
         moved = bool(self.blocked)
         blocked = list(self.blocked)
         self.blocked.clear()
@@ -465,7 +480,7 @@ class Kueue:
                         node.add_usage(fr, v)
                         reserved.append((node, fr, v))
             return
-        if any(t.workload.seq in preempted for t in e.targets):
+        if e.targets and any(t.workload.seq in preempted for t in e.targets):
             e.requeue_reason, e.message = SKIPPED, "Workload has overlapping preemption targets with another workload"
             return
         if not self._fits(e, preempted):
