@@ -204,10 +204,19 @@ class VolcanoGang:
         return self._phase.get(js.index) == phase and js.placing and not js.bound and js.state == "Pending"
 
     # -- one session ----------------------------------------------------------
+    def _nothing_waits(self) -> bool:
+        """No PodGroup waits to be enqueued or allocated (and no queue shares to compute)."""
+        return not (self._pending or self._creating or self._partial or self.proportional or any(self._shapes.values()))
+
+    def idle(self) -> bool:
+        """A session now would change nothing (the engine then skips it): nothing waits, and the
+        figures a session leaves (see cycle) are already those of an empty session."""
+        return (self._nothing_waits() and self._attrs is None and not self._blocked_jobs
+                and not (self.ordering in RESERVING and self.reservations))
+
     def cycle(self, sim: Simulation, now: float) -> None:
-        if not (self._pending or self._creating or self._partial or self.proportional or any(self._shapes.values())):
-            # nothing waits (the cycle after a finish, most of a trace replay's cycles): every action
-            # below would find nothing to do; these are the figures they would leave
+        if self._nothing_waits():
+            # every action below would find nothing to do; these are the figures they would leave
             self._attrs = None
             self._blocked_jobs = []
             if self.ordering in RESERVING:
