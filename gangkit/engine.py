@@ -140,7 +140,8 @@ class JobState:
         g = self.spec_gang_size
         if g < 0:
             g = self.spec_gang_size = self.spec.gang_size
-        return min(g, len(self.pods)) if self.pods else g
+        n = len(self.pods)
+        return n if 0 < n < g else g
 
     @property
     def gpus_bound(self) -> int:
