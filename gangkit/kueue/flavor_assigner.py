@@ -170,8 +170,8 @@ class FlavorAssigner:
         reasons: list[str] = []
         node = self.node
         # a root (a ClusterQueue without cohort) fits a request within its own free quota with
-        # no borrowing and nothing to note (QuotaNode.fit_figures' root figures): said here, it
-        # spares the usual case of a replay a call per resource
+        # no borrowing and nothing to note (QuotaNode.fit_figures' root figures); checked here,
+        # the usual case of a replay needs no call per resource and head
         root_usage = node.usage if node.parent is None else None
         for fq in rg.flavors:
             f = fq.flavor

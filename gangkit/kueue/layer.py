@@ -115,7 +115,12 @@ class KueueLayer:
 
     def idle(self) -> bool:
         """A cycle now would admit nothing and change nothing (the engine then skips it): no
-        workload is pending, in a ClusterQueue or without one."""
+        workload is pending, in a ClusterQueue or without one.
+
+        A skipped cycle leaves Kueue's clock (``Kueue.now``) behind. It is read only for
+        workloads evicted or parked, and whatever evicts or parks one moves the clock first
+        (a cycle, or the PodsReady timer); while one is parked, Kueue is not idle.
+        """
         kueue = self.kueue
         return not kueue.orphans and not any(q.members for q in kueue.queues.values())
 
