@@ -65,6 +65,7 @@ class FreeCapacity:
         self.free_ready_gpus = 0
         # every kind of node ever added (capacities and labels) -> how many: for could_ever_hold
         self._kinds_ever: dict[tuple, int] = {}
+        self._could_hold: dict[tuple, bool] = {}  # pod request -> could_ever_hold's answer, until a new kind appears
         self._by_kind: _KindIndex | None = None  # built on the first pod that needs it
         # ready nodes whose free resources changed since they were last filed in the indexes
         # (the groups, and the kind index once built): taken out of them at the first change,
@@ -77,6 +78,8 @@ class FreeCapacity:
         self.nodes.append(st)
         self.by_name[node.name] = st
         kind = _kind(node)
+        if kind not in self._kinds_ever:
+            self._could_hold.clear()
         self._kinds_ever[kind] = self._kinds_ever.get(kind, 0) + 1
         if node.cpu is not None or node.memory is not None:
             self.models_cpu_or_memory = True
@@ -216,8 +219,19 @@ class FreeCapacity:
         """Could any existing node hold this pod when empty (ready or not)?
 
         Asked once per job at submission: it looks at each kind of node
-        (capacities and labels) once, not at every node.
+        (capacities and labels) once, not at every node, and the answer is
+        kept per request until a new kind of node appears (jobs of a trace
+        repeat a few requests).
         """
+        request = (gpus, cpu, memory, selector)
+        answer = self._could_hold.get(request)
+        if answer is None:
+            if len(self._could_hold) >= 4096:  # many distinct requests: keep the memory bounded
+                self._could_hold.clear()
+            answer = self._could_hold[request] = self._could_ever_hold(gpus, cpu, memory, selector)
+        return answer
+
+    def _could_ever_hold(self, gpus: int, cpu: float, memory: int, selector: tuple) -> bool:
         for kind in self._kinds_ever:
             n_gpus, n_cpu, n_memory, labels = kind
             if gpus > n_gpus:

@@ -204,7 +204,24 @@ class VolcanoGang:
         return self._phase.get(js.index) == phase and js.placing and not js.bound and js.state == "Pending"
 
     # -- one session ----------------------------------------------------------
+    def _nothing_waits(self) -> bool:
+        """No PodGroup waits to be enqueued or allocated (and no queue shares to compute)."""
+        return not (self._pending or self._creating or self._partial or self.proportional or any(self._shapes.values()))
+
+    def idle(self) -> bool:
+        """A session now would change nothing (the engine then skips it): nothing waits, and the
+        figures a session leaves (see cycle) are already those of an empty session."""
+        return (self._nothing_waits() and self._attrs is None and not self._blocked_jobs
+                and not (self.ordering in RESERVING and self.reservations))
+
     def cycle(self, sim: Simulation, now: float) -> None:
+        if self._nothing_waits():
+            # every action below would find nothing to do; these are the figures they would leave
+            self._attrs = None
+            self._blocked_jobs = []
+            if self.ordering in RESERVING:
+                self.reservations = {}
+            return
         self._open_session(sim)
         self._enqueue_action(sim, now)
         self._allocate_action(sim, now)
@@ -250,6 +267,8 @@ class VolcanoGang:
         self._room = ClusterRoom(total * self.setup.overcommit_factor - used, promised)
 
     def _queue_order(self, names) -> list[str]:
+        if len(names) == 1:  # the usual case: one queue with work, nothing to rank
+            return list(names)
         attrs = self._attrs or {}
         return sorted(names, key=lambda q: attrs[q].order_key() if q in attrs else (-self.queues[q].priority, 0.0, q))
 

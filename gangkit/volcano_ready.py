@@ -37,7 +37,8 @@ def ready_pods(js: JobState) -> int:
 
 def gang_ready(js: JobState, extra: Iterable[PodState] = ()) -> bool:
     """Would the job be ready with its bound (or finished) pods plus ``extra`` ones placed?"""
-    extra = list(extra)
+    if type(extra) is not list:
+        extra = list(extra)
     if ready_pods(js) + len(extra) < js.gang_size:
         return False
     mins = role_minimums(js)

@@ -108,6 +108,8 @@ def split_placement(enter: float, leave: float, awaited: dict, node_stages: dict
     out: dict[str, float] = {}
     if leave <= enter:
         return out
+    if not awaited:  # counted on no node (no supplier, or none yet): one stretch in the placement bucket
+        return {"placement": leave - enter}
     rank = {node: i for i, node in enumerate(sorted(awaited))}  # ties on ready time: the larger name wins
     starts = []  # (since, node) in time order
     cuts = {enter, leave}

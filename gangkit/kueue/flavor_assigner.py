@@ -48,6 +48,7 @@ def _mode(mode: int, borrow: int = 0) -> Mode:
 
 
 _MODES: dict[tuple[int, int], Mode] = {}
+_FIT, _NOFIT = _mode(FIT), _mode(NOFIT)  # the two asked for most
 
 
 def is_preferred(a: Mode, b: Mode, preference: str | None) -> bool:
@@ -107,9 +108,10 @@ def flavor_matches(flavor: ResourceFlavor | None, ps: PodSetSpec) -> bool:
     return all(labels[k] == v for k, v in ps.node_selector if k in labels)
 
 
-def pod_set_requests(ps: PodSetSpec, count: int, cq: ClusterQueue) -> dict[str, int]:
+def pod_set_requests(ps: PodSetSpec, count: int, counts_pods: bool) -> dict[str, int]:
+    """The pod set's total requests; ``counts_pods``: the ClusterQueue has quota for ``pods``."""
     req = {r: v * count for r, v in ps.requests.items() if v}
-    if cq.group_for("pods") is not None:
+    if counts_pods:
         req["pods"] = count
     return req
 
@@ -123,20 +125,23 @@ class FlavorAssigner:
         self.cq_nodes = cq_nodes or {cq.name: node}
         p = cq.preemption
         self.can_preempt_while_borrowing = p.borrow_within_cohort != "Never" or (fair_sharing and p.reclaim_within_cohort != "Never")
+        # the ClusterQueue is fixed for the run: its resource groups are looked up once
+        self._group = {r: rg for rg in reversed(cq.resource_groups) for r in rg.covered}  # the first group wins
+        self._counts_pods = "pods" in self._group
 
     def assign(self, wl: Workload, counts: dict[str, int] | None = None) -> Assignment:
         usage: dict[FlavorResource, int] = {}
         out: list[PodSetAssignment] = []
-        worst = _mode(FIT, 0)
+        worst = _FIT
         borrowing = 0
         for ps in wl.pod_sets:
             count = counts[ps.name] if counts else ps.count
-            psa = PodSetAssignment(ps.name, count, requests=pod_set_requests(ps, count, self.cq))
+            psa = PodSetAssignment(ps.name, count, requests=pod_set_requests(ps, count, self._counts_pods))
             out.append(psa)
             for res in sorted(psa.requests):
                 if res in psa.flavors:
                     continue
-                rg = self.cq.group_for(res)
+                rg = self._group.get(res)
                 if rg is None:
                     psa.reasons.append(f"resource {res} unavailable in ClusterQueue")
                     return Assignment(out, usage, borrowing, NOFIT)
@@ -154,34 +159,45 @@ class FlavorAssigner:
                     psa.reasons.extend(reasons)
                 if worst.mode > mode.mode:
                     worst = _mode(mode.mode, worst.borrow)
-                borrowing = max(borrowing, mode.borrow)
+                if mode.borrow > borrowing:
+                    borrowing = mode.borrow
         rep = FIT if worst.mode == FIT else (NOFIT if worst.mode == NOFIT else PREEMPT)
         return Assignment(out, usage, borrowing, rep)
 
     def _find_flavor(self, wl, rg, ps, requests, usage):
         ff = self.cq.flavor_fungibility
-        best, best_mode = None, _mode(NOFIT)
+        best, best_mode = None, _NOFIT
         reasons: list[str] = []
+        node = self.node
+        # a root (a ClusterQueue without cohort) fits a request within its own free quota with
+        # no borrowing and nothing to note (QuotaNode.fit_figures' root figures); checked here,
+        # the usual case of a replay needs no call per resource and head
+        root_usage = node.usage if node.parent is None else None
         for fq in rg.flavors:
             f = fq.flavor
             if not flavor_matches(self.flavors.get(f), ps):
                 reasons.append(f"flavor {f} doesn't match node affinity")
                 continue
-            mode = _mode(FIT, 0)
+            mode = _FIT
             for r in rg.covered:
                 if r not in requests:
                     continue
-                val = usage.get((f, r), 0) + requests[r]
-                m, why = self._fits_resource_quota(wl, (f, r), val)
+                fr = (f, r)
+                val = usage.get(fr, 0) + requests[r]
+                if root_usage is not None:
+                    cap = node.subtree.get(fr, 0)
+                    if val <= cap and val <= cap - root_usage[fr]:
+                        continue  # Fit without borrowing: the mode stays as it is
+                m, why = self._fits_resource_quota(wl, fr, val)
                 if why:
                     reasons.append(why)
-                if is_preferred(mode, m, ff.preference):
+                if m is not mode and is_preferred(mode, m, ff.preference):  # a mode is never preferred to itself
                     mode = m
                 if mode.mode == NOFIT:
                     break
             if mode.mode == NOFIT:
                 continue
-            if not self._try_next(mode):
+            if mode is _FIT or not self._try_next(mode):  # a fit without borrowing always stops the scan
                 return f, mode, reasons
             if is_preferred(mode, best_mode, ff.preference):
                 best, best_mode = f, mode
@@ -213,14 +229,13 @@ class FlavorAssigner:
 
     def _fits_resource_quota(self, wl: Workload, fr: FlavorResource, val: int) -> tuple[Mode, str]:
         node = self.node
-        flavor, res = fr
-        cap = node.potential_available(fr)
+        cap, borrow, may_reclaim, avail = node.fit_figures(fr, val)
         if val > cap:
-            return _mode(NOFIT), f"insufficient quota for {res} in flavor {flavor}: {val} requested > maximum capacity {cap}"
-        borrow, may_reclaim = node.borrowing_level(fr, val)
-        avail = node.available(fr)
+            flavor, res = fr
+            return _NOFIT, f"insufficient quota for {res} in flavor {flavor}: {val} requested > maximum capacity {cap}"
         if val <= avail:
-            return _mode(FIT, borrow), ""
+            return _mode(FIT, borrow) if borrow else _FIT, ""
+        flavor, res = fr
         why = f"insufficient unused quota for {res} in flavor {flavor}: {val} requested, {max(0, avail)} available"
         if node.nominal(fr) >= val or may_reclaim or self.can_preempt_while_borrowing:
             targets = self.oracle(wl, {fr: val}, {fr})

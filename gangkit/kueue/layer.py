@@ -23,14 +23,25 @@ from .metrics import KueueMetrics
 from .scheduler import Kueue
 
 
-def workload_for(js) -> Workload:
-    """The Workload Kueue's job integration would create for a gangkit job."""
+def workload_for(js, known: dict | None = None) -> Workload:
+    """The Workload Kueue's job integration would create for a gangkit job.
+
+    ``known`` keeps the (immutable) pod set of the Workload per gangkit pod set, so that the
+    jobs of a trace, which repeat a few pod sets, share them.
+    """
     spec = js.spec
     pod_sets = []
     for ps in spec.pod_sets:
-        requests = {GPU: ps.gpus, "cpu": int(round(ps.cpu * 1000)), "memory": ps.memory}
-        pod_sets.append(PodSetSpec(ps.name, ps.count, {r: v for r, v in requests.items() if v}, min_count=ps.min_count,
-                                   node_selector=ps.node_selector))
+        pss = known.get(ps) if known is not None else None
+        if pss is None:
+            requests = {GPU: ps.gpus, "cpu": int(round(ps.cpu * 1000)), "memory": ps.memory}
+            pss = PodSetSpec(ps.name, ps.count, {r: v for r, v in requests.items() if v}, min_count=ps.min_count,
+                             node_selector=ps.node_selector)
+            if known is not None:
+                if len(known) >= 4096:  # many distinct pod sets: keep the memory bounded
+                    known.clear()
+                known[ps] = pss
+        pod_sets.append(pss)
     wl = Workload(spec.name, spec.namespace or "default", spec.queue, pod_sets, priority=spec.priority, created=float(spec.submit_time))
     wl.job = js
     return wl
@@ -56,6 +67,7 @@ class KueueLayer:
     def __init__(self, kueue: Kueue):
         self.kueue = kueue
         self.workloads: dict[int, Workload] = {}
+        self._pod_set_specs: dict = {}  # gangkit PodSet -> the Workload's PodSetSpec (see workload_for)
         self.recorder = KueueMetrics(kueue)
         self.admission_checks = False  # set by an admission check layer behind this one (ProvisioningRequest)
 
@@ -64,7 +76,7 @@ class KueueLayer:
         return self.recorder.frames()
 
     def submit(self, js, now: float) -> None:
-        wl = workload_for(js)
+        wl = workload_for(js, self._pod_set_specs)
         self.workloads[js.index] = wl
         self.kueue.submit(wl)
         self.recorder.sample(now)
@@ -96,9 +108,21 @@ class KueueLayer:
                 admitted.append(wl.job)
                 if config.wait_for_pods_ready and not self.admission_checks:
                     self._watch(sim, wl, now)
-            if not r.changed or (config.wait_for_pods_ready and config.block_admission and r.admitted):
+            if not r.changed or (config.wait_for_pods_ready and config.block_admission and r.admitted) or self.idle():
+                # (idle: nothing is left pending, so one more cycle would find no head and change nothing)
                 self.recorder.sample(now)
                 return admitted
+
+    def idle(self) -> bool:
+        """A cycle now would admit nothing and change nothing (the engine then skips it): no
+        workload is pending, in a ClusterQueue or without one.
+
+        A skipped cycle leaves Kueue's clock (``Kueue.now``) behind. It is read only for
+        workloads evicted or parked, and whatever evicts or parks one moves the clock first
+        (a cycle, or the PodsReady timer); while one is parked, Kueue is not idle.
+        """
+        kueue = self.kueue
+        return not kueue.orphans and not any(q.members for q in kueue.queues.values())
 
     def checks_ready(self, sim, wl: Workload, now: float) -> None:
         """Every admission check of ``wl`` is Ready: the workload is Admitted, and waitForPodsReady counts from now."""
@@ -146,7 +170,7 @@ class KueueLayer:
         for ps_name, res_flavor in wl.admission.flavors.items():
             labels: dict[str, str] = {}
             for f in sorted(set(res_flavor.values())):
-                labels.update(dict(flavors[f].node_labels))
+                labels.update(flavors[f].node_labels)  # the flavor's (label, value) pairs in order
             if labels:
                 by_name[ps_name] = labels
         wl.job.extra_selector = by_name

@@ -34,8 +34,9 @@ class KueueMetrics:
         self.kueue = kueue
         self._pending: dict[str, tuple] = {}
         self._pending_at: dict[str, int] = {}  # ClusterQueue -> index of its last pending row
-        self._reservation: dict[tuple, tuple] = {}
+        self._reservation: dict[tuple, int] = {}  # series -> the reserved amount of its last row
         self._revision = -1  # Kueue.revision at the last sample
+        self._usage_revision = -1  # Kueue.usage_revision at the last sample
         self._plan: list | None = None  # per ClusterQueue: (name, usage, [(flavor-resource, series key, nominal)])
         self.pending_rows: list[tuple] = []
         self.reservation_rows: list[tuple] = []
@@ -66,6 +67,9 @@ class KueueMetrics:
                 else:
                     pending_at[name] = len(pending_rows)
                     pending_rows.append(row)
+        if k.usage_revision == self._usage_revision:
+            return  # no quota reserved or released since the last sample: no reservation series changed
+        self._usage_revision = k.usage_revision
         plan = self._plan
         if plan is None:
             plan = self._plan = [(name, node.usage, [(fr, (name, *fr), q.nominal) for fr, q in node.quotas.items()])
@@ -73,11 +77,10 @@ class KueueMetrics:
         reservation = self._reservation
         for name, usage, entries in plan:
             for fr, key, nominal in entries:
-                used = usage[fr]
-                value = (used, used - nominal if used > nominal else 0)
-                if reservation.get(key) != value:  # a first row for every series, then a row per change
-                    reservation[key] = value
-                    self.reservation_rows.append((now, name, fr[0], fr[1], used, value[1], nominal))
+                used = usage[fr]  # the series' value (reserved, borrowed) follows from it: the nominal quota is fixed
+                if reservation.get(key) != used:  # a first row for every series, then a row per change
+                    reservation[key] = used
+                    self.reservation_rows.append((now, name, fr[0], fr[1], used, used - nominal if used > nominal else 0, nominal))
 
     def admitted(self, wl, now: float) -> None:
         since = wl.created if wl.requeued_at is None else wl.requeued_at  # QueuedWaitTime: since the last requeue

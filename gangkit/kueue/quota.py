@@ -65,15 +65,21 @@ class QuotaNode:
 
     # -- usage ------------------------------------------------------------------
     def add_usage(self, fr: FlavorResource, v: int) -> None:
+        if self.parent is None:  # a root (a ClusterQueue without cohort): nothing is charged further up
+            self.usage[fr] += v
+            return
         la = self.local_available(fr)
         self.usage[fr] += v
-        if self.parent is not None and v > la:
+        if v > la:
             self.parent.add_usage(fr, v - la)
 
     def remove_usage(self, fr: FlavorResource, v: int) -> None:
+        if self.parent is None:
+            self.usage[fr] -= v
+            return
         stored_in_parent = self.usage[fr] - self.local_quota(fr)
         self.usage[fr] -= v
-        if stored_in_parent > 0 and self.parent is not None:
+        if stored_in_parent > 0:
             self.parent.remove_usage(fr, min(v, stored_in_parent))
 
     # -- questions ----------------------------------------------------------------
@@ -99,6 +105,23 @@ class QuotaNode:
         if q is not None and q.borrowing_limit is not None:
             avail = min(avail, self.subtree.get(fr, 0) + q.borrowing_limit)
         return avail
+
+    def fit_figures(self, fr: FlavorResource, v: int) -> tuple[int, int, bool, int]:
+        """What flavor assignment asks about ``v`` more of ``fr``, in one call: (potential available,
+        borrowing level, may reclaim, available); see the methods of those names. When ``v`` is
+        more than the potential available, the other three are not needed and are given as 0.
+
+        Asked for every resource of every head of every cycle; a root (a ClusterQueue without
+        cohort) answers from its own figures: it never borrows and has nobody to reclaim from.
+        """
+        if self.parent is None:
+            cap = self.subtree.get(fr, 0)
+            return (cap, 0, False, 0) if v > cap else (cap, 0, False, cap - self.usage[fr])
+        cap = self.potential_available(fr)
+        if v > cap:
+            return cap, 0, False, 0
+        borrow, may_reclaim = self.borrowing_level(fr, v)
+        return cap, borrow, may_reclaim, self.available(fr)
 
     def borrowing_with(self, fr: FlavorResource, v: int) -> bool:
         """Would usage + v go beyond this node's own quota (nominal for a queue, subtree for a cohort)?"""

@@ -86,7 +86,8 @@ class _Queue:
     def __init__(self, strategy: str, equivalence: bool = True):
         self.strategy = strategy
         self.equivalence = equivalence and strategy == "BestEffortFIFO"
-        self.classes: dict[tuple, list] = {}  # hash -> heap of (key, seq, wl)
+        self.classes: dict = {}  # class -> heap of (key, seq, wl)
+        self.class_numbers: dict[tuple, int] = {}  # scheduling hash -> its class (see _class)
         self.blocked: set[tuple] = set()  # classes parked as a whole
         self.parked: dict[int, Workload] = {}  # parked one by one
         self.members: dict[int, tuple] = {}  # seq -> the key of its live heap entry
@@ -102,8 +103,19 @@ class _Queue:
         sticky = 0 if (self.strategy == "BestEffortFIFO" and wl is self.preemptor) else 1
         return (sticky, -wl.priority, wl.queue_timestamp, wl.seq)
 
-    def _class(self, wl: Workload) -> tuple:
-        return scheduling_hash(wl) if self.equivalence else (wl.seq,)
+    def _class(self, wl: Workload) -> tuple | int:
+        """The workload's equivalence class: a small number per distinct scheduling hash.
+
+        Why a number: the class is looked up in several dicts and sets per push and pop,
+        and a nested tuple is hashed anew at every look-up.
+        """
+        if not self.equivalence:
+            return (wl.seq,)
+        h = scheduling_hash(wl)
+        number = self.class_numbers.get(h)
+        if number is None:
+            number = self.class_numbers[h] = len(self.class_numbers)
+        return number
 
     def push(self, wl: Workload) -> None:
         """Into the active heap (a workload of a parked class stays parked with its class)."""
@@ -194,6 +206,9 @@ class _Queue:
 
     def requeue_inadmissible(self, now: float) -> bool:
         """Move parked workloads back to the heap, except those still in their requeue backoff."""
+        if not self.blocked and not self.parked:  # nothing parked (asked after every finish)
+            self.blocked_count = 0
+            return False
         moved = bool(self.blocked)
         blocked = list(self.blocked)
         self.blocked.clear()
@@ -239,6 +254,9 @@ class Kueue:
         # bumped by every change to the queues or the quota usage, so that the metrics
         # (sampled after every change the layer sees) skip the samples where nothing changed
         self.revision = 0
+        # bumped by every lasting change of quota usage (reserve, release): every other change of
+        # usage (trials within a cycle, preemption's what-ifs) is undone before the call returns
+        self.usage_revision = 0
 
     # -- workloads in and out ------------------------------------------------
     def submit(self, wl: Workload) -> None:
@@ -269,6 +287,7 @@ class Kueue:
 
     def _reserve(self, wl: Workload, admission: Admission, now: float) -> None:
         self.revision += 1
+        self.usage_revision += 1
         wl.admission = admission
         wl.quota_reserved_at = now
         wl.pending_reason = ""
@@ -283,6 +302,7 @@ class Kueue:
         if adm is None:
             return
         self.revision += 1
+        self.usage_revision += 1
         node = self.tree.cq[adm.cluster_queue]
         for fr, v in adm.usage.items():
             node.remove_usage(fr, v)
@@ -460,7 +480,7 @@ class Kueue:
                         node.add_usage(fr, v)
                         reserved.append((node, fr, v))
             return
-        if any(t.workload.seq in preempted for t in e.targets):
+        if e.targets and any(t.workload.seq in preempted for t in e.targets):
             e.requeue_reason, e.message = SKIPPED, "Workload has overlapping preemption targets with another workload"
             return
         if not self._fits(e, preempted):
@@ -485,6 +505,8 @@ class Kueue:
     def _fits(self, e: Entry, preempted: dict) -> bool:
         """Does the entry still fit, counting as gone every victim chosen so far in this cycle?"""
         node = self.tree.cq[e.cq]
+        if not preempted and not e.targets:  # no victims anywhere in this cycle: the quota as it stands
+            return all(v <= node.available(fr) for fr, v in e.assignment.usage.items())
         gone = {t.workload.seq: t.workload for t, _ in preempted.values()}
         gone.update({t.workload.seq: t.workload for t in e.targets})
         for wl in gone.values():
