@@ -74,6 +74,7 @@ def _output_text(output) -> str:
     return "\n".join(parts)
 
 
+@pytest.mark.exercise_run
 @pytest.mark.parametrize(
     "notebook",
     _exercise_notebooks() or [pytest.param(None, marks=pytest.mark.skip("exercises/ is empty"))],

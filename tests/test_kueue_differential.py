@@ -45,10 +45,10 @@ def scenario(seed: int, equivalence: bool, strategy: str) -> gk.Scenario:
 @pytest.mark.parametrize("stack", ["kueue+gang", "kueue+pod"])
 def test_equivalence_classes_change_nothing_but_speed(stack, strategy):
     contended = 0
-    for seed in range(40):
+    for seed in range(24):
         fast = gk.simulate(scenario(seed, True, strategy), stack=stack, horizon=5000)
         literal = gk.simulate(scenario(seed, False, strategy), stack=stack, horizon=5000)
         pd.testing.assert_frame_equal(fast.jobs, literal.jobs, obj=f"jobs (seed {seed})")
         pd.testing.assert_frame_equal(fast.events, literal.events, obj=f"events (seed {seed})")
         contended += bool((fast.jobs.wait_quota_s > 0).any())
-    assert contended >= 20, "most cases should make some workload wait for quota"
+    assert contended >= 12, "most cases should make some workload wait for quota"
