@@ -19,6 +19,13 @@ it is usable.
 Layers never touch nodes directly: they call the simulation's ``bind``,
 ``evict``, ``launch_node`` and ``remove_node`` so that every change is
 recorded as an event and counted in the GPU-second accounting.
+
+An admission or placement layer may also define ``idle() -> bool``: True
+when nothing waits in it and a cycle now would change none of its state.
+When every layer says so (and no node supplier or per-cycle metric is
+involved), the engine skips that cycle's work (see
+:meth:`gangkit.engine.Simulation._idle`); a layer without ``idle`` is never
+skipped, so leaving it out is always correct.
 """
 
 from __future__ import annotations
