@@ -43,11 +43,11 @@ def run_tool_here(capsys, *args: str) -> tuple[int, str]:
 
 
 def test_the_command_reproduces_the_committed_rows_on_a_reduced_grid():
-    done = run_tool("--check", "--loads", "0.6", "0.9", "--seeds", "1", "--orderings", "strict", "easy-backfill",
+    done = run_tool("--check", "--loads", "0.6", "--seeds", "1", "--orderings", "strict", "easy-backfill",
                     "--workers", "2")
     assert done.returncode == 0, done.stdout + done.stderr
     gangs = int((lesson04.story_data()["ordering"] == "strict").sum())
-    assert f"up to date (4 rows and {2 * gangs} story rows compared)" in done.stdout
+    assert f"up to date (2 rows and {2 * gangs} story rows compared)" in done.stdout
 
 
 def test_check_notices_a_changed_row(tmp_path, capsys):
