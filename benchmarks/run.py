@@ -7,7 +7,7 @@ Cases (``--case a,b,c,d``; all four by default):
   against a minimal SimPy model of the same job stream (one
   ``simpy.Resource(capacity=64)``, one process per job, started on arrival).
   Headline: gangkit's jobs/s over the SimPy model's.
-- ``b``  the ``mixed`` stream (:func:`gangkit.scenarios.mixed`, load 0.85) at
+- ``b``  the ``mixed`` stream (:func:`gangkit.workloads.scenarios.mixed`, load 0.85) at
   100k and 1M jobs on 1,024 nodes x 8 GPUs through ``kueue+gang``: the ratio
   of the cost per job (CPU seconds / jobs) at 1M over 100k, and the peak
   memory at 1M.
@@ -126,7 +126,7 @@ def _sim_row(case: str, stack: str, sc, build_s: float, profile: int, **settings
 
 
 def a_stream(n: int):
-    from gangkit.generators import mm_c
+    from gangkit.workloads.generators import mm_c
 
     return mm_c(A_LOAD * A_GPUS / A_MEAN_S, A_MEAN_S, n, seed=0)
 
@@ -171,7 +171,7 @@ def row_a_simpy(n: int, profile: int) -> dict:
 
 
 def row_b(n: int, profile: int) -> dict:
-    from gangkit import scenarios
+    from gangkit.workloads import scenarios
 
     t0 = time.perf_counter()
     sc = scenarios.mixed(n_jobs=n, n_nodes=B_NODES, load=B_LOAD, seed=0)
@@ -181,8 +181,9 @@ def row_b(n: int, profile: int) -> dict:
 
 def row_c(n: int, n_nodes: int, stack: str, profile: int) -> dict:
     """The backlog run, timed per slice of arrivals (a wrapper around the engine's submission, benchmark only)."""
-    from gangkit import scenarios, simulate
-    from gangkit.engine import Simulation
+    from gangkit import simulate
+    from gangkit.workloads import scenarios
+    from gangkit.engine.simulation import Simulation
 
     t0 = time.perf_counter()
     sc = scenarios.mixed(n_jobs=n, n_nodes=n_nodes, load=C_LOAD, seed=0)
@@ -217,7 +218,7 @@ def _openb_paths(traces: Path) -> tuple[Path, Path]:
 def openb_scenario(traces: Path, limit: int | None = None):
     """The openb replay: the trace's nodes and pods, one ClusterQueue covering GPUs, CPU and memory."""
     from gangkit.kueue.objects import GPU, ClusterQueue, FlavorQuotas, KueueSetup, LocalQueue, Quota, ResourceFlavor, ResourceGroup
-    from gangkit.traces import load_alibaba_openb
+    from gangkit.workloads.traces import load_alibaba_openb
 
     pods, node_list = _openb_paths(traces)
     tl = load_alibaba_openb(pods, node_list, limit=limit)

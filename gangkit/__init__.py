@@ -8,26 +8,27 @@ The public surface the lessons use::
     gk.simulate(sc, stack="gang").deadlock     # False: all or nothing
 """
 
-from .cluster import Node, nodes
-from .errors import Problem, ScenarioError
-from .layers import AdmissionLayer, NodeSupplier, PlacementLayer, Reason
-from .manifests import dump_manifests, load_file, load_manifests
-from .result import Result
-from .scenario import RunSettings, Scenario
-from .simulate import simulate
-from .stacks import STACKS, Stack, build_stack
-from .workload import Job, PodSet, job
-from . import scenarios
+from gangkit.model.nodes import Node, nodes
+from gangkit.model.errors import Problem, ScenarioError
+from gangkit.engine.sockets import AdmissionLayer, NodeSupplier, PlacementLayer, Reason
+from gangkit.manifests.load import dump_manifests, load_file, load_manifests
+from gangkit.results.result import Result
+from gangkit.model.scenario import RunSettings, Scenario
+from gangkit.simulate import simulate
+from gangkit.stacks import STACKS, Stack, build_stack
+from gangkit.model.jobs import Job, PodSet, job
+from gangkit.workloads import scenarios
 
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
     """``gk.plots``, ``gk.widgets`` and ``gk.checks`` load on first use (matplotlib and ipywidgets are slow to import)."""
-    if name in ("plots", "widgets", "checks"):
+    lazy = {"plots": "gangkit.results.plots", "widgets": "gangkit.lessons.widgets", "checks": "gangkit.checks"}
+    if name in lazy:
         import importlib
 
-        return importlib.import_module(f".{name}", __name__)
+        return importlib.import_module(lazy[name])
     raise AttributeError(f"module 'gangkit' has no attribute {name!r}")
 
 __all__ = [
@@ -38,20 +39,20 @@ __all__ = [
 ]
 
 # per-layer diagnosis and stack comparison (lesson 05)
-from .compare import compare  # noqa: E402
-from .diagnosis import Diagnosis  # noqa: E402
+from gangkit.analysis.compare import compare  # noqa: E402
+from gangkit.results.diagnosis import Diagnosis  # noqa: E402
 
 __all__ += ["Diagnosis", "compare"]
 
 # Workload generators, trace loaders, Karpenter node supply, waiting metrics and sweeps.
-from .generators import (
+from gangkit.workloads.generators import (
     Bursty, Constant, Empirical, Exponential, JobClass, Lognormal, Poisson, Stream, mm_c, philly_runtime,
     stream_from_dict, stream_to_dict, tiered_training,
 )
-from .traces import TraceLoad, derive_gangs, load_alibaba_openb, load_philly_runtimes, load_swf
-from .karpenter import InstanceType, Karpenter, NodePool, Stages, default_karpenter
-from .waiting import Stability, job_waits, metrics, stability, starvation, utilization, wait_table
-from .sweep import sweep  # noqa: E402 - the function gangkit.sweep; the module stays importable as gangkit.sweep
+from gangkit.workloads.traces import TraceLoad, derive_gangs, load_alibaba_openb, load_philly_runtimes, load_swf
+from gangkit.supply.karpenter import InstanceType, Karpenter, NodePool, Stages, default_karpenter
+from gangkit.results.waiting import Stability, job_waits, metrics, stability, starvation, utilization, wait_table
+from gangkit.analysis.sweep import sweep  # noqa: E402 - the function gangkit.analysis.sweep; the module stays importable as gangkit.analysis.sweep
 
 __all__ += [
     "Bursty", "Constant", "Empirical", "Exponential", "JobClass", "Lognormal", "Poisson", "Stream", "mm_c",

@@ -10,11 +10,11 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 
-from . import fast_gang
-from .engine import Simulation
-from .result import Result, build_result
-from .scenario import Scenario
-from .stacks import Stack, build_stack
+from gangkit.engine import lean as fast_gang
+from gangkit.engine.simulation import Simulation
+from gangkit.results.result import Result, build_result
+from gangkit.model.scenario import Scenario
+from gangkit.stacks import Stack, build_stack
 
 
 def simulate(scenario: Scenario | str, stack: str | Stack | None = None, *, ordering: str | None = None,
@@ -26,7 +26,7 @@ def simulate(scenario: Scenario | str, stack: str | Stack | None = None, *, orde
     also be a :class:`Stack` of layer objects (to plug in your own layer).
     """
     if isinstance(scenario, str):
-        from .scenarios import load
+        from gangkit.workloads.scenarios import load
 
         scenario = load(scenario, seed=seed)
     custom = stack if isinstance(stack, Stack) else None

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import Problem, ScenarioError
-from .kube_scheduler import KubeScheduler
-from .layers import AdmissionLayer, NodeSupplier, PlacementLayer
-from .scenario import RunSettings
-from .volcano import VolcanoGang
+from gangkit.model.errors import Problem, ScenarioError
+from gangkit.placement.kube_scheduler import KubeScheduler
+from gangkit.engine.sockets import AdmissionLayer, NodeSupplier, PlacementLayer
+from gangkit.model.scenario import RunSettings
+from gangkit.volcano.scheduler import VolcanoGang
 
 PLACEMENTS = ("pod", "gang", "coscheduling", "yunikorn", "kube-gang")
 #: Every layer name a stack name may be made of.
@@ -46,14 +46,14 @@ def _placement(name: str, settings: RunSettings, scenario=None) -> PlacementLaye
         return VolcanoGang(ordering=settings.ordering, period=settings.session_period,
                            setup=getattr(scenario, "volcano", None), preemption=settings.preemption)
     if name == "coscheduling":
-        from .coscheduling import Coscheduling
+        from gangkit.placement.coscheduling import Coscheduling
 
         return Coscheduling()
     if name == "yunikorn":
-        from .yunikorn import YuniKorn
+        from gangkit.placement.yunikorn import YuniKorn
 
         return YuniKorn()
-    from .kube_gang import KubeGang
+    from gangkit.placement.kube_gang import KubeGang
 
     return KubeGang()
 
@@ -86,7 +86,7 @@ def build_stack(name: str, settings: RunSettings, scenario=None) -> Stack:
         suppliers = []
         gpus = None  # GPUs a default ClusterQueue's quota covers (None: the scenario's nodes)
         if with_karpenter:
-            from .karpenter import default_karpenter
+            from gangkit.supply.karpenter import default_karpenter
 
             supplier = getattr(scenario, "karpenter", None) or default_karpenter(scenario)
             suppliers = [supplier]
@@ -104,7 +104,7 @@ def build_stack(name: str, settings: RunSettings, scenario=None) -> Stack:
 
 def _kueue(scenario, gpus: int | None):
     """Kueue built from the scenario's objects, or its default setup (quota ``gpus`` if given)."""
-    from .kueue.layer import KueueLayer, default_setup
+    from gangkit.kueue.layer import KueueLayer, default_setup
 
     setup = getattr(scenario, "kueue", None)
     if setup is not None:
@@ -117,11 +117,11 @@ def _provreq_stack(name: str, settings: RunSettings, scenario) -> Stack:
 
     Capacity for the whole gang is asked for before admission, so the plain
     scheduler places the pods on nodes requested for them; the scenario's
-    node groups (``scenario.autoscaler``) or :func:`gangkit.autoscaler.default_autoscaler`.
+    node groups (``scenario.autoscaler``) or :func:`gangkit.supply.autoscaler.default_autoscaler`.
     """
-    from .autoscaler import default_autoscaler
-    from .kueue.layer import KueueLayer, default_setup
-    from .kueue.provisioning import ProvisioningRequestCheck
+    from gangkit.supply.autoscaler import default_autoscaler
+    from gangkit.kueue.layer import KueueLayer, default_setup
+    from gangkit.kueue.provisioning import ProvisioningRequestCheck
 
     supplier = getattr(scenario, "autoscaler", None) or default_autoscaler(scenario)
     setup = getattr(scenario, "kueue", None)

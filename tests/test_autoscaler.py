@@ -1,7 +1,7 @@
 """cluster-autoscaler as a node supplier: scan loop, expanders, max size, failed scale-ups and backoff, scale-down.
 
 Each case builds a :class:`gangkit.Stack` with the pod-by-pod scheduler and
-a :class:`gangkit.autoscaler.ClusterAutoscaler`. Clusters start with one
+a :class:`gangkit.supply.autoscaler.ClusterAutoscaler`. Clusters start with one
 node because a scenario needs at least one; the autoscaler brings the GPUs.
 Default stages (assumptions): a node is ready 150 s after it is requested.
 """
@@ -12,10 +12,10 @@ import pytest
 
 import gangkit as gk
 from gangkit import Node, Stack, job
-from gangkit.autoscaler import ClusterAutoscaler, NodeGroup, default_autoscaler
-from gangkit.karpenter import InstanceType
-from gangkit.kube_scheduler import KubeScheduler
-from gangkit.volcano import VolcanoGang
+from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup, default_autoscaler
+from gangkit.supply.karpenter import InstanceType
+from gangkit.placement.kube_scheduler import KubeScheduler
+from gangkit.volcano.scheduler import VolcanoGang
 
 G4 = InstanceType("g4", 4, 3.5)
 G8 = InstanceType("g8", 8, 8.0)

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gangkit.capacity import FreeCapacity
-from gangkit.cluster import Node
+from gangkit.engine.capacity import FreeCapacity
+from gangkit.model.nodes import Node
 
 GIB = 2**30
 

@@ -228,7 +228,7 @@ def test_check_answers_03(capsys, check, answer, passes, phrases):
 
 def test_lesson03_expected_answers_come_from_the_simulator():
     """The right answers in the table above are what the library says today."""
-    from gangkit import lesson03
+    from gangkit.lessons import lesson03
 
     assert checks._lending_expected() == 4 and checks._lending_kept(4) == 8
     sc = lesson03.reclaim_puzzle()
@@ -271,7 +271,7 @@ def test_lesson02_hard_timeout_comes_from_the_simulator():
 
 
 # --- Lesson 04: utilization versus waiting (appended; the checks are in checks.__all__, so the generic tests above cover them)
-from gangkit import lesson04  # noqa: E402
+from gangkit.lessons import lesson04  # noqa: E402
 from gangkit.checks import (  # noqa: E402
     check_04_policy_for_big_gangs,
     check_04_saturation_load,
@@ -385,7 +385,7 @@ def test_check_answers_05(capsys, check, answer, passes, phrases):
 
 
 def test_lesson05_expected_answers_come_from_the_simulator():
-    from gangkit import lesson05
+    from gangkit.lessons import lesson05
 
     assert [code for *_, code in checks._classified()] == RIGHT_05
     waits = dict(checks._train_d_waits())

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from gangkit.cli import main
+from gangkit.cli.main import main
 
 JSON_KEYS = {"deadlock", "jobs_total", "jobs_finished", "allocated_utilization", "effective_utilization",
              "held_idle_gpu_seconds", "held_idle_gpus_at_end", "mean_wait_s", "p95_wait_s", "max_wait_s",
@@ -68,7 +68,7 @@ def test_bad_input_is_one_line_and_exit_2(capsys, args, message):
 
 
 def test_console_entry_point_runs_as_a_module():
-    proc = subprocess.run([sys.executable, "-m", "gangkit.cli", "run", "two-gangs-deadlock", "--stack", "gang", "--json"],
+    proc = subprocess.run([sys.executable, "-m", "gangkit.cli.main", "run", "two-gangs-deadlock", "--stack", "gang", "--json"],
                           capture_output=True, text=True, check=True)
     assert json.loads(proc.stdout)["jobs_finished"] == 2
 

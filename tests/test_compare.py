@@ -1,4 +1,4 @@
-"""gangkit.compare: one workload and seed through several stacks, one row each."""
+"""gangkit.analysis.compare: one workload and seed through several stacks, one row each."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 import gangkit as gk
-from gangkit.cli import main
-from gangkit.compare import COLUMNS
+from gangkit.cli.main import main
+from gangkit.analysis.compare import COLUMNS
 
 
 @pytest.mark.parametrize("scenario, stack, finished, deadlocked, deadlock, dominant", [

@@ -13,7 +13,7 @@ import pytest
 
 import gangkit as gk
 from gangkit import Scenario, job, nodes
-from gangkit.coscheduling import PERMIT_WAITING_TIME, REJECT_PERCENTAGE, Coscheduling
+from gangkit.placement.coscheduling import PERMIT_WAITING_TIME, REJECT_PERCENTAGE, Coscheduling
 from gangkit.stacks import Stack
 
 NAN = math.nan

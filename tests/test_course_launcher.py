@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from gangkit import course
+from gangkit.cli import course
 
 
 def _notebook(path: Path, text: str) -> None:

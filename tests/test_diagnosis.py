@@ -6,13 +6,13 @@ import pytest
 
 import gangkit as gk
 from gangkit import Reason, Stack, job, nodes
-from gangkit.diagnosis import CODES, WAITING, diagnose_job
-from gangkit.engine import Simulation
-from gangkit.karpenter import InstanceType, Karpenter, NodePool
+from gangkit.results.diagnosis import CODES, WAITING, diagnose_job
+from gangkit.engine.simulation import Simulation
+from gangkit.supply.karpenter import InstanceType, Karpenter, NodePool
 from gangkit.kueue import GPU, ClusterQueue, FlavorQuotas, KueueConfig, LocalQueue, Quota, ResourceFlavor, ResourceGroup
 from gangkit.kueue.layer import KueueLayer, default_setup
 from gangkit.kueue.objects import KueueSetup
-from gangkit.volcano import VolcanoGang
+from gangkit.volcano.scheduler import VolcanoGang
 
 
 def team_a(gpus: int = 8, config: KueueConfig | None = None) -> KueueSetup:
@@ -175,7 +175,7 @@ def test_a_hand_made_stack_cannot_be_replayed():
     ("kueue+gang", 300, ["Running", "QuotaExhausted", "QuotaExhausted", "QuotaTooSmall"]),
 ])
 def test_the_diagnosis_explorer_follows_its_controls(stack, time_s, codes):
-    from gangkit.widgets import diagnosis_explorer
+    from gangkit.lessons.widgets import diagnosis_explorer
 
     explorer = diagnosis_explorer()
     assert repr(explorer) == "Diagnosis explorer (run this cell to use it)"

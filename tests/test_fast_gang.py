@@ -1,4 +1,4 @@
-"""The lean engine for one-pod gang runs (gangkit.fast_gang) against the general engine.
+"""The lean engine for one-pod gang runs (gangkit.engine.lean) against the general engine.
 
 Both engines must give the same Result, table by table and figure by
 figure, to the last bit: the lean one is only allowed to be faster.
@@ -13,10 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gangkit import Scenario, fast_gang, nodes, simulate  # noqa: F401
-from gangkit.generators import mm_c
+from gangkit import Scenario, nodes, simulate
+from gangkit.engine import lean as fast_gang  # noqa: F401
+from gangkit.workloads.generators import mm_c
 from gangkit.stacks import build_stack
-from gangkit.workload import Job, PodSet, job
+from gangkit.model.jobs import Job, PodSet, job
 
 
 def general(scenario, **kw):

@@ -23,7 +23,7 @@ import pytest
 
 import gangkit as gk
 from gangkit import Job, Node, PodSet, Scenario, job
-from gangkit.karpenter import Karpenter, InstanceType, NodePool, Stages, uniform
+from gangkit.supply.karpenter import Karpenter, InstanceType, NodePool, Stages, uniform
 
 CPU_ONLY = [Node("system-0", 0)]
 PLACEMENTS = ("pod", "gang", "coscheduling", "yunikorn", "kube-gang")
@@ -264,7 +264,7 @@ LISTED = [
 
 @pytest.mark.parametrize("stack, gpus, pods, stop, listed", [c[1:] for c in LISTED], ids=[c[0] for c in LISTED])
 def test_what_the_placement_layer_lists(stack, gpus, pods, stop, listed):
-    from gangkit.engine import Simulation
+    from gangkit.engine.simulation import Simulation
 
     sc = Scenario([Node("n0", gpus)], [job("g", pods=pods, gpus=1, run_time=600)]).with_settings(horizon=stop)
     sim = Simulation(sc, gk.build_stack(stack, sc.settings, sc))
@@ -274,7 +274,7 @@ def test_what_the_placement_layer_lists(stack, gpus, pods, stop, listed):
 
 # -- lesson 02's scale-to-zero table --------------------------------------------------------------------
 def test_lesson02_scale_to_zero_table():
-    from gangkit import lesson02
+    from gangkit.lessons import lesson02
 
     t = lesson02.compare_scale_to_zero(seed=3)
     assert list(t.columns) == lesson02.SCALE_TO_ZERO_COLUMNS
@@ -288,7 +288,7 @@ def test_lesson02_scale_to_zero_table():
 
 
 def test_lesson02_scale_to_zero_at_the_limit_only_kueue_launches_nothing():
-    from gangkit import lesson02
+    from gangkit.lessons import lesson02
 
     rows = lesson02.SCALE_TO_ZERO_ROWS + (("kueue + gang", "kueue+gang+karpenter", {}),)
     t = lesson02.compare_scale_to_zero(lesson02.scale_to_zero(limit=48), rows=rows, seed=3)

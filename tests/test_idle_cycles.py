@@ -12,8 +12,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from gangkit import lesson03, scenarios, simulate
-from gangkit.engine import Simulation
+from gangkit import simulate
+from gangkit.lessons import lesson03
+from gangkit.workloads import scenarios
+from gangkit.engine.simulation import Simulation
 from gangkit.kueue.objects import ClusterQueue, Cohort, FlavorQuotas, Quota, ResourceGroup
 from gangkit.kueue.quota import QuotaTree
 

@@ -133,7 +133,7 @@ def test_estimate_factor_is_read_from_a_simulation_manifest_and_written_back():
     (["--estimate-factor", "three"], "invalid float value: 'three'"),
 ])
 def test_bad_ordering_options_on_the_command_line(capsys, argv, message):
-    from gangkit.cli import main
+    from gangkit.cli.main import main
 
     try:
         status = main(["run", "three-workers", "--stack", "gang", *argv])
@@ -147,7 +147,7 @@ def test_bad_ordering_options_on_the_command_line(capsys, argv, message):
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from gangkit.workload import _plainly_valid  # noqa: E402
+from gangkit.model.jobs import _plainly_valid  # noqa: E402
 
 _ODD = st.sampled_from([None, -1, 0, 1, 2, 1.5, -0.0, float("nan"), float("inf"), True, "x", ""])
 

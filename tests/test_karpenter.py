@@ -1,7 +1,7 @@
 """Karpenter as a node supplier: batching, NodePool limits, stages, consolidation, cost, determinism.
 
 Every case builds a :class:`gangkit.Stack` directly (gang or pod placement,
-optionally Kueue in front) with a :class:`gangkit.karpenter.Karpenter`
+optionally Kueue in front) with a :class:`gangkit.supply.karpenter.Karpenter`
 supplier. Clusters start with one small node because a scenario needs at
 least one; Karpenter brings the GPU nodes.
 """
@@ -13,9 +13,9 @@ import pytest
 
 import gangkit as gk
 from gangkit import Node, Stack, job
-from gangkit.karpenter import InstanceType, Karpenter, NodePool, Stages, lognormal
-from gangkit.kube_scheduler import KubeScheduler
-from gangkit.volcano import VolcanoGang
+from gangkit.supply.karpenter import InstanceType, Karpenter, NodePool, Stages, lognormal
+from gangkit.placement.kube_scheduler import KubeScheduler
+from gangkit.volcano.scheduler import VolcanoGang
 
 TYPES = [InstanceType("g1", 1, 1.0), InstanceType("g2a", 2, 2.5), InstanceType("g2b", 2, 2.2),
          InstanceType("g4", 4, 3.5), InstanceType("g8", 8, 8.0)]
@@ -211,7 +211,7 @@ def test_an_empty_node_counted_on_for_a_pending_gang_is_not_consolidated_meanwhi
 
 
 def test_the_default_karpenter_of_a_stack_name():
-    from gangkit.karpenter import default_karpenter
+    from gangkit.supply.karpenter import default_karpenter
 
     sc = gk.Scenario(list(CPU_ONLY), [job("a", pods=2, gpus=6, run_time=100)])
     k = default_karpenter(sc)
@@ -370,7 +370,7 @@ def test_single_node_consolidation_moves_one_non_empty_node_per_instant():
 # -- YAML: karpenter.sh/v1 NodePool and gangkit's Karpenter kind ----------------------------------------
 from pathlib import Path  # noqa: E402
 
-from gangkit.manifests import KNOWN_FIELDS, load_manifests  # noqa: E402
+from gangkit.manifests.load import KNOWN_FIELDS, load_manifests  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT_EXAMPLE = ROOT / "examples" / "kueue-karpenter-nodepool-limit.yaml"
@@ -432,7 +432,7 @@ def test_nodepool_requirements_other_than_instance_type_are_noted():
     text = _nodepool_yaml("        values: [p4d.24xlarge]\n",
                           "        values: [p4d.24xlarge]\n      - key: karpenter.sh/capacity-type\n        operator: In\n"
                           "        values: [on-demand]\n")
-    from gangkit.manifests import GangkitInputWarning
+    from gangkit.manifests.load import GangkitInputWarning
 
     with pytest.warns(GangkitInputWarning, match="karpenter.sh/capacity-type In"):
         sc = load_manifests(text)

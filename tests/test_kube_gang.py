@@ -14,7 +14,7 @@ import pytest
 
 import gangkit as gk
 from gangkit import Job, PodSet, Scenario, job, nodes
-from gangkit.kube_gang import SCHEDULING_TIMEOUT, KubeGang
+from gangkit.placement.kube_gang import SCHEDULING_TIMEOUT, KubeGang
 from gangkit.stacks import Stack
 
 NAN = math.nan
@@ -89,7 +89,7 @@ def test_two_gangs_end_without_a_deadlock(stack):
                                    "kueue+kube-gang"])
 def test_gpu_accounting_adds_up_while_gangs_hold_and_release(stack):
     """useful + held idle + free + not ready = capacity at every instant, and held idle is never negative."""
-    from gangkit import lesson02
+    from gangkit.lessons import lesson02
 
     r = gk.simulate(lesson02.contended(), stack=stack)
     tl = r.timeline

@@ -19,11 +19,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 import yaml
 
-from gangkit.cli import main
-from gangkit.kueue.admit import admit, format_report
+from gangkit.cli.main import main
+from gangkit.analysis.admit import admit, format_report
 from gangkit.kueue.manifests import load_kueue
-from gangkit.manifests import GangkitInputWarning
-from gangkit.quantity import parse_quantity
+from gangkit.manifests.load import GangkitInputWarning
+from gangkit.model.quantity import parse_quantity
 
 try:
     from schema_util import requires_schemas, validate_manifest

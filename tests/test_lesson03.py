@@ -1,4 +1,4 @@
-"""gangkit.lesson03: the lesson's stories do what the lesson says, and the quota explorer follows its knobs.
+"""gangkit.lessons.lesson03: the lesson's stories do what the lesson says, and the quota explorer follows its knobs.
 
 Each story is a row of a case table: a name that reads like the lesson's sentence, the story, the
 stack, and the figures the lesson quotes.
@@ -17,7 +17,7 @@ import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 import gangkit as gk  # noqa: E402
-from gangkit import lesson03  # noqa: E402
+from gangkit.lessons import lesson03  # noqa: E402
 from gangkit.kueue.objects import GPU, KueueConfig  # noqa: E402
 
 OFF = KueueConfig(wait_for_pods_ready=False)

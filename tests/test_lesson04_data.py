@@ -17,7 +17,8 @@ import pandas as pd
 import pytest
 
 import gangkit as gk
-from gangkit import lesson04, widgets
+from gangkit.lessons import lesson04
+from gangkit.lessons import widgets
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOL = ROOT / "tools" / "make_lesson04_data.py"

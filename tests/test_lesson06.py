@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gangkit import lesson06, widgets
-from gangkit.karpenter import Stages
+from gangkit.lessons import lesson06
+from gangkit.lessons import widgets
+from gangkit.supply.karpenter import Stages
 import gangkit as gk
 
 

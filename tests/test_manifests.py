@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gangkit.cluster import Node, nodes
-from gangkit.errors import ScenarioError
-from gangkit.manifests import (
+from gangkit.model.nodes import Node, nodes
+from gangkit.model.errors import ScenarioError
+from gangkit.manifests.load import (
     DEFAULT_RUN_TIME,
     KNOWN_FIELDS,
     GangkitInputWarning,
@@ -27,8 +27,8 @@ from gangkit.manifests import (
     load_file,
     load_manifests,
 )
-from gangkit.scenario import RunSettings, Scenario
-from gangkit.workload import Job, PodSet, job
+from gangkit.model.scenario import RunSettings, Scenario
+from gangkit.model.jobs import Job, PodSet, job
 
 try:
     from schema_util import SCHEMAS as SCHEMAS_DIR
@@ -891,11 +891,11 @@ def test_the_full_example_on_the_reference_page_is_the_three_workers_example():
     assert (from_page.nodes, from_page.jobs, from_page.settings) == (from_file.nodes, from_file.jobs, from_file.settings)
 
 
-# --- Volcano's Queue and Job (gangkit.volcano_manifests) ----------------------------------
+# --- Volcano's Queue and Job (gangkit.volcano.manifests) ----------------------------------
 
-from gangkit.volcano_manifests import KNOWN_FIELDS as VOLCANO_KNOWN_FIELDS  # noqa: E402
-from gangkit.volcano_queue import Queue  # noqa: E402
-from gangkit.volcano_resources import Resources  # noqa: E402
+from gangkit.volcano.manifests import KNOWN_FIELDS as VOLCANO_KNOWN_FIELDS  # noqa: E402
+from gangkit.volcano.plugins.proportion import Queue  # noqa: E402
+from gangkit.model.resources import Resources  # noqa: E402
 
 INF = float("inf")
 
@@ -1021,7 +1021,7 @@ def test_bad_volcano_input_is_one_error_naming_object_and_field(source, obj, fie
     assert any(line.startswith(f"{obj}: {field}: ") and words in line for line in lines), lines
 
 
-# --- the holding gang schedulers' objects (gangkit.gang_manifests) ---------------------------------
+# --- the holding gang schedulers' objects (gangkit.placement.manifests) ---------------------------------
 
 
 def cos_pod_group(name="train", **spec):

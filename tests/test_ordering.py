@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 import gangkit as gk
 from gangkit import Job, Node, PodSet, job, nodes
-from gangkit.scenario import ORDERINGS
-from gangkit.volcano import VolcanoGang
+from gangkit.model.scenario import ORDERINGS
+from gangkit.volcano.scheduler import VolcanoGang
 
 NAN = math.nan
 
@@ -226,7 +226,7 @@ def test_conservative_no_job_starts_after_its_first_reservation(case):
 def test_every_ordering_runs_from_the_command_line(capsys, ordering):
     import json
 
-    from gangkit.cli import main
+    from gangkit.cli.main import main
 
     assert main(["run", "three-workers", "--stack", "gang", "--ordering", ordering, "--estimate-factor", "2", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)

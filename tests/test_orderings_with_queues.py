@@ -15,12 +15,12 @@ import pytest
 
 import gangkit as gk
 from gangkit import Job, PodSet, job, nodes
-from gangkit.scenario import ORDERINGS
+from gangkit.model.scenario import ORDERINGS
 from gangkit.stacks import build_stack
-from gangkit.engine import Simulation
-from gangkit.result import build_result
-from gangkit.volcano_queue import Queue, VolcanoSetup
-from gangkit.volcano_resources import Resources
+from gangkit.engine.simulation import Simulation
+from gangkit.results.result import build_result
+from gangkit.volcano.plugins.proportion import Queue, VolcanoSetup
+from gangkit.model.resources import Resources
 
 NAN = math.nan
 
@@ -180,7 +180,7 @@ def test_random_queues_under_every_ordering(seed, ordering, monkeypatch):
 @pytest.mark.parametrize("seed", range(4))
 def test_reservation_shortcuts_change_no_decision_with_queues(seed, ordering):
     """Differential test: the book's fast paths against the plain search, on random multi-queue runs."""
-    from gangkit.volcano import VolcanoGang
+    from gangkit.volcano.scheduler import VolcanoGang
 
     sc = random_scenario(seed)
 

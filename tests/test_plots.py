@@ -1,4 +1,4 @@
-"""gangkit.plots: each picture draws what the run's tables say, returns its Axes, prints nothing."""
+"""gangkit.results.plots: each picture draws what the run's tables say, returns its Axes, prints nothing."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 import gangkit as gk  # noqa: E402
-from gangkit import plots  # noqa: E402
+from gangkit.results import plots  # noqa: E402
 
 HORIZON = 30 * 86400.0
 

@@ -48,8 +48,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from gangkit import Job, Node, PodSet, Scenario, job, nodes, simulate
-from gangkit.engine import Simulation
-from gangkit.result import build_result
+from gangkit.engine.simulation import Simulation
+from gangkit.results.result import build_result
 from gangkit.stacks import build_stack
 
 TERMINAL = {"Finished", "Deadlocked", "WaitingAtEnd", "RunningAtEnd", "Rejected"}

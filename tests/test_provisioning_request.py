@@ -12,8 +12,8 @@ import pytest
 
 import gangkit as gk
 from gangkit import Node, job
-from gangkit.autoscaler import CHECK_CAPACITY, ClusterAutoscaler, NodeGroup
-from gangkit.karpenter import InstanceType
+from gangkit.supply.autoscaler import CHECK_CAPACITY, ClusterAutoscaler, NodeGroup
+from gangkit.supply.karpenter import InstanceType
 from gangkit.kueue.objects import GPU, ClusterQueue, FlavorQuotas, KueueSetup, LocalQueue, Quota, ResourceFlavor, ResourceGroup
 from gangkit.kueue.provisioning import AdmissionCheck, ProvisioningRequestCheck, ProvisioningRequestConfig
 
@@ -50,7 +50,7 @@ def test_the_stack_is_available_by_name_and_its_layers_in_order():
 
 ADMITTED = {
     # name: (jobs, nodes, expected (quota, admission check, placement) waits of "a", scale-ups); the 150 s the
-    # pods wait for the nodes their request booked are in the node-stage buckets (gangkit.waits)
+    # pods wait for the nodes their request booked are in the node-stage buckets (gangkit.engine.waits)
     "capacity requested at the scan at 0 s: admitted at once, the pods wait 150 s for the nodes": (
         [job("a", pods=4, gpus=8, run_time=100)], CPU_ONLY, (0.0, 0.0, 0.0), [4]),
     "a request made at 3 s waits for the scan at 10 s in the admission check": (
@@ -170,7 +170,7 @@ def test_the_default_stack_runs_a_gang_from_zero():
 # -- YAML: AdmissionCheck, ProvisioningRequestConfig, ClusterQueue admissionChecksStrategy, ClusterAutoscaler ----------
 from pathlib import Path  # noqa: E402
 
-from gangkit.manifests import load_manifests  # noqa: E402
+from gangkit.manifests.load import load_manifests  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "kueue-provisioning-request.yaml"
 

@@ -4,8 +4,8 @@ from fractions import Fraction
 
 import pytest
 
-from gangkit.errors import ScenarioError
-from gangkit.quantity import (
+from gangkit.model.errors import ScenarioError
+from gangkit.model.quantity import (
     format_cpu,
     format_duration,
     format_memory,

@@ -17,7 +17,7 @@
    (c=64, load 0.9, 13 M: the waits there are short and rare, so relatively
    noisy), and that of P(wait) 2% or less; smaller runs (0.96 M, 3 M, 12 M)
    gave 5.6%, 5.3% and 4.8% for E[Wq]. Such runs take the lean engine
-   (:mod:`gangkit.fast_gang`, about 10 us per job; making the jobs and their
+   (:mod:`gangkit.engine.lean`, about 10 us per job; making the jobs and their
    table costs more than simulating them): about 10 CPU minutes in all. The
    jobs are split into independent replications (separate seeds, run two at a
    time in parallel processes), each cut into the same number of batches
@@ -46,7 +46,7 @@ import pandas as pd
 import pytest
 
 from gangkit import nodes, simulate
-from gangkit.generators import (Constant, Exponential, JobClass, Lognormal, Poisson, Stream, mm_c,
+from gangkit.workloads.generators import (Constant, Exponential, JobClass, Lognormal, Poisson, Stream, mm_c,
                                 tiered_training)
 
 pytestmark = pytest.mark.statistical

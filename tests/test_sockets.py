@@ -12,8 +12,8 @@ import pytest
 
 import gangkit as gk
 from gangkit import Node, Reason, Stack, job, nodes
-from gangkit.kube_scheduler import KubeScheduler
-from gangkit.volcano import VolcanoGang
+from gangkit.placement.kube_scheduler import KubeScheduler
+from gangkit.volcano.scheduler import VolcanoGang
 
 
 class DummyQuota:

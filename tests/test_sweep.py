@@ -6,10 +6,10 @@ import importlib
 
 import pytest
 
-from gangkit import waiting
-from gangkit.errors import ScenarioError
-from gangkit.generators import Constant, Exponential, JobClass, Poisson, Stream, stream_to_dict
-from gangkit.sweep import GRID_KEYS, points, run_point, scenario_for, sweep
+from gangkit.results import waiting
+from gangkit.model.errors import ScenarioError
+from gangkit.workloads.generators import Constant, Exponential, JobClass, Poisson, Stream, stream_to_dict
+from gangkit.analysis.sweep import GRID_KEYS, points, run_point, scenario_for, sweep
 
 TINY = {"scenario": ["mixed"], "ordering": ["strict", "skip"], "load": [0.7, 1.1], "seed": [0], "n_jobs": [200],
         "n_nodes": [8]}
@@ -109,14 +109,14 @@ def test_bad_workers_is_refused():
 
 @pytest.mark.parametrize("env, progress, shown", [("1", True, False), ("", False, False), ("", True, True)])
 def test_progress_bar_switch(monkeypatch, env, progress, shown):
-    module = importlib.import_module("gangkit.sweep")
+    module = importlib.import_module("gangkit.analysis.sweep")
 
     monkeypatch.setenv("GANGKIT_NO_PROGRESS", env)
     assert module._show_progress(progress) is shown
 
 
 def test_grid_keys_are_documented():
-    module = importlib.import_module("gangkit.sweep")
+    module = importlib.import_module("gangkit.analysis.sweep")
 
     assert all(f"``{k}``" in module.__doc__ for k in GRID_KEYS)
     assert waiting.TAU_S == 10.0

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 import gangkit
-from gangkit.errors import ScenarioError
-from gangkit.traces import GPU_MODEL_LABEL, derive_gangs, load_alibaba_openb, load_philly_runtimes, load_swf
+from gangkit.model.errors import ScenarioError
+from gangkit.workloads.traces import GPU_MODEL_LABEL, derive_gangs, load_alibaba_openb, load_philly_runtimes, load_swf
 
 TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
 ALI = TRACES / "alibaba-openb-2023"

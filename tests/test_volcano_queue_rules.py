@@ -21,9 +21,9 @@ import pytest
 
 import gangkit as gk
 from gangkit import Job, PodSet, job, nodes
-from gangkit.scenario import ORDERINGS
-from gangkit.volcano_queue import Queue, QueueAttr, VolcanoSetup, proportion
-from gangkit.volcano_resources import Resources
+from gangkit.model.scenario import ORDERINGS
+from gangkit.volcano.plugins.proportion import Queue, QueueAttr, VolcanoSetup, proportion
+from gangkit.model.resources import Resources
 
 NAN = math.nan
 INF = math.inf

@@ -14,13 +14,13 @@ import pytest
 
 import gangkit as gk
 from gangkit import Job, PodSet, job, nodes
-from gangkit.engine import Simulation
-from gangkit.result import build_result
-from gangkit.errors import ScenarioError
+from gangkit.engine.simulation import Simulation
+from gangkit.results.result import build_result
+from gangkit.model.errors import ScenarioError
 from gangkit.stacks import build_stack
-from gangkit.volcano_enqueue import job_min_resources
-from gangkit.volcano_queue import Queue, QueueAttr, VolcanoSetup, proportion
-from gangkit.volcano_resources import Resources
+from gangkit.volcano.actions.enqueue import job_min_resources
+from gangkit.volcano.plugins.proportion import Queue, QueueAttr, VolcanoSetup, proportion
+from gangkit.model.resources import Resources
 
 NAN = math.nan
 

@@ -15,13 +15,13 @@ import math
 import pytest
 
 from gangkit import Scenario, nodes, simulate
-from gangkit.errors import ScenarioError
-from gangkit.generators import mm_c
-from gangkit.scenario import RunSettings
-from gangkit.waiting import (
+from gangkit.model.errors import ScenarioError
+from gangkit.workloads.generators import mm_c
+from gangkit.model.scenario import RunSettings
+from gangkit.results.waiting import (
     SIZE_CLASSES, TAU_S, idle_while_waiting, job_waits, metrics, size_class, stability, starvation, t_quantile, utilization, wait_table,
 )
-from gangkit.workload import job
+from gangkit.model.jobs import job
 
 
 def story(ordering: str, **settings):

@@ -1,6 +1,6 @@
 """Wait buckets: every second of a job's wait is charged to one layer, and the buckets add up.
 
-Case tables for the rule of gangkit.waits (critical path over the nodes a
+Case tables for the rule of gangkit.engine.waits (critical path over the nodes a
 supplier launched for the job, the bucket named after the stage awaited),
 exact bucket values on small stories through Karpenter, hand-made
 suppliers and admission layers, the per-layer metrics, and a Hypothesis
@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 import gangkit as gk
 from gangkit import Job, Node, PodSet, Reason, Stack, job, nodes
-from gangkit.karpenter import InstanceType, Karpenter, NodePool, Stages
-from gangkit.volcano import VolcanoGang
-from gangkit.waits import awaited_at, split_placement, stage_bucket
+from gangkit.supply.karpenter import InstanceType, Karpenter, NodePool, Stages
+from gangkit.volcano.scheduler import VolcanoGang
+from gangkit.engine.waits import awaited_at, split_placement, stage_bucket
 
 STAGES = {
     "n1": {"launched": 10.0, "registered": 70.0, "initialized": 160.0},
@@ -293,7 +293,7 @@ def test_buckets_add_up_to_the_wait_and_gpu_seconds_to_the_capacity_in_every_sta
 
 
 def test_kueue_pending_workloads_has_one_row_per_instant_and_change():
-    from gangkit import lesson05
+    from gangkit.lessons import lesson05
 
     m = gk.simulate(lesson05.layered_story(), stack="kueue+gang").metric("kueue_pending_workloads")
     assert list(zip(m.time_s, m.active, m.inadmissible)) == [
@@ -302,7 +302,7 @@ def test_kueue_pending_workloads_has_one_row_per_instant_and_change():
 
 def test_a_provisioning_request_books_nodes_and_its_job_waits_for_them():
     """kueue+provreq+autoscaler: the admission check, then the nodes the request booked, stage by stage."""
-    from gangkit import lesson05
+    from gangkit.lessons import lesson05
 
     result = gk.simulate(lesson05.layered_story(), stack="kueue+provreq+autoscaler")
     assert _waits(result, "train-b") == {"admission_check": 10.0, "node_registration": 60.0, "node_initialization": 90.0}

@@ -1,4 +1,4 @@
-"""gangkit.widgets: the explorers' plain functions give the simulator's figures; the widgets follow their knobs."""
+"""gangkit.lessons.widgets: the explorers' plain functions give the simulator's figures; the widgets follow their knobs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 import gangkit as gk  # noqa: E402
-from gangkit import widgets  # noqa: E402
+from gangkit.lessons import widgets  # noqa: E402
 
 HORIZON = 30 * 86400.0
 

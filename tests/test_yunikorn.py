@@ -14,10 +14,10 @@ import pytest
 
 import gangkit as gk
 from gangkit import Scenario, job, nodes
-from gangkit.coscheduling import Coscheduling
-from gangkit.kube_gang import KubeGang
+from gangkit.placement.coscheduling import Coscheduling
+from gangkit.placement.kube_gang import KubeGang
 from gangkit.stacks import Stack
-from gangkit.yunikorn import PLACEHOLDER_TIMEOUT, YuniKorn
+from gangkit.placement.yunikorn import PLACEHOLDER_TIMEOUT, YuniKorn
 
 NAN = math.nan
 

@@ -1,12 +1,12 @@
 """Write gangkit/data/lesson04_sweep.csv and lesson04_story.csv: lesson 04's runs too slow for the lesson.
 
-The grids are ``gangkit.lesson04.SWEEP_GRIDS``: the lesson's mix (90% one-GPU jobs, 10% whole-node
+The grids are ``gangkit.lessons.lesson04.SWEEP_GRIDS``: the lesson's mix (90% one-GPU jobs, 10% whole-node
 gangs, exponential run times of mean 30 minutes, 4 nodes x 8 GPUs, stack gang) under each
 ordering, at each offered load, for each seed, 2000 jobs per run (strict and skip at 12 loads and
 5 seeds; the backfilling orderings, slower, at 6 loads and 3 seeds); one row per run with the
-columns ``gangkit.lesson04.SWEEP_COLUMNS`` (metrics of ``gangkit.waiting``). And the starvation
-story: the wait of every whole-node gang of one run (``gangkit.lesson04.STORY``) under every
-ordering (``gangkit.lesson04.story_table``). Simulated figures.
+columns ``gangkit.lessons.lesson04.SWEEP_COLUMNS`` (metrics of ``gangkit.results.waiting``). And the starvation
+story: the wait of every whole-node gang of one run (``gangkit.lessons.lesson04.STORY``) under every
+ordering (``gangkit.lessons.lesson04.story_table``). Simulated figures.
 
     python tools/make_lesson04_data.py                          # from the repository root (a few minutes)
     python tools/make_lesson04_data.py --check                  # exit 1 if the committed file differs
@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
 
-from gangkit import lesson04  # noqa: E402
+from gangkit.lessons import lesson04  # noqa: E402
 
 OUTPUT = ROOT / "gangkit" / "data" / "lesson04_sweep.csv"
 STORY_OUTPUT = ROOT / "gangkit" / "data" / "lesson04_story.csv"
@@ -53,14 +53,14 @@ def reduced_grids(loads=None, seeds=None, orderings=None) -> list[dict]:
 
 
 def render(table: pd.DataFrame) -> str:
-    header = (f"# Lesson 04 load sweep (simulated with gangkit, not measured): grids gangkit.lesson04.SWEEP_GRIDS, "
+    header = (f"# Lesson 04 load sweep (simulated with gangkit, not measured): grids gangkit.lessons.lesson04.SWEEP_GRIDS, "
               f"one row per run; made by: {COMMAND}\n")
     return header + table.to_csv(index=False)
 
 
 def render_story(table: pd.DataFrame) -> str:
     header = (f"# Lesson 04 starvation story (simulated with gangkit, not measured): the wait of every whole-node gang "
-              f"of gangkit.lesson04.STORY {lesson04.STORY} under each ordering; made by: {COMMAND}\n")
+              f"of gangkit.lessons.lesson04.STORY {lesson04.STORY} under each ordering; made by: {COMMAND}\n")
     return header + table.to_csv(index=False)
 
 

@@ -8,9 +8,9 @@ flavor assignment (:mod:`.flavor_assigner`), victim choice
 (:mod:`.layer`).
 """
 
-from .objects import (GPU, Admission, ClusterQueue, Cohort, FlavorFungibility, FlavorQuotas, KueueConfig, LocalQueue,
+from gangkit.kueue.objects import (GPU, Admission, ClusterQueue, Cohort, FlavorFungibility, FlavorQuotas, KueueConfig, LocalQueue,
                       PodSetSpec, Preemption, Quota, ResourceFlavor, ResourceGroup, Workload)
-from .scheduler import CycleResult, Kueue
+from gangkit.kueue.scheduler import CycleResult, Kueue
 
 __all__ = [
     "GPU", "Admission", "ClusterQueue", "Cohort", "CycleResult", "FlavorFungibility", "FlavorQuotas", "Kueue",

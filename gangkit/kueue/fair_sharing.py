@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 
-from .quota import QuotaNode, QuotaTree
+from gangkit.kueue.quota import QuotaNode, QuotaTree
 
 
 def drs(node: QuotaNode, extra: dict | None = None) -> float:
@@ -203,7 +203,7 @@ def fair_targets(tree: QuotaTree, cq_name: str, request: dict, frs: set, candida
                         break
         if not found:
             return []
-        from .preemption import fill_back
+        from gangkit.kueue.preemption import fill_back
 
         return fill_back(removed, give, take, fits)  # as classical preemption does
     finally:

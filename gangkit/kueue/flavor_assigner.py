@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .objects import ClusterQueue, FlavorResource, PodSetSpec, ResourceFlavor, Workload
-from .quota import QuotaNode
+from gangkit.kueue.objects import ClusterQueue, FlavorResource, PodSetSpec, ResourceFlavor, Workload
+from gangkit.kueue.quota import QuotaNode
 
 NOFIT, NO_CANDIDATES, PREEMPT, RECLAIM, FIT = range(5)
 MODE_NAMES = {NOFIT: "NoFit", NO_CANDIDATES: "Preempt", PREEMPT: "Preempt", RECLAIM: "Preempt", FIT: "Fit"}

@@ -30,8 +30,8 @@ bytes, everything else (GPUs, pods) as a count, rounded up as Kueue rounds.
 
 Bad input is checked with Kueue's own cheap rules (its webhooks and the CEL
 rules of its CRDs): every problem, one line each naming object and field, in
-one :class:`~gangkit.errors.ScenarioError`. Fields gangkit does not model
-join the one warning about unread fields that :mod:`gangkit.manifests`
+one :class:`~gangkit.model.errors.ScenarioError`. Fields gangkit does not model
+join the one warning about unread fields that :mod:`gangkit.manifests.load`
 gives. Two decisions differ from Kueue, which has no error for them but
 keeps the queues concerned *inactive* (admitting nothing), a state gangkit
 does not model: a ClusterQueue naming a ResourceFlavor that is not in the
@@ -51,8 +51,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from ..errors import Problem, ScenarioError
-from ..manifests import (
+from gangkit.model.errors import Problem, ScenarioError
+from gangkit.manifests.load import (
     _META,
     _POD_SPEC,
     ANY,
@@ -64,8 +64,8 @@ from ..manifests import (
     _parse_yaml,
     _Reader,
 )
-from ..quantity import parse_duration, parse_quantity
-from .objects import (
+from gangkit.model.quantity import parse_duration, parse_quantity
+from gangkit.kueue.objects import (
     Admission,
     ClusterQueue,
     Cohort,
@@ -119,7 +119,7 @@ FEATURE_GATES = {name: attr for name, attr in {"SchedulingEquivalenceHashing": "
                  if attr in KueueConfig.__dataclass_fields__}
 
 
-# --- which fields gangkit reads, per kind and version (same tree language as gangkit.manifests) ---
+# --- which fields gangkit reads, per kind and version (same tree language as gangkit.manifests.load) ---
 
 _QUOTA = dict.fromkeys(["name", "nominalQuota", "borrowingLimit", "lendingLimit"], ANY)
 _RESOURCE_GROUPS = [{"coveredResources": ANY, "flavors": [{"name": ANY, "resources": [_QUOTA]}]}]
@@ -190,7 +190,7 @@ def known_fields(kind: str, api_version: str) -> dict:
     raise KeyError(kind)
 
 
-# --- hooks called by gangkit.manifests ---------------------------------------------------------
+# --- hooks called by gangkit.manifests.load ---------------------------------------------------------
 
 
 def read_object(r: _Reader, doc: Mapping, where: str) -> _Object | None:
@@ -463,7 +463,7 @@ class _KueueReader:
         gangkit models one admission check for the whole stack: the check a
         ClusterQueue lists applies to every workload of ``kueue+provreq+autoscaler``.
         """
-        from .provisioning import CONTROLLER, AdmissionCheck, ProvisioningRequestConfig
+        from gangkit.kueue.provisioning import CONTROLLER, AdmissionCheck, ProvisioningRequestConfig
 
         configs: dict[str, ProvisioningRequestConfig] = {}
         for o in self.by_kind["ProvisioningRequestConfig"]:

@@ -217,6 +217,6 @@ class KueueSetup:
     admission_checks: list = field(default_factory=list)  # gangkit.kueue.provisioning.AdmissionCheck, used by ClusterQueues
 
     def build(self):
-        from .scheduler import Kueue
+        from gangkit.kueue.scheduler import Kueue
 
         return Kueue(self.flavors, self.cluster_queues, self.local_queues, self.cohorts, self.config)

@@ -21,7 +21,7 @@ jitter on the backoff (Kueue adds up to 0.01 %), and no recoveryTimeout
 
 from __future__ import annotations
 
-from .objects import KueueConfig, Workload
+from gangkit.kueue.objects import KueueConfig, Workload
 
 PODS_READY_TIMEOUT = "PodsReadyTimeout"
 REQUEUING_LIMIT_EXCEEDED = "RequeuingLimitExceeded"

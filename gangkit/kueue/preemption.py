@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .objects import ClusterQueue, FlavorResource, Workload
-from .quota import QuotaNode, QuotaTree
+from gangkit.kueue.objects import ClusterQueue, FlavorResource, Workload
+from gangkit.kueue.quota import QuotaNode, QuotaTree
 
 IN_CLUSTER_QUEUE = "InClusterQueue"
 IN_COHORT_RECLAMATION = "InCohortReclamation"
@@ -82,7 +82,7 @@ class Preemptor:
 
     def fair_sharing_targets(self, wl, cq_name, request, frs) -> list[Target]:
         """Candidates: own queue (withinClusterQueue) and every borrowing queue of the tree (reclaimWithinCohort)."""
-        from .fair_sharing import fair_targets
+        from gangkit.kueue.fair_sharing import fair_targets
 
         cq = self.queues[cq_name]
         node = self.tree.cq[cq_name]

@@ -51,8 +51,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..autoscaler import BEST_EFFORT_ATOMIC, PROVISIONING_CLASSES, ProvisioningRequest
-from ..layers import Reason
+from gangkit.supply.autoscaler import BEST_EFFORT_ATOMIC, PROVISIONING_CLASSES, ProvisioningRequest
+from gangkit.engine.sockets import Reason
 
 CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 EVICTED_BY_ADMISSION_CHECK = "AdmissionCheck"
@@ -95,7 +95,7 @@ class ProvisioningRequestCheck:
 
     It sits behind the :class:`~gangkit.kueue.layer.KueueLayer` (which
     reserves quota) and in front of placement; ``autoscaler`` is the
-    :class:`~gangkit.autoscaler.ClusterAutoscaler` that serves the requests.
+    :class:`~gangkit.supply.autoscaler.ClusterAutoscaler` that serves the requests.
     """
 
     name = "admission_check"

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .objects import ClusterQueue, Cohort, FlavorResource, Quota, ResourceGroup
+from gangkit.kueue.objects import ClusterQueue, Cohort, FlavorResource, Quota, ResourceGroup
 
 
 class QuotaNode:

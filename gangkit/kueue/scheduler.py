@@ -31,11 +31,11 @@ import heapq
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .fair_sharing import order_entries
-from .flavor_assigner import FIT, NOFIT, PREEMPT, Assignment, FlavorAssigner
-from .objects import Admission, ClusterQueue, Cohort, KueueConfig, LocalQueue, ResourceFlavor, Workload
-from .preemption import Preemptor, Target
-from .quota import QuotaTree
+from gangkit.kueue.fair_sharing import order_entries
+from gangkit.kueue.flavor_assigner import FIT, NOFIT, PREEMPT, Assignment, FlavorAssigner
+from gangkit.kueue.objects import Admission, ClusterQueue, Cohort, KueueConfig, LocalQueue, ResourceFlavor, Workload
+from gangkit.kueue.preemption import Preemptor, Target
+from gangkit.kueue.quota import QuotaTree
 
 PENDING_PREEMPTION = "PendingPreemption"
 SKIPPED = "FailedAfterNomination"

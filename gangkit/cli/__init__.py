@@ -1,0 +1,5 @@
+"""The gangkit command."""
+
+from gangkit.cli.main import main
+
+__all__ = ["main"]

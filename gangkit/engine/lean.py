@@ -1,0 +1,310 @@
+"""A lean engine for the simplest gang runs: one-pod jobs through Volcano's layer alone.
+
+Why this exists: the queueing-theory checks (an M/M/c queue) and the speed
+benchmark run millions of jobs of the plainest kind: each job one pod with
+the same number of GPUs, one Volcano queue, no admission layer and no node
+supplier. For such a run the general engine's machinery (SimPy events,
+PodGroup phases, shape heaps, trial placements) changes nothing in the
+outcome, yet costs about ten times more per job. This module applies the
+very same rules with a plain heap of events:
+
+- Volcano's session (:mod:`gangkit.volcano.scheduler`) with the default setup, a
+  batch/v1 Job and no ``minResources``: each session enqueues every Pending
+  PodGroup, then allocate places the waiting jobs in creation order while a
+  node has room for the next pod (``strict``, ``skip``, ``largest-first`` and
+  ``volcano-backfill`` all do that when every job has the same shape: the
+  first job that does not fit is followed only by jobs that do not fit);
+- every node's GPU count is a multiple of the pod's, so free GPUs anywhere
+  mean room for one more pod (no fragmentation); the node is still picked by
+  :meth:`gangkit.engine.capacity.FreeCapacity.choose`, as the general engine picks it;
+- events of one instant run in SimPy's order (time, then priority, then the
+  order they were scheduled), and every time is computed with the same float
+  operations, so the GPU-second integrals, waits and timeline are the same
+  to the last bit.
+
+:func:`applies` says when a run qualifies; :func:`gangkit.simulate` then
+uses :func:`run` and falls back to the general engine when it returns None
+(a ``jobs``-level run that the horizon cuts with jobs still in the system
+or not yet submitted: their rows need the placement layer's reasons and states). tests/test_fast_gang.py runs
+both engines on random scenarios and compares every table and figure.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import math
+from array import array
+from collections import deque
+
+import pandas as pd
+
+from gangkit.engine.simulation import JobState, PodState, Simulation
+from gangkit.results.result import JOB_COLUMNS, Result, build_result
+from gangkit.model.scenario import Scenario
+
+#: orderings that place same-shape jobs in creation order, stopping at the first that does not fit
+ORDERINGS = ("skip", "strict", "largest-first", "volcano-backfill")
+_NORMAL, _LATE = 1, 2  # SimPy's NORMAL priority, and the engine's LATE (scheduling cycles)
+_ARRIVE, _FINISH, _CYCLE = 0, 1, 2
+
+
+def applies(scenario: Scenario, stack) -> bool:
+    """Is this a run of one-pod, same-shape jobs through the ``gang`` stack alone (see the module doc)?"""
+    from gangkit.volcano.scheduler import VolcanoGang
+
+    s = scenario.settings
+    if (getattr(stack, "name", "") != "gang" or not isinstance(stack.placement, VolcanoGang)
+            or stack.admission or stack.suppliers or getattr(scenario, "volcano", None) is not None
+            or s.record not in ("summary", "jobs") or s.ordering not in ORDERINGS
+            or not scenario.jobs or not math.isfinite(s.horizon)):
+        return False
+    first = scenario.jobs[0]
+    if len(first.pod_sets) != 1:
+        return False
+    g, prio, queue = first.pod_sets[0].gpus, first.priority, first.volcano_queue
+    if g < 1:
+        return False
+    for j in scenario.jobs:
+        if len(j.pod_sets) != 1 or j.priority != prio or j.volcano_queue != queue:
+            return False
+        ps = j.pod_sets[0]
+        if (ps.count != 1 or ps.gpus != g or ps.cpu or ps.memory or ps.node_selector
+                or ps.min_member not in (None, 1) or j.min_member not in (None, 1)
+                or j.controller != "batch" or j.min_resources is not None):
+            return False
+    return (all(n.gpus % g == 0 for n in scenario.nodes)
+            and any(n.gpus >= g for n in scenario.nodes))
+
+
+class OnePodGangRun(Simulation):
+    """The general engine's state and bookkeeping, driven by a plain event heap (see the module doc)."""
+
+    def run(self, until: float | None = None) -> None:  # noqa: C901 - one loop, kept whole for speed
+        if until is not None:
+            raise ValueError("OnePodGangRun runs to the end only (diagnosis replays with the general engine)")
+        specs = sorted(self.scenario.jobs, key=lambda j: j.submit_time)  # stable, as Simulation.run
+        self._specs = specs
+        n = self.job_total = self.unfinished = len(specs)
+        g = specs[0].pod_sets[0].gpus
+        finish_events = [2 if s.progress == "independent" else 1 for s in specs]  # (pod_finished,) finished
+        keep = self.record == "jobs"
+        if keep:
+            self.start_s = array("d", bytes(8 * n))
+            self.finish_s = array("d", bytes(8 * n))
+            self.enter_s = array("d", bytes(8 * n))
+        period = self.stack.placement.period
+        horizon = self.horizon
+        # The engine's counters and GPU-second integrals as locals (written back at the end). No node
+        # supplier: capacity and not-ready GPUs stay as they are. Which node a pod runs on shows in no
+        # table at these recording levels, so only the free GPUs are counted here (room for one pod
+        # anywhere is room on some node, as every node's GPUs are a multiple of the pod's).
+        C = self.capacity_gpus
+        not_ready = self.not_ready_gpus
+        free = self.capacity.free_ready_gpus
+        bound = useful = running = waiting = events = 0
+        I = self.integrals
+        i_cap, i_use, i_held, i_free, i_nr, i_wait = (I[k] for k in ("capacity", "useful", "held_idle", "free", "not_ready", "waiting_jobs"))
+        last_t = self._last_t
+        last_progress = last_end = 0.0
+        unfinished = n
+        timeline = self.timeline
+        retired = self.retired_waits
+        heap: list = []
+        push, pop = heapq.heappush, heapq.heappop
+        fifo: deque = deque()
+        eid = 0
+        now = 0.0
+        i = 0
+        cycle_pending = False
+
+        def snapshot(t: float) -> None:  # Simulation._snapshot at the jobs level, from the locals
+            row = (t, C, useful, bound - useful, C - not_ready - bound, not_ready, running, waiting)
+            if timeline and timeline[-1][0] == t:
+                timeline[-1] = row
+            elif not timeline or timeline[-1][1:] != row[1:]:
+                timeline.append(row)
+
+        # Simulation._advance is inlined below (dt > 0: add each count times dt to its integral), with
+        # the same float operations in the same order, so the integrals are the same to the last bit.
+        # Simulation.request_cycle likewise: the next session boundary at or after now, at priority LATE.
+        finished = 0
+        arrivals_due = True  # the arrivals process (started at time 0) resumes at ``now``
+        timed_out = False  # it resumes after its timeout: that batch is due, even if float rounding says now < t
+        while True:
+            if arrivals_due:  # Simulation._arrivals: every batch due now, then the timeout to the next
+                arrivals_due = False
+                while i < n:
+                    t = specs[i].submit_time
+                    if timed_out:
+                        timed_out = False
+                    elif t > now:
+                        eid += 1
+                        push(heap, (now + (t - now), _NORMAL, eid, _ARRIVE, 0, 0.0, 0.0))
+                        break
+                    first = i
+                    while i < n and specs[i].submit_time == t:
+                        i += 1
+                    events += i - first  # submitted
+                    waiting += i - first
+                    dt = now - last_t
+                    if dt > 0:
+                        i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
+                        i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt
+                        last_t = now
+                    for j in range(first, i):
+                        fifo.append((j, now))
+                    if keep:
+                        snapshot(now)
+                    if not cycle_pending:
+                        cycle_pending = True
+                        at = now if not period else max(now, math.ceil(now / period - 1e-9) * period)
+                        eid += 1
+                        push(heap, (now + (at - now), _LATE, eid, _CYCLE, 0, 0.0, 0.0))
+            if not unfinished or not heap or heap[0][0] > horizon:
+                break
+            now, _, _, kind, j, start, enter = pop(heap)
+            if kind == _FINISH or (kind == _CYCLE and fifo and free >= g):  # a finish, or a session that binds
+                dt = now - last_t
+                if dt > 0:
+                    i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
+                    i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt
+                    last_t = now
+            if kind == _FINISH:
+                useful -= g
+                free += g
+                bound -= g
+                events += finish_events[j]
+                last_progress = now
+                running -= 1
+                unfinished -= 1
+                finished += 1
+                if now > last_end:
+                    last_end = now
+                retired.append(start - specs[j].submit_time)
+                if keep:
+                    self.finish_s[j] = now
+                    snapshot(now)
+                if not cycle_pending:
+                    cycle_pending = True
+                    at = now if not period else max(now, math.ceil(now / period - 1e-9) * period)
+                    eid += 1
+                    push(heap, (now + (at - now), _LATE, eid, _CYCLE, 0, 0.0, 0.0))
+            elif kind == _ARRIVE:
+                arrivals_due = timed_out = True
+            else:  # a Volcano session: enqueue every Pending PodGroup, then allocate in creation order
+                cycle_pending = False
+                changed = False
+                while fifo and free >= g:
+                    j, enter = fifo.popleft()
+                    free -= g
+                    bound += g
+                    events += 2  # pod_bound, job_started
+                    last_progress = now
+                    waiting -= 1
+                    running += 1
+                    useful += g
+                    if keep:
+                        self.start_s[j] = now
+                        self.enter_s[j] = enter
+                    eid += 1
+                    push(heap, (now + float(specs[j].run_time), _NORMAL, eid, _FINISH, j, now, enter))
+                    changed = True
+                if changed and keep:
+                    snapshot(now)
+        # write the locals back, then close the run as Simulation.run does
+        self.arrived = i
+        self.event_count += events
+        self.bound_gpus, self.useful_gpus, self.running_jobs, self.waiting_jobs = bound, useful, running, waiting
+        I.update(capacity=i_cap, useful=i_use, held_idle=i_held, free=i_free, not_ready=i_nr, waiting_jobs=i_wait)
+        self._last_t = last_t
+        self.last_progress, self.last_end = last_progress, last_end
+        self.unfinished = unfinished
+        self.retired_states["Finished"] += finished
+        if unfinished == 0:
+            self.end_time = max(last_end, now)
+        else:
+            if not heap:
+                self.quiescent_at = now
+            self.end_time = horizon
+        self.stalled = (unfinished > 0 and self.quiescent_at is None
+                        and self.end_time - last_progress >= self.settings.stall_window)
+        self.lean = True  # jobs that ended are retired; only those still in the system get a JobState
+        self._live_at_end(heap, fifo, g)
+        self._advance(self.end_time)
+        self._close_books(self.end_time)
+        self._snapshot(self.end_time, force=True)
+
+    def _live_at_end(self, heap: list, fifo: deque, g: int) -> None:
+        """Job states, in arrival order, for the jobs still running or waiting when the run ends.
+
+        The running pods are put on nodes now, in the order they started, by the general engine's
+        node choice (so the capacity left for the waiting jobs' reasons is right in total).
+        """
+        specs = self._specs
+        cap = self.capacity
+        running = sorted((eid, j, start, enter) for _, _, eid, kind, j, start, enter in heap if kind == _FINISH)
+        live: dict[int, JobState] = {}
+        for _, j, start, enter in running:  # finish events were scheduled in start order
+            spec = specs[j]
+            node = cap.choose(g, 0.0, 0, ())
+            cap.take(node, g, 0.0, 0)
+            js = JobState(spec, j, remaining=float(spec.run_time), placing=True, bound=1, started_at=start,
+                          placed_at=start, progressing=True, bound_gpus=g, bound_since=start)
+            if start > enter:
+                js.waits["placement"] = 0.0 + (start - enter)
+            pod = PodState(js, 0, spec.pod_sets[0], f"{spec.name}-0", created=enter, node=node, bound_at=start,
+                           remaining=float(spec.run_time))
+            if spec.progress == "independent":
+                pod.progress_since = start
+            else:
+                js.progress_since = start
+            js.pods.append(pod)
+            node.pods.add(pod)
+            live[j] = js
+        for j, enter in fifo:
+            spec = specs[j]
+            js = JobState(spec, j, remaining=float(spec.run_time), placing=True, layer="placement", layer_enter=enter)
+            js.pods.append(PodState(js, 0, spec.pod_sets[0], f"{spec.name}-0", created=enter, remaining=float(spec.run_time)))
+            live[j] = js
+        self.live = {j: live[j] for j in sorted(live)}
+
+    def jobs_table(self) -> pd.DataFrame:
+        """The ``jobs`` table of a run in which every job finished, column by column (as build_result makes it).
+
+        Every job here is one pod of ``g`` GPUs with a gang of one (see :func:`applies`).
+        """
+        specs = self._specs
+        n = len(specs)
+        g = specs[0].pod_sets[0].gpus
+        start, finish, enter = self.start_s, self.finish_s, self.enter_s
+        submit = [float(s.submit_time) for s in specs]
+        wait = [b - a for a, b in zip(submit, start)]
+        # _clean(x) is round(x, 6) + 0.0; a job that started when it arrived has no placement stretch
+        placement = [round(0.0 + (b - a), 6) + 0.0 if b > a else 0.0 for a, b in zip(enter, start)]
+        cols = {
+            "job": [s.key for s in specs], "queue": [s.queue for s in specs], "priority": [s.priority for s in specs],
+            "progress": [s.progress for s in specs], "pods": [1] * n, "gpus": [g] * n, "gang_size": [1] * n,
+            "submit_s": submit, "start_s": list(start), "finish_s": list(finish),
+            "state": ["Finished"] * n, "wait_s": wait, "censored": [False] * n,
+            "wait_placement_s": placement,
+            "wait_unattributed_s": [round(w - p, 6) + 0.0 for w, p in zip(wait, placement)],
+            "run_time_s": [float(s.run_time) for s in specs], "restarts": [0] * n,
+            "useful_gpu_s": [round((b - a) * g, 6) + 0.0 for a, b in zip(start, finish)],
+            "held_idle_gpu_s": [0.0] * n, "reason": [""] * n,
+        }
+        assert list(cols) == JOB_COLUMNS + ["wait_placement_s", "wait_unattributed_s", "run_time_s", "restarts",
+                                            "useful_gpu_s", "held_idle_gpu_s", "reason"]
+        return pd.DataFrame(cols)
+
+
+def run(scenario: Scenario, stack) -> Result | None:
+    """Run a qualifying scenario (see :func:`applies`); None when the general engine must do it."""
+    sim = OnePodGangRun(scenario, stack)
+    sim.run()
+    if sim.record == "jobs" and (sim.live or sim.arrived < sim.job_total):
+        return None  # rows of jobs still in the system, or never submitted, need the general engine's states
+    result = build_result(sim)
+    if sim.record == "jobs":
+        result = dataclasses.replace(result, jobs=sim.jobs_table())
+    return result

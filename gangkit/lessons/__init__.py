@@ -1,0 +1,1 @@
+"""One module per lesson: its scenarios, tables and explorer widgets."""

@@ -1,0 +1,171 @@
+"""Lesson 02's comparison: one contended workload through every gang variant and pod by pod.
+
+The story: two nodes of 4 GPUs. Job ``long`` takes a whole node (4 GPUs) for
+an hour. Ten seconds later job ``big`` arrives, a sync gang of 6 workers of
+one GPU: it cannot start before ``long`` ends, since only 4 GPUs are free.
+From t=60 s a stream of one-GPU jobs (``small-00``, ``small-01``, ...)
+arrives every 200 s, each running 15 minutes. The question each variant
+answers differently: while ``big`` waits, what does it hold, and who gets
+the free node?
+
+- pod by pod (``pod``): 4 of big's workers take node-1 and hold it until
+  ``long`` ends; the small jobs queue behind;
+- Volcano (``gang``): big waits holding nothing; the small jobs use node-1,
+  and may still be there when ``long`` ends (big waits longer);
+- coscheduling: 4 workers wait at Permit, the 5th finds no node, and with 2
+  of 6 missing (33 %, above the 10 % threshold) the group is rejected at
+  once: like Volcano here;
+- YuniKorn: 4 placeholders hold node-1; after 15 minutes they time out and
+  (``Soft``) the real pods take node-1 again, one by one: like pod by pod;
+- kube-gang (1.35): 4 workers hold node-1 for 5 minutes, are rejected,
+  small jobs slip in, and big grabs what it can again at each chance.
+
+:func:`compare` runs the story through a list of stacks and returns one
+row per stack; :func:`plot_compare` draws the two numbers that matter side
+by side. :func:`scale_to_zero` and :func:`compare_scale_to_zero` tell the
+second story: no GPU node at first, a gang of 10 x 8 GPUs, and Karpenter
+behind each variant; what Karpenter sees (a Volcano Job: nothing before
+Inqueue), the nodes it launches and pays for, and what each variant holds
+while they boot or when a NodePool limit stops them short. All figures are simulated by gangkit, never measured on a real
+cluster.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+
+from gangkit.model.nodes import nodes as make_nodes
+from gangkit.model.scenario import Scenario
+from gangkit.simulate import simulate
+from gangkit.model.jobs import job as make_job
+
+#: The stacks the lesson compares, in the order of the table.
+VARIANTS = ("pod", "gang", "coscheduling", "yunikorn", "kube-gang")
+#: The columns of :func:`compare`.
+COLUMNS = ["held_idle_gpu_s", "big_wait_s", "big_state", "small_mean_wait_s", "releases", "makespan_s"]
+
+
+def contended(n_small: int = 20, **big) -> Scenario:
+    """The lesson's workload; ``big`` takes extra :class:`~gangkit.model.jobs.Job` fields (e.g. ``gang_style``)."""
+    jobs = [make_job("long", pods=1, gpus=4, run_time=3600),
+            make_job("big", pods=6, gpus=1, run_time=600, submit_time=10, **big)]
+    jobs += [make_job(f"small-{i:02d}", pods=1, gpus=1, run_time=900, submit_time=60 + 200 * i) for i in range(n_small)]
+    return Scenario(make_nodes(2, gpus=4), jobs, name="contended",
+                    description=f"2 nodes x 4 GPUs; long (4 GPUs, 1 h) at 0 s; big = 6 sync workers x 1 GPU at 10 s; "
+                                f"{n_small} one-GPU jobs of 15 min every 200 s from 60 s")
+
+
+def compare(scenario: Scenario | None = None, stacks=VARIANTS) -> pd.DataFrame:
+    """One row per stack: GPU-seconds held idle, big's wait and end state, the small jobs' mean wait,
+    how many times capacity was released by a timeout or rejection, and the makespan."""
+    scenario = contended() if scenario is None else scenario
+    rows = []
+    for stack in stacks:
+        r = simulate(scenario, stack=stack)
+        jobs = r.jobs.set_index("job")
+        small = jobs[jobs.index.str.startswith("small-")]
+        rows.append({
+            "stack": stack,
+            "held_idle_gpu_s": r.figures["held_idle_gpu_seconds"],
+            "big_wait_s": float(jobs.loc["big", "wait_s"]),
+            "big_state": jobs.loc["big", "state"],
+            "small_mean_wait_s": round(float(small["wait_s"].mean()), 1) if len(small) else 0.0,
+            "releases": int((r.events["event"] == "released").sum()),
+            "makespan_s": r.figures["makespan_s"],
+        })
+    return pd.DataFrame(rows, columns=["stack", *COLUMNS]).set_index("stack")
+
+
+def with_big(scenario: Scenario, **fields) -> Scenario:
+    """The scenario with job ``big`` changed (``placeholder_timeout=600, gang_style="Hard"``, ...)."""
+    return dataclasses.replace(scenario, jobs=[dataclasses.replace(j, **fields) if j.name == "big" else j
+                                               for j in scenario.jobs])
+
+
+def plot_compare(table: pd.DataFrame, axes=None):
+    """Two bar charts: GPU-hours held idle, and big's wait in minutes, per stack."""
+    import matplotlib.pyplot as plt
+
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    names = list(table.index)
+    axes[0].bar(names, table["held_idle_gpu_s"] / 3600.0, color="tab:red")
+    axes[0].set_ylabel("GPU-hours held idle")
+    axes[0].set_title("What a waiting gang holds")
+    axes[1].bar(names, table["big_wait_s"] / 60.0, color="tab:blue")
+    axes[1].set_ylabel("minutes")
+    axes[1].set_title("How long the big gang waits")
+    for ax in axes:
+        ax.tick_params(axis="x", rotation=20)
+    return axes
+
+
+# -- at scale-to-zero: the variants with Karpenter behind them -------------------------------------------
+
+#: (label, stack, fields changed on job ``big``) for :func:`compare_scale_to_zero`, in the order of the table.
+SCALE_TO_ZERO_ROWS = (
+    ("pod", "pod+karpenter", {}),
+    ("gang", "gang+karpenter", {}),
+    ("gang, Volcano Job", "gang+karpenter", {"controller": "volcano"}),
+    ("coscheduling", "coscheduling+karpenter", {}),
+    ("yunikorn", "yunikorn+karpenter", {}),
+    ("kube-gang", "kube-gang+karpenter", {}),
+)
+#: The columns of :func:`compare_scale_to_zero`.
+SCALE_TO_ZERO_COLUMNS = ["pods_seen", "first_seen_s", "nodes_launched", "node_gpu_h", "held_idle_gpu_h",
+                         "releases", "big_wait_s", "big_state"]
+
+
+def scale_to_zero(limit: int | None = None, horizon: float = 7200.0) -> Scenario:
+    """No GPU node at first; ``big``, a sync gang of 10 workers x 8 GPUs, arrives at t=0.
+
+    Karpenter (the scenario's ``karpenter``) has one NodePool of 8-GPU
+    nodes (price 1.0 per GPU-hour, an assumption), ``limit`` GPUs at most
+    (None: no limit), empty nodes removed after 30 s. A new node registers
+    30 to 400 s after launch (uniform, drawn from the run's seeded
+    generator) and is ready 90 s later: a wide spread on purpose, so that
+    the gang's nodes become ready at different times.
+    """
+    from gangkit.model.nodes import Node
+    from gangkit.supply.karpenter import InstanceType, Karpenter, NodePool, Stages, uniform
+
+    limits = {} if limit is None else {"nvidia.com/gpu": limit}
+    pool = NodePool("gpu", ["gpu-8"], limits=limits, consolidate_after=30.0, budget="100%")
+    karpenter = Karpenter([pool], [InstanceType("gpu-8", 8, 8.0)],
+                          stages=Stages(registered=uniform(30.0, 400.0), initialized=90.0))
+    what = "no limit" if limit is None else f"limit {limit} GPUs"
+    sc = Scenario([Node("system-0", 0)], [make_job("big", pods=10, gpus=8, run_time=3600)], karpenter=karpenter,
+                  name="scale-to-zero", description=f"no GPU node at first; big = 10 sync workers x 8 GPUs at 0 s; "
+                                                    f"Karpenter: 8-GPU nodes, {what}, ready 120-490 s after launch")
+    return sc.with_settings(horizon=horizon)
+
+
+def compare_scale_to_zero(scenario: Scenario | None = None, rows=SCALE_TO_ZERO_ROWS, seed: int = 0) -> pd.DataFrame:
+    """One row per variant with Karpenter behind it, on :func:`scale_to_zero` (or ``scenario``):
+
+    how many pods Karpenter saw as provisionable and when it saw the first,
+    the nodes it launched, the GPU-hours of nodes paid (capacity from
+    launch until the run ends: the gang finishes, or the horizon), the
+    GPU-hours held idle, the releases (timeouts, rejections), and big's wait
+    and end state.
+    """
+    scenario = scale_to_zero() if scenario is None else scenario
+    out = []
+    for label, stack, fields in rows:
+        r = simulate(with_big(scenario, **fields), stack=stack, seed=seed)
+        seen = r.metrics["karpenter_provisioner_pods_seen"]
+        big = r.jobs.set_index("job").loc["big"]
+        out.append({
+            "variant": label,
+            "pods_seen": len(seen),
+            "first_seen_s": float(seen.time_s.min()) if len(seen) else float("nan"),
+            "nodes_launched": len(r.metrics["karpenter_nodeclaims_created_total"]),
+            "node_gpu_h": round(r.figures["capacity_gpu_seconds"] / 3600.0, 2),
+            "held_idle_gpu_h": round(r.figures["held_idle_gpu_seconds"] / 3600.0, 2),
+            "releases": int((r.events["event"] == "released").sum()),
+            "big_wait_s": round(float(big["wait_s"]), 1),
+            "big_state": big["state"],
+        })
+    return pd.DataFrame(out, columns=["variant", *SCALE_TO_ZERO_COLUMNS]).set_index("variant")

@@ -1,0 +1,210 @@
+"""Lesson 04's experiments: one-GPU jobs and whole-node gangs, placement orderings, the stability limit.
+
+Picture a car park with four rows of eight spaces. Most visitors come by car
+(one space), some by coach (a whole row). If the attendant lets cars in as
+long as any space is free (``skip``), a coach waits until a whole row happens
+to be empty, which may take all day: the coach *starves*. If the attendant
+keeps the arrival order (``strict``), a coach at the head of the line makes
+every car behind it wait too, while the spaces that free up one by one in
+its chosen row stay empty: the car park turns cars away long before it is
+full. How far before is the *multiserver-job stability limit*, which this
+lesson finds by experiment.
+
+Everything here is a plain function over :mod:`gangkit.workloads.generators`,
+:mod:`gangkit.results.waiting` and :mod:`gangkit.analysis.sweep`:
+
+- :func:`mix_stream` and :func:`mix` build the workload: Poisson arrivals,
+  one-GPU jobs and whole-node (8-GPU) sync gangs, exponential run times
+  (mean 30 minutes), on 4 nodes of 8 GPUs;
+- :func:`run` simulates it under an ordering (cached, so the lesson, its
+  widget and the checks share runs);
+- :data:`SWEEP_GRIDS` and :func:`sweep_table` are the load sweep whose
+  results are committed in ``gangkit/data/lesson04_sweep.csv`` (made by
+  ``python tools/make_lesson04_data.py``; a test re-runs part of it);
+- :func:`saturated` measures the throughput of a *saturated* system (every
+  job submitted at once, so the queue never runs dry): the utilization a
+  policy sustains when work is never lacking, which is where it stops
+  being stable (the saturated-system argument used for multiserver-job
+  queues, e.g. by Grosof, Harchol-Balter and Scheller-Wolf);
+- :func:`gangkit.lessons.widgets.wait_explorer` is the lesson's widget.
+
+All figures are simulated, not measured on a real cluster.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+from gangkit.results import waiting
+from gangkit.model.nodes import nodes
+from gangkit.workloads.generators import Exponential, JobClass, Poisson, Stream
+from gangkit.model.scenario import Scenario
+from gangkit.simulate import simulate
+
+#: The cluster: nodes x GPUs per node.
+N_NODES, GPUS_PER_NODE = 4, 8
+#: Mean run time of every job (seconds), exponential.
+MEAN_RUN_TIME_S = 1800.0
+#: Share of jobs (by count) that are whole-node gangs, in the lesson's mix.
+NODE_SHARE = 0.1
+#: The orderings the lesson runs live (the placement layer's ``ordering``).
+ORDERINGS = ("strict", "skip")
+#: The backfilling orderings, too slow to run inside the lesson: they come from the committed sweep.
+BACKFILL_ORDERINGS = ("easy-backfill", "conservative-backfill", "largest-first", "volcano-backfill")
+#: The committed sweep (see tools/make_lesson04_data.py).
+SWEEP_DATA = Path(__file__).resolve().parents[1] / "data" / "lesson04_sweep.csv"
+
+
+def mix_stream(node_share: float = NODE_SHARE, n_jobs: int = 1000, seed: int = 0, rate: float = 1.0) -> Stream:
+    """One-GPU jobs and whole-node gangs (1 pod of 8 GPUs, sync) at ``rate`` jobs per second."""
+    classes = (JobClass("one-gpu", round(1.0 - node_share, 10), 1, 1, run_time=Exponential(MEAN_RUN_TIME_S)),
+               JobClass("whole-node", node_share, 1, GPUS_PER_NODE, run_time=Exponential(MEAN_RUN_TIME_S)))
+    return Stream(Poisson(rate), classes, n_jobs=n_jobs, seed=seed, name=f"mix-{node_share:g}")
+
+
+def mix(load: float, node_share: float = NODE_SHARE, n_jobs: int = 1000, seed: int = 0) -> Scenario:
+    """The mix at offered ``load`` (a fraction of the cluster's 32 GPUs) on 4 nodes of 8 GPUs."""
+    probe = mix_stream(node_share, n_jobs, seed)
+    stream = dataclasses.replace(probe, arrivals=Poisson(probe.rate_for_load(load, N_NODES * GPUS_PER_NODE)))
+    return stream.scenario(nodes(N_NODES, gpus=GPUS_PER_NODE))
+
+
+def run(ordering: str, load: float, node_share: float = NODE_SHARE, n_jobs: int = 1000, seed: int = 0):
+    """The mix simulated under stack ``gang`` with this placement ordering (cached; do not modify the result)."""
+    return _run(ordering, float(load), float(node_share), int(n_jobs), int(seed))
+
+
+@lru_cache(maxsize=32)
+def _run(ordering: str, load: float, node_share: float, n_jobs: int, seed: int):
+    return simulate(mix(load, node_share, n_jobs, seed), stack="gang", ordering=ordering, record="jobs")
+
+
+#: The starvation story's run: the mix at load 0.6, 1000 jobs, seed 0.
+STORY = {"load": 0.6, "n_jobs": 1000, "seed": 0}
+#: The story's gang waits under every ordering (see tools/make_lesson04_data.py).
+STORY_DATA = Path(__file__).resolve().parents[1] / "data" / "lesson04_story.csv"
+
+
+def story_table(orderings=None) -> pd.DataFrame:
+    """The wait of every whole-node gang of the story's run, under each ordering (longest first)."""
+    frames = []
+    for ordering in orderings or (*ORDERINGS, *BACKFILL_ORDERINGS):
+        g = gang_waits(run(ordering, STORY["load"], NODE_SHARE, STORY["n_jobs"], STORY["seed"]))
+        frames.append(g.assign(ordering=ordering)[["ordering", "job", "submit_s", "wait_s", "censored"]])
+    return pd.concat(frames, ignore_index=True)
+
+
+def story_data() -> pd.DataFrame:
+    """The committed :func:`story_table` (``gangkit/data/lesson04_story.csv``)."""
+    return pd.read_csv(STORY_DATA, comment="#")
+
+
+def gang_waits(result) -> pd.DataFrame:
+    """The whole-node gangs of a run, longest wait first: job, submit time, wait, censored."""
+    w = waiting.job_waits(result)
+    gangs = w[w["gpus"] == GPUS_PER_NODE][["job", "submit_s", "wait_s", "censored"]]
+    return gangs.sort_values(["wait_s", "job"], ascending=[False, True]).reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------- the sweep
+#: The load sweep of the committed data file: every combination of each of these grids
+#: (strict and skip finely, to find the stability limit; the slower backfilling orderings coarsely).
+SWEEP_GRIDS = (
+    {"ordering": list(ORDERINGS), "load": [0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 1.0, 1.1],
+     "seed": [0, 1, 2, 3, 4], "n_jobs": [2000]},
+    {"ordering": list(BACKFILL_ORDERINGS), "load": [0.5, 0.6, 0.7, 0.8, 0.9, 1.0], "seed": [0, 1, 2],
+     "n_jobs": [2000]},
+)
+#: The first grid, strict and skip (kept under this name for the lesson's text).
+SWEEP_GRID = SWEEP_GRIDS[0]
+#: The columns the data file keeps.
+SWEEP_COLUMNS = [
+    "scenario", "ordering", "load", "seed", "n_jobs", "stability", "queue_slope_per_h", "queue_slope_low_per_h",
+    "queue_slope_high_per_h", "window_effective_utilization", "window_idle_while_waiting", "effective_utilization",
+    "mean_wait_s", "p95_wait_s", "max_wait_s", "mean_bounded_slowdown", "censored",
+    "mean_wait_s[1]", "p95_wait_s[1]", "max_wait_s[1]",
+    "mean_wait_s[2-8]", "p95_wait_s[2-8]", "max_wait_s[2-8]", "starvation_wait_s",
+]
+
+
+def sweep_grid(grids=None) -> list[dict]:
+    """The points of :data:`SWEEP_GRIDS` (or of ``grids``, dicts of lists) with the mix as the scenario,
+    ready for :func:`gangkit.analysis.sweep`."""
+    from gangkit.analysis.sweep import points
+
+    stream = mix_stream()
+    out = []
+    for grid in grids if grids is not None else SWEEP_GRIDS:
+        out.extend({"scenario": stream, **p} for p in points(grid))
+    return out
+
+
+def sweep_table(grids=None, **kwargs) -> pd.DataFrame:
+    """Run the sweep (:func:`gangkit.analysis.sweep`) and keep :data:`SWEEP_COLUMNS`."""
+    from gangkit.analysis.sweep import sweep
+
+    table = sweep(sweep_grid(grids), **kwargs)
+    return table[SWEEP_COLUMNS]
+
+
+def sweep_data() -> pd.DataFrame:
+    """The committed sweep (``gangkit/data/lesson04_sweep.csv``)."""
+    return pd.read_csv(SWEEP_DATA, comment="#")
+
+
+def by_load(data: pd.DataFrame, column: str, orderings=None) -> pd.DataFrame:
+    """``column`` averaged over seeds: one row per load, one column per ordering (NaN where not run)."""
+    table = data.pivot_table(index="load", columns="ordering", values=column, aggfunc="mean")
+    wanted = orderings or [o for o in (*ORDERINGS, *BACKFILL_ORDERINGS) if o in table.columns]
+    return table[list(wanted)]
+
+
+def unstable_share(data: pd.DataFrame, orderings=None) -> pd.DataFrame:
+    """The share of seeds whose run reads ``unstable``, per load and ordering."""
+    flagged = data.assign(unstable=(data["stability"] == "unstable").astype(float))
+    return by_load(flagged, "unstable", orderings)
+
+
+def first_unstable_load(data: pd.DataFrame, ordering: str, share: float = 0.5) -> float:
+    """The lowest load from which on more than ``share`` of the seeds read unstable at every higher load."""
+    s = unstable_share(data)[ordering].dropna()
+    loads = list(s.index)
+    for i, load in enumerate(loads):
+        if all(s[x] > share for x in loads[i:]):
+            return float(load)
+    return float("nan")
+
+
+# --------------------------------------------------------------------------- the saturated system
+def saturated(ordering: str, node_share: float = NODE_SHARE, n_jobs: int = 1000, seed: int = 0,
+              fraction: float = 0.8) -> dict:
+    """The utilization an ordering sustains when the queue never runs dry.
+
+    All ``n_jobs`` jobs of the mix are submitted at t=0, in their stream
+    order. The figures are measured from t=0 until ``fraction`` of the jobs
+    have started (later, the queue is short and the run drains), so there is
+    always a backlog. Returns the effective utilization over that window and
+    the share of capacity left free while jobs waited (cached).
+    """
+    return dict(_saturated(ordering, float(node_share), int(n_jobs), int(seed), float(fraction)))
+
+
+@lru_cache(maxsize=32)
+def _saturated(ordering: str, node_share: float, n_jobs: int, seed: int, fraction: float) -> tuple:
+    jobs = [dataclasses.replace(j, submit_time=0.0) for j in mix_stream(node_share, n_jobs, seed).jobs()]
+    sc = Scenario(nodes(N_NODES, gpus=GPUS_PER_NODE), jobs, name=f"saturated mix-{node_share:g}")
+    r = simulate(sc, stack="gang", ordering=ordering, record="jobs")
+    starts = r.jobs["start_s"].dropna().sort_values().to_numpy()
+    end = float(starts[int(fraction * n_jobs) - 1])
+    u = waiting.utilization(r, 0.0, end)
+    return (("ordering", ordering), ("node_share", node_share), ("window_end_s", round(end, 3)),
+            ("effective_utilization", u["effective_utilization"]),
+            ("idle_while_waiting", waiting.idle_while_waiting(r, 0.0, end)))
+
+
+def naive_bound() -> float:
+    """The capacity bound: the offered GPU demand must stay below the cluster's GPUs, load < 1."""
+    return 1.0

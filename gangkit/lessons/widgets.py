@@ -1,0 +1,457 @@
+"""Explorers for the lessons: knobs above a table and a picture, over plain functions.
+
+Picture a lab bench: the experiment is a plain function that takes numbers
+and returns a table (:func:`explore_deadlock`, :func:`compare_stacks`,
+:func:`compare_orderings`); the knobs only read their positions, call the
+function and show what came back. So every figure an explorer shows can be
+reproduced, and tested, by calling the function directly.
+
+An explorer is an ``ipywidgets`` box: a title, the controls, and an
+``Output`` whose content is replaced each time a control's value changes
+(``observe``, not ``interact``, so nothing is printed). Building an explorer
+runs the experiment once with the default values. A notebook saved with its
+outputs shows only the explorer's text line until the cell is run again.
+
+All figures are simulated (see :func:`gangkit.simulate`), never measured on
+a real cluster.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from functools import lru_cache
+from typing import Callable
+
+import ipywidgets as W
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from gangkit.results import plots
+from gangkit.model.nodes import nodes as make_nodes
+from gangkit.model.errors import ScenarioError
+from gangkit.model.scenario import Scenario
+from gangkit.workloads.scenarios import mixed
+from gangkit.simulate import simulate
+from gangkit.model.jobs import job as make_job
+
+#: How the jobs of :func:`deadlock_scenario` arrive: all at the same instant (their pods are then
+#: created interleaved, A-0, B-0, A-1, ..., as concurrent job controllers do), or one second apart.
+ARRIVALS = ("interleaved", "one after another")
+
+#: The columns of :func:`explore_deadlock` and :func:`compare_stacks`, from the run's summary.
+DEADLOCK_COLUMNS = [
+    "deadlock", "jobs_finished", "jobs_deadlocked", "jobs_waiting_at_end", "jobs_rejected", "held_idle_gpus_at_end",
+    "allocated_utilization", "effective_utilization", "mean_wait_s", "makespan_s",
+]
+
+#: The columns of :func:`compare_orderings`.
+ORDERING_COLUMNS = [
+    "mean_wait_s", "p95_wait_s", "max_wait_s", "mean_wait_largest_s", "effective_utilization", "held_idle_gpu_seconds",
+    "jobs_finished", "makespan_s",
+]
+
+
+# --------------------------------------------------------------------------- lesson 01: the deadlock
+def deadlock_scenario(nodes: int = 4, gpus_per_node: int = 1, jobs: int = 2, workers: int = 4,
+                      gpus_per_worker: int = 1, arrival: str = "interleaved", run_time: float = 600.0) -> Scenario:
+    """``jobs`` sync jobs of ``workers`` pods each on ``nodes`` identical nodes.
+
+    Jobs are named A, B, C, ...; with ``arrival="interleaved"`` they are all
+    submitted at t=0, with ``"one after another"`` job *i* is submitted at
+    t=*i* seconds. The default is the ``two-gangs-deadlock`` story.
+    """
+    if arrival not in ARRIVALS:
+        raise ValueError(f"arrival: expected one of {', '.join(ARRIVALS)}, got {arrival!r}")
+    gap = 0.0 if arrival == "interleaved" else 1.0
+    job_list = [make_job(_job_name(i), pods=workers, gpus=gpus_per_worker, run_time=run_time, submit_time=i * gap)
+                for i in range(jobs)]
+    return Scenario(make_nodes(nodes, gpus=gpus_per_node), job_list, name="deadlock-explorer",
+                    description=f"{nodes} nodes x {gpus_per_node} GPUs; {jobs} sync jobs of {workers} workers x "
+                                f"{gpus_per_worker} GPUs, arriving {arrival}")
+
+
+def _job_name(i: int) -> str:
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    return letters[i] if i < len(letters) else f"J{i}"
+
+
+def _deadlock_row(result) -> dict:
+    f = result.summary()
+    return {k: f[k] for k in DEADLOCK_COLUMNS}
+
+
+def explore_deadlock(nodes: int = 4, gpus_per_node: int = 1, jobs: int = 2, workers: int = 4, gpus_per_worker: int = 1,
+                     stack: str = "pod", arrival: str = "interleaved") -> dict:
+    """Simulate :func:`deadlock_scenario` under one stack; return its headline figures as a dict.
+
+    >>> explore_deadlock(stack="pod")["deadlock"], explore_deadlock(stack="gang")["deadlock"]
+    (True, False)
+    """
+    sc = deadlock_scenario(nodes, gpus_per_node, jobs, workers, gpus_per_worker, arrival)
+    return _deadlock_row(simulate(sc, stack=stack))
+
+
+def _run_stacks(nodes, gpus_per_node, jobs, workers, gpus_per_worker, arrival) -> dict:
+    sc = deadlock_scenario(nodes, gpus_per_node, jobs, workers, gpus_per_worker, arrival)
+    return {stack: simulate(sc, stack=stack) for stack in ("pod", "gang")}
+
+
+def compare_stacks(nodes: int = 4, gpus_per_node: int = 1, jobs: int = 2, workers: int = 4, gpus_per_worker: int = 1,
+                   arrival: str = "interleaved") -> pd.DataFrame:
+    """The same :func:`deadlock_scenario` under ``pod`` and ``gang``: one row per stack."""
+    results = _run_stacks(nodes, gpus_per_node, jobs, workers, gpus_per_worker, arrival)
+    return _stack_table(results)
+
+
+def _stack_table(results: dict) -> pd.DataFrame:
+    table = pd.DataFrame([_deadlock_row(r) for r in results.values()], index=pd.Index(list(results), name="stack"))
+    return table[DEADLOCK_COLUMNS]
+
+
+def _window(results) -> float:
+    """A time span that shows every change of every run (a deadlocked run stays flat after it)."""
+    span = 0.0
+    for r in results:
+        last = float(r.events["time_s"].max()) if not r.events.empty else 0.0
+        span = max(span, last)
+    return span if span > 0 else 600.0
+
+
+def render_deadlock(nodes: int = 4, gpus_per_node: int = 1, jobs: int = 2, workers: int = 4, gpus_per_worker: int = 1,
+                    arrival: str = "interleaved") -> tuple[pd.DataFrame, Figure]:
+    """What :func:`deadlock_explorer` shows: the pod-vs-gang table and both runs' GPU states."""
+    results = _run_stacks(nodes, gpus_per_node, jobs, workers, gpus_per_worker, arrival)
+    window = _window(results.values())
+    fig = Figure(figsize=(8.5, 5.6))
+    axes = fig.subplots(2, 1)
+    for ax, r in zip(axes, results.values()):
+        plots.gpu_states(r, ax=ax, until=window)
+    fig.subplots_adjust(left=0.08, right=0.84, bottom=0.09, top=0.9, hspace=0.65)
+    return _stack_table(results), fig
+
+
+def deadlock_explorer(nodes: int = 4, gpus_per_node: int = 1, jobs: int = 2, workers: int = 4, gpus_per_worker: int = 1,
+                      arrival: str = "interleaved") -> "Explorer":
+    """Lesson 01's explorer: size the cluster and the jobs, see whether pod-by-pod placement deadlocks.
+
+    Sliders for the nodes, GPUs per node, jobs, workers per job and GPUs per
+    worker; a toggle for the arrival order. Shows :func:`compare_stacks` and
+    the GPU states of both runs (:func:`gangkit.results.plots.gpu_states`).
+    """
+    style = {"description_width": "9em"}
+    layout = W.Layout(width="26em")
+
+    def slider(description: str, value: int, lo: int, hi: int) -> W.IntSlider:
+        return W.IntSlider(value=value, min=lo, max=hi, description=description, continuous_update=False,
+                           style=style, layout=layout)
+
+    controls = {
+        "nodes": slider("nodes", nodes, 1, 12),
+        "gpus_per_node": slider("GPUs per node", gpus_per_node, 1, 8),
+        "jobs": slider("jobs", jobs, 1, 6),
+        "workers": slider("workers per job", workers, 1, 8),
+        "gpus_per_worker": slider("GPUs per worker", gpus_per_worker, 1, 8),
+        "arrival": W.ToggleButtons(options=list(ARRIVALS), value=arrival, description="arrival", style=style),
+    }
+    return Explorer("Deadlock explorer",
+                    "Each job is a sync job: it runs only when all its workers run. "
+                    "Move a slider: both stacks are simulated again (simulated figures).",
+                    controls, render_deadlock)
+
+
+# ------------------------------------------------------------------------ lesson 02: gang admission
+@lru_cache(maxsize=16)
+def _run_orderings(seed: int, load: float, n_jobs: int, n_nodes: int) -> dict:
+    """Both orderings on one stream (cached: the explorer's toggle only redraws; results stay inside this module)."""
+    sc = mixed(n_jobs=n_jobs, n_nodes=n_nodes, load=load, seed=seed)
+    return {ordering: simulate(sc, stack="gang", ordering=ordering) for ordering in ("skip", "strict")}
+
+
+def _ordering_row(result) -> dict:
+    f = result.summary()
+    jobs = result.jobs
+    largest = jobs.loc[jobs["gpus"] == jobs["gpus"].max(), "wait_s"]
+    row = {k: f[k] for k in ORDERING_COLUMNS if k in f}
+    row["mean_wait_largest_s"] = round(float(largest.mean()), 3) if len(largest) else 0.0
+    return {k: row[k] for k in ORDERING_COLUMNS}
+
+
+def _ordering_table(results: dict) -> pd.DataFrame:
+    return pd.DataFrame([_ordering_row(r) for r in results.values()], index=pd.Index(list(results), name="ordering"))
+
+
+def compare_orderings(seed: int = 0, load: float = 0.9, n_jobs: int = 300, n_nodes: int = 32) -> pd.DataFrame:
+    """A small ``mixed`` stream under ``gang`` with ordering ``skip`` and ``strict``: one row per ordering.
+
+    ``mean_wait_largest_s`` is the mean wait of the jobs that ask for the
+    most GPUs in the stream (the big gangs that strict ordering protects).
+    """
+    return _ordering_table(_run_orderings(seed, load, n_jobs, n_nodes))
+
+
+def render_orderings(ordering: str = "skip", seed: int = 0, load: float = 0.9, n_jobs: int = 300,
+                     n_nodes: int = 32) -> tuple[pd.DataFrame, Figure]:
+    """What :func:`gang_explorer` shows: the ordering table, both wait ECDFs, one run's GPU states."""
+    results = _run_orderings(seed, load, n_jobs, n_nodes)
+    fig = Figure(figsize=(8.5, 6.4))
+    top, bottom = fig.subplots(2, 1)
+    longest = max(float(r.jobs["wait_s"].max()) for r in results.values())
+    unit = plots.time_unit(longest)[0]
+    for name, r in results.items():
+        plots.wait_distribution(r, ax=top, unit=unit, label=f"ordering {name}")
+    arrivals_end = float(results[ordering].jobs["submit_s"].max())
+    plots.gpu_states(results[ordering], ax=bottom, until=arrivals_end if arrivals_end > 0 else None)
+    bottom.set_title(f"What the GPUs were doing while jobs arrived: ordering {ordering}")
+    fig.subplots_adjust(left=0.1, right=0.84, bottom=0.08, top=0.94, hspace=0.45)
+    return _ordering_table(results), fig
+
+
+def gang_explorer(ordering: str = "skip", seed: int = 0, load: float = 0.9, n_jobs: int = 300,
+                  n_nodes: int = 32) -> "Explorer":
+    """Lesson 02's explorer: strict versus skip ordering under ``gang`` on a small ``mixed`` stream.
+
+    A seed slider picks the stream, a load slider its offered load; the
+    toggle picks whose GPU states are drawn. Shows :func:`compare_orderings`
+    and the waits of both orderings.
+    """
+    style = {"description_width": "7em"}
+    layout = W.Layout(width="26em")
+    controls = {
+        "ordering": W.ToggleButtons(options=["skip", "strict"], value=ordering, description="GPU states of",
+                                    style=style),
+        "seed": W.IntSlider(value=seed, min=0, max=9, description="seed", continuous_update=False, style=style,
+                            layout=layout),
+        "load": W.FloatSlider(value=load, min=0.5, max=1.5, step=0.1, description="offered load",
+                              continuous_update=False, readout_format=".1f", style=style, layout=layout),
+    }
+
+    def render(ordering: str, seed: int, load: float):
+        # the slider's 0.9 may be 0.9000000000000001: round so that the table equals compare_orderings(load=0.9)
+        return render_orderings(ordering=ordering, seed=seed, load=round(load, 2), n_jobs=n_jobs, n_nodes=n_nodes)
+
+    return Explorer("Gang ordering explorer",
+                    f"mixed stream of {n_jobs} jobs on {n_nodes} nodes x 8 GPUs, stack gang "
+                    "(simulated figures).",
+                    controls, render)
+
+
+# ------------------------------------------------------------------- lesson 04: utilization vs waiting
+def render_waits(ordering: str = "strict", load: float = 0.6, seed: int = 0, n_jobs: int = 1000) -> tuple[pd.DataFrame, Figure]:
+    """What :func:`wait_explorer` shows: waits per size class, and the queue and GPUs over time."""
+    from gangkit.lessons import lesson04
+    from gangkit.results import waiting
+
+    r = lesson04.run(ordering, load, lesson04.NODE_SHARE, n_jobs, seed)
+    table = waiting.wait_table(r)[["jobs", "censored", "mean_wait_s", "p95_wait_s", "max_wait_s", "mean_bounded_slowdown"]]
+    st = waiting.stability(r)
+    u = waiting.utilization(r, st.window_start_s, st.window_end_s)
+    fig = Figure(figsize=(8.5, 6.0))
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    tl = r.timeline
+    end = float(r.jobs["submit_s"].max())
+    _, per, words = plots.time_unit(end)
+    keep = tl["time_s"] <= end
+    top.step(tl["time_s"][keep] / per, tl["waiting_jobs"][keep], where="post", color="#444444", linewidth=0.8)
+    top.axvspan(st.window_start_s / per, st.window_end_s / per, color="#f4a261", alpha=0.2,
+                label=f"stability window: {st.verdict}, slope {st.slope_per_h:.2f} jobs/h")
+    top.set_ylabel("waiting jobs")
+    top.legend(loc="upper left", fontsize=8)
+    top.set_title(f"ordering {ordering}, load {load:g}: effective utilization in the window {u['effective_utilization']:.2f}",
+                  fontsize=10)
+    plots.gpu_states(r, ax=bottom, until=end)
+    bottom.set_xlabel(f"simulated time ({words})")
+    fig.subplots_adjust(left=0.1, right=0.84, bottom=0.09, top=0.94, hspace=0.25)
+    return table, fig
+
+
+def wait_explorer(ordering: str = "strict", load: float = 0.6, seed: int = 0, n_jobs: int = 1000) -> "Explorer":
+    """Lesson 04's explorer: pick an ordering, a load and a seed; see waits per class, the queue and the GPUs.
+
+    Runs ``gangkit.lessons.lesson04.run`` (the mix of one-GPU jobs and whole-node
+    gangs, stack ``gang``) and shows :func:`render_waits`.
+    """
+    from gangkit.lessons import lesson04
+
+    style = {"description_width": "7em"}
+    layout = W.Layout(width="26em")
+    controls = {
+        "ordering": W.ToggleButtons(options=[*lesson04.ORDERINGS, *lesson04.BACKFILL_ORDERINGS], value=ordering,
+                                    description="ordering", style=style),
+        "load": W.FloatSlider(value=load, min=0.4, max=1.2, step=0.05, description="offered load",
+                              continuous_update=False, readout_format=".2f", style=style, layout=layout),
+        "seed": W.IntSlider(value=seed, min=0, max=4, description="seed", continuous_update=False, style=style,
+                            layout=layout),
+    }
+
+    def render(ordering: str, load: float, seed: int):
+        return render_waits(ordering, round(load, 2), seed, n_jobs)
+
+    return Explorer("Waiting explorer",
+                    f"{n_jobs} jobs, 90% one-GPU and 10% whole-node gangs, on {lesson04.N_NODES} nodes x "
+                    f"{lesson04.GPUS_PER_NODE} GPUs, "
+                    "stack gang (simulated figures).", controls, render)
+
+
+# ------------------------------------------------------------------------------------ the shell
+class Explorer(W.VBox):
+    """Controls above an ``Output``: on every change, ``render(**values)`` gives a table and a figure.
+
+    ``controls`` maps each argument name of ``render`` to the widget that
+    sets it. :meth:`update` is the observer (call it by hand in tests);
+    after it, :attr:`table` holds the table shown and ``output.outputs``
+    the two display items (the table, then the figure as a PNG).
+    """
+
+    def __init__(self, title: str, note: str, controls: dict, render: Callable[..., tuple[pd.DataFrame, Figure]]):
+        self.controls = dict(controls)
+        self.render = render
+        self.output = W.Output()
+        self.table: pd.DataFrame | None = None
+        self.updates = 0
+        heading = W.HTML(f"<b>{title}</b>: {note}")
+        super().__init__(children=[heading, *self.controls.values(), self.output])
+        self.title_text = title
+        for widget in self.controls.values():
+            widget.observe(self.update, names="value")
+        self.update()
+
+    @property
+    def values(self) -> dict:
+        """The current value of every control, by argument name."""
+        return {name: widget.value for name, widget in self.controls.items()}
+
+    def update(self, change=None) -> None:
+        """Run the experiment for the current values and replace what the output shows.
+
+        An experiment that fails (settings the simulator refuses) shows its
+        message in the output instead of raising inside the widget's callback,
+        where nobody would see it.
+        """
+        self.updates += 1
+        try:
+            table, fig = self.render(**self.values)
+        except (ScenarioError, ValueError) as error:
+            self.table = None
+            self.output.outputs = ({"output_type": "display_data", "metadata": {},
+                                    "data": {"text/plain": f"cannot run these settings: {error}"}},)
+            return
+        self.table = table
+        self.output.outputs = (_table_output(table), _figure_output(fig))
+
+    def __repr__(self) -> str:  # the text a saved notebook shows until the cell is run again
+        return f"{self.title_text} (run this cell to use it)"
+
+
+def _table_output(table: pd.DataFrame) -> dict:
+    return {"output_type": "display_data", "metadata": {},
+            "data": {"text/html": table.to_html(), "text/plain": table.to_string()}}
+
+
+def _figure_output(fig: Figure) -> dict:
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=80)
+    w, h = fig.get_size_inches()
+    return {"output_type": "display_data", "metadata": {},
+            "data": {"image/png": base64.b64encode(buf.getvalue()).decode("ascii"),
+                     "text/plain": f"<Figure size {w * fig.dpi:g}x{h * fig.dpi:g} with {len(fig.axes)} Axes>"}}
+
+
+# -------------------------------------------------------------------- lesson 05: the layered stack
+def render_diagnosis(stack: str = "kueue+gang+karpenter", time_s: float = 100.0, scenario: Scenario | None = None,
+                     until: float = 3600.0, _cache: dict | None = None) -> tuple[pd.DataFrame, Figure]:
+    """What :func:`diagnosis_explorer` shows: every job's diagnosis at ``time_s`` under ``stack``
+    (:meth:`gangkit.Result.diagnose`), and the run's GPU states with that instant marked."""
+    from gangkit.lessons.lesson05 import layered_story
+
+    sc = scenario if scenario is not None else layered_story()
+    cache = {} if _cache is None else _cache
+    if stack not in cache:
+        cache[stack] = simulate(sc, stack=stack)
+    result = cache[stack]
+    view = result.diagnose(at=time_s)
+    table = view.table.set_index("job")
+    fig = Figure(figsize=(8.5, 3.4))
+    ax = fig.subplots()
+    plots.gpu_states(result, ax=ax, until=until)
+    name, per, _ = plots.time_unit(until)
+    ax.axvline(time_s / per, color="black", linewidth=1.2, linestyle="--")
+    ax.set_title(view.headline, fontsize=8)
+    fig.subplots_adjust(left=0.08, right=0.82, bottom=0.16, top=0.88)
+    return table, fig
+
+
+def diagnosis_explorer(scenario: Scenario | None = None, stacks=None, time_s: float = 100.0,
+                       until: float = 3600.0) -> "Explorer":
+    """Lesson 05's explorer: pick a stack and an instant, read which layer holds each job and why.
+
+    A dropdown of stacks (default: ``gangkit.lessons.lesson05.STACKS``) and a time
+    slider (seconds); shows the diagnosis table and the GPU states with the
+    instant marked. Each stack is simulated once; moving the slider replays
+    it up to the instant chosen.
+    """
+    from gangkit.lessons.lesson05 import STACKS
+
+    stacks = list(STACKS if stacks is None else stacks)
+    cache: dict = {}
+    style = {"description_width": "7em"}
+    controls = {
+        "stack": W.Dropdown(options=stacks, value=stacks[-1], description="stack", style=style),
+        "time_s": W.IntSlider(value=int(time_s), min=0, max=int(until), step=10, description="time (s)",
+                              continuous_update=False, style=style, layout=W.Layout(width="34em")),
+    }
+
+    def render(stack: str, time_s: int):
+        return render_diagnosis(stack, float(time_s), scenario, until, cache)
+
+    return Explorer("Diagnosis explorer",
+                    "Which layer holds each job at that instant, and why (simulated; each run is replayed up to the "
+                    "instant).", controls, render)
+
+
+# ------------------------------------------------------------- lesson 06: node provisioning latency
+def render_warm_pool(warm_nodes: int = 0, initialized_s: float = 90.0, image_pull_s: float = 0.0,
+                     consolidate_after_s: float = 300.0) -> tuple[pd.DataFrame, Figure]:
+    """What :func:`provisioning_explorer` shows: paid against waited for 0 to 4 warm nodes, and one day's GPU states."""
+    from gangkit.lessons import lesson06
+    from gangkit.supply.karpenter import Stages
+
+    stages = Stages(initialized=float(initialized_s), image_pull=float(image_pull_s))
+    table = lesson06.warm_pool_table(range(0, 5), stages, float(consolidate_after_s))
+    fig = Figure(figsize=(8.5, 3.2))
+    ax = fig.subplots(1, 1)
+    plots.gpu_states(lesson06.warm_pool(warm_nodes, stages, float(consolidate_after_s)), ax=ax)
+    ax.set_title(f"{warm_nodes} warm nodes: what the GPUs did over the day", fontsize=9)
+    fig.subplots_adjust(left=0.08, right=0.8, bottom=0.16, top=0.88)
+    return table, fig
+
+
+def provisioning_explorer(warm_nodes: int = 0, initialized_s: float = 90.0, image_pull_s: float = 0.0,
+                          consolidate_after_s: float = 300.0) -> "Explorer":
+    """Lesson 06's explorer: keep warm nodes or wait for new ones; GPU-hours paid against the gangs' waits.
+
+    Sliders for the warm (always-on) 8-GPU nodes whose GPU states are drawn,
+    the GPU-initialization stage, an image pull stage, and Karpenter's
+    ``consolidateAfter``. Shows :func:`gangkit.lessons.lesson06.warm_pool_table` and
+    the GPU states of one run (:func:`gangkit.results.plots.gpu_states`).
+    """
+    style = {"description_width": "12em"}
+    layout = W.Layout(width="30em")
+
+    def slider(description: str, value: float, lo: float, hi: float, step: float) -> W.FloatSlider:
+        return W.FloatSlider(value=value, min=lo, max=hi, step=step, description=description, continuous_update=False,
+                             readout_format=".0f", style=style, layout=layout)
+
+    controls = {
+        "warm_nodes": W.IntSlider(value=warm_nodes, min=0, max=4, description="warm nodes drawn", continuous_update=False,
+                                  style=style, layout=layout),
+        "initialized_s": slider("GPU initialization (s)", initialized_s, 0, 600, 30),
+        "image_pull_s": slider("image pull (s)", image_pull_s, 0, 900, 60),
+        "consolidate_after_s": slider("consolidateAfter (s)", consolidate_after_s, 0, 3600, 300),
+    }
+    return Explorer("Warm nodes or waiting",
+                    "twelve gangs of 2 to 4 x 8 GPUs over one day, stack gang+karpenter; rows: number of warm "
+                    "nodes (simulated figures; stage durations are assumptions).",
+                    controls, render_warm_pool)

@@ -1,0 +1,1 @@
+"""Scenarios written as Kubernetes manifests: reading, the kinds gangkit knows, writing."""

@@ -1,0 +1,257 @@
+"""Jobs, the pods they are made of, and how a job makes progress.
+
+Picture a distributed training job as a rowing crew: the boat only moves when
+every rower is in their seat. A ``sync`` job (all-reduce data or tensor
+parallel training) is such a crew: it progresses only while *all* its pods
+run. An ``independent`` job (a batch of map tasks) is a group of swimmers:
+each pod progresses on its own, and the job is done when the last one is.
+
+A job is a list of :class:`PodSet` objects (a master and its workers, say),
+each with a count and a per-pod request. Kubernetes gives every pod its GPUs
+from one node; a job never splits a pod across nodes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.resources import Resources
+
+Progress = Literal["sync", "independent"]
+PROGRESS_MODES = ("sync", "independent")
+Controller = Literal["batch", "volcano"]
+CONTROLLERS = ("batch", "volcano")
+GANG_STYLES = ("Soft", "Hard")  # YuniKorn's gangSchedulingStyle
+
+
+@dataclass(frozen=True)
+class PodSet:
+    """``count`` identical pods, each asking for ``gpus`` GPUs (and optional CPU and memory).
+
+    ``cpu`` is in cores and ``memory`` in bytes, as Kubernetes quantities
+    resolve; ``node_selector`` restricts the pods to nodes with those labels.
+    """
+
+    name: str = "workers"
+    count: int = 1
+    gpus: int = 1
+    cpu: float = 0.0
+    memory: int = 0
+    node_selector: tuple[tuple[str, str], ...] = ()
+    min_count: int | None = None  # Kueue partial admission: the fewest pods worth starting with
+    min_member: int | None = None  # Volcano minTaskMember of this role (a Volcano Job task's minAvailable)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.node_selector, dict):
+            object.__setattr__(self, "node_selector", tuple(sorted(self.node_selector.items())))
+
+    @property
+    def request(self) -> tuple:
+        """The shape of one pod's request: what placement needs to know about it."""
+        return (self.gpus, self.cpu, self.memory, self.node_selector)
+
+
+@dataclass
+class Job:
+    """A job: pods, priority, queue, when it is submitted and how long it must run.
+
+    ``run_time`` is the time the job needs *while progressing*; a sync job
+    that holds only some of its GPUs does not progress at all. ``min_member``
+    is the gang size a gang scheduler waits for (Volcano's PodGroup
+    ``minMember``; default: every pod). ``max_run_time`` is the declared
+    maximum (Kubernetes ``activeDeadlineSeconds``), which backfilling uses.
+    ``checkpoint_interval``: after an eviction a sync job restarts from its
+    last checkpoint; ``None`` means it restarts from zero.
+
+    Volcano's view of the job (:mod:`gangkit.volcano.scheduler`): ``volcano_queue`` is
+    the PodGroup's ``spec.queue``; ``controller`` says who makes the pods:
+    ``batch`` (a batch/v1 Job joined to a PodGroup: its pods exist, Pending,
+    from submission) or ``volcano`` (a batch.volcano.sh Job: its pods are
+    created only once the PodGroup is Inqueue); ``min_resources`` is the
+    PodGroup's ``spec.minResources`` (a ``volcano`` Job computes it from its
+    tasks when left out; a ``batch`` Job without it is always enqueued).
+
+    Per-job settings of the holding gang schedulers (``None``: the
+    scheduler's default): ``schedule_timeout`` is the coscheduling PodGroup's
+    ``scheduleTimeoutSeconds`` (how long placed pods wait at Permit);
+    ``placeholder_timeout`` and ``gang_style`` are YuniKorn's
+    ``placeholderTimeoutInSeconds`` and ``gangSchedulingStyle`` (``Soft`` or
+    ``Hard``).
+    """
+
+    name: str
+    pod_sets: list[PodSet]
+    run_time: float
+    submit_time: float = 0.0
+    priority: int = 0
+    queue: str = "default"
+    progress: Progress = "sync"
+    min_member: int | None = None
+    max_run_time: float | None = None
+    namespace: str | None = None
+    checkpoint_interval: float | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    volcano_queue: str = "default"
+    controller: Controller = "batch"
+    min_resources: Resources | None = None
+    schedule_timeout: float | None = None
+    placeholder_timeout: float | None = None
+    gang_style: str | None = None
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``, or the bare name when there is no namespace."""
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    @property
+    def pod_count(self) -> int:
+        return sum(ps.count for ps in self.pod_sets)
+
+    @property
+    def gpus(self) -> int:
+        """GPUs the whole job asks for (all pods together)."""
+        return sum(ps.count * ps.gpus for ps in self.pod_sets)
+
+    @property
+    def gang_size(self) -> int:
+        """How many pods a gang scheduler must place at once (minMember)."""
+        return self.pod_count if self.min_member is None else self.min_member
+
+    def problems(self) -> list[Problem]:
+        """Every way this job is invalid (empty when it is valid)."""
+        obj = f"Job {self.key}"
+        out: list[Problem] = []
+
+        def bad(fieldname: str, msg: str) -> None:
+            out.append(Problem(obj, fieldname, msg))
+
+        if not self.name:
+            bad("name", "expected a non-empty name")
+        if not self.pod_sets:
+            bad("pod_sets", "expected at least one pod set")
+        for i, ps in enumerate(self.pod_sets):
+            where = f"pod_sets[{i}]"
+            if not _whole(ps.count) or ps.count < 1:
+                bad(f"{where}.count", f"expected a whole number >= 1, got {ps.count!r}")
+            if not _whole(ps.gpus) or ps.gpus < 0:
+                bad(f"{where}.gpus", f"expected a whole number of GPUs >= 0, got {ps.gpus!r}")
+            if not _finite(ps.cpu) or ps.cpu < 0:
+                bad(f"{where}.cpu", f"expected cores >= 0, got {ps.cpu!r}")
+            if not _whole(ps.memory) or ps.memory < 0:
+                bad(f"{where}.memory", f"expected bytes >= 0, got {ps.memory!r}")
+            if ps.min_count is not None and (not _whole(ps.min_count) or not 1 <= ps.min_count <= ps.count):
+                bad(f"{where}.min_count", f"expected a whole number from 1 to {ps.count}, got {ps.min_count!r}")
+            if ps.min_member is not None and (not _whole(ps.min_member) or not 0 <= ps.min_member <= ps.count):
+                bad(f"{where}.min_member", f"expected a whole number from 0 to {ps.count}, got {ps.min_member!r}")
+        if not _finite(self.run_time) or self.run_time <= 0:
+            bad("run_time", f"expected a run time > 0 seconds, got {self.run_time!r}")
+        if not _finite(self.submit_time) or self.submit_time < 0:
+            bad("submit_time", f"expected a submit time >= 0 seconds, got {self.submit_time!r}")
+        if not _whole(self.priority):
+            bad("priority", f"expected a whole number, got {self.priority!r}")
+        if self.progress not in PROGRESS_MODES:
+            bad("progress", f"expected one of {', '.join(PROGRESS_MODES)}, got {self.progress!r}")
+        if self.min_member is not None and self.pod_sets and (
+            not _whole(self.min_member) or not 1 <= self.min_member <= self.pod_count
+        ):
+            bad("min_member", f"expected a whole number from 1 to {self.pod_count}, got {self.min_member!r}")
+        if self.max_run_time is not None and (not _finite(self.max_run_time) or self.max_run_time <= 0):
+            bad("max_run_time", f"expected seconds > 0, got {self.max_run_time!r}")
+        if self.checkpoint_interval is not None and (
+            not _finite(self.checkpoint_interval) or self.checkpoint_interval <= 0
+        ):
+            bad("checkpoint_interval", f"expected seconds > 0, got {self.checkpoint_interval!r}")
+        if not isinstance(self.volcano_queue, str) or not self.volcano_queue:
+            bad("volcano_queue", f"expected a Volcano Queue name, got {self.volcano_queue!r}")
+        if self.controller not in CONTROLLERS:
+            bad("controller", f"expected one of {', '.join(CONTROLLERS)}, got {self.controller!r}")
+        if self.min_resources is not None and (
+            not isinstance(self.min_resources, Resources) or any(not a >= 0 for a in self.min_resources)
+        ):
+            bad("min_resources", f"expected Resources with amounts >= 0, got {self.min_resources!r}")
+        for name in ("schedule_timeout", "placeholder_timeout"):
+            value = getattr(self, name)
+            if value is not None and (not _finite(value) or value <= 0):
+                bad(name, f"expected seconds > 0, got {value!r}")
+        if self.gang_style is not None and self.gang_style not in GANG_STYLES:
+            bad("gang_style", f"expected one of {', '.join(GANG_STYLES)}, got {self.gang_style!r}")
+        return out
+
+
+def job(
+    name: str,
+    pods: int = 1,
+    gpus: int = 1,
+    run_time: float = 600.0,
+    *,
+    submit_time: float = 0.0,
+    priority: int = 0,
+    queue: str = "default",
+    progress: Progress = "sync",
+    min_member: int | None = None,
+    **extra,
+) -> Job:
+    """A job of ``pods`` identical workers with ``gpus`` GPUs each: the two-line way to make one.
+
+    >>> job("X", pods=3, gpus=1, run_time=300).gpus
+    3
+    """
+    return Job(
+        name=name,
+        pod_sets=[PodSet("workers", pods, gpus)],
+        run_time=run_time,
+        submit_time=submit_time,
+        priority=priority,
+        queue=queue,
+        progress=progress,
+        min_member=min_member,
+        **extra,
+    )
+
+
+def validate_jobs(jobs: list[Job]) -> None:
+    """Raise one :class:`ScenarioError` listing every problem in ``jobs``."""
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for j in jobs:
+        if not _plainly_valid(j):
+            problems.extend(j.problems())
+        key = j.key
+        if key in seen:
+            problems.append(Problem(f"Job {key}", "name", "expected a unique name; another job has it"))
+        seen.add(key)
+    if problems:
+        raise ScenarioError(problems)
+
+
+def _plainly_valid(j: Job) -> bool:
+    """A quick screen for the common job (plain fields, no optional settings): True only when
+    :meth:`Job.problems` would find nothing. Streams of millions of jobs pass here at a fraction
+    of the cost; any other job gets the full check, which names every problem."""
+    if not (j.name and j.pod_sets and j.progress in PROGRESS_MODES and j.controller in CONTROLLERS
+            and j.min_member is None and j.max_run_time is None and j.checkpoint_interval is None
+            and j.min_resources is None and j.schedule_timeout is None and j.placeholder_timeout is None
+            and j.gang_style is None and type(j.priority) is int and type(j.volcano_queue) is str and j.volcano_queue):
+        return False
+    rt, st = j.run_time, j.submit_time
+    if not ((type(rt) is float or type(rt) is int) and 0 < rt < math.inf
+            and (type(st) is float or type(st) is int) and 0 <= st < math.inf):
+        return False
+    for ps in j.pod_sets:
+        c, g, cpu, mem = ps.count, ps.gpus, ps.cpu, ps.memory
+        if not (type(c) is int and c >= 1 and type(g) is int and g >= 0 and type(mem) is int and mem >= 0
+                and (type(cpu) is float or type(cpu) is int) and 0 <= cpu < math.inf
+                and ps.min_count is None and ps.min_member is None):
+            return False
+    return True
+
+
+def _whole(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _finite(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

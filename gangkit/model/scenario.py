@@ -1,0 +1,137 @@
+"""A scenario: the cluster, the jobs, and the settings of one run.
+
+A scenario is plain data. Built-in ones come from :mod:`gangkit.workloads.scenarios`;
+YAML manifests load into the same object through :mod:`gangkit.manifests.load`;
+notebooks build one in two lines::
+
+    sc = Scenario(nodes=nodes(4, gpus=1), jobs=[job("A", pods=4), job("B", pods=4)])
+    result = simulate(sc, stack="pod")
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+from gangkit.model.nodes import Node, validate_nodes
+from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.jobs import Job, validate_jobs
+
+ORDERINGS = ("skip", "strict", "easy-backfill", "conservative-backfill", "volcano-backfill", "largest-first")
+SCORINGS = ("LeastAllocated", "MostAllocated")
+RECORDINGS = ("summary", "jobs", "full")
+DAY = 86400.0
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How to run a scenario (gangkit's own ``Simulation`` kind in YAML).
+
+    - ``stack``: the layers in order joined by ``+`` (``pod``, ``gang``, ...).
+    - ``ordering``: the placement layer's queue discipline: ``skip`` starts
+      whatever fits (Volcano's allocate moves on to the next job), ``strict``
+      stops at the first job that does not fit (head-of-line blocking; with
+      several Volcano queues, each queue stops at its own first such job);
+      ``easy-backfill`` and ``conservative-backfill`` plan reservations with
+      run-time estimates (one book over all Volcano queues),
+      ``volcano-backfill`` adds Volcano's backfill action (best-effort pods
+      only), ``largest-first`` takes the biggest gangs of each queue first
+      (rules in :mod:`gangkit.volcano.scheduler`).
+    - ``estimate_factor``: backfilling plans with estimated run times; a job
+      that declares no maximum run time (``activeDeadlineSeconds``) is
+      estimated at its true run time times this factor (>= 1; 1 means exact
+      estimates). Real schedulers use the users' own estimates, which are
+      mostly too long.
+    - ``scoring``: kube-scheduler's NodeResourcesFit strategy for choosing
+      among nodes with room: ``LeastAllocated`` (spread, the default) or
+      ``MostAllocated`` (pack).
+    - ``preemption``: let the pod-by-pod scheduler evict strictly
+      lower-priority pods (kube-scheduler's DefaultPreemption); under the
+      ``gang`` layer, run Volcano's preempt and reclaim actions.
+    - ``session_period``: seconds between Volcano scheduling sessions
+      (Volcano's default is 1 s); a session runs only when something changed.
+    - ``horizon``: the run ends here at the latest (simulated seconds).
+    - ``record``: ``full`` keeps every event and pod; ``jobs`` keeps jobs and
+      the timeline; ``summary`` keeps only the totals (for very large runs).
+    - ``stall_window``: a run whose timers still tick (requeue backoffs) but
+      in which no job started or finished during this last stretch, while
+      jobs wait, is flagged ``stalled``.
+    """
+
+    stack: str = "gang"
+    ordering: str = "skip"
+    scoring: str = "LeastAllocated"
+    preemption: bool = False
+    session_period: float = 1.0
+    seed: int = 0
+    horizon: float = 30 * DAY
+    record: str = "full"
+    stall_window: float = DAY
+    estimate_factor: float = 1.0
+
+    def problems(self) -> list[Problem]:
+        obj = "Simulation settings"
+        out = []
+        if self.ordering not in ORDERINGS:
+            out.append(Problem(obj, "ordering", f"expected one of {', '.join(ORDERINGS)}, got {self.ordering!r}"))
+        if self.scoring not in SCORINGS:
+            out.append(Problem(obj, "scoring", f"expected one of {', '.join(SCORINGS)}, got {self.scoring!r}"))
+        if self.record not in RECORDINGS:
+            out.append(Problem(obj, "record", f"expected one of {', '.join(RECORDINGS)}, got {self.record!r}"))
+        if not isinstance(self.session_period, (int, float)) or not self.session_period >= 0:
+            out.append(Problem(obj, "session_period", f"expected seconds >= 0, got {self.session_period!r}"))
+        if not isinstance(self.horizon, (int, float)) or not (self.horizon > 0) or math.isnan(self.horizon):
+            out.append(Problem(obj, "horizon", f"expected seconds > 0, got {self.horizon!r}"))
+        f = self.estimate_factor
+        if isinstance(f, bool) or not isinstance(f, (int, float)) or not math.isfinite(f) or not f >= 1:
+            out.append(Problem(obj, "estimate_factor", f"expected a number >= 1, got {f!r}"))
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+            out.append(Problem(obj, "seed", f"expected a whole number, got {self.seed!r}"))
+        return out
+
+
+@dataclass
+class Scenario:
+    """Nodes, jobs and run settings: everything one simulation needs."""
+
+    nodes: list[Node]
+    jobs: list[Job]
+    settings: RunSettings = field(default_factory=RunSettings)
+    name: str = "scenario"
+    description: str = ""
+    warnings: list[str] = field(default_factory=list)
+    kueue: object = None  # gangkit.kueue.KueueSetup: the Kueue objects, for kueue+ stacks
+    karpenter: object = None  # gangkit.supply.karpenter.Karpenter: NodePools and instance types, for +karpenter stacks
+    volcano: object = None  # gangkit.volcano.plugins.proportion.VolcanoSetup: Volcano Queues, for gang stacks
+    autoscaler: object = None  # gangkit.supply.autoscaler.ClusterAutoscaler: node groups, for +autoscaler stacks
+    admission_check: object = None  # gangkit.kueue.provisioning.AdmissionCheck, for the kueue+provreq stack
+
+    def with_settings(self, **changes) -> "Scenario":
+        """A copy with some run settings changed (``None`` values are ignored)."""
+        changes = {k: v for k, v in changes.items() if v is not None}
+        return dataclasses.replace(self, settings=dataclasses.replace(self.settings, **changes))
+
+    def validate(self) -> None:
+        """Raise one :class:`ScenarioError` listing every problem found."""
+        problems: list[Problem] = []
+        for part in (lambda: validate_nodes(self.nodes), lambda: validate_jobs(self.jobs)):
+            try:
+                part()
+            except ScenarioError as e:
+                problems.extend(e.problems)
+        problems.extend(self.settings.problems())
+        if self.volcano is not None:
+            try:
+                self.volcano.validate(self.jobs)
+            except ScenarioError as e:
+                problems.extend(e.problems)
+        elif any(j.volcano_queue != "default" for j in self.jobs):
+            names = sorted({j.volcano_queue for j in self.jobs} - {"default"})
+            problems.append(Problem(f"Scenario {self.name}", "volcano",
+                                    f"jobs name Volcano Queues {', '.join(map(repr, names))}, but the scenario "
+                                    "declares no Volcano queues (set Scenario.volcano to a VolcanoSetup)"))
+        if not self.nodes:
+            problems.append(Problem(f"Scenario {self.name}", "nodes", "expected at least one Node"))
+        if problems:
+            raise ScenarioError(problems)

@@ -1,0 +1,189 @@
+"""Gang placement with the default scheduler's own GangScheduling plugin (Kubernetes 1.35, alpha).
+
+Since Kubernetes 1.35 kube-scheduler can gang-schedule without add-ons,
+behind the alpha feature gates ``GenericWorkload`` and ``GangScheduling``. A
+``Workload`` object (``scheduling.k8s.io/v1alpha1``) lists pod groups, each
+with a policy; a ``gang`` policy has a ``minCount``. Pods join a group through
+their ``spec.workloadRef`` (Workload name and pod group name). The plugin
+adds two barriers to the ordinary pod-by-pod cycle:
+
+- PreEnqueue: a pod does not even enter the scheduling queue until its
+  Workload exists and at least ``minCount`` pods of its group exist;
+- Permit: a placed pod waits, holding its node, until ``minCount`` pods of
+  the group are assumed or bound; then all are allowed. The wait has a
+  fixed timeout of 5 minutes per attempt of the group (not configurable in
+  1.35); when it expires, the waiting pods are rejected, their nodes freed,
+  and they go back to the queue for a new attempt.
+
+Between the barriers nothing is gang-aware: pods are taken in the default
+queue order (priority, then the time each pod entered the queue, which a
+failed attempt refreshes), so two gangs created together interleave, each
+holds part of the cluster, and both wait out their 5 minutes. Unlike
+coscheduling there is no PostFilter that gives the seats back early.
+
+What a node provisioner sees (``unschedulable()``): pods a cycle tried and
+found no node for, and pods rejected at Permit that wait for a cluster
+event (their ``PodScheduled`` condition says ``Unschedulable``, which is
+what Karpenter provisions for). Pods held at PreEnqueue are never tried,
+so they get no such condition: a gang with fewer than ``minCount`` pods is
+invisible to Karpenter, which launches nothing for it. Pods waiting at
+Permit are assumed on their node, not listed (with KEP-5278, beta in 1.35,
+the scheduler also writes the expected node into ``nominatedNodeName``,
+and Karpenter's ``IsProvisionable`` skips such pods). At scale-to-zero
+pods bind as nodes become ready and wait at Permit from the first node on:
+nodes whose start-up times spread over more than 5 minutes make the group
+time out, release its nodes and start again at the next node ready.
+
+Queue order: a pod keeps its place in the queue until a failed attempt
+that a cluster event prompted (kube-scheduler requeues an unschedulable
+pod only on an event that may help it); gangkit's cycle tries every
+pending pod, and a retry no capacity event prompted does not move it back.
+
+Version modelled: Kubernetes 1.35 (KEP-4671 alpha; plugin
+``pkg/scheduler/framework/plugins/gangscheduling`` of release-1.35, scheduling
+timeout ``DefaultSchedulingTimeoutDuration`` = 5 min). Kubernetes 1.36
+reworks this (``v1alpha2`` with standalone PodGroup objects and a PodGroup
+scheduling cycle that places a whole group at once, so nothing waits at
+Permit); that version is not modelled. See ``docs/reference/kube-gang.md``.
+
+Simplified: no preemption (DefaultPreemption is not run for gang pods
+here); retries of rejected groups follow :mod:`gangkit.placement.permit`; a job with
+``progress: independent`` is placed pod by pod (a ``basic`` pod group).
+
+Speed: a cycle sorts the pods that may be tried (O(n log n) in pending
+pods) and stops trying a request shape at its first failure.
+"""
+
+from __future__ import annotations
+
+from gangkit.engine.simulation import JobState, PodState, Simulation
+from gangkit.model.errors import Problem, ScenarioError
+from gangkit.engine.sockets import Reason
+from gangkit.placement.permit import Group, PermitLayer
+
+SCHEDULING_TIMEOUT = 300.0  # DefaultSchedulingTimeoutDuration in Kubernetes 1.35: fixed, 5 minutes
+
+
+class KubeGang(PermitLayer):
+    """The ``kube-gang`` placement layer."""
+    period = 0.0
+
+    def __init__(self, scheduling_timeout: float = SCHEDULING_TIMEOUT):
+        if isinstance(scheduling_timeout, bool) or not isinstance(scheduling_timeout, (int, float)) or not scheduling_timeout > 0:
+            raise ScenarioError([Problem("KubeGang", "scheduling_timeout", f"expected seconds > 0, got {scheduling_timeout!r}")])
+        self.scheduling_timeout = float(scheduling_timeout)
+        super().__init__()
+        self._stamp: dict[PodState, int] = {}  # when a pod (re)entered the queue, as a counter in event order
+        self._failed_at: dict[PodState, int] = {}  # the capacity-event count at a pod's last failure
+        self._next = 0
+
+    # -- socket (the rest is PermitLayer's) ------------------------------------
+    def enqueue(self, jobs: list[JobState], now: float) -> None:
+        super().enqueue(jobs, now)
+        for p in sorted((p for js in jobs for p in js.pods), key=lambda p: p.seq):  # in creation order
+            self._queue_time(p)
+
+    def requeue(self, js: JobState, now: float) -> None:
+        super().requeue(js, now)
+        for p in js.pods:
+            self._stamp.pop(p, None)
+            self._failed_at.pop(p, None)
+        for p in js.pods:
+            self._queue_time(p)
+
+    def forget(self, js: JobState) -> None:
+        super().forget(js)
+        for p in js.pods:
+            self._stamp.pop(p, None)
+            self._failed_at.pop(p, None)
+
+    def _queue_time(self, p: PodState) -> int:
+        s = self._stamp.get(p)
+        if s is None:  # the pod enters the queue now
+            s = self._stamp[p] = self._next
+            self._next += 1
+        return s
+
+    def _refresh(self, p: PodState, rejected: bool = False) -> None:
+        """A failed attempt puts the pod back in the queue with a new timestamp.
+
+        kube-scheduler retries an unschedulable pod only after a cluster
+        event that may help it; gangkit's cycle tries every pending pod, so a
+        failure with no capacity event since the pod's last failure is a
+        retry the real scheduler would not have made: the pod keeps its
+        place. A rejection at Permit always requeues.
+        """
+        if not rejected and self._failed_at.get(p) == self.room.events:
+            return
+        self._failed_at[p] = self.room.events
+        self._stamp[p] = self._next
+        self._next += 1
+
+    @staticmethod
+    def gated(g: Group) -> bool:
+        """PreEnqueue: fewer pods exist than the pod group's minCount."""
+        return g.job.spec.progress == "sync" and len(g.job.pods) < g.min_member
+
+    # -- one cycle -------------------------------------------------------------
+    def cycle(self, sim: Simulation, now: float) -> None:
+        room = self.room
+        room.start_cycle(sim)
+        cap = sim.capacity
+        candidates: list[tuple] = []
+        unschedulable = []
+        for g in room.groups.values():
+            js = g.job
+            if js.bound + js.pods_done >= len(js.pods) or not js.placing or self.gated(g):
+                continue  # nothing to place (a running job), or held at PreEnqueue (no condition: invisible)
+            if not room.may_retry(g):  # rejected: in the unschedulable pool with its condition, until an event
+                unschedulable.extend(g.pending())
+                continue
+            for p in g.pending():
+                candidates.append((-p.priority, self._queue_time(p), p.job.index, p.index, p, g))
+        candidates.sort(key=lambda c: c[:4])
+        failed: set[tuple] = set()
+        for *_, p, g in candidates:
+            if p.node is not None or p.done:
+                continue
+            node = None if p.request in failed else cap.choose(*p.request)
+            if node is None:
+                failed.add(p.request)
+                unschedulable.append(p)
+                self._refresh(p)
+                continue
+            sim.bind(p, node)
+            js = g.job
+            if js.spec.progress != "sync":
+                continue
+            if g.permitted or js.bound >= g.min_member:
+                room.allow(g)
+            else:
+                room.wait(sim, g, now, self.scheduling_timeout, lambda g, t: self._timed_out(sim, g, t))
+        self._unschedulable = unschedulable
+        room.end_cycle(sim)
+
+    def _timed_out(self, sim: Simulation, g: Group, now: float) -> None:
+        """The group's 5 minutes are over: its waiting pods are rejected and their nodes freed."""
+        self.timeouts += 1
+        waiting = g.waiting()
+        reason = Reason("placement", "GangSchedulingTimeout",
+                        f"{len(waiting)} of minCount {g.min_member} pods waited at Permit for "
+                        f"{self.scheduling_timeout:g} s; all rejected", {"waiting": len(waiting), "min_count": g.min_member})
+        for p in waiting:
+            self._refresh(p, rejected=True)
+        self.room.reject(sim, g, now, reason, wakes_others=True)
+
+    # -- diagnosis ---------------------------------------------------------------
+    def pending_reason(self, sim: Simulation, js: JobState) -> Reason | None:
+        from gangkit.placement.coscheduling import permit_reason
+
+        g = self.room.groups.get(js.index)
+        pending = [p for p in js.pods if p.node is None and not p.done]
+        if g is None or not pending:
+            return None
+        if self.gated(g):
+            return Reason("placement", "WaitingForPods",
+                          f"waiting for minCount pods from a gang to appear in scheduling queue: "
+                          f"{len(js.pods)} of minCount {g.min_member} pods exist", {"pods": len(js.pods), "min_count": g.min_member})
+        return permit_reason(sim, self.room, g, pending, self.scheduling_timeout, now=sim.env.now, backoff_until=0.0,
+                             who="Workload", size="minCount")

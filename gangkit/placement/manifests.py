@@ -1,0 +1,296 @@
+"""How a Job's manifests name its gang, for the holding gang schedulers.
+
+Each gang scheduler has its own way of saying "these pods start together":
+
+- scheduler-plugins Coscheduling: a ``scheduling.x-k8s.io/v1alpha1``
+  **PodGroup** (``spec.minMember``, ``spec.scheduleTimeoutSeconds``), joined
+  by the pod label ``scheduling.x-k8s.io/pod-group: <name>``;
+- YuniKorn: annotations on the pod template:
+  ``yunikorn.apache.org/task-groups`` (a JSON list of task groups, each with
+  ``name``, ``minMember``, ``minResource``...),
+  ``yunikorn.apache.org/task-group-name`` (the group these pods belong to)
+  and ``yunikorn.apache.org/schedulingPolicyParameters``
+  (``"placeholderTimeoutInSeconds=60 gangSchedulingStyle=Hard"``);
+- Kubernetes 1.35: a ``scheduling.k8s.io/v1alpha1`` **Workload** listing
+  ``spec.podGroups`` (each with ``policy.gang.minCount`` or ``policy.basic``),
+  joined by the pod's ``spec.workloadRef`` (``name``, ``podGroup``).
+
+(Volcano's PodGroup and its ``scheduling.k8s.io/group-name`` annotation are
+read in :mod:`gangkit.manifests.load`.) gangkit models one gang per Job: a Job
+naming two gangs is an error. :mod:`gangkit.manifests.load` dispatches these
+kinds by ``(apiVersion, kind)`` and calls :func:`read_gang` for each Job.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gangkit.model.jobs import GANG_STYLES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gangkit.manifests.load import _Object, _Reader
+
+POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"  # scheduler-plugins: the pod's PodGroup
+TASK_GROUPS = "yunikorn.apache.org/task-groups"
+TASK_GROUP_NAME = "yunikorn.apache.org/task-group-name"
+SCHEDULING_POLICY = "yunikorn.apache.org/schedulingPolicyParameters"
+YUNIKORN_PARAMETERS = ("placeholderTimeoutInSeconds", "gangSchedulingStyle")
+COSCHEDULING_API = "scheduling.x-k8s.io/v1alpha1"
+WORKLOAD_API = "scheduling.k8s.io/v1alpha1"
+
+#: (apiVersion, kind) -> the role its objects are grouped under in the reader.
+KINDS = {
+    (COSCHEDULING_API, "PodGroup"): "CoschedulingPodGroup",
+    (WORKLOAD_API, "Workload"): "KubeWorkload",
+}
+NAMESPACED = ("CoschedulingPodGroup", "KubeWorkload")
+
+ANY = True
+_META = dict.fromkeys(
+    ["name", "namespace", "labels", "annotations", "uid", "generateName", "creationTimestamp",
+     "resourceVersion", "generation", "managedFields", "ownerReferences", "finalizers", "selfLink"], ANY)
+#: Known fields per role (``minResources`` is not: gangkit does not model its PreFilter check).
+KNOWN_FIELDS = {
+    "CoschedulingPodGroup": {"apiVersion": ANY, "kind": ANY, "metadata": _META, "status": ANY,
+                             "spec": dict.fromkeys(["minMember", "scheduleTimeoutSeconds"], ANY)},
+    "KubeWorkload": {"apiVersion": ANY, "kind": ANY, "metadata": _META,
+                     "spec": {"controllerRef": ANY,
+                              "podGroups": [{"name": ANY, "policy": {"basic": ANY, "gang": {"minCount": ANY}}}]}},
+}
+WORKLOAD_REF = {"name": ANY, "podGroup": ANY}  # the pod's spec.workloadRef (podGroupReplicaKey is not modelled)
+
+
+@dataclass
+class GangObjects:
+    """The coscheduling PodGroups and Workloads of the input, by (namespace, name), and who uses them."""
+
+    pod_groups: dict = field(default_factory=dict)
+    workloads: dict = field(default_factory=dict)
+    used: dict = field(default_factory=dict)  # (role, namespace, name) -> the Job using it
+
+    @classmethod
+    def collect(cls, by_role: Mapping[str, list]) -> "GangObjects":
+        key = lambda o: (o.namespace or "default", o.name)  # noqa: E731
+        return cls({key(o): o for o in by_role.get("CoschedulingPodGroup", ()) if o.name},
+                   {key(o): o for o in by_role.get("KubeWorkload", ()) if o.name})
+
+    def unused(self) -> list[str]:
+        notes = []
+        for role, objects, how in (("CoschedulingPodGroup", self.pod_groups, f"label {POD_GROUP_LABEL}"),
+                                   ("KubeWorkload", self.workloads, "spec.workloadRef")):
+            for (ns, name), o in objects.items():
+                if (role, ns, name) not in self.used:
+                    notes.append(f"{o.label} ({o.doc.get('apiVersion')}) is not used: no Job's pod template names it in {how}")
+        return notes
+
+
+def read_gang(r: "_Reader", o: "_Object", pods: int | None, tmeta: dict, pod: dict, volcano: bool) -> dict:
+    """The gang fields of one Job (``min_member``, ``schedule_timeout``, ``placeholder_timeout``, ``gang_style``).
+
+    ``volcano``: the Job already names a Volcano PodGroup. Returns the
+    fields to set (empty when the Job names none of these gangs).
+    """
+    obj = o.label
+    gangs: GangObjects = r.gangs
+    namespace = o.namespace or "default"
+    labels = r.strings(tmeta.get("labels"), obj, "spec.template.metadata.labels")
+    annotations = r.strings(tmeta.get("annotations"), obj, "spec.template.metadata.annotations")
+    found: list[tuple[str, dict]] = []
+
+    if POD_GROUP_LABEL in labels:
+        found.append((f"spec.template.metadata.labels.{POD_GROUP_LABEL}",
+                      _pod_group(r, gangs, obj, namespace, labels[POD_GROUP_LABEL], pods)))
+    if TASK_GROUPS in annotations or TASK_GROUP_NAME in annotations:
+        found.append((f"spec.template.metadata.annotations.{TASK_GROUP_NAME}", _task_group(r, obj, annotations, pods)))
+    elif SCHEDULING_POLICY in annotations:
+        r.error(obj, f"spec.template.metadata.annotations.{SCHEDULING_POLICY}",
+                f"YuniKorn's scheduling policy parameters need task groups ({TASK_GROUPS} and {TASK_GROUP_NAME})")
+    if pod.get("workloadRef") is not None:
+        found.append(("spec.template.spec.workloadRef", _workload(r, gangs, obj, namespace, pod["workloadRef"], pods)))
+    if volcano and found:
+        found.insert(0, (f"the annotation {'scheduling.k8s.io/group-name'}", {}))
+    if len(found) > 1:
+        r.error(obj, found[1][0], f"names a second gang (it already has {found[0][0]}); gangkit models one gang per Job")
+        return {}
+    return found[0][1] if found else {}
+
+
+def _pod_group(r: "_Reader", gangs: GangObjects, obj: str, namespace: str, name: str, pods: int | None) -> dict:
+    where = f"spec.template.metadata.labels.{POD_GROUP_LABEL}"
+    group = gangs.pod_groups.get((namespace, name))
+    if group is None:
+        r.error(obj, where, f"names PodGroup {name!r} ({COSCHEDULING_API}) in namespace {namespace!r}, which is not in the input")
+        return {}
+    if not _claim(r, gangs, "CoschedulingPodGroup", namespace, name, obj, where):
+        return {}
+    spec = r.mapping(group.doc.get("spec"), group.label, "spec")
+    out: dict[str, Any] = {}
+    if spec.get("minMember") is not None:  # the CRD's default is absent: then every pod
+        out["min_member"] = _count(r, group.label, "spec.minMember", spec["minMember"], pods, obj)
+    if spec.get("scheduleTimeoutSeconds") is not None:
+        t = spec["scheduleTimeoutSeconds"]
+        if isinstance(t, bool) or not isinstance(t, int) or t < 1:
+            r.error(group.label, "spec.scheduleTimeoutSeconds", f"expected whole seconds >= 1, got {t!r}")
+        else:
+            out["schedule_timeout"] = float(t)
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _task_group(r: "_Reader", obj: str, annotations: dict, pods: int | None) -> dict:
+    base = "spec.template.metadata.annotations."
+    if TASK_GROUP_NAME not in annotations or TASK_GROUPS not in annotations:
+        missing = TASK_GROUP_NAME if TASK_GROUP_NAME not in annotations else TASK_GROUPS
+        r.error(obj, base + missing, "YuniKorn gang scheduling needs both task-groups and task-group-name")
+        return {}
+    try:
+        groups = json.loads(annotations[TASK_GROUPS])
+    except json.JSONDecodeError as e:
+        r.error(obj, base + TASK_GROUPS, f"expected a JSON list of task groups: {e.msg} at character {e.pos}")
+        return {}
+    if not isinstance(groups, list) or not all(isinstance(g, Mapping) for g in groups):
+        r.error(obj, base + TASK_GROUPS, f"expected a JSON list of task groups (objects), got {groups!r}")
+        return {}
+    name = annotations[TASK_GROUP_NAME]
+    mine = [g for g in groups if g.get("name") == name]
+    if not mine:
+        names = ", ".join(repr(g.get("name")) for g in groups)
+        r.error(obj, base + TASK_GROUP_NAME, f"names task group {name!r}, which is not among the task groups ({names})")
+        return {}
+    for g in groups:
+        if g is not mine[0]:
+            r.notes.append(f"{obj}: task group {g.get('name')!r} has no pods in this Job; gangkit models "
+                           f"the Job's own task group {name!r} only")
+    out: dict[str, Any] = {}
+    m = _count(r, obj, base + f"{TASK_GROUPS}[{name}].minMember", mine[0].get("minMember"), pods, obj)
+    if m is not None:
+        out["min_member"] = m
+    for key, value in _parameters(r, obj, annotations.get(SCHEDULING_POLICY, "")).items():
+        out[key] = value
+    return out
+
+
+def _parameters(r: "_Reader", obj: str, text: str) -> dict:
+    """``"placeholderTimeoutInSeconds=60 gangSchedulingStyle=Hard"`` -> gangkit's fields."""
+    where = f"spec.template.metadata.annotations.{SCHEDULING_POLICY}"
+    out: dict[str, Any] = {}
+    for item in text.split():
+        key, sep, value = item.partition("=")
+        if not sep:
+            r.error(obj, where, f"expected key=value pairs separated by spaces, got {item!r}")
+        elif key == "placeholderTimeoutInSeconds":
+            if value.isdigit() and int(value) > 0:
+                out["placeholder_timeout"] = float(value)
+            else:
+                r.error(obj, where, f"placeholderTimeoutInSeconds: expected whole seconds > 0, got {value!r}")
+        elif key == "gangSchedulingStyle":
+            if value in GANG_STYLES:
+                out["gang_style"] = value
+            else:
+                r.error(obj, where, f"gangSchedulingStyle: expected one of {', '.join(GANG_STYLES)}, got {value!r}")
+        else:
+            r.unknown.append(f"{obj}: {where}: {key}")
+    return out
+
+
+def _workload(r: "_Reader", gangs: GangObjects, obj: str, namespace: str, ref: Any, pods: int | None) -> dict:
+    where = "spec.template.spec.workloadRef"
+    ref = r.mapping(ref, obj, where)
+    name, group_name = ref.get("name"), ref.get("podGroup")
+    if not isinstance(name, str) or not name or not isinstance(group_name, str) or not group_name:
+        r.error(obj, where, f"expected name and podGroup (non-empty strings), got {dict(ref)!r}")
+        return {}
+    workload = gangs.workloads.get((namespace, name))
+    if workload is None:
+        r.error(obj, f"{where}.name", f"names Workload {name!r} ({WORKLOAD_API}) in namespace {namespace!r}, which is not in the input")
+        return {}
+    spec = r.mapping(workload.doc.get("spec"), workload.label, "spec")
+    groups = spec.get("podGroups")
+    if not isinstance(groups, list) or not groups:
+        r.error(workload.label, "spec.podGroups", "expected a list of at least one pod group")
+        return {}
+    index = next((i for i, g in enumerate(groups) if isinstance(g, Mapping) and g.get("name") == group_name), None)
+    if index is None:
+        r.error(obj, f"{where}.podGroup", f"names pod group {group_name!r}, which Workload {name!r} does not list")
+        return {}
+    if not _claim(r, gangs, "KubeWorkload", namespace, f"{name}/{group_name}", obj, where):
+        return {}
+    gangs.used[("KubeWorkload", namespace, name)] = obj
+    policy = r.mapping(groups[index].get("policy"), workload.label, f"spec.podGroups[{index}].policy")
+    if ("gang" in policy) == ("basic" in policy):
+        r.error(workload.label, f"spec.podGroups[{index}].policy", "expected exactly one of gang or basic")
+        return {}
+    if "basic" in policy:
+        return {"min_member": 1}  # pods are scheduled one by one
+    gang = r.mapping(policy.get("gang"), workload.label, f"spec.podGroups[{index}].policy.gang")
+    m = _count(r, workload.label, f"spec.podGroups[{index}].policy.gang.minCount", gang.get("minCount"), pods, obj)
+    return {} if m is None else {"min_member": m}
+
+
+def _claim(r: "_Reader", gangs: GangObjects, role: str, namespace: str, name: str, obj: str, where: str) -> bool:
+    key = (role, namespace, name)
+    if key in gangs.used:
+        r.error(obj, where, f"{name!r} is already used by {gangs.used[key]}; gangkit models one gang per Job")
+        return False
+    gangs.used[key] = obj
+    return True
+
+
+def _count(r: "_Reader", owner: str, where: str, value: Any, pods: int | None, job: str) -> int | None:
+    """A gang size: a whole number from 1 to the Job's pod count."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (pods is not None and value > pods):
+        top = f"{pods} (the pod count of {job})" if pods is not None else "the pod count"
+        r.error(owner, where, f"expected a whole number from 1 to {top}, got {value!r}")
+        return None
+    return value
+
+
+# --- writing back (dump_manifests) ---------------------------------------------
+
+
+def holding_gang(j) -> str | None:
+    """Which holding scheduler's objects carry a job's gang settings: ``coscheduling``, ``yunikorn`` or None."""
+    if j.schedule_timeout is not None:
+        return "coscheduling"
+    if j.placeholder_timeout is not None or j.gang_style is not None:
+        return "yunikorn"
+    return None
+
+
+def dump_problems(j) -> list[str]:
+    """Why a job's gang settings cannot be written as one gang (empty when they can)."""
+    if j.schedule_timeout is not None and (j.placeholder_timeout is not None or j.gang_style is not None):
+        return ["schedule_timeout (coscheduling) and placeholder_timeout/gang_style (YuniKorn) name two gangs; "
+                "a Job has one"]
+    return []
+
+
+def template_metadata(j) -> dict:
+    """The pod template's labels and annotations that put a job's pods in its holding gang."""
+    kind = holding_gang(j)
+    if kind == "coscheduling":
+        return {"labels": {POD_GROUP_LABEL: j.name}}
+    if kind == "yunikorn":
+        group = {"name": "workers", "minMember": j.gang_size,
+                 "minResource": {"nvidia.com/gpu": str(j.pod_sets[0].gpus)} if j.pod_sets[0].gpus else {}}
+        parameters = []
+        if j.placeholder_timeout is not None:
+            parameters.append(f"placeholderTimeoutInSeconds={int(j.placeholder_timeout)}")
+        if j.gang_style is not None:
+            parameters.append(f"gangSchedulingStyle={j.gang_style}")
+        annotations = {TASK_GROUP_NAME: "workers", TASK_GROUPS: json.dumps([group])}
+        if parameters:
+            annotations[SCHEDULING_POLICY] = " ".join(parameters)
+        return {"annotations": annotations}
+    return {}
+
+
+def gang_objects(j) -> list[dict]:
+    """The objects a job's holding gang needs besides the Job (a scheduler-plugins PodGroup)."""
+    if holding_gang(j) != "coscheduling":
+        return []
+    meta = {"name": j.name} | ({"namespace": j.namespace} if j.namespace else {})
+    spec: dict[str, Any] = {"minMember": j.gang_size, "scheduleTimeoutSeconds": int(j.schedule_timeout)}
+    return [{"apiVersion": COSCHEDULING_API, "kind": "PodGroup", "metadata": meta, "spec": spec}]

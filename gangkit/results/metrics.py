@@ -1,0 +1,99 @@
+"""Per-layer metrics, named after the ones the real systems export, in one place: ``Result.metrics``.
+
+An operator on call does not read a scheduler's mind; they read each
+layer's dashboard. "Quota exhausted", "gang cannot fit" and "nodes not
+ready yet" each show up in a different layer's metric, so a run leaves one
+DataFrame per metric, keyed by the real metric's name:
+
+============================================  ==============================================
+metric (``Result.metrics[name]``)             layer, and what a row is
+============================================  ==============================================
+``kueue_pending_workloads``                   Kueue: pending workloads per ClusterQueue
+                                              (``active`` in the heap, ``inadmissible``
+                                              parked), a row per change
+``kueue_admission_wait_time_seconds``         Kueue: per quota reservation, the wait since
+                                              creation or the last requeue
+``kueue_admission_checks_wait_time_seconds``  admission checks (a layer named
+                                              ``admission_check``): per admission, the time
+                                              from quota reservation to admission
+``volcano_unschedule_task_count``,            Volcano (``gang`` placement): pods and jobs
+``volcano_unschedule_job_count``              left unschedulable by a session, a row per
+                                              change
+``scheduler_pending_pods``                    kube-scheduler (``pod`` placement): pods in
+                                              the unschedulable queue, a row per change
+``karpenter_nodepools_usage`` / ``_limit``    Karpenter: GPUs of a NodePool's nodes against
+                                              its limit
+``karpenter_nodeclaims_launch_to_ready_...``  Karpenter: per NodeClaim, its stage times and
+                                              launch-to-ready seconds
+============================================  ==============================================
+
+plus the other Kueue and Karpenter frames (reservations, evictions,
+NodeClaims created and disrupted, provisioning batches), see
+:mod:`gangkit.kueue.metrics` and :mod:`gangkit.supply.karpenter`. The real
+metrics are Prometheus gauges, counters and histograms; here a gauge is a
+time series with a row per change and a histogram keeps every observation.
+
+Simplification: the unschedulable counts are sampled after each scheduling
+cycle and only at the ``full`` recording level (counting the unschedulable
+pods costs a pass over the waiting jobs of blocked shapes).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+#: The name of the unschedulable-count metrics of each placement layer (by class name).
+UNSCHEDULABLE_METRICS = {
+    "VolcanoGang": ("volcano_unschedule_task_count", "volcano_unschedule_job_count"),
+    "KubeScheduler": ("scheduler_pending_pods", None),
+}
+ADMISSION_CHECK = "admission_check"
+
+
+class PlacementMetrics:
+    """Counts of unschedulable pods and jobs after each scheduling cycle (a row per change)."""
+
+    def __init__(self):
+        self.rows: list[tuple] = []
+
+    def sample(self, now: float, pods: list) -> None:
+        jobs = len({p.job.index for p in pods})
+        row = (float(now), len(pods), jobs)
+        if self.rows and self.rows[-1][1:] == row[1:]:
+            return
+        if self.rows and self.rows[-1][0] == row[0]:
+            self.rows[-1] = row
+        else:
+            self.rows.append(row)
+
+    def frames(self, placement) -> dict[str, pd.DataFrame]:
+        tasks, jobs = UNSCHEDULABLE_METRICS.get(type(placement).__name__, ("unschedulable_pods", "unschedulable_jobs"))
+        df = pd.DataFrame(self.rows, columns=["time_s", "pods", "jobs"])
+        out = {}
+        if tasks == "scheduler_pending_pods":
+            out[tasks] = pd.DataFrame({"time_s": df.time_s, "queue": "unschedulable", "value": df.pods})
+        else:
+            out[tasks] = pd.DataFrame({"time_s": df.time_s, "value": df.pods})
+        if jobs:
+            out[jobs] = pd.DataFrame({"time_s": df.time_s, "value": df.jobs})
+        return out
+
+
+def admission_check_frame(rows: list[tuple]) -> pd.DataFrame:
+    """``kueue_admission_checks_wait_time_seconds`` from the engine's admission rows (time, job, layer, seconds)."""
+    picked = [(t, job, s) for t, job, layer, s in rows if layer == ADMISSION_CHECK]
+    return pd.DataFrame(picked, columns=["time_s", "workload", "wait_s"]).astype({"time_s": float, "wait_s": float})
+
+
+def collect(sim) -> dict[str, pd.DataFrame]:
+    """Every metric of a finished run: each layer's own frames, then the engine's."""
+    out: dict[str, pd.DataFrame] = {}
+    for layer in [*sim.stack.admission, sim.stack.placement, *sim.stack.suppliers]:
+        frames = getattr(layer, "metrics", None)
+        if callable(frames):
+            out.update(frames())
+    if any(layer.name == ADMISSION_CHECK for layer in sim.stack.admission):
+        out.setdefault("kueue_admission_checks_wait_time_seconds", admission_check_frame(sim.admission_rows))
+    if sim.record == "full":
+        out.update(sim.placement_metrics.frames(sim.stack.placement))
+    return out

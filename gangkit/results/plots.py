@@ -1,0 +1,389 @@
+"""Pictures of a run: who held which GPU when, what the GPUs were doing, how long jobs waited.
+
+Think of a hotel's room board. Each row is a room (a GPU of a node), each
+coloured bar a guest (a pod) from check-in (bound) to check-out (released).
+A guest who has checked in but whose party has not arrived yet (a sync
+worker whose siblings are still pending) occupies the room without using it:
+those stretches are drawn hatched, "held idle". Three pictures:
+
+- :func:`gantt`: the room board, one row per node, one lane per GPU;
+- :func:`gpu_states`: the same GPUs counted over time: useful, held idle,
+  free and not ready, stacked so that they add up to the capacity;
+- :func:`wait_distribution`: for each waiting time, the share of jobs that
+  waited at most that long (an ECDF); jobs that never started are marked
+  apart, because their wait is only a lower bound (censored).
+
+Each function takes a :class:`gangkit.Result`, draws on ``ax`` (a new figure
+when ``ax`` is None) and returns the Axes. Nothing is printed and nothing
+depends on the wall clock, so a figure is the same on every run. All times
+are simulated; the unit (seconds, minutes, hours or days) follows the span
+shown unless ``unit`` is given.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from matplotlib.patches import Patch
+
+#: Display units for simulated time: name -> (seconds per unit, words for axis labels).
+UNITS = {"s": (1.0, "seconds"), "min": (60.0, "minutes"), "h": (3600.0, "hours"), "d": (86400.0, "days")}
+
+#: Colours of the GPU states (stacked in this order from the bottom).
+STATE_COLOURS = {
+    "useful": "#2a9d4b",
+    "held idle": "#d1495b",
+    "free": "#d9d9d9",
+    "not ready": "#6c8ebf",
+}
+STATE_COLUMNS = {
+    "useful": "useful_gpus",
+    "held idle": "held_idle_gpus",
+    "free": "free_gpus",
+    "not ready": "not_ready_gpus",
+}
+
+#: At most this many jobs get their own legend entry in :func:`gantt`.
+MAX_LEGEND_JOBS = 12
+#: Pod names are written inside the bars when there are at most this many placements.
+MAX_BAR_LABELS = 30
+
+
+def time_unit(span_s: float, unit: str | None = None) -> tuple[str, float, str]:
+    """The display unit for a span of simulated seconds: (name, seconds per unit, words).
+
+    Seconds up to two hours, hours up to two days, days beyond; ``unit``
+    (``"s"``, ``"min"``, ``"h"`` or ``"d"``) forces one.
+
+    >>> time_unit(900)[0], time_unit(86400)[0], time_unit(30 * 86400)[0]
+    ('s', 'h', 'd')
+    """
+    if unit is not None:
+        if unit not in UNITS:
+            raise ValueError(f"unit: expected one of {', '.join(UNITS)}, got {unit!r}")
+        name = unit
+    elif span_s <= 2 * 3600:
+        name = "s"
+    elif span_s <= 2 * 86400:
+        name = "h"
+    else:
+        name = "d"
+    per, words = UNITS[name]
+    return name, per, words
+
+
+def end_time(result) -> float:
+    """When the run ended (the makespan: last finish, or the horizon after a deadlock)."""
+    return float(result.figures["makespan_s"])
+
+
+def placements(result) -> pd.DataFrame:
+    """One row per pod placement, with the stretch in which it held its GPUs idle.
+
+    Columns: ``job``, ``pod``, ``node``, ``gpus``, ``bound_s``, ``end_s``
+    (released, or the end of the run if still bound), ``progress_s`` (when
+    the placement started doing useful work; ``end_s`` if it never did) and
+    ``held_idle_s``. A pod of a *sync* job does useful work only from the
+    moment its whole job runs (the job's ``job_started`` event at or after
+    the pod was bound); a pod of an *independent* job works as soon as it is
+    bound.
+    """
+    pods = result.pods
+    if pods.empty and result.events.empty and result.figures.get("jobs_total", 0) > 0:
+        raise ValueError("this result keeps no pods or events: simulate with record='full' to draw placements")
+    end = end_time(result)
+    progress = dict(zip(result.jobs["job"], result.jobs["progress"]))
+    ev = result.events
+    starts: dict[str, np.ndarray] = {}
+    if not ev.empty:
+        s = ev.loc[ev["event"] == "job_started", ["job", "time_s"]]
+        starts = {job: np.sort(g["time_s"].to_numpy(dtype=float)) for job, g in s.groupby("job", sort=False)}
+    rows = []
+    for p in pods.itertuples(index=False):
+        bound = float(p.bound_s)
+        stop = end if pd.isna(p.released_s) else float(p.released_s)
+        if progress.get(p.job, "sync") == "independent":
+            begin = bound
+        else:
+            t = starts.get(p.job, np.empty(0))
+            later = t[(t >= bound) & (t <= stop)]
+            if len(later):
+                begin = float(later[0])
+            elif ev.empty:  # no events kept: fall back to the job's first start
+                first = result.jobs.loc[result.jobs["job"] == p.job, "start_s"]
+                first = float(first.iloc[0]) if len(first) else math.nan
+                begin = first if not math.isnan(first) and bound <= first <= stop else stop
+            else:
+                begin = stop
+        rows.append((p.job, p.pod, p.node, int(p.gpus), bound, stop, begin, begin - bound))
+    return pd.DataFrame(rows, columns=["job", "pod", "node", "gpus", "bound_s", "end_s", "progress_s", "held_idle_s"])
+
+
+def job_colours(jobs: list[str]) -> dict[str, tuple]:
+    """A fixed colour per job, in the order given (the jobs table's order)."""
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab10" if len(jobs) <= 10 else "tab20"]
+    return {job: cmap(i % cmap.N) for i, job in enumerate(jobs)}
+
+
+def _new_ax(ax, figsize):
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=figsize)
+    return ax
+
+
+def _node_order(names) -> list[str]:
+    """Node names in natural order (node-2 before node-10)."""
+    def key(name: str):
+        head, _, tail = name.rpartition("-")
+        return (head, int(tail)) if tail.isdigit() else (name, -1)
+
+    return sorted(set(names), key=key)
+
+
+def _lanes(pl: pd.DataFrame, node_gpus: dict[str, int]) -> tuple[dict[int, list[int]], dict[str, int]]:
+    """Give every placement GPU lanes on its node: a contiguous block if one is free, else any free lanes."""
+    lanes: dict[int, list[int]] = {}
+    size: dict[str, int] = {}
+    for node, grp in pl.groupby("node", sort=False):
+        free_at: list[float] = [0.0] * int(node_gpus.get(node, 0))
+        for idx, row in grp.sort_values(["bound_s", "pod"], kind="stable").iterrows():
+            g = max(int(row.gpus), 1)
+            open_ = [i for i, t in enumerate(free_at) if t <= row.bound_s + 1e-9]
+            chosen = None
+            for i in open_:  # lowest contiguous block of g free lanes
+                if all((i + k) in open_ for k in range(g)):
+                    chosen = list(range(i, i + g))
+                    break
+            if chosen is None:
+                chosen = open_[:g]
+                while len(chosen) < g:  # node size unknown: grow the row
+                    free_at.append(0.0)
+                    chosen.append(len(free_at) - 1)
+            for i in chosen:
+                free_at[i] = row.end_s
+            lanes[idx] = chosen
+        size[node] = len(free_at)
+    return lanes, size
+
+
+def gantt(result, ax=None, *, until: float | None = None, unit: str | None = None, nodes=None):
+    """Pod placements on the nodes over time: one row per node, one lane per GPU, coloured by job.
+
+    Each bar is one pod from the moment it was bound to the moment it was
+    released (or to the end of the run). The hatched, pale part of a bar is
+    held idle: the pod sits on its GPUs while its sync job cannot run
+    because other workers are still pending (see :func:`placements`).
+
+    ``until`` cuts the picture at that simulated time (seconds; default:
+    the end of the run). Every node gets its full number of lanes, used or
+    not (from ``result.nodes``, or ``nodes``, a list of :class:`gangkit.Node`);
+    above 64 nodes only the nodes that held pods are drawn.
+    """
+    ax = _new_ax(ax, (9, 3.6))
+    pl = placements(result)
+    end = end_time(result) if until is None else float(until)
+    name, per, words = time_unit(end, unit)
+    jobs = list(result.jobs["job"]) if not result.jobs.empty else list(dict.fromkeys(pl["job"]))
+    colours = job_colours(jobs)
+    if nodes is not None:
+        node_gpus = {n.name: n.gpus for n in nodes}
+    elif getattr(result, "nodes", None) is not None and len(result.nodes) <= 64:
+        node_gpus = dict(zip(result.nodes["node"], result.nodes["gpus"]))
+    else:
+        node_gpus = {}
+    lanes, size = _lanes(pl, node_gpus)
+    order = _node_order(list(pl["node"]) + list(node_gpus))
+    base: dict[str, int] = {}
+    y = 0
+    for node in order:
+        base[node] = y
+        y += max(size.get(node, node_gpus.get(node, 0)), 1)
+    total = max(y, 1)
+    any_idle = False
+    drawn: set[str] = set()
+    label_bars = len(pl) <= MAX_BAR_LABELS
+    edge = 0.5 if label_bars else 0.0  # thin white gaps between bars only while they are few
+    for idx, row in pl.iterrows():
+        if row.bound_s >= end:
+            continue
+        drawn.add(row.job)
+        colour = colours.get(row.job, "grey")
+        stop = min(row.end_s, end)
+        idle_to = min(row.progress_s, stop)
+        for lane in lanes[idx]:
+            yy = base[row.node] + lane
+            if idle_to > row.bound_s:
+                any_idle = True
+                ax.barh(yy, (idle_to - row.bound_s) / per, left=row.bound_s / per, height=0.8, color=colour,
+                        alpha=0.35, hatch="///", edgecolor=colour, linewidth=0.8)
+            if stop > idle_to:
+                ax.barh(yy, (stop - idle_to) / per, left=idle_to / per, height=0.8, color=colour,
+                        edgecolor="white", linewidth=edge)
+        if label_bars:
+            mid_y = base[row.node] + (min(lanes[idx]) + max(lanes[idx])) / 2
+            ax.text((row.bound_s + stop) / 2 / per, mid_y, row.pod, ha="center", va="center", fontsize=8)
+    for node in order[1:]:
+        ax.axhline(base[node] - 0.5, color="black", linewidth=0.6 if len(order) <= 16 else 0.2)
+    step = max(1, math.ceil(len(order) / 16))  # at most 16 node names on the axis
+    ticks = order[::step]
+    ax.set_yticks([base[n] + (max(size.get(n, node_gpus.get(n, 0)), 1) - 1) / 2 for n in ticks])
+    ax.set_yticklabels(ticks)
+    ax.set_ylim(total - 0.5, -0.5)
+    ax.set_xlim(0, end / per if end > 0 else 1)
+    ax.set_xlabel(f"simulated time ({words})")
+    ax.set_ylabel("node (one lane per GPU)")
+    ax.set_title(_title("Which pod held which GPU", result))
+    handles = []
+    if len(jobs) <= MAX_LEGEND_JOBS:
+        shown = [j for j in jobs if j in drawn]
+        handles = [Patch(facecolor=colours[j], label=f"job {j}") for j in shown]
+    if any_idle:
+        handles.append(Patch(facecolor="white", edgecolor="black", hatch="///", label="held idle (no progress)"))
+    if handles:
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    return ax
+
+
+def describe(result) -> str:
+    """The run in a few words: ``stack pod`` or ``stack gang, ordering skip``."""
+    words = f"stack {result.stack}"
+    if result.stack != "pod":  # kube-scheduler has no gang ordering
+        words += f", ordering {result.ordering}"
+    return words
+
+
+def _title(what: str, result) -> str:
+    title = f"{what}: {result.scenario_name}, {describe(result)}"
+    if result.deadlock:
+        title += f"\ndeadlock at t={result.figures['deadlock_at_s']:g} s; nothing changes until the run's horizon"
+    return title
+
+
+def gpu_states(result, ax=None, *, until: float | None = None, unit: str | None = None):
+    """What the GPUs were doing over time, stacked: useful, held idle, free (and not ready, if any).
+
+    At every instant the bands add up to the cluster's capacity, so the top
+    edge is the number of GPUs. Held idle (red) is allocated but useless: a
+    sync job holds those GPUs while it waits for the rest of its workers.
+    ``until`` cuts the picture at that simulated time (seconds; default: the
+    end of the run).
+    """
+    ax = _new_ax(ax, (9, 3.2))
+    tl = result.timeline
+    end = end_time(result) if until is None else float(until)
+    name, per, words = time_unit(end, unit)
+    t = tl["time_s"].to_numpy(dtype=float)
+    keep = t <= end
+    t = t[keep]
+    values = {state: tl[col].to_numpy(dtype=float)[keep] for state, col in STATE_COLUMNS.items()}
+    if len(t) and t[-1] < end:  # the last state lasts until the end of the picture
+        t = np.append(t, end)
+        values = {k: np.append(v, v[-1]) for k, v in values.items()}
+    bottom = np.zeros(len(t))
+    for state, v in values.items():
+        if state == "not ready" and not v.any():
+            continue
+        ax.fill_between(t / per, bottom, bottom + v, step="post", color=STATE_COLOURS[state], label=state, linewidth=0)
+        bottom = bottom + v
+    ax.set_xlim(0, end / per if end > 0 else 1)
+    ax.set_ylim(0, max(float(bottom.max()) if len(bottom) else 0.0, 1.0) * 1.05)
+    ax.set_xlabel(f"simulated time ({words})")
+    ax.set_ylabel("GPUs")
+    ax.set_title(_title("What the GPUs were doing", result))
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend(handles[::-1], labels[::-1], loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    return ax
+
+
+def wait_distribution(result, ax=None, *, unit: str | None = None, label: str | None = None, colour=None):
+    """How long jobs waited before they started, as an ECDF (share of jobs that waited at most x).
+
+    Jobs that never started (``censored``: deadlocked, or still waiting when
+    the run ended) have a wait counted up to the end of the run, a lower
+    bound: they are drawn as crosses and named in the legend. Rejected jobs
+    never waited and are left out. ``label`` names this result's line, to
+    draw several results on one Axes.
+    """
+    ax = _new_ax(ax, (6, 3.6))
+    jobs = result.jobs.loc[result.jobs["state"] != "Rejected"]
+    waits = jobs["wait_s"].to_numpy(dtype=float)
+    censored = jobs["censored"].to_numpy(dtype=bool)
+    order = np.argsort(waits, kind="stable")
+    waits, censored = waits[order], censored[order]
+    n = len(waits)
+    span = float(waits.max()) if n else 0.0
+    name, per, words = time_unit(span, unit)
+    share = np.arange(1, n + 1) / n if n else np.empty(0)
+    line_label = label or f"{describe(result)} ({n} jobs)"
+    if n:
+        xs = np.concatenate([[0.0], waits / per])
+        ys = np.concatenate([[0.0], share])
+        (line,) = ax.step(xs, ys, where="post", label=line_label, color=colour)
+        if censored.any():
+            ax.plot(waits[censored] / per, share[censored], linestyle="none", marker="x", markersize=8,
+                    color=line.get_color(), label=f"{line_label}: never started ({int(censored.sum())}), counted to the end of the run")
+    ax.set_ylim(0, 1.02)
+    ax.set_xlim(left=0)
+    ax.set_xlabel(f"wait before start ({words})")
+    ax.set_ylabel("share of jobs waiting at most this long")
+    ax.set_title(f"How long jobs waited: {result.scenario_name}")
+    ax.legend(loc="lower right", fontsize=8)
+    return ax
+
+
+#: Colours of the wait buckets (gangkit.engine.waits), stacked in this order from the left.
+BUCKET_COLOURS = {
+    "quota": "#e9c46a",
+    "admission_check": "#f4a261",
+    "placement": "#d1495b",
+    "node_launch": "#a8c5e6",
+    "node_registration": "#6c8ebf",
+    "node_initialization": "#3d5a80",
+    "image_pull": "#293241",
+}
+
+
+def wait_buckets(results: dict, ax=None, *, unit: str | None = None, share: bool = False, title: str | None = None):
+    """Where the waiting went, per stack: job-time summed per wait bucket, one stacked bar per result.
+
+    ``results`` maps a label (a stack name) to a :class:`gangkit.Result`,
+    for example from :func:`gangkit.analysis.compare.run_stacks`. Each bar is the sum
+    over all jobs of their waits, cut into the buckets of
+    :mod:`gangkit.engine.waits` (censored waits counted to the end of the run, and
+    hatched when a bar holds some). Buckets no result uses are left out.
+    With ``share`` each bar is scaled to 1 (the share of that stack's
+    waiting in each bucket), so that a short wait's make-up shows too.
+    """
+    ax = _new_ax(ax, (9, 0.7 + 0.55 * len(results)))
+    sums = {label: r.wait_breakdown().set_index("bucket")["seconds"] for label, r in results.items()}
+    frame = pd.DataFrame(sums).T.fillna(0.0)
+    frame = frame.drop(columns=[c for c in frame.columns if c == "unattributed" or not (frame[c] > 0).any()])
+    order = [b for b in BUCKET_COLOURS if b in frame.columns] + sorted(c for c in frame.columns if c not in BUCKET_COLOURS)
+    if share:
+        totals = frame.sum(axis=1).replace(0.0, 1.0)
+        frame = frame.div(totals, axis=0)
+    span = float(frame.sum(axis=1).max()) if len(frame) else 0.0
+    name, per, words = ("share", 1.0, "share") if share else time_unit(span, unit)
+    labels = list(frame.index)
+    left = np.zeros(len(labels))
+    for bucket in order:
+        v = frame[bucket].to_numpy(dtype=float) / per
+        ax.barh(labels, v, left=left, color=BUCKET_COLOURS.get(bucket, "#999999"), label=bucket, height=0.6)
+        left = left + v
+    censored = [bool(r.jobs["censored"].any()) for r in results.values()]
+    for i, c in enumerate(censored):
+        if c:
+            ax.barh([labels[i]], [left[i]], fill=False, hatch="//", edgecolor="#555555", linewidth=0, height=0.6)
+    ax.invert_yaxis()
+    hatched = " (hatched: includes jobs that never started)" if any(censored) else ""
+    ax.set_xlabel(("share of each stack's waiting" if share else f"job-{words} of waiting, summed over jobs") + hatched)
+    ax.set_title(title or "Where the waiting went, by layer")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    return ax

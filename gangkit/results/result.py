@@ -1,0 +1,301 @@
+"""What a run leaves behind: tables, a summary, and the deadlock report.
+
+Four pandas DataFrames, one row per thing:
+
+- ``jobs``: one row per job: when it was submitted, started and finished,
+  its terminal state, its wait split by layer, GPU-seconds used and held idle;
+- ``pods``: one row per pod placement: which node, from when to when;
+- ``events``: one row per state change (the unit of every "events/s");
+- ``timeline``: the GPU accounting over time, one row per change: useful,
+  held-idle, free and not-ready GPUs (they add up to the capacity); the
+  last row is the end of the run;
+- ``nodes``: one row per node that existed during the run (GPUs, pool).
+
+Terminal states (exactly one per job): ``Finished``; ``Deadlocked`` (holds
+GPUs without progress when nothing can change any more); ``WaitingAtEnd``
+(has not started when the run ends); ``RunningAtEnd`` (started, still
+running when the horizon cuts the run); ``Rejected`` (no node could ever
+hold one of its pods); ``Deactivated`` (taken out by an admission layer,
+e.g. Kueue after too many waitForPodsReady requeues).
+
+Waits: a job's wait is the time from submission to its first start; a job
+that never starts is counted to the end of the run and flagged ``censored``.
+The wait is split into one column per layer (``wait_quota_s``,
+``wait_placement_s``, ...), each from that layer's own timestamps, and an
+``wait_unattributed_s`` column that stays 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from gangkit.engine.simulation import JobState, Simulation
+from gangkit.engine.sockets import Reason
+from gangkit.results.metrics import collect as collect_metrics
+from gangkit.engine.waits import NODE_BUCKETS
+
+JOB_COLUMNS = [
+    "job", "queue", "priority", "progress", "pods", "gpus", "gang_size", "submit_s", "start_s", "finish_s",
+    "state", "wait_s", "censored",
+]
+EVENT_COLUMNS = ["time_s", "event", "job", "pod", "node", "layer", "detail"]
+NODE_COLUMNS = ["node", "gpus", "cpu", "memory", "pool", "ready"]
+POD_COLUMNS = ["job", "pod", "pod_set", "gpus", "node", "created_s", "bound_s", "released_s", "state"]
+TIMELINE_COLUMNS = ["time_s", "capacity_gpus", "useful_gpus", "held_idle_gpus", "free_gpus", "not_ready_gpus", "running_jobs", "waiting_jobs"]
+
+
+@dataclass
+class Result:
+    """The outcome of :func:`gangkit.simulate`: tables, summary figures, plots."""
+
+    scenario_name: str
+    stack: str
+    ordering: str
+    seed: int
+    jobs: pd.DataFrame
+    pods: pd.DataFrame
+    events: pd.DataFrame
+    timeline: pd.DataFrame
+    holders: pd.DataFrame
+    nodes: pd.DataFrame
+    figures: dict = field(default_factory=dict)
+    metrics: dict = field(default_factory=dict)  # per-layer metrics, named after the real ones (gangkit.results.metrics)
+    scenario: object = field(default=None, repr=False)  # what was run: Result.diagnose replays it
+
+    def metric(self, name: str) -> pd.DataFrame:
+        """One metric by its real name (see :mod:`gangkit.results.metrics`); a clear error lists those this run has."""
+        if name not in self.metrics:
+            from gangkit.model.errors import Problem, ScenarioError
+
+            raise ScenarioError([Problem("Result", "metrics", f"no metric {name!r} in a {self.stack} run; "
+                                         f"available: {', '.join(sorted(self.metrics)) or '(none)'}")])
+        return self.metrics[name]
+
+    def diagnose(self, job: str | None = None, at: float | None = None):
+        """Which layer holds ``job`` (or every job) at time ``at`` (default: the end), and why, in plain words.
+
+        See :mod:`gangkit.results.diagnosis` (the run is replayed up to ``at``).
+        """
+        from gangkit.results.diagnosis import diagnose
+
+        return diagnose(self, job=job, at=at)
+
+    def wait_breakdown(self) -> pd.DataFrame:
+        """Seconds of wait per bucket, summed over jobs (censored waits counted to the end)."""
+        cols = [c for c in self.jobs.columns if c.startswith("wait_") and c.endswith("_s") and c != "wait_s"]
+        sums = self.jobs[cols].sum()
+        return pd.DataFrame({"bucket": [c[5:-2] for c in cols], "seconds": [round(float(v), 3) for v in sums]})
+
+    @property
+    def deadlock(self) -> bool:
+        return bool(self.figures["deadlock"])
+
+    def summary(self) -> dict:
+        """The headline figures (simulated only, never wall-clock), as a plain dict."""
+        return dict(self.figures)
+
+    def summary_table(self) -> pd.DataFrame:
+        """The summary as a one-column table, for display."""
+        return pd.DataFrame({"value": pd.Series(self.figures, dtype=object)})
+
+    def deadlock_report(self) -> str:
+        """Which job holds which GPUs on which nodes, and which pods each still waits for."""
+        if not self.deadlock:
+            return "no deadlock"
+        lines = [f"deadlock at t={_fmt(self.figures['deadlock_at_s'])} s: {len(self.holders)} jobs hold GPUs without progress"]
+        for row in self.holders.itertuples():
+            lines.append(f"  {row.job} holds {row.gpus_held} GPUs on {row.nodes}; waits for {row.waiting_pods}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        f = self.figures
+        return (f"<Result {self.scenario_name} stack={self.stack} jobs={f['jobs_total']} finished={f['jobs_finished']} "
+                f"deadlock={f['deadlock']} effective_utilization={f['effective_utilization']}>")
+
+    # plots live in gangkit.results.plots; these are shortcuts for notebooks
+    def plot_gantt(self, **kw):
+        from gangkit.results.plots import gantt
+        return gantt(self, **kw)
+
+    def plot_gpu_states(self, **kw):
+        from gangkit.results.plots import gpu_states
+        return gpu_states(self, **kw)
+
+    def plot_waits(self, **kw):
+        from gangkit.results.plots import wait_distribution
+        return wait_distribution(self, **kw)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def build_result(sim: Simulation) -> Result:
+    """Turn a finished :class:`Simulation` into a :class:`Result`."""
+    end = sim.end_time
+    deadlocked = sim.quiescent_at is not None
+    layers = wait_buckets(sim)
+    rows = []
+    holders = []
+    for js in sim.all_jobs():
+        spec = js.spec
+        state = _terminal_state(js, deadlocked)
+        started = js.started_at
+        censored = state in ("WaitingAtEnd", "Deadlocked", "Deactivated") and started is None
+        waits = dict(js.waits)
+        if state == "Rejected":
+            wait = math.nan
+        elif started is not None:
+            wait = started - spec.submit_time
+        elif state == "Deactivated":
+            wait = js.deactivated_at - spec.submit_time
+        elif spec.submit_time > end:  # not yet submitted when the run ended
+            wait = 0.0
+            js.reason = js.reason or Reason("submission", "NotSubmitted", f"submitted at {spec.submit_time:g} s, after the end of the run")
+        else:
+            wait = end - spec.submit_time
+            for bucket, seconds in sim.wait_split(js, end).items():  # censored: counted to the end
+                waits[bucket] = waits.get(bucket, 0.0) + seconds
+        reason = js.reason
+        if reason is None and state in ("WaitingAtEnd", "Deadlocked"):
+            reason = _pending_reason(sim, js)
+        held = js.bound_gpu_seconds - js.useful_gpu_seconds
+        row = {
+            "job": js.name, "queue": spec.queue, "priority": spec.priority, "progress": spec.progress,
+            "pods": spec.pod_count, "gpus": spec.gpus, "gang_size": spec.gang_size,
+            "submit_s": float(spec.submit_time),
+            "start_s": math.nan if started is None else float(started),
+            "finish_s": math.nan if js.finished_at is None else float(js.finished_at),
+            "state": state, "wait_s": wait, "censored": censored,
+        }
+        row["_waits"] = waits  # filled into the wait columns below, once every bucket is known
+        row.update({
+            "run_time_s": float(spec.run_time), "restarts": js.restarts,
+            "useful_gpu_s": _clean(js.useful_gpu_seconds), "held_idle_gpu_s": _clean(held),
+            "reason": "" if reason is None else str(reason),
+        })
+        rows.append(row)
+        if state == "Deadlocked":
+            by_node: dict[str, int] = {}
+            for p in js.pods:
+                if p.node is not None:
+                    by_node[p.node.node.name] = by_node.get(p.node.node.name, 0) + p.pod_set.gpus
+            waiting = [p.name for p in js.pods if p.node is None and not p.done]
+            holders.append({
+                "job": js.name, "gpus_held": sum(by_node.values()),
+                "nodes": ", ".join(f"{n}:{g}" for n, g in sorted(by_node.items())),
+                "waiting_pods": ", ".join(waiting) if waiting else "(none)",
+            })
+    layers += sorted({b for row in rows for b in row["_waits"] if b not in layers})
+    for row in rows:
+        waits = row.pop("_waits")
+        attributed = 0.0
+        for name in layers:
+            v = math.nan if row["state"] == "Rejected" else _clean(waits.get(name, 0.0))
+            row[f"wait_{name}_s"] = v
+            attributed += 0.0 if math.isnan(v) else v
+        row["wait_unattributed_s"] = math.nan if row["state"] == "Rejected" else _clean(row["wait_s"] - attributed)
+    wait_cols = [f"wait_{n}_s" for n in layers] + ["wait_unattributed_s"]
+    jobs = pd.DataFrame(rows, columns=JOB_COLUMNS + wait_cols + ["run_time_s", "restarts", "useful_gpu_s", "held_idle_gpu_s", "reason"])
+    events = pd.DataFrame(sim.events, columns=EVENT_COLUMNS).astype({"time_s": float})
+    node_rows = [(st.node.name, st.node.gpus, st.node.cpu, st.node.memory, st.node.pool, st.ready)
+                 for st in sim.capacity.nodes]
+    nodes = pd.DataFrame(node_rows, columns=NODE_COLUMNS)
+    pod_rows = list(sim.pod_rows)
+    if sim.record == "full":
+        for js in sim.all_jobs():
+            for p in js.pods:
+                if p.node is not None:
+                    pod_rows.append((js.name, p.name, p.pod_set.name, p.pod_set.gpus, p.node.node.name, p.created, p.bound_at, math.nan, "Bound"))
+    pods = pd.DataFrame(pod_rows, columns=POD_COLUMNS).astype({"created_s": float, "bound_s": float, "released_s": float}).sort_values(["bound_s", "pod"], kind="stable").reset_index(drop=True)
+    timeline = pd.DataFrame(sim.timeline, columns=TIMELINE_COLUMNS).astype({"time_s": float})
+    states = Counter(row["state"] for row in rows)
+    waits = [row["wait_s"] for row in rows if row["state"] != "Rejected"]
+    censored = sum(1 for row in rows if row["censored"])
+    if sim.lean:  # add the jobs already retired, and those that never arrived
+        jobs = jobs.iloc[0:0]
+        states.update(sim.retired_states)
+        waits.extend(sim.retired_waits)
+        unsubmitted = sim.job_total - sim.arrived
+        states["WaitingAtEnd"] += unsubmitted
+        waits.extend([0.0] * unsubmitted)
+        censored += sim.retired_censored + unsubmitted
+    figures = _figures(sim, states, np.asarray(waits, dtype=float), censored, deadlocked and bool(holders))
+    return Result(sim.scenario.name, sim.stack.name, sim.settings.ordering, sim.settings.seed,
+                  jobs, pods, events, timeline, pd.DataFrame(holders, columns=["job", "gpus_held", "nodes", "waiting_pods"]),
+                  nodes, figures, collect_metrics(sim), sim.scenario)
+
+
+def wait_buckets(sim: Simulation) -> list[str]:
+    """The wait columns of a run: its admission layers, ``placement``, and with a node supplier the
+    node buckets (:mod:`gangkit.engine.waits`); any other stage bucket a job was charged to is added after them."""
+    out = [layer.name for layer in sim.stack.admission] + ["placement"]
+    if sim.stack.suppliers:
+        out += list(NODE_BUCKETS)
+    return out
+
+
+def _terminal_state(js: JobState, quiescent: bool) -> str:
+    if js.state in ("Finished", "Rejected", "Deactivated"):
+        return js.state
+    if quiescent and js.bound and not js.progressing:
+        return "Deadlocked"
+    if js.progressing or (js.started_at is not None and js.bound):
+        return "RunningAtEnd"
+    return "WaitingAtEnd"
+
+
+def _pending_reason(sim: Simulation, js: JobState):
+    for layer in sim.stack.admission:
+        if js.layer == layer.name:
+            return layer.pending_reason(js)
+    return sim.stack.placement.pending_reason(sim, js)
+
+
+def _clean(x: float) -> float:
+    """Round away float noise so that tables print the same on every machine."""
+    return round(x, 6) + 0.0
+
+
+def _figures(sim: Simulation, states: Counter, waits: np.ndarray, censored: int, deadlock: bool) -> dict:
+    """The headline figures; waits are summed exactly (math.fsum), so job order cannot change them."""
+    I = sim.integrals
+    cap = I["capacity"]
+    def ratio(x: float) -> float:
+        return round(x / cap, 4) if cap > 0 else 0.0
+
+    def pct(q: float) -> float:
+        return round(float(np.percentile(waits, q)), 3) if len(waits) else 0.0
+
+    held_at_end = int(sim.bound_gpus - sim.useful_gpus)
+    return {
+        "deadlock": bool(deadlock),
+        "deadlock_at_s": float(sim.quiescent_at) if deadlock else None,
+        "jobs_total": sim.job_total,
+        "jobs_finished": states["Finished"],
+        "jobs_rejected": states["Rejected"],
+        "jobs_deadlocked": states["Deadlocked"],
+        "jobs_waiting_at_end": states["WaitingAtEnd"],
+        "jobs_running_at_end": states["RunningAtEnd"],
+        "jobs_deactivated": states["Deactivated"],
+        "stalled": bool(sim.stalled),
+        "allocated_utilization": ratio(I["useful"] + I["held_idle"]),
+        "effective_utilization": ratio(I["useful"]),
+        "useful_gpu_seconds": round(I["useful"], 3),
+        "held_idle_gpu_seconds": round(I["held_idle"], 3),
+        "free_gpu_seconds": round(I["free"], 3),
+        "not_ready_gpu_seconds": round(I["not_ready"], 3),
+        "capacity_gpu_seconds": round(cap, 3),
+        "held_idle_gpus_at_end": held_at_end,
+        "mean_wait_s": round(math.fsum(waits) / len(waits), 3) if len(waits) else 0.0,
+        "p95_wait_s": pct(95),
+        "max_wait_s": round(float(waits.max()), 3) if len(waits) else 0.0,
+        "censored_jobs": int(censored),
+        "makespan_s": round(float(sim.end_time), 3),
+        "events": sim.event_count,
+    }

@@ -1,0 +1,1 @@
+"""Node suppliers: Karpenter and cluster-autoscaler."""

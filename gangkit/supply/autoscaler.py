@@ -1,0 +1,705 @@
+"""A node supplier with cluster-autoscaler's semantics: node groups that grow and shrink on a scan loop.
+
+cluster-autoscaler is a caretaker who walks through the building every ten
+seconds. Each round it looks at the pods nobody could place, pictures a
+fresh machine of each *node group* (every machine of a group is alike), and
+asks "how many of these would the waiting pods need?". An *expander* picks
+one group, and the caretaker asks the cloud for that many machines. A
+machine that has not joined within ``max_node_provision_time`` is given up:
+the group is *backed off* for a while, so the next round tries another one.
+Machines that stay under-used for ``scale_down_unneeded_time`` are drained
+and removed::
+
+    pods unschedulable ──> scan (every 10 s) ──> template nodes per group ──> expander ──> scale-up
+                                                  (pods that fit on existing        random | least-waste |
+                                                   or upcoming nodes are dropped)   most-pods | price
+      launched ── registered ── initialized ── ready          not ready after 15 min: nodes deleted,
+                 (same Stages as Karpenter)                    group backed off 5 min, doubling to 30 min
+      utilization < 50 % and pods fit elsewhere for 10 min ──> node removed (its pods evicted)
+
+Rules, and the cluster-autoscaler behaviour each one models (flag names and
+defaults from ``cluster-autoscaler/config/flags`` and its FAQ):
+
+- **Scan loop** (``--scan-interval``, 10 s): scans happen at multiples of
+  ``scan_interval``, at least one interval apart, and only while there is
+  something to do (pending pods,
+  a node that may time out, an unneeded node, a ProvisioningRequest);
+  otherwise the loop sleeps until the next deadline or cluster change.
+- **Scale-up**: pending pods that fit on existing ready nodes or on nodes
+  already requested (*upcoming* nodes, counted as empty templates) are
+  dropped, as CA's filter-out-schedulable does. For each node group that is
+  not backed off and below ``max_size``, the remaining pods that match the
+  group's labels are packed first-fit, largest first, onto template nodes
+  (CA's binpacking estimator), up to ``max_size``. The *expander* picks one
+  option: ``random`` (CA's default; drawn from the run's seeded generator),
+  ``least-waste`` (fewest idle GPUs left on the new nodes: CA measures CPU
+  and memory, gangkit GPUs), ``most-pods``, or ``price`` (lowest price of the
+  new nodes). One group is scaled up per scan.
+- **Stages**: the new nodes pass through the same :class:`~gangkit.supply.karpenter.Stages`
+  as Karpenter's (launched, registered, initialized, optionally image pulled).
+- **max-node-provision-time** (15 min): a requested node that is not ready by
+  then is deleted and its group is backed off: 5 min after the first failure
+  (``--initial-node-group-backoff-duration``), doubling up to 30 min
+  (``--max-node-group-backoff-duration``); the count resets after 3 h
+  without failure (``--node-group-backoff-reset-timeout``). A group with
+  ``stockout=True`` models a cloud that accepts the request but never
+  delivers the machine (it never joins the cluster).
+- **Scale-down** (``--scale-down-unneeded-time`` 10 min,
+  ``--scale-down-delay-after-add`` 10 min, utilization threshold 0.5): in a
+  scan without scale-up, at least 10 min after the last scale-up, a node of a
+  group above ``min_size`` is *unneeded* when its GPU utilization (for GPU
+  nodes CA measures GPUs only), counting pending pods the simulation put
+  there, is below the threshold and every pod bound to it fits on the other
+  ready nodes. A node unneeded for 10 min is removed: empty nodes in bulk
+  (up to 10, ``--max-empty-bulk-delete``), at most one non-empty node per
+  scan. The pods of a removed node are evicted; a synchronous job loses all
+  its pods and restarts from its last checkpoint.
+- **ProvisioningRequests** (``--enable-provisioning-requests``): when both
+  regular pods and ProvisioningRequests wait, scans alternate between them,
+  and a ProvisioningRequest scan handles one request (the oldest), as CA's
+  wrapper orchestrator does. Class ``best-effort-atomic-scale-up``: if its
+  pods fit on existing capacity it is Provisioned at once; otherwise one node
+  group must hold *all* remaining pods within ``max_size`` (all or nothing);
+  the scale-up is requested and the request is Provisioned immediately (best
+  effort: CA does not wait for the nodes). Class ``check-capacity``: only
+  existing ready capacity counts, nothing is launched. Capacity found is
+  *booked* for the request's pods: other pods are not counted on it in CA's
+  simulation. A request not provisioned is retried 1 min later, doubling up
+  to 10 min (``--provisioning-request-initial-backoff-time``,
+  ``--provisioning-request-max-backoff-time``), and marked Failed (reason
+  ``Expired``) when not provisioned within ``provisioning_request_expiry``
+  (7 days in CA).
+
+Only nodes this autoscaler launched are ever removed; scenario nodes stay.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from gangkit.model.nodes import Node
+from gangkit.supply.karpenter import GPU, TYPE_LABEL, InstanceType, Stages
+from gangkit.engine.sockets import Reason
+
+NODE_GROUP_LABEL = "gangkit.io/node-group"  # clouds use their own label (e.g. a GKE node pool's)
+EXPANDERS = ("random", "least-waste", "most-pods", "price")
+BEST_EFFORT_ATOMIC = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
+CHECK_CAPACITY = "check-capacity.autoscaling.x-k8s.io"
+PROVISIONING_CLASSES = (BEST_EFFORT_ATOMIC, CHECK_CAPACITY)
+DAY = 86400.0
+BOOKING = 600.0  # CA books a provisioned request's capacity for 10 minutes
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """A group of identical machines cluster-autoscaler may resize between ``min_size`` and ``max_size``.
+
+    ``labels`` are put on its nodes (pods may select them); ``stockout``
+    makes every requested machine fail to join (the cloud has none).
+    """
+
+    name: str
+    instance_type: InstanceType
+    min_size: int = 0
+    max_size: int = 10
+    labels: dict = field(default_factory=dict)
+    stockout: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.min_size, int) or not isinstance(self.max_size, int) or not 0 <= self.min_size <= self.max_size:
+            raise ValueError(f"NodeGroup {self.name}: min_size/max_size: expected whole numbers 0 <= min_size <= max_size, "
+                             f"got {self.min_size!r} and {self.max_size!r}")
+
+    def node_labels(self) -> dict:
+        labels = dict(self.labels)
+        labels[NODE_GROUP_LABEL] = self.name
+        labels[TYPE_LABEL] = self.instance_type.name
+        return labels
+
+    def holds(self, gpus: int, cpu: float, memory: int, selector: tuple) -> bool:
+        labels = self.node_labels()
+        return self.instance_type.holds(gpus, cpu, memory) and all(labels.get(k) == v for k, v in selector)
+
+
+@dataclass(eq=False)
+class ProvisioningRequest:
+    """An ``autoscaling.x-k8s.io`` ProvisioningRequest: capacity for a set of pods, asked for at once.
+
+    ``pods`` lists one ``(gpus, cpu, memory, node_selector)`` per pod.
+    ``state`` is ``Pending``, ``Provisioned`` or ``Failed``; ``message``
+    says why (CA's condition reasons: ``CapacityIsFound``,
+    ``CapacityIsProvisioned``, ``CapacityIsNotFound``, ``Expired``).
+    """
+
+    name: str
+    pods: list
+    provisioning_class: str = BEST_EFFORT_ATOMIC
+    created: float = 0.0
+    job: object = None
+    state: str = "Pending"
+    reason: str = ""
+    message: str = ""
+    provisioned_at: float | None = None
+    failed_at: float | None = None
+    next_try: float = 0.0
+    tries: int = 0
+    nodes: list = field(default_factory=list)  # names of the nodes booked for it
+    booking_lost: bool = False  # a booked node never became ready and was given up
+    on_change: object = None  # called with the request when its state changes
+
+
+@dataclass(eq=False)
+class _Launched:
+    name: str
+    group: NodeGroup
+    launched: float
+    stages: dict
+    exists: bool  # False: a stockout machine that never joins the cluster
+    ready: bool = False
+    unneeded_since: float | None = None
+    request: ProvisioningRequest | None = None
+
+
+@dataclass
+class _GroupState:
+    failures: int = 0
+    backoff_until: float = -math.inf
+    last_failure: float = -math.inf
+
+
+def _fits(room: list, req: tuple) -> bool:
+    gpus, cpu, memory, selector = req
+    return (gpus <= room[1] and (not cpu or room[2] is None or cpu <= room[2] + 1e-9)
+            and (not memory or room[3] is None or memory <= room[3]) and room[4](selector))
+
+
+def _take(room: list, req: tuple) -> None:
+    room[1] -= req[0]
+    if room[2] is not None:
+        room[2] -= req[1] or 0.0
+    if room[3] is not None:
+        room[3] -= req[2] or 0
+
+
+def _pod_req(p) -> tuple:
+    ps = p.pod_set
+    return (ps.gpus, ps.cpu or 0.0, ps.memory or 0, ps.node_selector)
+
+
+class ClusterAutoscaler:
+    """The ``autoscaler`` node supplier (see the module docstring for its rules)."""
+
+    name = "autoscaler"
+
+    def __init__(self, node_groups: list[NodeGroup], *, scan_interval: float = 10.0, expander: str = "random",
+                 max_node_provision_time: float = 900.0, initial_backoff: float = 300.0, max_backoff: float = 1800.0,
+                 backoff_reset: float = 10800.0, scale_down: bool = True, scale_down_unneeded_time: float = 600.0,
+                 scale_down_delay_after_add: float = 600.0, utilization_threshold: float = 0.5,
+                 max_empty_bulk_delete: int = 10, provisioning_request_expiry: float = 7 * DAY,
+                 provisioning_request_initial_backoff: float = 60.0, provisioning_request_max_backoff: float = 600.0,
+                 stages: Stages | None = None):
+        names = [g.name for g in node_groups]
+        if len(set(names)) != len(names):
+            raise ValueError(f"ClusterAutoscaler: node_groups: expected unique names, got {names}")
+        if expander not in EXPANDERS:
+            raise ValueError(f"ClusterAutoscaler: expander: expected one of {', '.join(EXPANDERS)}, got {expander!r}")
+        if not scan_interval > 0:
+            raise ValueError(f"ClusterAutoscaler: scan_interval: expected seconds > 0, got {scan_interval!r}")
+        self.node_groups = list(node_groups)
+        self.scan_interval = float(scan_interval)
+        self.expander = expander
+        self.max_node_provision_time = float(max_node_provision_time)
+        self.initial_backoff = float(initial_backoff)
+        self.max_backoff = float(max_backoff)
+        self.backoff_reset = float(backoff_reset)
+        self.scale_down = scale_down
+        self.scale_down_unneeded_time = float(scale_down_unneeded_time)
+        self.scale_down_delay_after_add = float(scale_down_delay_after_add)
+        self.utilization_threshold = float(utilization_threshold)
+        self.max_empty_bulk_delete = int(max_empty_bulk_delete)
+        self.provisioning_request_expiry = float(provisioning_request_expiry)
+        self.provisioning_request_initial_backoff = float(provisioning_request_initial_backoff)
+        self.provisioning_request_max_backoff = float(provisioning_request_max_backoff)
+        self.stages = stages or Stages()
+        self._sim = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self._nodes: dict[str, _Launched] = {}
+        self._groups = {g.name: _GroupState() for g in self.node_groups}
+        self._count = {g.name: 0 for g in self.node_groups}
+        self._pending: list = []
+        self._requests: list[ProvisioningRequest] = []
+        self._provreq_mode = False
+        self._next_scan: float | None = None
+        self._last_scan = -math.inf
+        self._token = 0
+        self._last_scale_up = -math.inf
+        self._last_removal = -math.inf
+        self._scale_ups: list[tuple] = []
+        self._scale_downs: list[tuple] = []
+        self._failures: list[tuple] = []
+        self._provreq_rows: list[tuple] = []
+        self._ready_rows: list[tuple] = []
+
+    def provisionable_gpus(self, scenario=None) -> int:
+        """The GPUs all node groups hold at their ``max_size``."""
+        return sum(g.max_size * g.instance_type.gpus for g in self.node_groups)
+
+    def group_size(self, name: str) -> int:
+        """Nodes of group ``name`` now (requested, joining or ready)."""
+        return sum(1 for n in self._nodes.values() if n.group.name == name)
+
+    # -- the NodeSupplier socket ------------------------------------------------
+    def can_ever_fit(self, gpus: int, cpu: float, memory: int, selector: tuple) -> bool:
+        return any(g.max_size > 0 and g.holds(gpus, cpu, memory, selector) for g in self.node_groups)
+
+    def observe(self, sim, now: float, unschedulable: list) -> None:
+        self._bind(sim)
+        self._pending = list(unschedulable)
+        self._mark_ready(sim)
+        if self._has_work(now):
+            self._wake(sim, now)
+        else:
+            self._wake_at_deadline(sim, now)
+
+    def _bind(self, sim) -> None:
+        if sim is not self._sim:  # a new run with the same object: start afresh
+            self._sim = sim
+            self._reset()
+
+    # -- ProvisioningRequests ------------------------------------------------------
+    def submit_request(self, sim, pr: ProvisioningRequest, now: float) -> None:
+        """A new ProvisioningRequest (Kueue's admission check created it)."""
+        self._bind(sim)
+        if pr.provisioning_class not in PROVISIONING_CLASSES:
+            raise ValueError(f"ProvisioningRequest {pr.name}: provisioningClassName: expected one of "
+                             f"{', '.join(PROVISIONING_CLASSES)}, got {pr.provisioning_class!r}")
+        pr.created = now
+        pr.next_try = now
+        self._requests.append(pr)
+        self._provreq_rows.append((now, pr.name, "Created", "", len(pr.pods)))
+        self._wake(sim, now)
+
+    def cancel_request(self, pr: ProvisioningRequest) -> None:
+        """The request's workload finished or left: forget it and release its booking."""
+        if pr in self._requests:
+            self._requests.remove(pr)
+        for n in self._nodes.values():
+            if n.request is pr:
+                n.request = None
+
+    def _set_state(self, pr: ProvisioningRequest, state: str, reason: str, message: str, now: float) -> None:
+        pr.state, pr.reason, pr.message = state, reason, message
+        if state == "Provisioned":
+            pr.provisioned_at = now
+        elif state == "Failed":
+            pr.failed_at = now
+        self._provreq_rows.append((now, pr.name, state, reason, len(pr.pods)))
+        if pr.on_change is not None:
+            pr.on_change(pr)
+
+    # -- the loop ----------------------------------------------------------------
+    def _has_work(self, now: float) -> bool:
+        if any(pr.state == "Pending" and pr.next_try <= now for pr in self._requests):
+            return True
+        if self._regular_pending():
+            return True
+        return self.scale_down and any(n.ready and n.unneeded_since is None for n in self._nodes.values())
+
+    def _booked(self, pr: ProvisioningRequest, now: float) -> bool:
+        """Is the capacity found for ``pr`` still booked for its pods (10 minutes, while its nodes live)?"""
+        return pr.state == "Provisioned" and not pr.booking_lost and now < pr.provisioned_at + BOOKING - 1e-9
+
+    def _regular_pending(self) -> list:
+        now = self._sim.env.now if self._sim is not None else 0.0
+        booked_jobs = {pr.job for pr in self._requests if self._booked(pr, now) and pr.job is not None}
+        return [p for p in self._pending if p.node is None and not p.done and p.job.placing and p.job not in booked_jobs]
+
+    def _aligned(self, t: float) -> float:
+        k = self.scan_interval
+        return max(t, math.ceil(t / k - 1e-9) * k)
+
+    def _wake(self, sim, at: float) -> None:
+        at = self._aligned(max(at, sim.env.now, self._last_scan + self.scan_interval))
+        if self._next_scan is not None and self._next_scan <= at:
+            return
+        self._next_scan = at
+        self._token += 1
+        token = self._token
+        sim.call_at(at, lambda t: self._scan(sim, t, token), after_cycles=True)
+
+    def _deadlines(self, now: float) -> list[float]:
+        out = []
+        for n in self._nodes.values():
+            if not n.ready:
+                out.append(n.launched + self.max_node_provision_time)
+            elif n.unneeded_since is not None:
+                out.append(max(n.unneeded_since + self.scale_down_unneeded_time, self._last_scale_up + self.scale_down_delay_after_add))
+        for pr in self._requests:
+            if self._booked(pr, now):
+                out.append(pr.provisioned_at + BOOKING)
+            if pr.state == "Pending":
+                out.append(pr.next_try)
+                out.append(pr.created + self.provisioning_request_expiry)
+        if self._regular_pending():
+            out.extend(g.backoff_until for g in self._groups.values() if g.backoff_until > now)
+        if self.scale_down and any(n.ready and n.unneeded_since is None for n in self._nodes.values()):
+            out.append(self._last_scale_up + self.scale_down_delay_after_add)
+        return [t for t in out if t > now - 1e-9 and math.isfinite(t)]
+
+    def _wake_at_deadline(self, sim, now: float) -> None:
+        future = self._deadlines(now)
+        if future:
+            self._wake(sim, min(future))
+
+    def _mark_ready(self, sim) -> None:
+        cap = sim.capacity
+        for n in self._nodes.values():
+            st = cap.by_name.get(n.name)
+            if not n.ready and st is not None and st.ready:
+                n.ready = True
+
+    def _scan(self, sim, now: float, token: int) -> None:
+        if token != self._token:
+            return
+        self._next_scan = None
+        self._last_scan = now
+        self._mark_ready(sim)
+        self._give_up_late_nodes(sim, now)
+        self._expire_requests(now)
+        scaled = False
+        waiting = [pr for pr in self._requests if pr.state == "Pending" and pr.next_try <= now + 1e-9]
+        regular = self._regular_pending()
+        if waiting and (self._provreq_mode or not regular):
+            self._provreq_mode = False
+            scaled = self._serve_request(sim, waiting[0], now)
+        elif regular:
+            self._provreq_mode = bool(waiting)
+            scaled = self._scale_up(sim, regular, now)
+        if not scaled and self.scale_down:
+            self._scale_down(sim, now)
+        more = scaled and self._regular_pending() or any(
+            pr.state == "Pending" and pr.next_try <= now + 1e-9 for pr in self._requests)
+        if more:
+            self._wake(sim, now + self.scan_interval)
+        else:
+            self._wake_at_deadline(sim, now + 1e-9)
+
+    # -- the simulation CA runs ------------------------------------------------------
+    def _room(self, sim, include_upcoming: bool = True, exclude=()) -> dict:
+        """Free room per node as CA's simulation sees it: ready nodes, plus upcoming nodes as empty templates,
+        minus capacity booked for ProvisioningRequests whose pods are not bound yet."""
+        rooms = {}
+        for st in sim.capacity.nodes:
+            if sim.capacity.by_name.get(st.node.name) is not st or st.node.name in exclude:
+                continue
+            if not st.ready and not (include_upcoming and st.node.name in self._nodes):
+                continue
+            rooms[st.node.name] = [st.node.name, st.free_gpus, st.free_cpu, st.free_memory, st.node.matches]
+        if include_upcoming:
+            for n in self._nodes.values():
+                if not n.exists and not n.ready and n.name not in exclude:
+                    it = n.group.instance_type
+                    labels = n.group.node_labels()
+                    rooms[n.name] = [n.name, it.gpus, it.cpu, it.memory,
+                                     lambda sel, labels=labels: all(labels.get(k) == v for k, v in sel)]
+        for pr in self._requests:
+            if not self._booked(pr, sim.env.now):
+                continue
+            bound = sum(1 for p in (pr.job.pods if pr.job is not None else []) if p.node is not None)
+            for req in pr.pods[bound:]:
+                for name in pr.nodes:
+                    r = rooms.get(name)
+                    if r is not None and _fits(r, req):
+                        _take(r, req)
+                        break
+        return rooms
+
+    @staticmethod
+    def _place(rooms: dict, reqs: list) -> tuple[list, dict]:
+        """First fit in the given order; returns the requests left over and request index -> node name."""
+        left, where = [], {}
+        for i, req in enumerate(reqs):
+            for r in rooms.values():
+                if _fits(r, req):
+                    _take(r, req)
+                    where[i] = r[0]
+                    break
+            else:
+                left.append(i)
+        return left, where
+
+    def _options(self, reqs: list, now: float, atomic: bool) -> list[tuple]:
+        """For each usable group: (group, nodes needed, requests helped), packing largest first onto templates."""
+        out = []
+        order = sorted(range(len(reqs)), key=lambda i: -reqs[i][0])
+        for g in self.node_groups:
+            state = self._groups[g.name]
+            free_slots = g.max_size - self.group_size(g.name)
+            if state.backoff_until > now or free_slots <= 0:
+                continue
+            it = g.instance_type
+            labels = g.node_labels()
+            match = lambda sel, labels=labels: all(labels.get(k) == v for k, v in sel)
+            templates: list[list] = []
+            helped = []
+            for i in order:
+                req = reqs[i]
+                if not g.holds(*req):
+                    continue
+                for t in templates:
+                    if _fits(t, req):
+                        _take(t, req)
+                        helped.append(i)
+                        break
+                else:
+                    if len(templates) < free_slots:
+                        t = [g.name, it.gpus, it.cpu, it.memory, match]
+                        _take(t, req)
+                        templates.append(t)
+                        helped.append(i)
+            if not templates or (atomic and len(helped) < len(reqs)):
+                continue
+            idle = sum(t[1] for t in templates)
+            out.append((g, len(templates), sorted(helped), idle))
+        return out
+
+    def _expand(self, sim, options: list[tuple]):
+        """The expander's choice among scale-up options."""
+        if self.expander == "random":
+            return options[sim.rng.randrange(len(options))] if len(options) > 1 else options[0]
+        if self.expander == "least-waste":
+            key = lambda o: (o[3], -len(o[2]), o[0].name)
+        elif self.expander == "most-pods":
+            key = lambda o: (-len(o[2]), o[0].name)
+        else:  # price
+            key = lambda o: (o[1] * o[0].instance_type.price_per_hour, o[0].name)
+        return min(options, key=key)
+
+    def _launch(self, sim, g: NodeGroup, count: int, now: float, request: ProvisioningRequest | None = None) -> list[str]:
+        names = []
+        for _ in range(count):
+            k = self._count[g.name]
+            while f"{g.name}-{k}" in sim.capacity.by_name or f"{g.name}-{k}" in self._nodes:
+                k += 1
+            self._count[g.name] = k + 1
+            name = f"{g.name}-{k}"
+            stages = self.stages.draw(sim.rng, now)
+            it = g.instance_type
+            if g.stockout:
+                sim._event("node_requested", None, node=name, layer=self.name, detail=f"node group {g.name}: the cloud has no {it.name} machine")
+            else:
+                sim.launch_node(Node(name, it.gpus, cpu=it.cpu, memory=it.memory, labels=g.node_labels(), pool=g.name),
+                                stages, supplier=self.name)
+                ready_at = max(stages.values())
+                self._ready_rows.append((name, g.name, it.name, stages["launched"], stages["registered"],
+                                         stages["initialized"], ready_at, ready_at - now))
+            self._nodes[name] = _Launched(name, g, now, stages, exists=not g.stockout, request=request)
+            names.append(name)
+        self._last_scale_up = now
+        self._scale_ups.append((now, g.name, count, self.group_size(g.name), "ProvisioningRequest" if request else "pods"))
+        return names
+
+    def _scale_up(self, sim, pods: list, now: float) -> bool:
+        reqs = [_pod_req(p) for p in pods]
+        left, _ = self._place(self._room(sim), reqs)
+        if not left:
+            return False
+        rest = [reqs[i] for i in left]
+        options = self._options(rest, now, atomic=False)
+        if not options:
+            return False
+        g, count, _, _ = self._expand(sim, options)
+        self._launch(sim, g, count, now)
+        return True
+
+    def _serve_request(self, sim, pr: ProvisioningRequest, now: float) -> bool:
+        pr.tries += 1
+        rooms = self._room(sim, include_upcoming=pr.provisioning_class == BEST_EFFORT_ATOMIC)
+        left, where = self._place(rooms, pr.pods)
+        if not left:
+            pr.nodes = sorted(set(where.values()))
+            for name in pr.nodes:
+                if name in self._nodes:
+                    self._nodes[name].request = pr
+            self._set_state(pr, "Provisioned", "CapacityIsFound", "capacity is found in the cluster", now)
+            return False
+        if pr.provisioning_class == BEST_EFFORT_ATOMIC:
+            rest = [pr.pods[i] for i in left]
+            options = self._options(rest, now, atomic=True)
+            if options:
+                g, count, _, _ = self._expand(sim, options)
+                names = self._launch(sim, g, count, now, request=pr)
+                for name in set(where.values()):
+                    if name in self._nodes:
+                        self._nodes[name].request = pr
+                pr.nodes = sorted(set(where.values())) + names
+                self._set_state(pr, "Provisioned", "CapacityIsProvisioned",
+                                f"scale-up of node group {g.name} by {count} requested for all {len(pr.pods)} pods", now)
+                return True
+        gpus = sum(pr.pods[i][0] for i in left)
+        backoff = min(self.provisioning_request_initial_backoff * 2 ** (pr.tries - 1), self.provisioning_request_max_backoff)
+        pr.next_try = now + backoff
+        why = ("no node group can hold all of them within its max size" if pr.provisioning_class == BEST_EFFORT_ATOMIC
+               else "check-capacity only counts existing nodes")
+        pr.reason, pr.message = "CapacityIsNotFound", f"{len(left)} of {len(pr.pods)} pods ({gpus} GPUs) do not fit: {why}"
+        self._provreq_rows.append((now, pr.name, "Pending", "CapacityIsNotFound", len(pr.pods)))
+        return False
+
+    def _expire_requests(self, now: float) -> None:
+        for pr in list(self._requests):
+            if pr.state == "Pending" and now >= pr.created + self.provisioning_request_expiry - 1e-9:
+                self._requests.remove(pr)
+                self._set_state(pr, "Failed", "Expired",
+                                f"not provisioned within {self.provisioning_request_expiry:g} s; {pr.message or 'no capacity'}", now)
+
+    # -- failed scale-ups -----------------------------------------------------------
+    def _give_up_late_nodes(self, sim, now: float) -> None:
+        late = [n for n in self._nodes.values() if not n.ready and now >= n.launched + self.max_node_provision_time - 1e-9]
+        for n in late:
+            g = n.group
+            state = self._groups[g.name]
+            if now - state.last_failure >= self.backoff_reset:
+                state.failures = 0
+            state.failures += 1
+            state.last_failure = now
+            duration = min(self.initial_backoff * 2 ** (state.failures - 1), self.max_backoff)
+            state.backoff_until = max(state.backoff_until, now + duration)
+            del self._nodes[n.name]
+            for pr in self._requests:
+                if n.name in pr.nodes:
+                    pr.booking_lost = True  # its pods become ordinary pending pods again
+            if n.exists and n.name in sim.capacity.by_name:
+                st = sim.capacity.by_name[n.name]
+                for p in list(st.pods):  # cannot happen for a node that never got ready; kept for safety
+                    sim.evict_pod(p, Reason("autoscaler", "NodeRemoved", f"node {n.name} removed"))
+                sim.remove_node(n.name, supplier=self.name)
+            else:
+                sim._event("node_removed", None, node=n.name, layer=self.name, detail="never joined the cluster")
+            sim._event("node_group_backoff", None, node=n.name, layer=self.name,
+                       detail=f"node group {g.name} backed off until t={state.backoff_until:g} s "
+                              f"(failure {state.failures}): node not ready within {self.max_node_provision_time:g} s")
+            self._failures.append((now, g.name, n.name, state.failures, state.backoff_until))
+
+    # -- scale-down -------------------------------------------------------------------
+    def _scale_down(self, sim, now: float) -> None:
+        cap = sim.capacity
+        cooldown = now < self._last_scale_up + self.scale_down_delay_after_add - 1e-9
+        # where CA's simulation puts the pending pods (they count towards utilization)
+        rooms = self._room(sim, include_upcoming=True)
+        _, where = self._place(rooms, [_pod_req(p) for p in self._regular_pending()])
+        expected: dict[str, int] = {}
+        pend = self._regular_pending()
+        for i, name in where.items():
+            expected[name] = expected.get(name, 0) + pend[i].pod_set.gpus
+        booked = {name for pr in self._requests if self._booked(pr, now) for name in pr.nodes}
+        sizes = {g.name: self.group_size(g.name) for g in self.node_groups}
+        removable_empty, removable_busy = [], []
+        for n in sorted(self._nodes.values(), key=lambda n: n.name):
+            st = cap.by_name.get(n.name)
+            if not n.ready or st is None or n.name in booked:
+                n.unneeded_since = None
+                continue
+            used = (st.node.gpus - st.free_gpus) + expected.get(n.name, 0)
+            util = used / st.node.gpus if st.node.gpus else 0.0
+            if util >= self.utilization_threshold or not self._movable(sim, st):
+                n.unneeded_since = None
+                continue
+            if n.unneeded_since is None:
+                n.unneeded_since = now
+            if (not cooldown and now >= n.unneeded_since + self.scale_down_unneeded_time - 1e-9
+                    and sizes[n.group.name] > n.group.min_size):
+                (removable_busy if st.pods else removable_empty).append(n)
+        if now == self._last_removal:  # another scan at this instant already removed nodes
+            return
+        removed = 0
+        for n in removable_empty:
+            if removed >= self.max_empty_bulk_delete or sizes[n.group.name] <= n.group.min_size:
+                continue
+            self._remove(sim, n, now, "empty")
+            sizes[n.group.name] -= 1
+            removed += 1
+        for n in removable_busy[:1]:
+            if sizes[n.group.name] > n.group.min_size and self._movable(sim, cap.by_name[n.name]):
+                self._remove(sim, n, now, "underutilized")
+
+    @staticmethod
+    def _movable(sim, st) -> bool:
+        if not st.pods:
+            return True
+        rooms = {o.node.name: [o.node.name, o.free_gpus, o.free_cpu, o.free_memory, o.node.matches] for o in sim.capacity.nodes
+                 if o is not st and o.ready and sim.capacity.by_name.get(o.node.name) is o}
+        reqs = [_pod_req(p) for p in sorted(st.pods, key=lambda p: (-p.pod_set.gpus, p.job.index, p.index))]
+        left, _ = ClusterAutoscaler._place(rooms, reqs)
+        return not left
+
+    def _remove(self, sim, n: _Launched, now: float, reason: str) -> None:
+        st = sim.capacity.by_name[n.name]
+        why = Reason("autoscaler", "ScaleDown", f"node {n.name} removed by scale-down: unneeded for "
+                     f"{self.scale_down_unneeded_time:g} s and its pods fit elsewhere", {"node": n.name})
+        for p in sorted(st.pods, key=lambda p: (p.job.index, p.index)):
+            if p.node is st:
+                sim.evict_pod(p, why)
+        sim.remove_node(n.name, supplier=self.name)
+        del self._nodes[n.name]
+        self._last_removal = now
+        self._scale_downs.append((now, n.group.name, n.name, reason))
+
+    # -- metrics ---------------------------------------------------------------------------
+    def metrics(self) -> dict:
+        """DataFrames named after cluster-autoscaler's Prometheus metrics (plus two of gangkit's own)."""
+        return {
+            "cluster_autoscaler_scaled_up_nodes_total": pd.DataFrame(
+                self._scale_ups, columns=["time_s", "node_group", "value", "group_size", "reason"]),
+            "cluster_autoscaler_scaled_down_nodes_total": pd.DataFrame(
+                self._scale_downs, columns=["time_s", "node_group", "node", "reason"]),
+            "cluster_autoscaler_failed_scale_ups_total": pd.DataFrame(
+                self._failures, columns=["time_s", "node_group", "node", "failures", "backoff_until_s"]),
+            "cluster_autoscaler_node_launch_to_ready_seconds": pd.DataFrame(
+                self._ready_rows, columns=["node", "node_group", "instance_type", "launched_s", "registered_s",
+                                           "initialized_s", "ready_s", "value"]),
+            "cluster_autoscaler_provisioning_requests": pd.DataFrame(
+                self._provreq_rows, columns=["time_s", "provisioning_request", "state", "reason", "pods"]),
+        }
+
+    # -- wait buckets ------------------------------------------------------------------
+    def awaited_nodes(self) -> list[tuple]:
+        """(pod, node name): pending pods of a job whose ProvisioningRequest booked nodes still in flight.
+
+        Those pods consume the request's capacity, so their job waits for exactly
+        those nodes (see gangkit.engine.waits); pods of plain scale-ups are not tied to a node.
+        """
+        out = []
+        for n in self._nodes.values():
+            pr = n.request
+            if pr is None or pr.job is None or not n.exists or n.ready:
+                continue
+            out.extend((p, n.name) for p in pr.job.pods if p.node is None and not p.done)
+        return out
+
+
+def default_autoscaler(scenario=None) -> ClusterAutoscaler:
+    """A cluster-autoscaler for a scenario that brings no node groups of its own (the ``+autoscaler`` stacks).
+
+    One node group per GPU size (1, 2, 4, 8 and the sizes of the scenario's
+    nodes and pods), named ``gpu-N``, priced 1.0 per GPU-hour, ``min_size``
+    0 and a ``max_size`` large enough for every GPU the jobs ask for; CA's
+    default ``random`` expander.
+    """
+    sizes = {1, 2, 4, 8}
+    need = 0
+    if scenario is not None:
+        sizes.update(n.gpus for n in scenario.nodes if n.gpus > 0)
+        sizes.update(ps.gpus for j in scenario.jobs for ps in j.pod_sets if ps.gpus > 0)
+        need = sum(j.gpus for j in scenario.jobs)
+    groups = [NodeGroup(f"gpu-{g}", InstanceType(f"gpu-{g}", g, float(g)), 0, max(1, math.ceil(need / g)))
+              for g in sorted(sizes)]
+    return ClusterAutoscaler(groups)
+
+
+__all__ = ["ClusterAutoscaler", "NodeGroup", "ProvisioningRequest", "default_autoscaler", "EXPANDERS",
+           "BEST_EFFORT_ATOMIC", "CHECK_CAPACITY", "GPU"]

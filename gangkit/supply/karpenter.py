@@ -1,0 +1,597 @@
+"""A node provisioner with Karpenter's semantics: pods that cannot be placed make nodes appear.
+
+Karpenter is a builder who watches the waiting room. When pods are left
+*unschedulable* by the scheduler, it does not act at once: it waits for the
+burst to end (a *batch window*), then packs the waiting pods into as few new
+machines as it can, picks the cheapest machine type for each, and orders them.
+Each machine then takes its time before pods can use it::
+
+    pods unschedulable ──> batch window ──> bin-pack into NodeClaims ──> launch
+         (scheduler)      idle 1 s / max 10 s   cheapest type, NodePool limit
+                                                                   │
+      launched ── registered ── initialized ── (image pulled) ── ready: pods bind
+         │  boot + kubelet   │  GPU device plugin  │                     │
+         └──────────── GPUs count as "not ready" ──────────────┘         │
+                                                                         ▼
+                        empty for consolidateAfter ──> node removed (disruption budget)
+
+Rules, and the Karpenter behaviour each one models:
+
+- **Batching** (``batchIdleDuration``, ``batchMaxDuration``): a window opens
+  with the first unschedulable pod not already covered by an in-flight
+  NodeClaim; each newly seen pod extends it to ``batch_idle`` seconds later,
+  never beyond ``batch_max`` seconds after it opened. Karpenter only sees a
+  pod after the scheduler marked it unschedulable, so under Volcano's 1 s
+  sessions pods are seen at session boundaries. A pod seen exactly at the
+  idle deadline still joins the window (the window closes after that
+  instant's scheduling cycle).
+- **Scheduling simulation**: at the end of the window the pending pods are
+  sorted by GPUs, largest first (first-fit decreasing), and each goes to the
+  first place that holds it: room left on an existing or in-flight node, then
+  a NodeClaim already opened in this batch, then a new NodeClaim of the first
+  NodePool (highest ``weight``, then name) that allows it. A NodeClaim keeps
+  taking pods while some allowed instance type holds them all; it is launched
+  as the *cheapest* such type (absolute ``price_per_hour``, as Karpenter's
+  lowest-price launch does; ties: fewer GPUs, then name).
+- **NodePool limits are checked per NodeClaim**: a NodeClaim whose type would
+  push the pool's ``nvidia.com/gpu`` usage above its limit is not created.
+  Nothing here is atomic for a gang: with a limit of 16 GPUs, a gang of four
+  8-GPU pods gets two nodes and waits for the other two for ever.
+- **In-flight NodeClaims** remember which pods they were meant for; those pods
+  trigger nothing new until the node is ready (then they are forgotten: if
+  they still cannot be placed they start a new batch).
+- **Nomination**: pending pods are *nominated* to the node Karpenter counts
+  on for them: the NodeClaim launched for them, and, once that node is
+  ready, still that node while they stay pending (a gang that cannot start
+  on part of its nodes keeps its pods nominated to the part that came); and
+  any ready node the scheduling simulation of a later batch puts them on.
+  **A node with pending pods nominated to it is not a consolidation
+  candidate** (Karpenter ``pkg/controllers/disruption``: a candidate "is
+  nominated for a pending pod" is skipped), so a node launched for pods
+  that still wait is never removed as empty under them. Karpenter renews a
+  nomination on every provisioning pass while the pods stay pending, and it
+  lasts Karpenter's nomination window, ``max(2 x batch_max, 10 s)``, after
+  the last renewal. Here passes happen at cluster changes, so a node stays
+  held while its nominated pods are pending, and for one window after they
+  stop pending (bound elsewhere, or removed with their workload) or after
+  the nodes launched in the same batch are ready. Without this rule a
+  NodePool limit below a gang's size with ``consolidateAfter: 0`` would
+  launch part of the gang's nodes, remove them as soon as they are ready
+  and empty, and launch them again, one round per node start-up time.
+- **Consolidation, WhenEmpty**: a Karpenter node that has been ready and empty
+  for ``consolidate_after`` seconds is removed; a node that got pods meanwhile
+  stays. At most ``budget`` nodes of a pool are removed at one instant
+  (``"10%"`` of the pool's nodes, rounded up, by default); the others are
+  tried again after Karpenter's 10 s disruption polling period.
+- **Consolidation, WhenEmptyOrUnderutilized** (Karpenter's delete
+  consolidation): a ready node whose pods have not changed for
+  ``consolidate_after`` seconds (Karpenter counts from the last pod
+  scheduled on or removed from the node) is deleted when every pod on it
+  fits in the free room of the *other* ready nodes (first fit, largest
+  first: GPUs, CPU, memory, node selector). Its pods are evicted first; a
+  synchronous job loses all its pods, not only those on the node, and
+  restarts from its last checkpoint (its pods are recreated and placed
+  again). At most one non-empty node is deleted at one instant (single-node
+  consolidation), fewest pods first, within the same budget. A candidate
+  whose pods do not fit is tried again at the next cluster change.
+  Replacing a node by a cheaper one, and multi-node consolidation, are not
+  modelled.
+- **Stages**: launched -> registered -> initialized (GPU device plugin
+  advertises ``nvidia.com/gpu``) -> optionally image pulled; each duration
+  is fixed seconds or a random distribution drawn from the run's seeded
+  ``sim.rng``. Defaults are assumptions (docs/reference/provisioning.md).
+
+Emptiness is noticed at the scheduling cycle after the last pod leaves (at
+the next Volcano session under gang placement), so a removal may come up to
+one session period later than ``consolidate_after`` after the pod finished.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Union
+
+import pandas as pd
+
+from gangkit.model.nodes import Node
+from gangkit.engine.sockets import Reason
+
+GPU = "nvidia.com/gpu"
+POOL_LABEL = "karpenter.sh/nodepool"
+TYPE_LABEL = "node.kubernetes.io/instance-type"
+DISRUPTION_POLL = 10.0  # Karpenter's disruption controller polls every 10 s
+
+Duration = Union[float, Callable]
+
+
+def uniform(low: float, high: float) -> Callable:
+    """A stage duration drawn uniformly from [low, high] with the run's random generator."""
+    return lambda rng: rng.uniform(low, high)
+
+
+def lognormal(median: float, sigma: float) -> Callable:
+    """A stage duration drawn from a log-normal with this median (seconds) and shape ``sigma``."""
+    return lambda rng: rng.lognormvariate(math.log(median), sigma)
+
+
+@dataclass(frozen=True)
+class Stages:
+    """How long a new node takes in each stage (seconds, or a function of ``sim.rng``).
+
+    Defaults are assumptions, not measurements (see the reference page):
+    ``registered`` 60 s after launch (instance boot, kubelet registers),
+    ``initialized`` 90 s after that (GPU driver and device plugin ready),
+    ``image_pull`` 0 s (set it to model pulling a large image before pods
+    can run; counted as a node stage, ``image_pulled``).
+    """
+
+    registered: Duration = 60.0
+    initialized: Duration = 90.0
+    image_pull: Duration = 0.0
+
+    def draw(self, rng, now: float) -> dict[str, float]:
+        def d(x):
+            v = x(rng) if callable(x) else float(x)
+            return max(0.0, float(v))
+
+        t1 = now + d(self.registered)
+        t2 = t1 + d(self.initialized)
+        out = {"launched": now, "registered": t1, "initialized": t2}
+        pull = d(self.image_pull)
+        if pull > 0:
+            out["image_pulled"] = t2 + pull
+        return out
+
+
+@dataclass(frozen=True)
+class InstanceType:
+    """A machine type a cloud offers: GPUs, optional CPU cores and memory bytes, price per hour."""
+
+    name: str
+    gpus: int
+    price_per_hour: float
+    cpu: float | None = None
+    memory: int | None = None
+
+    def holds(self, gpus: int, cpu: float, memory: int) -> bool:
+        if gpus > self.gpus:
+            return False
+        if cpu and self.cpu is not None and cpu > self.cpu + 1e-9:
+            return False
+        if memory and self.memory is not None and memory > self.memory:
+            return False
+        return True
+
+
+@dataclass(frozen=True)
+class NodePool:
+    """A subset of ``karpenter.sh/v1`` NodePool.
+
+    - ``instance_types``: the type names its requirements allow;
+    - ``limits``: e.g. ``{"nvidia.com/gpu": 16}`` (only GPUs are enforced);
+    - ``consolidation_policy``: ``WhenEmpty`` or ``WhenEmptyOrUnderutilized``
+      (also deletes a node whose pods fit on the other nodes);
+    - ``consolidate_after``: seconds a node must stay empty (None = Never;
+      Karpenter's default is 0 s);
+    - ``budget``: nodes that may be disrupted at once: an int or a
+      percentage string of the pool's nodes, rounded up (default ``"10%"``);
+    - ``labels``: put on its nodes (pods may select them); ``weight``: pools
+      with a higher weight are tried first.
+    """
+
+    name: str
+    instance_types: tuple[str, ...]
+    limits: dict = field(default_factory=dict)
+    consolidation_policy: str = "WhenEmpty"
+    consolidate_after: float | None = 0.0
+    budget: Union[int, str] = "10%"
+    labels: dict = field(default_factory=dict)
+    weight: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "instance_types", tuple(self.instance_types))
+        if self.consolidation_policy not in ("WhenEmpty", "WhenEmptyOrUnderutilized"):
+            raise ValueError(f"NodePool {self.name}: consolidation_policy: expected WhenEmpty or WhenEmptyOrUnderutilized, got {self.consolidation_policy!r}")
+
+    @property
+    def gpu_limit(self) -> float:
+        v = self.limits.get(GPU)
+        return math.inf if v is None else v
+
+    def allowed_disruptions(self, pool_nodes: int) -> int:
+        b = self.budget
+        if isinstance(b, str) and b.endswith("%"):
+            return math.ceil(float(b[:-1]) / 100.0 * pool_nodes)
+        return int(b)
+
+    def node_labels(self, itype: str) -> dict:
+        labels = dict(self.labels)
+        labels[POOL_LABEL] = self.name
+        labels[TYPE_LABEL] = itype
+        return labels
+
+
+def _matches(labels: dict, selector: tuple) -> bool:
+    return all(labels.get(k) == v for k, v in selector)
+
+
+def _pending(p) -> bool:
+    """A pod that exists, waits in the placement layer and is not bound."""
+    return p.node is None and not p.done and p.job.placing
+
+
+@dataclass(eq=False)
+class _Claim:
+    name: str
+    pool: NodePool
+    itype: InstanceType | None
+    pods: list = field(default_factory=list)  # pods it was meant for (forgotten when ready)
+    stages: dict = field(default_factory=dict)
+    ready: bool = False
+    empty_since: float | None = None  # since when its pods have not changed (empty or not)
+    seen: frozenset = frozenset()  # its pods at the last look
+    waiting_room: bool = False  # held back (its pods did not fit elsewhere, or pending pods are nominated
+    #                             to it): looked at again at the next cluster change
+    nominees: set = field(default_factory=set)  # pending pods nominated to it once ready
+    nominated_until: float = -math.inf
+    timer: int = 0
+
+
+class Karpenter:
+    """The ``karpenter`` node supplier (see the module docstring for its rules)."""
+
+    name = "karpenter"
+
+    def __init__(self, nodepools: list[NodePool], instance_types: list[InstanceType], batch_idle: float = 1.0,
+                 batch_max: float = 10.0, stages: Stages | None = None):
+        self.nodepools = sorted(nodepools, key=lambda p: (-p.weight, p.name))
+        self.instance_types = {it.name: it for it in instance_types}
+        for pool in self.nodepools:
+            for t in pool.instance_types:
+                if t not in self.instance_types:
+                    raise ValueError(f"NodePool {pool.name}: instance type {t!r} is not among the instance types given")
+        self.batch_idle = float(batch_idle)
+        self.batch_max = float(batch_max)
+        self.stages = stages or Stages()
+        #: Karpenter's nomination window: how long a nomination outlives its last renewal
+        self.nomination_window = max(2 * self.batch_max, 10.0)
+        self._sim = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self._claims: dict[str, _Claim] = {}  # live Karpenter nodes (in flight or ready)
+        self._covered: dict = {}  # pod -> claim name (in-flight claims only)
+        self._count: dict[str, int] = {}  # pool -> NodeClaims created
+        self._used: dict[str, int] = {}  # pool -> GPUs of its live nodes (in flight or ready)
+        self._disrupted_count: dict[str, int] = {}
+        self._created_count: dict[str, int] = {}
+        self._last_pending: list = []
+        self._window_first: float | None = None
+        self._window_last = 0.0
+        self._window_seen: set = set()
+        self._window_token = 0
+        self._removed_at: dict = {}  # (pool, time) -> nodes removed at that instant
+        self._moved_at: dict = {}  # time -> a non-empty node was consolidated at that instant
+        self._created: list[tuple] = []
+        self._disrupted: list[tuple] = []
+        self._usage: list[tuple] = []
+        self._ready_rows: list[tuple] = []
+        self._batches: list[tuple] = []
+        self._seen: dict = {}  # pod -> (time first listed as unschedulable, its job's name)
+
+    def provisionable_gpus(self, scenario) -> int:
+        """GPUs this Karpenter could add for ``scenario``: the sum of its pools' GPU limits, or, when
+        some pool has none, every GPU the scenario's jobs ask for (a default Kueue quota can use it)."""
+        if all(math.isfinite(p.gpu_limit) for p in self.nodepools):
+            return int(sum(p.gpu_limit for p in self.nodepools))
+        return sum(j.gpus for j in scenario.jobs)
+
+    # -- the NodeSupplier socket ------------------------------------------------
+    def can_ever_fit(self, gpus: int, cpu: float, memory: int, selector: tuple) -> bool:
+        for pool in self.nodepools:
+            for t in pool.instance_types:
+                it = self.instance_types[t]
+                if it.gpus <= pool.gpu_limit and it.holds(gpus, cpu, memory) and _matches(pool.node_labels(t), selector):
+                    return True
+        return False
+
+    def observe(self, sim, now: float, unschedulable: list) -> None:
+        if sim is not self._sim:  # a new run with the same object: start afresh
+            self._sim = sim
+            self._reset()
+        cap = sim.capacity
+        for c in self._claims.values():
+            st = cap.by_name.get(c.name)
+            if not c.ready and st is not None and st.ready:
+                c.ready = True
+                for p in c.pods:
+                    self._covered.pop(p, None)
+                c.nominees.update(p for p in c.pods if _pending(p))  # still nominated to it while they wait
+                c.pods = []
+            if c.nominees:  # a provisioning pass renews the nomination; pods no longer pending drop out
+                c.nominated_until = max(c.nominated_until, now + self.nomination_window)
+                c.nominees = {p for p in c.nominees if _pending(p)}
+        self._watch_empty(sim, now)
+        self._last_pending = list(unschedulable)
+        for p in unschedulable:
+            if p not in self._seen:
+                self._seen[p] = (now, p.job.name, p.name)
+        new = [p for p in unschedulable if p not in self._covered and p not in self._window_seen
+               and p.node is None and not p.done]
+        if not new:
+            return
+        if self._window_first is None:
+            self._window_first = now
+        self._window_seen.update(new)
+        self._window_last = now
+        self._window_token += 1
+        token = self._window_token
+        end = min(self._window_last + self.batch_idle, self._window_first + self.batch_max)
+        sim.call_at(max(now, end), lambda t: self._end_batch(sim, t, token), after_cycles=True)
+
+    # -- provisioning -----------------------------------------------------------
+    def _pool_usage(self, pool: NodePool, extra: list | None = None) -> int:
+        used = self._used.get(pool.name, 0)
+        return used + sum(c.itype.gpus for c in (extra or []) if c.pool is pool and c.itype is not None)
+
+    def _cheapest(self, pool: NodePool, pods: list, room: float) -> InstanceType | None:
+        g = sum(p.pod_set.gpus for p in pods)
+        cpu = sum(p.pod_set.cpu for p in pods)
+        mem = sum(p.pod_set.memory for p in pods)
+        best = None
+        for t in pool.instance_types:
+            it = self.instance_types[t]
+            if it.gpus > room or not it.holds(g, cpu, mem):
+                continue
+            labels = pool.node_labels(t)
+            if not all(_matches(labels, p.pod_set.node_selector) for p in pods):
+                continue
+            key = (it.price_per_hour, it.gpus, it.name)
+            if best is None or key < best[0]:
+                best = (key, it)
+        return None if best is None else best[1]
+
+    def _end_batch(self, sim, now: float, token: int) -> None:
+        if token != self._window_token or self._window_first is None:
+            return  # the window was extended; a later timer ends it
+        started = self._window_first
+        self._window_first, self._window_seen = None, set()
+        pods = [p for p in self._last_pending if p.node is None and not p.done and p.job.placing and p not in self._covered]
+        pods.sort(key=lambda p: -p.pod_set.gpus)  # stable: scheduler's order among equals
+        cap = sim.capacity
+        # room on existing and in-flight nodes (minus what in-flight claims keep for their pods)
+        room = {}
+        for st in cap.nodes:
+            if cap.by_name.get(st.node.name) is not st:
+                continue
+            room[st.node.name] = [st, st.free_gpus, st.free_cpu, st.free_memory]
+        for c in self._claims.values():
+            r = room.get(c.name)
+            for p in c.pods:
+                if r is not None and p.node is None and not p.done:
+                    r[1] -= p.pod_set.gpus
+                    if r[2] is not None:
+                        r[2] -= p.pod_set.cpu
+                    if r[3] is not None:
+                        r[3] -= p.pod_set.memory
+        nomination = self.nomination_window
+        new: list[_Claim] = []
+        nominated: list[_Claim] = []  # ready nodes the simulation counts on for pending pods
+        left_out = []
+        for p in pods:
+            ps = p.pod_set
+            home = None
+            for r in room.values():
+                st = r[0]
+                if (ps.gpus <= r[1] and (not ps.cpu or r[2] is None or ps.cpu <= r[2] + 1e-9)
+                        and (not ps.memory or r[3] is None or ps.memory <= r[3]) and st.node.matches(ps.node_selector)):
+                    home = r
+                    break
+            if home is not None:
+                home[1] -= ps.gpus
+                if home[2] is not None:
+                    home[2] -= ps.cpu
+                if home[3] is not None:
+                    home[3] -= ps.memory
+                c = self._claims.get(home[0].node.name)
+                if c is not None:
+                    if c.ready:
+                        nominated.append(c)
+                        c.nominees.add(p)
+                    else:
+                        c.pods.append(p)
+                        self._covered[p] = c.name
+                continue
+            placed = False
+            for c in new:  # a NodeClaim of this batch that can still grow to hold it
+                limit_room = c.pool.gpu_limit - self._pool_usage(c.pool, new) + c.itype.gpus
+                it = self._cheapest(c.pool, c.pods + [p], limit_room)
+                if it is not None:
+                    c.itype = it
+                    c.pods.append(p)
+                    placed = True
+                    break
+            if placed:
+                continue
+            for pool in self.nodepools:
+                it = self._cheapest(pool, [p], pool.gpu_limit - self._pool_usage(pool, new))
+                if it is not None:
+                    k = self._count.get(pool.name, 0)
+                    while f"{pool.name}-{k}" in cap.by_name:  # never take a scenario node's name
+                        k += 1
+                    self._count[pool.name] = k + 1
+                    new.append(_Claim(f"{pool.name}-{k}", pool, it, [p]))
+                    placed = True
+                    break
+            if not placed:
+                left_out.append(p)
+        for c in new:
+            c.stages = self.stages.draw(sim.rng, now)
+            labels = c.pool.node_labels(c.itype.name)
+            node = Node(c.name, c.itype.gpus, cpu=c.itype.cpu, memory=c.itype.memory, labels=labels, pool=c.pool.name)
+            sim.launch_node(node, c.stages, supplier=self.name)
+            self._claims[c.name] = c
+            self._used[c.pool.name] = self._used.get(c.pool.name, 0) + c.itype.gpus
+            for p in c.pods:
+                self._covered[p] = c.name
+            n = self._created_count[c.pool.name] = self._created_count.get(c.pool.name, 0) + 1
+            self._created.append((now, c.pool.name, c.itype.name, c.name, "provisioning", n))
+            ready_at = max(c.stages.values())
+            self._ready_rows.append((c.name, c.pool.name, c.itype.name, c.stages["launched"], c.stages["registered"],
+                                     c.stages["initialized"], ready_at, ready_at - now))
+        # a nomination lasts until the nodes launched in this batch are ready, plus the nomination
+        # window: Karpenter re-nominates on every provisioning pass while the pods stay pending
+        until = max([now] + [max(c.stages.values()) for c in new]) + nomination
+        for c in nominated:
+            c.nominated_until = max(c.nominated_until, until)
+        if new:
+            self._sample_usage(now)
+        self._batches.append((started, now, len(pods), len(new), len(left_out), ", ".join(p.name for p in left_out)))
+
+    def _sample_usage(self, now: float) -> None:
+        for pool in self.nodepools:
+            row = (now, pool.name, GPU, self._pool_usage(pool))
+            if self._usage and self._usage[-1][:3] == row[:3]:
+                self._usage[-1] = row
+            else:
+                self._usage.append(row)
+
+    # -- consolidation ------------------------------------------------------------
+    def _watch_empty(self, sim, now: float) -> None:
+        """Note when each ready node's pods last changed; arm its consolidation timer."""
+        cap = sim.capacity
+        for c in self._claims.values():
+            st = cap.by_name.get(c.name)
+            if st is None or not c.ready or c.pool.consolidate_after is None:
+                continue
+            pods = frozenset(st.pods)
+            under = c.pool.consolidation_policy == "WhenEmptyOrUnderutilized"
+            if c.empty_since is None or pods != c.seen:
+                c.seen = pods
+                c.waiting_room = False
+                if pods and not under:
+                    c.empty_since = None
+                    c.timer += 1  # a pending timer is void
+                    continue
+                c.empty_since = now
+                self._arm(sim, c, now + c.pool.consolidate_after)
+            elif c.waiting_room:  # the cluster changed: its pods may fit elsewhere, its nominees may be gone
+                c.waiting_room = False
+                self._arm(sim, c, now)
+
+    def _arm(self, sim, c: _Claim, at: float) -> None:
+        c.timer += 1
+        token = c.timer
+        sim.call_at(max(at, sim.env.now), lambda t: self._consolidate(sim, c, t, token), after_cycles=True)
+
+    def _consolidate(self, sim, c: _Claim, now: float, token: int) -> None:
+        st = sim.capacity.by_name.get(c.name)
+        if token != c.timer or st is None or self._claims.get(c.name) is not c:
+            return
+        if c.empty_since is None:
+            return
+        if frozenset(st.pods) != c.seen:  # its pods changed meanwhile: the next look re-arms it
+            return
+        if st.pods and c.pool.consolidation_policy != "WhenEmptyOrUnderutilized":
+            return
+        due = c.empty_since + c.pool.consolidate_after
+        if now < due - 1e-9:
+            self._arm(sim, c, due)
+            return
+        if any(_pending(p) for p in c.nominees):  # not a candidate while pods nominated to it wait
+            c.waiting_room = True
+            return
+        if now < c.nominated_until:
+            self._arm(sim, c, c.nominated_until)
+            return
+        pool = c.pool
+        pool_nodes = sum(1 for x in self._claims.values() if x.pool is pool)
+        key = (pool.name, now)
+        if self._removed_at.get(key, 0) >= pool.allowed_disruptions(pool_nodes + self._removed_at.get(key, 0)):
+            self._arm(sim, c, now + DISRUPTION_POLL)
+            return
+        reason = "empty"
+        if st.pods:
+            if self._moved_at.get(now):  # single-node consolidation: one non-empty node per instant
+                self._arm(sim, c, now + DISRUPTION_POLL)
+                return
+            if not self._fits_elsewhere(sim, st):
+                c.waiting_room = True
+                return
+            self._moved_at[now] = True
+            reason = "underutilized"
+            why = Reason("karpenter", "Consolidation", f"node {c.name} deleted by consolidation "
+                         f"(WhenEmptyOrUnderutilized): its pods fit on other nodes", {"node": c.name})
+            for p in sorted(st.pods, key=lambda p: (p.job.index, p.index)):
+                if p.node is st:
+                    sim.evict_pod(p, why)
+        self._removed_at[key] = self._removed_at.get(key, 0) + 1
+        sim.remove_node(c.name, supplier=self.name)
+        del self._claims[c.name]
+        self._used[pool.name] -= c.itype.gpus
+        n = self._disrupted_count[pool.name] = self._disrupted_count.get(pool.name, 0) + 1
+        self._disrupted.append((now, pool.name, c.name, reason, n))
+        self._sample_usage(now)
+
+    @staticmethod
+    def _fits_elsewhere(sim, st) -> bool:
+        """Karpenter's delete-consolidation test: every pod of ``st`` fits in the free room of the other ready nodes."""
+        room = [[o, o.free_gpus, o.free_cpu, o.free_memory] for o in sim.capacity.nodes
+                if o is not st and o.ready and sim.capacity.by_name.get(o.node.name) is o]
+        for p in sorted(st.pods, key=lambda p: (-p.pod_set.gpus, p.job.index, p.index)):
+            ps = p.pod_set
+            for r in room:
+                if (ps.gpus <= r[1] and (not ps.cpu or r[2] is None or ps.cpu <= r[2] + 1e-9)
+                        and (not ps.memory or r[3] is None or ps.memory <= r[3]) and r[0].node.matches(ps.node_selector)):
+                    r[1] -= ps.gpus
+                    if r[2] is not None:
+                        r[2] -= ps.cpu or 0.0
+                    if r[3] is not None:
+                        r[3] -= ps.memory or 0
+                    break
+            else:
+                return False
+        return True
+
+    # -- metrics -----------------------------------------------------------------------
+    def metrics(self) -> dict:
+        """DataFrames named after Karpenter's Prometheus metrics (``value`` is the metric's value)."""
+        limits = [(p.name, GPU, p.limits[GPU]) for p in self.nodepools if GPU in p.limits]
+        return {
+            "karpenter_nodeclaims_created_total": pd.DataFrame(
+                self._created, columns=["time_s", "nodepool", "instance_type", "nodeclaim", "reason", "value"]),
+            "karpenter_nodeclaims_disrupted_total": pd.DataFrame(
+                self._disrupted, columns=["time_s", "nodepool", "nodeclaim", "reason", "value"]),
+            "karpenter_nodepools_usage": pd.DataFrame(self._usage, columns=["time_s", "nodepool", "resource_type", "value"]),
+            "karpenter_nodepools_limit": pd.DataFrame(limits, columns=["nodepool", "resource_type", "value"]),
+            "karpenter_nodeclaims_launch_to_ready_seconds": pd.DataFrame(
+                self._ready_rows, columns=["nodeclaim", "nodepool", "instance_type", "launched_s", "registered_s",
+                                           "initialized_s", "ready_s", "value"]),
+            "karpenter_provisioner_batches": pd.DataFrame(
+                self._batches, columns=["start_s", "end_s", "pods", "nodeclaims", "pods_not_provisioned", "not_provisioned"]),
+            # gangkit's own table, not a Karpenter metric: when each pod first looked provisionable to Karpenter
+            "karpenter_provisioner_pods_seen": pd.DataFrame(
+                list(self._seen.values()), columns=["time_s", "job", "pod"]),
+        }
+
+    # -- wait buckets --------------------------------------------------------------------
+    def awaited_nodes(self) -> list[tuple]:
+        """(pod, node name) for each pending pod nominated to a NodeClaim still in flight (see gangkit.engine.waits)."""
+        return [(p, name) for p, name in self._covered.items() if p.node is None and not p.done]
+
+
+def default_karpenter(scenario=None) -> Karpenter:
+    """A Karpenter for a scenario that brings no NodePools of its own (what a ``+karpenter`` stack name uses).
+
+    One NodePool ``default`` without limits, consolidating empty nodes after
+    Karpenter's default of 0 s, allowing instance types of 1, 2, 4 and 8 GPUs
+    plus the GPU counts of the scenario's nodes and pods, each priced 1.0 per
+    GPU-hour (an assumption: only relative prices matter here).
+    """
+    sizes = {1, 2, 4, 8}
+    if scenario is not None:
+        sizes.update(n.gpus for n in scenario.nodes if n.gpus > 0)
+        sizes.update(ps.gpus for j in scenario.jobs for ps in j.pod_sets if ps.gpus > 0)
+    types = [InstanceType(f"gpu-{g}", g, float(g)) for g in sorted(sizes)]
+    return Karpenter([NodePool("default", [t.name for t in types])], types)

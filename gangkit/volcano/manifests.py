@@ -1,0 +1,374 @@
+"""Volcano's own YAML: Queues and Volcano Jobs (and what a PodGroup says about its queue).
+
+An operator shares a Volcano cluster between teams with Queues, and a team
+submits a Volcano Job whose tasks are the roles of the job::
+
+    apiVersion: scheduling.volcano.sh/v1beta1
+    kind: Queue
+    metadata: {name: research}
+    spec:
+      weight: 2
+      capability: {nvidia.com/gpu: "16"}
+    ---
+    apiVersion: batch.volcano.sh/v1alpha1
+    kind: Job
+    metadata: {name: train, annotations: {gangkit/run-time: 1h}}
+    spec:
+      queue: research
+      minAvailable: 5
+      tasks:
+      - {name: master, replicas: 1, minAvailable: 1, template: {spec: {containers: [...]}}}
+      - {name: worker, replicas: 4, template: {spec: {containers: [...]}}}
+
+What gangkit reads:
+
+- ``scheduling.volcano.sh/v1beta1`` **Queue**: ``spec.weight`` (default 1),
+  ``spec.capability`` (a resource left out is unlimited),
+  ``spec.guarantee.resource``, ``spec.reclaimable`` (default true),
+  ``spec.priority``. ``spec.deserved`` is read and reported: it belongs to
+  Volcano's capacity plugin, which gangkit does not model (the proportion
+  plugin computes the deserved share itself);
+- ``batch.volcano.sh/v1alpha1`` **Job**: one pod set per task
+  (``replicas`` pods, requests summed over containers, ``nodeSelector``),
+  the task's ``minAvailable`` as the role's minimum (minTaskMember),
+  ``spec.minAvailable`` as the gang size (default: the sum of the tasks'
+  minAvailable, each defaulting to its replicas, as Volcano's webhook
+  fills them in), ``spec.queue`` (default ``default``),
+  ``spec.priorityClassName``; gangkit's annotations (run time, submit time,
+  progress, checkpoint interval) as on a batch/v1 Job. Its pods exist only
+  once the PodGroup is Inqueue (see :mod:`gangkit.volcano.actions.enqueue`);
+- on a ``PodGroup`` joined to a batch/v1 Job: ``spec.queue`` and
+  ``spec.minResources``.
+
+``spec.policies`` (of the Job and its tasks), ``maxRetry`` and ``plugins``
+are known but not modelled: gangkit's sync jobs restart as a whole when they
+lose a pod, which is what ``PodEvicted: RestartJob`` asks for. Fields
+gangkit does not know join the one warning about unread fields.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from gangkit.manifests.load import (
+    _META,
+    _POD_SPEC,
+    ANY,
+    CHECKPOINT_INTERVAL,
+    GPU,
+    PROGRESS,
+    RUN_TIME,
+    SUBMIT_TIME,
+    _Object,
+    _Reader,
+)
+from gangkit.model.quantity import parse_cpu, parse_duration, parse_gpus, parse_memory
+from gangkit.volcano.plugins.proportion import DEFAULT_QUEUE, Queue, VolcanoSetup
+from gangkit.model.resources import INFINITE, ZERO, Resources
+from gangkit.model.jobs import PROGRESS_MODES, Job, PodSet
+
+QUEUE_API = "scheduling.volcano.sh/v1beta1"
+JOB_API = "batch.volcano.sh/v1alpha1"
+#: (kind, apiVersion) -> the kind name gangkit files the object under (a Volcano Job is not a batch/v1 Job)
+KINDS = {("Queue", QUEUE_API): "Queue", ("Job", JOB_API): "VolcanoJob"}
+NAMESPACED = ("VolcanoJob",)
+
+_RESOURCES = {"*": ANY}
+_TASK = {
+    "name": ANY, "replicas": ANY, "minAvailable": ANY, "policies": ANY, "maxRetry": ANY,
+    "template": {"metadata": dict.fromkeys(["name", "namespace", "labels", "annotations", "finalizers"], ANY),
+                 "spec": _POD_SPEC},
+}
+KNOWN_FIELDS = {
+    "Queue": {
+        "apiVersion": ANY, "kind": ANY, "metadata": _META, "status": ANY,
+        "spec": {"weight": ANY, "capability": _RESOURCES, "deserved": _RESOURCES,
+                 "guarantee": {"resource": _RESOURCES}, "reclaimable": ANY, "priority": ANY},
+    },
+    "VolcanoJob": {
+        "apiVersion": ANY, "kind": ANY, "metadata": _META, "status": ANY,
+        "spec": {"minAvailable": ANY, "queue": ANY, "priorityClassName": ANY, "schedulerName": ANY,
+                 "policies": ANY, "maxRetry": ANY, "plugins": ANY, "ttlSecondsAfterFinished": ANY,
+                 "tasks": [_TASK]},
+    },
+}
+_ANNOTATIONS = (RUN_TIME, SUBMIT_TIME, PROGRESS, CHECKPOINT_INTERVAL)
+
+
+def handles(kind: Any, api: Any) -> bool:
+    """Is this object one of Volcano's kinds that this module reads?"""
+    return (kind, api) in KINDS
+
+
+def read_object(r: _Reader, doc: Mapping, where: str) -> _Object | None:
+    """Check one Volcano object's metadata and report its unread fields (called by ``_Reader.objects``)."""
+    kind = KINDS[(doc.get("kind"), doc.get("apiVersion"))]
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
+    o = _Object(dict(doc), kind, where, meta.get("name"), meta.get("namespace"))
+    if not isinstance(doc.get("metadata"), Mapping):
+        r.error(o.label, "metadata", "expected a mapping with at least a name")
+        return None
+    if not isinstance(o.name, str) or not o.name:
+        r.error(o.label, "metadata.name", f"expected a non-empty name, got {o.name!r}")
+        return None
+    if kind not in NAMESPACED:
+        o.namespace = None  # a Queue is cluster-scoped
+    elif o.namespace is not None and (not isinstance(o.namespace, str) or not o.namespace):
+        r.error(o.label, "metadata.namespace", f"expected a non-empty string, got {o.namespace!r}")
+        return None
+    r.find_unknown(o.doc, KNOWN_FIELDS[kind], o.label, "")
+    annotations = meta.get("annotations") if isinstance(meta.get("annotations"), Mapping) else {}
+    for key in annotations:
+        if str(key).startswith("gangkit/") and (kind != "VolcanoJob" or key not in _ANNOTATIONS):
+            r.unknown.append(f"{o.label}: metadata.annotations.{key}")
+    return o
+
+
+def read_for_scenario(r: _Reader, objects: list[_Object], jobs: list[Job], groups: dict, used_groups: dict,
+                      classes: dict[str, int], default_priority: int) -> VolcanoSetup | None:
+    """Queues and Volcano Jobs of the input; the queue and minResources of PodGroups joined to batch/v1 Jobs.
+
+    Volcano Jobs are appended to ``jobs``. Returns None when the input has no
+    Volcano Queue, no Volcano Job and no PodGroup naming a queue (then the
+    ``gang`` layer runs with the one ``default`` queue, as before).
+    """
+    queues = [q for q in (_queue(r, o) for o in objects if o.kind == "Queue") if q is not None]
+    known = {q.name for q in queues} | {DEFAULT_QUEUE}
+    uses_volcano = bool(queues)
+    by_key = {j.key: j for j in jobs}
+    for (namespace, group_name), job_label in used_groups.items():
+        group = groups[(namespace, group_name)]
+        spec = r.mapping(group.doc.get("spec"), group.label, "spec")
+        j = by_key.get(job_label.split(" ", 1)[1])
+        if j is None:
+            continue
+        if "queue" in spec:
+            if _queue_name(r, spec["queue"], known, group.label, "spec.queue") is not None:
+                j.volcano_queue = spec["queue"]
+                uses_volcano = uses_volcano or spec["queue"] != DEFAULT_QUEUE
+        if "minResources" in spec:
+            j.min_resources = _resources(r, spec["minResources"], group.label, "spec.minResources", ZERO)
+            uses_volcano = True
+    for o in objects:
+        if o.kind == "VolcanoJob":
+            j = _volcano_job(r, o, classes, default_priority, known)
+            uses_volcano = True
+            if j is not None:
+                jobs.append(j)
+    for o in objects:
+        if o.kind == "Queue" and "deserved" in (o.doc.get("spec") or {}):
+            r.notes.append(f"{o.label}: spec.deserved is read by Volcano's capacity plugin, which gangkit does not "
+                           "model; the proportion plugin computes each queue's deserved share from the weights")
+    return VolcanoSetup(queues) if uses_volcano else None
+
+
+def _queue(r: _Reader, o: _Object) -> Queue | None:
+    obj = o.label
+    spec = r.mapping(o.doc.get("spec"), obj, "spec")
+    weight = r.whole(spec.get("weight", 1), obj, "spec.weight", 1)
+    if weight is not None and weight > 65535:
+        r.error(obj, "spec.weight", f"expected a whole number from 1 to 65535, got {weight}")
+        weight = None
+    capability = _resources(r, spec["capability"], obj, "spec.capability", INFINITE) if "capability" in spec else None
+    guarantee_spec = r.mapping(spec.get("guarantee"), obj, "spec.guarantee")
+    guarantee = (_resources(r, guarantee_spec["resource"], obj, "spec.guarantee.resource", ZERO)
+                 if "resource" in guarantee_spec else ZERO)
+    deserved = _resources(r, spec["deserved"], obj, "spec.deserved", ZERO) if "deserved" in spec else None
+    reclaimable = spec.get("reclaimable", True)
+    if not isinstance(reclaimable, bool):
+        r.error(obj, "spec.reclaimable", f"expected true or false, got {reclaimable!r}")
+    priority = spec.get("priority", 0)
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        r.error(obj, "spec.priority", f"expected a whole number, got {priority!r}")
+        priority = 0
+    if weight is None or guarantee is None or (capability is None and "capability" in spec):
+        return None
+    q = Queue(o.name, weight=weight, capability=capability, guarantee=guarantee, deserved=deserved,
+              priority=priority, reclaimable=bool(reclaimable))
+    r.problems.extend(q.problems())
+    return q
+
+
+def _resources(r: _Reader, value: Any, obj: str, field: str, missing: Resources) -> Resources | None:
+    """A resource list (``{nvidia.com/gpu: "8", cpu: "32", memory: 128Gi}``); a resource left out is ``missing``'s."""
+    items = r.mapping(value, obj, field)
+    out = dict(zip(("gpus", "cpu", "memory"), missing))
+    ok = True
+    for name, key, parse in ((GPU, "gpus", parse_gpus), ("cpu", "cpu", parse_cpu), ("memory", "memory", parse_memory)):
+        if name in items:
+            v = r.attempt(parse, items[name], obj, f"{field}.{name}")
+            ok = ok and v is not None
+            out[key] = math.nan if v is None else float(v)
+    for name in items:
+        if name not in (GPU, "cpu", "memory"):
+            r.unknown.append(f"{obj}: {field}.{name}")
+    return Resources(**out) if ok else None
+
+
+def _queue_name(r: _Reader, value: Any, known: set[str], obj: str, field: str) -> str | None:
+    """Volcano's admission webhook refuses a job whose queue does not exist."""
+    if not isinstance(value, str) or not value:
+        r.error(obj, field, f"expected a queue name, got {value!r}")
+        return None
+    if value not in known:
+        r.error(obj, field, f"names Queue {value!r}, which is not in the input (queues: {', '.join(sorted(known))})")
+        return None
+    return value
+
+
+def _volcano_job(r: _Reader, o: _Object, classes: dict, default_priority: int, known: set[str]) -> Job | None:
+    obj = o.label
+    meta = r.mapping(o.doc.get("metadata"), obj, "metadata")
+    labels = r.strings(meta.get("labels"), obj, "metadata.labels")
+    annotations = r.strings(meta.get("annotations"), obj, "metadata.annotations")
+    spec = r.mapping(o.doc.get("spec"), obj, "spec")
+    tasks = spec.get("tasks")
+    if not isinstance(tasks, list) or not tasks:
+        r.error(obj, "spec.tasks", "expected a list of at least one task")
+        return None
+    pod_sets, ok, names = [], True, set()
+    task_min_total = 0
+    for i, task in enumerate(tasks):
+        where = f"spec.tasks[{i}]"
+        task = r.mapping(task, obj, where)
+        name = task.get("name", f"default{i}")  # Volcano's webhook names an unnamed task default<i>
+        if not isinstance(name, str) or not name or name in names:
+            r.error(obj, f"{where}.name", f"expected a unique non-empty task name, got {name!r}")
+            ok = False
+        names.add(name)
+        replicas = r.whole(task.get("replicas", 0), obj, f"{where}.replicas", 1)
+        minimum = task.get("minAvailable")
+        if minimum is not None:
+            minimum = r.whole(minimum, obj, f"{where}.minAvailable", 0)
+            if minimum is not None and replicas is not None and minimum > replicas:
+                r.error(obj, f"{where}.minAvailable", f"expected at most the task's replicas ({replicas}), got {minimum}")
+                minimum = None
+        template = r.mapping(task.get("template"), obj, f"{where}.template")
+        pod = r.mapping(template.get("spec"), obj, f"{where}.template.spec")
+        before = len(r.problems)
+        request = r.pod_request(pod, obj)
+        r.problems[before:] = [dataclasses.replace(p, field=p.field.replace("spec.template", f"{where}.template", 1))
+                               for p in r.problems[before:]]
+        selector = r.strings(pod.get("nodeSelector"), obj, f"{where}.template.spec.nodeSelector")
+        if replicas is None or request is None:
+            ok = False
+            continue
+        task_min_total += replicas if minimum is None else minimum
+        g, cpu, memory = request
+        pod_sets.append(PodSet(name, replicas, g, cpu, memory, selector, min_member=minimum))
+    min_available = spec.get("minAvailable")
+    if min_available is not None:
+        min_available = r.whole(min_available, obj, "spec.minAvailable", 1)
+        total = sum(ps.count for ps in pod_sets)
+        if ok and min_available is not None and min_available > total:
+            r.error(obj, "spec.minAvailable", f"expected at most the total replicas of the tasks ({total}), got {min_available}")
+            ok = False
+    queue = _queue_name(r, spec.get("queue", DEFAULT_QUEUE), known, obj, "spec.queue")
+    priority = default_priority
+    if "priorityClassName" in spec:
+        pc = spec["priorityClassName"]
+        if pc not in classes:
+            r.error(obj, "spec.priorityClassName", f"no PriorityClass named {pc!r} in the input (known: {', '.join(sorted(classes))})")
+            ok = False
+        else:
+            priority = classes[pc]
+
+    def duration(key: str) -> float | None:
+        if key not in annotations:
+            return None
+        return r.attempt(parse_duration, annotations[key], obj, f"metadata.annotations.{key}")
+
+    run_time = duration(RUN_TIME)
+    if run_time == 0:
+        r.error(obj, f"metadata.annotations.{RUN_TIME}", f"expected a run time > 0, got {annotations[RUN_TIME]!r}")
+    checkpoint = duration(CHECKPOINT_INTERVAL)
+    if checkpoint == 0:
+        r.error(obj, f"metadata.annotations.{CHECKPOINT_INTERVAL}", "expected an interval > 0 (leave it out for no checkpoints)")
+    progress = annotations.get(PROGRESS, "sync")
+    if progress not in PROGRESS_MODES:
+        r.error(obj, f"metadata.annotations.{PROGRESS}", f"expected one of {', '.join(PROGRESS_MODES)}, got {progress!r}")
+    if not ok or queue is None:
+        return None
+    return Job(
+        name=o.name, namespace=o.namespace, pod_sets=pod_sets,
+        run_time=run_time,  # None for now: the default is filled in (and reported) with the other Jobs'
+        submit_time=duration(SUBMIT_TIME) or 0.0, priority=priority,
+        queue=o.namespace or "default", progress=progress,
+        min_member=min_available if min_available is not None else task_min_total,
+        checkpoint_interval=checkpoint, labels=labels,
+        volcano_queue=queue, controller="volcano",
+    )
+
+
+__all__ = ["KINDS", "KNOWN_FIELDS", "handles", "read_for_scenario", "read_object"]
+
+
+# --- writing (called by gangkit.manifests.load.dump_manifests) ---------------------------------------
+
+
+def queue_manifests(setup: VolcanoSetup | None) -> list[dict]:
+    """The declared Queues (Volcano's ``default`` queue exists anyway and is written only if declared)."""
+    docs = []
+    for q in (setup.queues if setup is not None else ()):
+        spec: dict[str, Any] = {"weight": q.weight}
+        if q.capability is not None:
+            spec["capability"] = _resource_list(q.capability)
+        if q.deserved is not None:
+            spec["deserved"] = _resource_list(q.deserved)
+        if not q.guarantee.is_empty():
+            spec["guarantee"] = {"resource": _resource_list(q.guarantee)}
+        spec["reclaimable"] = q.reclaimable
+        if q.priority:
+            spec["priority"] = q.priority
+        docs.append({"apiVersion": QUEUE_API, "kind": "Queue", "metadata": {"name": q.name}, "spec": spec})
+    return docs
+
+
+def job_manifest(j: Job) -> dict:
+    """A Volcano Job: one task per pod set, each template written as for a batch/v1 Job."""
+    from gangkit.manifests.load import _job_manifest, _priority_class_name
+
+    tasks = []
+    for ps in j.pod_sets:
+        single = dataclasses.replace(j, pod_sets=[ps], min_member=None, controller="batch", volcano_queue=DEFAULT_QUEUE,
+                                     min_resources=None, priority=0, max_run_time=None)
+        template = _job_manifest(single)["spec"]["template"]
+        task: dict[str, Any] = {"name": ps.name, "replicas": ps.count}
+        if ps.min_member is not None:
+            task["minAvailable"] = ps.min_member
+        task["template"] = template
+        tasks.append(task)
+    batch = _job_manifest(dataclasses.replace(j, pod_sets=j.pod_sets[:1], controller="batch", min_member=None,
+                                              volcano_queue=DEFAULT_QUEUE, min_resources=None, max_run_time=None))
+    meta = batch["metadata"]
+    spec: dict[str, Any] = {"minAvailable": j.gang_size, "schedulerName": "volcano", "queue": j.volcano_queue}
+    if j.priority:
+        spec["priorityClassName"] = _priority_class_name(j.priority)
+    spec["tasks"] = tasks
+    return {"apiVersion": JOB_API, "kind": "Job", "metadata": meta, "spec": spec}
+
+
+def pod_group_fields(j: Job) -> dict:
+    """What a batch/v1 Job's PodGroup says beyond minMember: its queue and minResources."""
+    out: dict[str, Any] = {}
+    if j.volcano_queue != DEFAULT_QUEUE:
+        out["queue"] = j.volcano_queue
+    if j.min_resources is not None:
+        out["minResources"] = _resource_list(j.min_resources)
+    return out
+
+
+def _resource_list(r: Resources) -> dict[str, str]:
+    from gangkit.model.quantity import format_cpu, format_memory
+
+    out = {}
+    if math.isfinite(r.gpus) and (r.gpus or (math.isinf(r.cpu) and math.isinf(r.memory))):
+        out[GPU] = f"{r.gpus:g}"
+    if math.isfinite(r.cpu) and r.cpu:
+        out["cpu"] = format_cpu(r.cpu)
+    if math.isfinite(r.memory) and r.memory:
+        out["memory"] = format_memory(int(r.memory))
+    return out

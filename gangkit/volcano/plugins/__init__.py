@@ -1,0 +1,1 @@
+"""Volcano's plugins: gang and proportion."""

@@ -1,0 +1,49 @@
+"""When a Volcano gang is *ready*: enough pods, and enough of each role.
+
+A string quartet can rehearse with four players, but not with four
+violinists: each part must be there. A PodGroup says how many pods make the
+gang (``minMember``) and may say how many of each role (``minTaskMember``,
+a Volcano Job task's ``minAvailable``): a job with a master and workers is
+ready only when the master *and* enough workers are placed.
+
+The gang plugin's JobReadyFn (Volcano ``pkg/scheduler/plugins/gang``,
+``JobInfo.IsReady`` and ``CheckTaskReady`` in ``pkg/scheduler/api/job_info.go``):
+ready when placed pods >= ``minMember`` and, for every role with a minimum,
+placed pods of that role >= its minimum. Volcano skips the per-role check
+when ``minMember`` is below the sum of the role minimums; so does gangkit.
+Pods of a role are the pods of one :class:`~gangkit.model.jobs.PodSet`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+from gangkit.engine.simulation import JobState, PodState
+
+
+def role_minimums(js: JobState) -> dict[str, int]:
+    """Role -> minTaskMember, or nothing when the per-role check does not apply."""
+    mins = {ps.name: ps.min_member for ps in js.spec.pod_sets if ps.min_member is not None}
+    if not mins or js.gang_size < sum(mins.values()):
+        return {}
+    return mins
+
+
+def ready_pods(js: JobState) -> int:
+    """Pods that count towards the gang: bound or already finished (Volcano's ReadyTaskNum counts Succeeded)."""
+    return js.bound + js.pods_done
+
+
+def gang_ready(js: JobState, extra: Iterable[PodState] = ()) -> bool:
+    """Would the job be ready with its bound (or finished) pods plus ``extra`` ones placed?"""
+    if type(extra) is not list:
+        extra = list(extra)
+    if ready_pods(js) + len(extra) < js.gang_size:
+        return False
+    mins = role_minimums(js)
+    if not mins:
+        return True
+    placed = Counter(p.pod_set.name for p in js.pods if p.node is not None or p.done)
+    placed.update(p.pod_set.name for p in extra)
+    return all(placed[role] >= m for role, m in mins.items())

@@ -1,0 +1,1 @@
+"""Workloads: built-in scenarios, generators and real traces."""
