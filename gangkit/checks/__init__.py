@@ -683,7 +683,7 @@ def _reclaim_puzzle() -> tuple:
     pre = lesson03.preemptions(result, sc)
     by = tuple(sorted(set(pre["by"])))
     at = float(pre["time_s"].min()) if len(pre) else math.inf
-    team = lesson03._team_of(sc)
+    team = lesson03.team_of(sc)
     preemptor_teams = {team[k] for k in by}
     table = lesson03.job_table(result, sc)
     prio = {j.key: j.priority for j in sc.jobs}

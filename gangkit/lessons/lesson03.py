@@ -245,7 +245,7 @@ def starvation_story(strategy: str = "StrictFIFO") -> Scenario:
 
 
 # ------------------------------------------------------------------------------------ reading a run
-def _team_of(scenario: Scenario) -> dict[str, str]:
+def team_of(scenario: Scenario) -> dict[str, str]:
     """Job key -> the ClusterQueue its LocalQueue points to."""
     setup = scenario.kueue
     lq = {(q.namespace, q.name): q.cluster_queue for q in setup.local_queues}
@@ -260,7 +260,7 @@ def admission_log(result, scenario: Scenario) -> pd.DataFrame:
     Kueue's reason (``InCohortReclamation``, ``InClusterQueue``, ...) and
     ``by`` the workload that caused it.
     """
-    team = _team_of(scenario)
+    team = team_of(scenario)
     ev = result.events
     words = {"submitted": "submitted", "admitted": "admitted", "preempted": "preempted", "job_started": "started",
              "finished": "finished", "evicted": "evicted", "deactivated": "deactivated"}
@@ -297,7 +297,7 @@ def job_table(result, scenario: Scenario) -> pd.DataFrame:
     ``evicted`` counts the times Kueue took the workload's quota back:
     preemptions, and waitForPodsReady timeouts.
     """
-    team = _team_of(scenario)
+    team = team_of(scenario)
     ev = result.events
     first_admitted = ev[ev["event"] == "admitted"].groupby("job")["time_s"].min()
     lost = ev[ev["event"] == "preempted"].groupby("job").size()
@@ -356,7 +356,7 @@ def queues_table(scenario: Scenario) -> pd.DataFrame:
 
 def workloads_table(scenario: Scenario) -> pd.DataFrame:
     """The scenario's jobs as Kueue sees them: team, workers, GPUs, priority, submission, run time."""
-    team = _team_of(scenario)
+    team = team_of(scenario)
     rows = [{"workload": j.key, "team": team[j.key], "workers": j.pod_count, "gpus": j.gpus, "priority": j.priority,
              "submit_s": float(j.submit_time), "run_time_s": float(j.run_time)} for j in scenario.jobs]
     return pd.DataFrame(rows).set_index("workload")

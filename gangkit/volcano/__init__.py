@@ -1,1 +1,10 @@
-"""Volcano's scheduler, laid out like its own pkg/scheduler: the session, its actions, its plugins."""
+"""Volcano's scheduler, laid out like its own ``pkg/scheduler``: the session, its actions, its plugins.
+
+The ``gang`` placement layer (:class:`VolcanoGang`) and the objects a scenario
+configures it with (:class:`VolcanoSetup`, :class:`Queue`).
+"""
+
+from gangkit.volcano.plugins.proportion import Queue, VolcanoSetup
+from gangkit.volcano.scheduler import VolcanoGang
+
+__all__ = ["Queue", "VolcanoGang", "VolcanoSetup"]
