@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
+from functools import partial
 
-from gangkit.engine import lean as fast_gang
+from gangkit.engine import lean
 from gangkit.engine.simulation import Simulation
-from gangkit.results.result import Result, build_result
 from gangkit.model.scenario import Scenario
+from gangkit.results.result import Result, build_result
 from gangkit.stacks import Stack, build_stack
+from gangkit.workloads import scenarios
 
 
 def simulate(scenario: Scenario | str, stack: str | Stack | None = None, *, ordering: str | None = None,
@@ -26,22 +28,35 @@ def simulate(scenario: Scenario | str, stack: str | Stack | None = None, *, orde
     also be a :class:`Stack` of layer objects (to plug in your own layer).
     """
     if isinstance(scenario, str):
-        from gangkit.workloads.scenarios import load
-
-        scenario = load(scenario, seed=seed)
+        scenario = scenarios.load(scenario, seed=seed)
     custom = stack if isinstance(stack, Stack) else None
     scenario = scenario.with_settings(stack=None if custom else stack, ordering=ordering, seed=seed, **settings)
     scenario.validate()
     layers = custom or build_stack(scenario.settings.stack, scenario.settings, scenario)
     with fewer_collections():
-        if custom is None and fast_gang.applies(scenario, layers):
-            result = fast_gang.run(scenario, layers)  # the same rules, without the general machinery
-            if result is not None:
-                return result
-            layers = build_stack(scenario.settings.stack, scenario.settings, scenario)  # fresh layers for the general run
-        sim = Simulation(scenario, layers)
-        sim.run()
-        return build_result(sim)
+        sim = None
+        if custom is None and lean.applies(scenario, layers):
+            sim = lean.OnePodGangRun(scenario, layers)  # the same rules, without the general machinery
+            sim.run()
+            if sim.needs_general_engine:
+                sim = None
+                layers = build_stack(scenario.settings.stack, scenario.settings, scenario)  # fresh layers
+        if sim is None:
+            sim = Simulation(scenario, layers)
+            sim.run()
+        result = build_result(sim)
+    if custom is None:  # a stack built by name can be built again: the run can be replayed
+        result.replay = partial(replay, result.scenario)
+    return result
+
+
+def replay(scenario: Scenario, until: float) -> Simulation:
+    """The live state of ``scenario``'s run after the events of instant ``until``, through the general engine,
+    recording everything (what :meth:`gangkit.results.result.Result.diagnose` asks the layers about)."""
+    scenario = scenario.with_settings(record="full")
+    sim = Simulation(scenario, build_stack(scenario.settings.stack, scenario.settings, scenario))
+    sim.run(until=float(until))
+    return sim
 
 
 #: the cyclic garbage collector's thresholds during a run (Python's defaults are 700, 10, 10)

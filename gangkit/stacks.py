@@ -17,10 +17,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gangkit.engine.sockets import AdmissionLayer, NodeSupplier, PlacementLayer, missing_members
+from gangkit.kueue.layer import KueueLayer, default_setup
+from gangkit.kueue.provisioning import ProvisioningRequestCheck
 from gangkit.model.errors import Problem, ScenarioError
-from gangkit.placement.kube_scheduler import KubeScheduler
-from gangkit.engine.sockets import AdmissionLayer, NodeSupplier, PlacementLayer
 from gangkit.model.scenario import RunSettings
+from gangkit.placement.coscheduling import Coscheduling
+from gangkit.placement.kube_gang import KubeGang
+from gangkit.placement.kube_scheduler import KubeScheduler
+from gangkit.placement.yunikorn import YuniKorn
+from gangkit.supply.autoscaler import default_autoscaler
+from gangkit.supply.karpenter import default_karpenter
 from gangkit.volcano.scheduler import VolcanoGang
 
 PLACEMENTS = ("pod", "gang", "coscheduling", "yunikorn", "kube-gang")
@@ -44,18 +51,16 @@ def _placement(name: str, settings: RunSettings, scenario=None) -> PlacementLaye
         return KubeScheduler(preemption=settings.preemption)
     if name == "gang":
         return VolcanoGang(ordering=settings.ordering, period=settings.session_period,
-                           setup=getattr(scenario, "volcano", None), preemption=settings.preemption)
+                           setup=getattr(scenario, "volcano", None), preemption=settings.preemption,
+                           estimate_factor=settings.estimate_factor)
     if name == "coscheduling":
-        from gangkit.placement.coscheduling import Coscheduling
-
         return Coscheduling()
     if name == "yunikorn":
-        from gangkit.placement.yunikorn import YuniKorn
-
         return YuniKorn()
-    from gangkit.placement.kube_gang import KubeGang
-
-    return KubeGang()
+    if name == "kube-gang":
+        return KubeGang()
+    raise ScenarioError([Problem("Simulation settings", "stack",
+                                 f"unknown placement layer {name!r}; expected one of {', '.join(PLACEMENTS)}")])
 
 
 @dataclass
@@ -66,6 +71,21 @@ class Stack:
     admission: list[AdmissionLayer] = field(default_factory=list)
     suppliers: list[NodeSupplier] = field(default_factory=list)
     name: str = "custom"
+
+    def __post_init__(self) -> None:
+        """Every layer must have the members of its socket (a layer that subclasses it has the optional ones)."""
+        problems = []
+        parts = [("placement", self.placement, PlacementLayer)]
+        parts += [(f"admission[{i}]", layer, AdmissionLayer) for i, layer in enumerate(self.admission)]
+        parts += [(f"suppliers[{i}]", s, NodeSupplier) for i, s in enumerate(self.suppliers)]
+        for where, layer, socket in parts:
+            missing = missing_members(layer, socket)
+            if missing:
+                problems.append(Problem(f"Stack {self.name}", where,
+                    f"{type(layer).__name__} has no {', '.join(missing)}: a {socket.__name__} needs them "
+                    f"(subclass gangkit.{socket.__name__} to get the optional ones' defaults)"))
+        if problems:
+            raise ScenarioError(problems)
 
 
 def build_stack(name: str, settings: RunSettings, scenario=None) -> Stack:
@@ -86,8 +106,6 @@ def build_stack(name: str, settings: RunSettings, scenario=None) -> Stack:
         suppliers = []
         gpus = None  # GPUs a default ClusterQueue's quota covers (None: the scenario's nodes)
         if with_karpenter:
-            from gangkit.supply.karpenter import default_karpenter
-
             supplier = getattr(scenario, "karpenter", None) or default_karpenter(scenario)
             suppliers = [supplier]
             # the default ClusterQueue's quota covers the nodes Karpenter may add
@@ -104,8 +122,6 @@ def build_stack(name: str, settings: RunSettings, scenario=None) -> Stack:
 
 def _kueue(scenario, gpus: int | None):
     """Kueue built from the scenario's objects, or its default setup (quota ``gpus`` if given)."""
-    from gangkit.kueue.layer import KueueLayer, default_setup
-
     setup = getattr(scenario, "kueue", None)
     if setup is not None:
         return KueueLayer(setup.build())
@@ -119,10 +135,6 @@ def _provreq_stack(name: str, settings: RunSettings, scenario) -> Stack:
     scheduler places the pods on nodes requested for them; the scenario's
     node groups (``scenario.autoscaler``) or :func:`gangkit.supply.autoscaler.default_autoscaler`.
     """
-    from gangkit.supply.autoscaler import default_autoscaler
-    from gangkit.kueue.layer import KueueLayer, default_setup
-    from gangkit.kueue.provisioning import ProvisioningRequestCheck
-
     supplier = getattr(scenario, "autoscaler", None) or default_autoscaler(scenario)
     setup = getattr(scenario, "kueue", None)
     if setup is not None:

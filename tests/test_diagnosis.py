@@ -99,7 +99,7 @@ def test_every_code_has_a_case():
     assert {c[5] for c in CASES} | {"AdmissionCheck"} == set(CODES)
 
 
-class Check:
+class Check(gk.AdmissionLayer):
     """An admission check that is never Ready (a ProvisioningRequest that waits for capacity)."""
 
     name = "admission_check"

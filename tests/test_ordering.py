@@ -23,7 +23,7 @@ NAN = math.nan
 
 def run(ordering: str, jobs: list[Job], node_list=None, **settings):
     """Simulate under ``gang`` with ``ordering``; return the result and the placement layer."""
-    layer = VolcanoGang(ordering=ordering)
+    layer = VolcanoGang(ordering=ordering, estimate_factor=settings.get("estimate_factor", 1.0))
     sc = gk.Scenario(node_list or nodes(2, gpus=8), jobs)
     result = gk.simulate(sc, stack=gk.Stack(layer, name="gang"), ordering=ordering, **settings)
     return result, layer
@@ -250,7 +250,7 @@ def test_backfilling_shortcuts_change_no_decision(case, ordering, factor):
     node_list, jobs, scoring = case
     jobs = jobs + [Job("two-sets", [PodSet("a", 1, 2), PodSet("b", 2, 1)], 77, submit_time=50)]
     sc = gk.Scenario(node_list, jobs)
-    fast = gk.simulate(sc, stack=gk.Stack(VolcanoGang(ordering), name="gang"), scoring=scoring, estimate_factor=factor)
-    plain = gk.simulate(sc, stack=gk.Stack(VolcanoGang(ordering, shortcuts=False), name="gang"), scoring=scoring,
-                        estimate_factor=factor)
+    fast = gk.simulate(sc, stack=gk.Stack(VolcanoGang(ordering, estimate_factor=factor), name="gang"), scoring=scoring)
+    plain = gk.simulate(sc, stack=gk.Stack(VolcanoGang(ordering, shortcuts=False, estimate_factor=factor), name="gang"),
+                        scoring=scoring)
     assert fast.jobs.equals(plain.jobs) and fast.pods.equals(plain.pods)

@@ -16,7 +16,7 @@ from gangkit.placement.kube_scheduler import KubeScheduler
 from gangkit.volcano.scheduler import VolcanoGang
 
 
-class DummyQuota:
+class DummyQuota(gk.AdmissionLayer):
     """Admit jobs in arrival order while their GPUs fit under ``limit``."""
 
     name = "quota"
@@ -42,7 +42,7 @@ class DummyQuota:
         return Reason("quota", "QuotaExhausted", f"{js.spec.gpus} GPUs requested, {self.limit - self.used} free", {})
 
 
-class DummySupplier:
+class DummySupplier(gk.NodeSupplier):
     """Launch one 4-GPU node per unschedulable pod: registered after 30 s, initialized after 90 s."""
 
     name = "supplier"
@@ -115,3 +115,41 @@ def test_stack_names_that_are_not_built_are_refused_clearly():
         gk.simulate("three-workers", stack="yunikorn+autoscaler")
     with pytest.raises(gk.ScenarioError, match="unknown stack 'volcano'"):
         gk.simulate("three-workers", stack="volcano")
+
+
+class Bare:
+    """A placement layer written without the protocol: no idle(), metrics(), period, ... of its own."""
+
+    name = "placement"
+
+    def enqueue(self, jobs, now): ...
+    def requeue(self, job, now): ...
+    def cycle(self, sim, now): ...
+    def forget(self, job): ...
+    def unschedulable(self): return []
+    def pending_reason(self, sim, job): return None
+
+
+class HalfQuota(gk.AdmissionLayer):
+    """Subclasses the protocol but leaves out a required method."""
+
+    name = "quota"
+
+    def submit(self, js, now): ...
+    def cycle(self, sim, now): return []
+    def release(self, js, now): ...
+
+
+def test_a_layer_missing_a_socket_member_is_refused_by_name():
+    with pytest.raises(gk.ScenarioError, match=r"Stack custom: placement: Bare has no period, pending_metrics, idle, "
+                                               r"metrics, places_in_arrival_order: a PlacementLayer needs them "
+                                               r"\(subclass gangkit.PlacementLayer"):
+        Stack(Bare())
+    with pytest.raises(TypeError, match="abstract method pending_reason"):
+        HalfQuota()
+
+
+def test_a_subclass_gets_the_optional_members_defaults():
+    q = DummyQuota(1)
+    assert (q.idle(), q.metrics()) == (False, {})
+    assert list(DummySupplier().awaited_nodes()) == []

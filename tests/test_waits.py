@@ -117,7 +117,7 @@ def test_the_nominated_events_say_which_nodes_a_job_waits_for():
         (1.0, "A", "gpu-0", "karpenter"), (1.0, "A", "gpu-1", "karpenter")]
 
 
-class SilentSupplier:
+class SilentSupplier(gk.NodeSupplier):
     """One 4-GPU node per unschedulable pod, with the given stages (seconds after launch)."""
 
     name = "staged"
@@ -161,7 +161,7 @@ def test_waits_with_a_hand_made_supplier(name, stages, supplier, expected):
     assert _waits(result, "A") == pytest.approx(expected)
 
 
-class CheckLayer:
+class CheckLayer(gk.AdmissionLayer):
     """An admission check that says Ready ``delay`` seconds after a job reaches it (ProvisioningRequest-like)."""
 
     name = "admission_check"

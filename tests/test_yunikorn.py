@@ -75,7 +75,7 @@ def test_the_timeout_releases_the_placeholders_and_says_what_follows(style, even
     assert words in row.detail
 
 
-class Recorder:
+class Recorder(gk.NodeSupplier):
     """A node supplier that only records what it is shown (what an autoscaler would see)."""
 
     name = "recorder"

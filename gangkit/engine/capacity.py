@@ -29,7 +29,10 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 
-from gangkit.model.nodes import Node, NodeState
+from gangkit.engine.state import NodeState
+from gangkit.model.nodes import Node
+from gangkit.model.precision import TOLERANCE
+from gangkit.model.resources import Room, labels_match
 
 
 def share_left(cap_gpus, cap_cpu, cap_memory, free_gpus, free_cpu, free_memory, gpus, cpu, memory) -> float:
@@ -74,7 +77,7 @@ class FreeCapacity:
 
     # -- membership -------------------------------------------------------
     def add(self, node: Node, ready: bool = True) -> NodeState:
-        st = NodeState(node, len(self.nodes), node.gpus, node.cpu, node.memory, ready=False)
+        st = NodeState(node.gpus, node.cpu, node.memory, node=node, index=len(self.nodes), ready=False)
         self.nodes.append(st)
         self.by_name[node.name] = st
         kind = _kind(node)
@@ -234,26 +237,14 @@ class FreeCapacity:
     def _could_ever_hold(self, gpus: int, cpu: float, memory: int, selector: tuple) -> bool:
         for kind in self._kinds_ever:
             n_gpus, n_cpu, n_memory, labels = kind
-            if gpus > n_gpus:
-                continue
-            if cpu and n_cpu is not None and cpu > n_cpu + 1e-9:
-                continue
-            if memory and n_memory is not None and memory > n_memory:
-                continue
-            if selector and not _labels_match(labels, selector):
-                continue
-            return True
+            if Room(n_gpus, n_cpu, n_memory).fits(gpus, cpu, memory) and labels_match(labels, selector):
+                return True
         return False
 
 
 def _kind(node: Node) -> tuple:
     """Nodes of one kind have the same capacities and labels: a pod ranks them by free share alone."""
     return (node.gpus, node.cpu, node.memory, node.labels)
-
-
-def _labels_match(labels: tuple, selector: tuple) -> bool:
-    d = dict(labels)
-    return all(d.get(k) == v for k, v in selector)
 
 
 class _KindIndex:
@@ -274,12 +265,12 @@ class _KindIndex:
     state score exactly alike, so the first of them stands for all.
 
     To choose exactly the node the scan would choose, despite rounding, the
-    states whose ``S`` is within ``1e-9`` of a group's first fitting state are
+    states whose ``S`` is within ``TOLERANCE`` of a group's first fitting state are
     all scored with the scan's own formula, and the scan's tie rule (first
     node in the list) decides between equal scores.
     """
 
-    EPS = 1e-9
+    EPS = TOLERANCE
     BOUND_MARGIN = 1e-6  # far above the rounding of free CPU kept by repeated takes and gives
     ORDER_CACHE = 1024  # distinct pod requests kept (the openb trace has 87)
 
@@ -345,7 +336,7 @@ class _KindIndex:
     def _kinds_for(self, selector: tuple) -> list[tuple]:
         kinds = self._selector_cache.get(selector)
         if kinds is None:
-            kinds = [k for k in self.groups if not selector or _labels_match(k[3], selector)]
+            kinds = [k for k in self.groups if labels_match(k[3], selector)]
             self._selector_cache[selector] = kinds
         return kinds
 
@@ -391,6 +382,7 @@ class _KindIndex:
         members = self.members
         least = self.cap.scoring == "LeastAllocated"
         eps = self.EPS
+        tol = TOLERANCE
         best, best_key, best_index = None, None, -1
         for bound, kind in self._kind_order(gpus, cpu, memory, selector):
             if least and best_key is not None and bound + self.BOUND_MARGIN < best_key:
@@ -404,8 +396,9 @@ class _KindIndex:
                     if limit is not None and state[0] > limit:
                         break
                     # every node of a state has the same free CPU and memory: test the first
+                    # (Room.fits inline, for CPU and memory: the hot loop of benchmark case d)
                     _, free_cpu, free_memory = state
-                    if cpu and free_cpu is not None and cpu > free_cpu + 1e-9:
+                    if cpu and free_cpu is not None and cpu > free_cpu + tol:
                         continue
                     if memory and free_memory is not None and memory > free_memory:
                         continue

@@ -8,12 +8,11 @@ PodGroup phases, shape heaps, trial placements) changes nothing in the
 outcome, yet costs about ten times more per job. This module applies the
 very same rules with a plain heap of events:
 
-- Volcano's session (:mod:`gangkit.volcano.scheduler`) with the default setup, a
-  batch/v1 Job and no ``minResources``: each session enqueues every Pending
-  PodGroup, then allocate places the waiting jobs in creation order while a
-  node has room for the next pod (``strict``, ``skip``, ``largest-first`` and
-  ``volcano-backfill`` all do that when every job has the same shape: the
-  first job that does not fit is followed only by jobs that do not fit);
+- a placement layer that says, for this scenario, that each of its cycles
+  binds the waiting jobs in arrival order while a node has room for the next
+  pod, and does nothing else (:meth:`~gangkit.engine.sockets.PlacementLayer.places_in_arrival_order`:
+  Volcano's session with the default setup says so for one-pod batch/v1 Jobs
+  of one shape, see :meth:`gangkit.volcano.scheduler.VolcanoGang.places_in_arrival_order`);
 - every node's GPU count is a multiple of the pod's, so free GPUs anywhere
   mean room for one more pod (no fragmentation); the node is still picked by
   :meth:`gangkit.engine.capacity.FreeCapacity.choose`, as the general engine picks it;
@@ -22,41 +21,39 @@ very same rules with a plain heap of events:
   operations, so the GPU-second integrals, waits and timeline are the same
   to the last bit.
 
-:func:`applies` says when a run qualifies; :func:`gangkit.simulate` then
-uses :func:`run` and falls back to the general engine when it returns None
-(a ``jobs``-level run that the horizon cuts with jobs still in the system
-or not yet submitted: their rows need the placement layer's reasons and states). tests/test_fast_gang.py runs
-both engines on random scenarios and compares every table and figure.
+:func:`applies` says when a run qualifies (the setting ``engine="general"``
+turns the lean engine off); :func:`gangkit.simulate` then runs
+:class:`OnePodGangRun` and goes to the general engine when
+:attr:`OnePodGangRun.needs_general_engine` (a ``jobs``-level run that the
+horizon cuts with jobs still in the system or not yet submitted: their rows
+need the placement layer's reasons and states). At the ``jobs`` level the
+run keeps each job's start, finish and arrival in arrays, and
+:func:`gangkit.results.result.build_result` turns them into the same
+``jobs`` table the general engine's job states give. tests/test_fast_gang.py
+runs both engines on random scenarios and compares every table and figure.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 import math
 from array import array
 from collections import deque
 
-import pandas as pd
-
-from gangkit.engine.simulation import JobState, PodState, Simulation
-from gangkit.results.result import JOB_COLUMNS, Result, build_result
+from gangkit.engine.simulation import Simulation
+from gangkit.engine.state import JobState, OnePodJobs, PodState
+from gangkit.model.precision import TOLERANCE
 from gangkit.model.scenario import Scenario
 
-#: orderings that place same-shape jobs in creation order, stopping at the first that does not fit
-ORDERINGS = ("skip", "strict", "largest-first", "volcano-backfill")
 _NORMAL, _LATE = 1, 2  # SimPy's NORMAL priority, and the engine's LATE (scheduling cycles)
 _ARRIVE, _FINISH, _CYCLE = 0, 1, 2
 
 
 def applies(scenario: Scenario, stack) -> bool:
-    """Is this a run of one-pod, same-shape jobs through the ``gang`` stack alone (see the module doc)?"""
-    from gangkit.volcano.scheduler import VolcanoGang
-
+    """Is this a run of one-pod, same-shape jobs through a placement layer alone that places them in
+    arrival order (see the module doc)?"""
     s = scenario.settings
-    if (getattr(stack, "name", "") != "gang" or not isinstance(stack.placement, VolcanoGang)
-            or stack.admission or stack.suppliers or getattr(scenario, "volcano", None) is not None
-            or s.record not in ("summary", "jobs") or s.ordering not in ORDERINGS
+    if (s.engine != "auto" or stack.admission or stack.suppliers or s.record not in ("summary", "jobs")
             or not scenario.jobs or not math.isfinite(s.horizon)):
         return False
     first = scenario.jobs[0]
@@ -73,12 +70,18 @@ def applies(scenario: Scenario, stack) -> bool:
                 or ps.min_member not in (None, 1) or j.min_member not in (None, 1)
                 or j.controller != "batch" or j.min_resources is not None):
             return False
-    return (all(n.gpus % g == 0 for n in scenario.nodes)
-            and any(n.gpus >= g for n in scenario.nodes))
+    return (all(n.gpus % g == 0 for n in scenario.nodes) and any(n.gpus >= g for n in scenario.nodes)
+            and stack.placement.places_in_arrival_order(scenario))
 
 
 class OnePodGangRun(Simulation):
     """The general engine's state and bookkeeping, driven by a plain event heap (see the module doc)."""
+
+    @property
+    def needs_general_engine(self) -> bool:
+        """A ``jobs``-level run with jobs still in the system, or never submitted, at its end: their rows
+        need the placement layer's states and reasons, which only the general engine keeps."""
+        return self.record == "jobs" and bool(self.live or self.arrived < self.job_total)
 
     def run(self, until: float | None = None) -> None:  # noqa: C901 - one loop, kept whole for speed
         if until is not None:
@@ -99,16 +102,17 @@ class OnePodGangRun(Simulation):
         # supplier: capacity and not-ready GPUs stay as they are. Which node a pod runs on shows in no
         # table at these recording levels, so only the free GPUs are counted here (room for one pod
         # anywhere is room on some node, as every node's GPUs are a multiple of the pod's).
-        C = self.capacity_gpus
-        not_ready = self.not_ready_gpus
+        books = self.books
+        C = books.capacity_gpus
+        not_ready = books.not_ready_gpus
         free = self.capacity.free_ready_gpus
         bound = useful = running = waiting = events = 0
-        I = self.integrals
+        I = books.integrals
         i_cap, i_use, i_held, i_free, i_nr, i_wait = (I[k] for k in ("capacity", "useful", "held_idle", "free", "not_ready", "waiting_jobs"))
-        last_t = self._last_t
+        last_t = books.last_t
         last_progress = last_end = 0.0
         unfinished = n
-        timeline = self.timeline
+        timeline = books.timeline
         retired = self.retired_waits
         heap: list = []
         push, pop = heapq.heappush, heapq.heappop
@@ -118,16 +122,17 @@ class OnePodGangRun(Simulation):
         i = 0
         cycle_pending = False
 
-        def snapshot(t: float) -> None:  # Simulation._snapshot at the jobs level, from the locals
+        def snapshot(t: float) -> None:  # Books.snapshot at the jobs level, from the locals (benchmark case a)
             row = (t, C, useful, bound - useful, C - not_ready - bound, not_ready, running, waiting)
             if timeline and timeline[-1][0] == t:
                 timeline[-1] = row
             elif not timeline or timeline[-1][1:] != row[1:]:
                 timeline.append(row)
 
-        # Simulation._advance is inlined below (dt > 0: add each count times dt to its integral), with
+        # Books.advance is inlined below (dt > 0: add each count times dt to its integral), with
         # the same float operations in the same order, so the integrals are the same to the last bit.
-        # Simulation.request_cycle likewise: the next session boundary at or after now, at priority LATE.
+        # Simulation.request_cycle likewise: the next session boundary at or after now (next_boundary,
+        # inlined with the same operations), at priority LATE.
         finished = 0
         arrivals_due = True  # the arrivals process (started at time 0) resumes at ``now``
         timed_out = False  # it resumes after its timeout: that batch is due, even if float rounding says now < t
@@ -158,7 +163,7 @@ class OnePodGangRun(Simulation):
                         snapshot(now)
                     if not cycle_pending:
                         cycle_pending = True
-                        at = now if not period else max(now, math.ceil(now / period - 1e-9) * period)
+                        at = now if not period else max(now, math.ceil(now / period - TOLERANCE) * period)
                         eid += 1
                         push(heap, (now + (at - now), _LATE, eid, _CYCLE, 0, 0.0, 0.0))
             if not unfinished or not heap or heap[0][0] > horizon:
@@ -187,7 +192,7 @@ class OnePodGangRun(Simulation):
                     snapshot(now)
                 if not cycle_pending:
                     cycle_pending = True
-                    at = now if not period else max(now, math.ceil(now / period - 1e-9) * period)
+                    at = now if not period else max(now, math.ceil(now / period - TOLERANCE) * period)
                     eid += 1
                     push(heap, (now + (at - now), _LATE, eid, _CYCLE, 0, 0.0, 0.0))
             elif kind == _ARRIVE:
@@ -215,9 +220,9 @@ class OnePodGangRun(Simulation):
         # write the locals back, then close the run as Simulation.run does
         self.arrived = i
         self.event_count += events
-        self.bound_gpus, self.useful_gpus, self.running_jobs, self.waiting_jobs = bound, useful, running, waiting
+        books.bound_gpus, books.useful_gpus, books.running_jobs, books.waiting_jobs = bound, useful, running, waiting
         I.update(capacity=i_cap, useful=i_use, held_idle=i_held, free=i_free, not_ready=i_nr, waiting_jobs=i_wait)
-        self._last_t = last_t
+        books.last_t = last_t
         self.last_progress, self.last_end = last_progress, last_end
         self.unfinished = unfinished
         self.retired_states["Finished"] += finished
@@ -229,11 +234,13 @@ class OnePodGangRun(Simulation):
             self.end_time = horizon
         self.stalled = (unfinished > 0 and self.quiescent_at is None
                         and self.end_time - last_progress >= self.settings.stall_window)
-        self.lean = True  # jobs that ended are retired; only those still in the system get a JobState
+        self.retire_jobs = True  # jobs that ended are retired; only those still in the system get a JobState
         self._live_at_end(heap, fifo, g)
-        self._advance(self.end_time)
+        if keep and not self.needs_general_engine:
+            self.one_pod_jobs = OnePodJobs(specs, g, self.start_s, self.finish_s, self.enter_s)
+        books.advance(self.end_time)
         self._close_books(self.end_time)
-        self._snapshot(self.end_time, force=True)
+        books.snapshot(self.end_time, force=True)
 
     def _live_at_end(self, heap: list, fifo: deque, g: int) -> None:
         """Job states, in arrival order, for the jobs still running or waiting when the run ends.
@@ -268,43 +275,3 @@ class OnePodGangRun(Simulation):
             js.pods.append(PodState(js, 0, spec.pod_sets[0], f"{spec.name}-0", created=enter, remaining=float(spec.run_time)))
             live[j] = js
         self.live = {j: live[j] for j in sorted(live)}
-
-    def jobs_table(self) -> pd.DataFrame:
-        """The ``jobs`` table of a run in which every job finished, column by column (as build_result makes it).
-
-        Every job here is one pod of ``g`` GPUs with a gang of one (see :func:`applies`).
-        """
-        specs = self._specs
-        n = len(specs)
-        g = specs[0].pod_sets[0].gpus
-        start, finish, enter = self.start_s, self.finish_s, self.enter_s
-        submit = [float(s.submit_time) for s in specs]
-        wait = [b - a for a, b in zip(submit, start)]
-        # _clean(x) is round(x, 6) + 0.0; a job that started when it arrived has no placement stretch
-        placement = [round(0.0 + (b - a), 6) + 0.0 if b > a else 0.0 for a, b in zip(enter, start)]
-        cols = {
-            "job": [s.key for s in specs], "queue": [s.queue for s in specs], "priority": [s.priority for s in specs],
-            "progress": [s.progress for s in specs], "pods": [1] * n, "gpus": [g] * n, "gang_size": [1] * n,
-            "submit_s": submit, "start_s": list(start), "finish_s": list(finish),
-            "state": ["Finished"] * n, "wait_s": wait, "censored": [False] * n,
-            "wait_placement_s": placement,
-            "wait_unattributed_s": [round(w - p, 6) + 0.0 for w, p in zip(wait, placement)],
-            "run_time_s": [float(s.run_time) for s in specs], "restarts": [0] * n,
-            "useful_gpu_s": [round((b - a) * g, 6) + 0.0 for a, b in zip(start, finish)],
-            "held_idle_gpu_s": [0.0] * n, "reason": [""] * n,
-        }
-        assert list(cols) == JOB_COLUMNS + ["wait_placement_s", "wait_unattributed_s", "run_time_s", "restarts",
-                                            "useful_gpu_s", "held_idle_gpu_s", "reason"]
-        return pd.DataFrame(cols)
-
-
-def run(scenario: Scenario, stack) -> Result | None:
-    """Run a qualifying scenario (see :func:`applies`); None when the general engine must do it."""
-    sim = OnePodGangRun(scenario, stack)
-    sim.run()
-    if sim.record == "jobs" and (sim.live or sim.arrived < sim.job_total):
-        return None  # rows of jobs still in the system, or never submitted, need the general engine's states
-    result = build_result(sim)
-    if sim.record == "jobs":
-        result = dataclasses.replace(result, jobs=sim.jobs_table())
-    return result

@@ -26,25 +26,24 @@ bound to a job that cannot progress (a sync job missing a worker).
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import math
 import random
 from array import array
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Callable
 
 import simpy
 from simpy.events import NORMAL, Event
 
+from gangkit.engine.books import Books, PendingSamples
 from gangkit.engine.capacity import FreeCapacity
-from gangkit.model.nodes import Node, NodeState
-from gangkit.model.errors import ScenarioError
-from gangkit.engine.sockets import Reason
-from gangkit.results.metrics import PlacementMetrics
-from gangkit.model.scenario import Scenario
+from gangkit.engine.state import JobState, NodeState, OnePodJobs, PodState
 from gangkit.engine.waits import split_placement
-from gangkit.model.jobs import Job, PodSet
+from gangkit.model.errors import ScenarioError
+from gangkit.model.nodes import Node
+from gangkit.model.precision import next_boundary
+from gangkit.model.reasons import Reason
+from gangkit.model.scenario import Scenario
 
 LATE = NORMAL + 1  # runs after every ordinary event of the same instant
 AFTER_CYCLES = LATE + 1  # runs after the scheduling cycle of the same instant
@@ -63,93 +62,12 @@ class _Call(Event):
         env.schedule(self, priority, delay)
 
 
-@dataclass(eq=False)
-class PodState:
-    """One pod of a running simulation."""
-
-    job: "JobState"
-    index: int  # within the job
-    pod_set: PodSet
-    name: str
-    created: float = 0.0
-    seq: int = 0  # creation order (kube-scheduler's tie-break after priority)
-    node: NodeState | None = None
-    bound_at: float | None = None
-    done: bool = False
-    # independent pods progress alone:
-    remaining: float = 0.0
-    progress_since: float | None = None
-    epoch: int = 0
-
-    @property
-    def request(self) -> tuple:
-        return self.pod_set.request
-
-    @property
-    def priority(self) -> int:
-        return self.job.spec.priority
-
-
-@dataclass(eq=False)
-class JobState:
-    """One job of a running simulation: its pods, where it is, and its timestamps."""
-
-    spec: Job
-    index: int
-    pods: list[PodState] = field(default_factory=list)
-    state: str = "Pending"
-    bound: int = 0
-    progressing: bool = False
-    remaining: float = 0.0  # sync jobs: progress still needed
-    progress_since: float | None = None
-    epoch: int = 0  # bumped on eviction: stale finish events are ignored
-    seq: int = 0  # order in which the job reached placement
-    started_at: float | None = None
-    finished_at: float | None = None
-    placed_at: float | None = None
-    restarts: int = 0
-    placing: bool = False  # its pods exist and wait in (or were placed by) the placement layer
-    extra_selector: dict = field(default_factory=dict)  # pod set -> labels an admission layer adds
-    admitted_counts: dict = field(default_factory=dict)  # pod set -> pods admitted (Kueue partial admission)
-    deactivated_at: float | None = None
-    layer: str = ""  # the layer the job waits in now
-    layer_enter: float = 0.0
-    waits: dict = field(default_factory=dict)  # wait bucket -> seconds (gangkit.engine.waits)
-    awaited: dict = field(default_factory=dict)  # node name -> since when a supplier's node is meant for it
-    reason: Reason | None = None
-    bound_gpus: int = 0
-    bound_since: float = 0.0
-    bound_gpu_seconds: float = 0.0
-    useful_gpu_seconds: float = 0.0
-    pods_done: int = 0
-    # the spec's minMember, kept on first use: a gang scheduler asks for it several times per
-    # session and job, and a job's spec does not change during a run
-    spec_gang_size: int = field(default=-1, init=False, repr=False)
-
-    @property
-    def name(self) -> str:
-        return self.spec.key
-
-    @property
-    def priority(self) -> int:
-        return self.spec.priority
-
-    @property
-    def gang_size(self) -> int:
-        """minMember, never more than the pods that exist (partial admission may create fewer)."""
-        g = self.spec_gang_size
-        if g < 0:
-            g = self.spec_gang_size = self.spec.gang_size
-        n = len(self.pods)
-        return n if 0 < n < g else g
-
-    @property
-    def gpus_bound(self) -> int:
-        return sum(p.pod_set.gpus for p in self.pods if p.node is not None)
-
-
 class Simulation:
-    """One run of a scenario through a stack. Use :func:`gangkit.simulate` rather than this class."""
+    """One run of a scenario through a stack. Use :func:`gangkit.simulate` rather than this class.
+
+    Layers see it as a :class:`~gangkit.engine.sockets.Cluster`: ``now``,
+    ``capacity``, ``rng`` and the calls below that change the state.
+    """
 
     def __init__(self, scenario: Scenario, stack):
         self.scenario = scenario
@@ -161,7 +79,7 @@ class Simulation:
         self.record = self.settings.record
         self.horizon = float(self.settings.horizon)
         self.jobs: list[JobState] = []
-        self.lean = self.record == "summary"
+        self.retire_jobs = self.record == "summary"  # jobs that end are dropped, keeping only their figures
         self.live: dict[int, JobState] = {}  # summary level: jobs that have arrived and not ended
         self.retired_states: Counter = Counter()
         self.retired_waits = array("d")
@@ -171,24 +89,16 @@ class Simulation:
         self.last_end = 0.0
         self.events: list[tuple] = []
         self.event_count = 0
-        self.timeline: list[tuple] = []
         self.pod_rows: list[tuple] = []
         self.node_stages: dict[str, dict[str, float]] = {}
         self.admission_rows: list[tuple] = []  # (time, job, layer, seconds in that layer) per admission before the start
-        self.placement_metrics = PlacementMetrics()  # unschedulable counts (full recording only)
+        self.pending_samples = PendingSamples()  # unschedulable counts after each cycle (full recording only)
         self._pod_seq = 0
         self._job_seq = 0
         self._cycle_pending = False
         self._changed = False
-        # accounting: running sums and their integrals over time
-        self.capacity_gpus = 0
-        self.not_ready_gpus = 0
-        self.bound_gpus = 0
-        self.useful_gpus = 0
-        self.running_jobs = 0
-        self.waiting_jobs = 0
-        self._last_t = 0.0
-        self.integrals = dict(capacity=0.0, useful=0.0, held_idle=0.0, free=0.0, not_ready=0.0, waiting_jobs=0.0)
+        self.books = Books(self.record)  # GPU and job counts, their integrals over time, the timeline
+        self.one_pod_jobs: OnePodJobs | None = None  # the lean engine's job columns (jobs level, all finished)
         self.unfinished = 0
         self.end_time: float | None = None
         self.quiescent_at: float | None = None
@@ -196,8 +106,13 @@ class Simulation:
         self.stalled = False
         for node in scenario.nodes:
             self.capacity.add(node, ready=True)
-            self.capacity_gpus += node.gpus
-        self._snapshot(0.0)
+            self.books.capacity_gpus += node.gpus
+        self.books.snapshot(0.0)
+
+    @property
+    def now(self) -> float:
+        """The simulated time, in seconds."""
+        return self.env.now
 
     # ------------------------------------------------------------------ run
     def run(self, until: float | None = None) -> None:
@@ -206,7 +121,7 @@ class Simulation:
         specs = sorted(self.scenario.jobs, key=lambda j: j.submit_time)  # stable: list order at ties
         self._specs = specs
         self.job_total = len(specs)
-        if not self.lean:
+        if not self.retire_jobs:
             self.jobs = [JobState(spec, i, remaining=float(spec.run_time)) for i, spec in enumerate(specs)]
         self.unfinished = len(specs)
         self.env.process(self._arrivals())
@@ -228,9 +143,9 @@ class Simulation:
             self.end_time = horizon
         self.stalled = (self.unfinished > 0 and self.quiescent_at is None
                         and self.end_time - self.last_progress >= self.settings.stall_window)
-        self._advance(self.end_time)
+        self.books.advance(self.end_time)
         self._close_books(self.end_time)
-        self._snapshot(self.end_time, force=True)
+        self.books.snapshot(self.end_time, force=True)
 
     def _arrivals(self):
         """Submit jobs at their submit times; jobs with one submit time arrive together.
@@ -247,7 +162,7 @@ class Simulation:
                 yield self.env.timeout(t - self.env.now)
             batch = []
             while i < len(specs) and specs[i].submit_time == t:
-                if self.lean:
+                if self.retire_jobs:
                     js = JobState(specs[i], i, remaining=float(specs[i].run_time))
                     self.live[i] = js
                 else:
@@ -259,7 +174,7 @@ class Simulation:
 
     def _retire(self, js: JobState) -> None:
         """A job reached its terminal state: at the ``summary`` level keep only its figures."""
-        if not self.lean:
+        if not self.retire_jobs:
             return
         self.live.pop(js.index, None)
         self.retired_states[js.state] += 1
@@ -273,28 +188,28 @@ class Simulation:
 
     def all_jobs(self) -> list[JobState]:
         """Every job state still held: all jobs, or at the ``summary`` level those not yet ended."""
-        return self.jobs if not self.lean else list(self.live.values())
+        return self.jobs if not self.retire_jobs else list(self.live.values())
 
     # -------------------------------------------------------------- changes
     def _submit(self, batch: list[JobState]) -> None:
         now = self.env.now
         admitted = []
         for js in batch:
-            self._event("submitted", js)
+            self.record_event("submitted", js)
             reason = self._never_fits(js)
             if reason is not None:
                 js.state = "Rejected"
                 js.reason = reason
                 js.layer = ""
                 self.unfinished -= 1
-                self._event("rejected", js, detail=reason.message)
+                self.record_event("rejected", js, detail=reason.message)
                 self._retire(js)
                 continue
-            self.waiting_jobs += 1
+            self.books.waiting_jobs += 1
             admitted.append(js)
         if not admitted:
             return
-        self._advance(now)
+        self.books.advance(now)
         layers = self.stack.admission
         if layers:
             for js in admitted:
@@ -302,7 +217,7 @@ class Simulation:
                 layers[0].submit(js, now)
         else:
             self._to_placement(admitted, now)
-        self._snapshot(now)
+        self.books.snapshot(now)
         self.request_cycle()
 
     def _never_fits(self, js: JobState) -> Reason | None:
@@ -366,10 +281,10 @@ class Simulation:
         layer = layers[layer_index]
         for js in jobs:
             if js.started_at is None:  # waits count until the first start only
-                if not self.lean:
+                if not self.retire_jobs:
                     self.admission_rows.append((now, js.name, layer.name, now - js.layer_enter))
                 self.close_wait(js, now)
-            self._event("admitted", js, layer=layer.name)
+            self.record_event("admitted", js, layer=layer.name)
         if layer_index + 1 < len(layers):
             nxt = layers[layer_index + 1]
             for js in jobs:
@@ -385,16 +300,16 @@ class Simulation:
         ps = pod.pod_set
         if not node.fits(ps.gpus, ps.cpu, ps.memory, ps.node_selector):
             raise RuntimeError(f"placement bug: pod {pod.name} does not fit on node {node.node.name}")
-        self._advance(now)
+        self.books.advance(now)
         self.capacity.take(node, ps.gpus, ps.cpu, ps.memory)
         node.pods.add(pod)
-        self._job_bound(pod.job, ps.gpus, now)
+        Books.charge_bound(pod.job, ps.gpus, now)
         pod.node = node
         pod.bound_at = now
         js = pod.job
         js.bound += 1
-        self.bound_gpus += ps.gpus
-        self._event("pod_bound", js, pod=pod.name, node=node.node.name)
+        self.books.bound_gpus += ps.gpus
+        self.record_event("pod_bound", js, pod=pod.name, node=node.node.name)
         if js.spec.progress == "independent":
             self._start_pod(pod, now)
         elif js.bound == len(js.pods):
@@ -409,9 +324,9 @@ class Simulation:
             js.started_at = now
             self.close_wait(js, now)
             js.layer = ""
-            self.waiting_jobs -= 1
-            self.running_jobs += 1
-        self._event("job_started", js)
+            self.books.waiting_jobs -= 1
+            self.books.running_jobs += 1
+        self.record_event("job_started", js)
 
     def _start_sync(self, js: JobState, now: float) -> None:
         js.placed_at = now if js.placed_at is None else js.placed_at
@@ -419,7 +334,7 @@ class Simulation:
         js.progressing = True
         js.progress_since = now
         g = sum(p.pod_set.gpus for p in js.pods)
-        self.useful_gpus += g
+        self.books.useful_gpus += g
         epoch = js.epoch
         _Call(self.env, js.remaining, lambda t: self._finish_sync(js, epoch))
 
@@ -430,7 +345,7 @@ class Simulation:
             self._mark_started(js, now)
             js.progressing = True
         pod.progress_since = now
-        self.useful_gpus += pod.pod_set.gpus
+        self.books.useful_gpus += pod.pod_set.gpus
         epoch = pod.epoch
         _Call(self.env, pod.remaining, lambda t: self._finish_pod(pod, epoch))
 
@@ -438,12 +353,12 @@ class Simulation:
         if epoch != js.epoch:
             return
         now = self.env.now
-        self._advance(now)
+        self.books.advance(now)
         gpus = sum(p.pod_set.gpus for p in js.pods)
         js.useful_gpu_seconds += (now - js.progress_since) * gpus
         js.progressing = False
         js.remaining = 0.0
-        self.useful_gpus -= gpus
+        self.books.useful_gpus -= gpus
         for p in js.pods:
             p.done = True
             self._release_pod(p, now)
@@ -453,20 +368,20 @@ class Simulation:
         if epoch != pod.epoch:
             return
         now = self.env.now
-        self._advance(now)
+        self.books.advance(now)
         js = pod.job
         js.useful_gpu_seconds += (now - pod.progress_since) * pod.pod_set.gpus
-        self.useful_gpus -= pod.pod_set.gpus
+        self.books.useful_gpus -= pod.pod_set.gpus
         pod.remaining = 0.0
         pod.done = True
         self._release_pod(pod, now)
-        self._event("pod_finished", js, pod=pod.name)
+        self.record_event("pod_finished", js, pod=pod.name)
         js.pods_done += 1
         if js.pods_done == len(js.pods):
             js.progressing = False
             self._job_finished(js, now)
         else:
-            self._snapshot(now)
+            self.books.snapshot(now)
             self.request_cycle()
 
     def _release_pod(self, pod: PodState, now: float, state: str | None = None) -> None:
@@ -476,10 +391,10 @@ class Simulation:
         ps = pod.pod_set
         self.capacity.give(node, ps.gpus, ps.cpu, ps.memory)
         node.pods.discard(pod)
-        self._job_bound(pod.job, -ps.gpus, now)
+        Books.charge_bound(pod.job, -ps.gpus, now)
         pod.node = None
         pod.job.bound -= 1
-        self.bound_gpus -= ps.gpus
+        self.books.bound_gpus -= ps.gpus
         if self.record == "full":
             self.pod_rows.append((pod.job.name, pod.name, ps.name, ps.gpus, node.node.name, pod.created, pod.bound_at, now,
                                   state or ("Succeeded" if pod.done else "Evicted")))
@@ -488,15 +403,15 @@ class Simulation:
         self.last_progress = now
         js.state = "Finished"
         js.finished_at = now
-        self.running_jobs -= 1
+        self.books.running_jobs -= 1
         self.unfinished -= 1
         self.last_end = max(self.last_end, now)
-        self._event("finished", js)
+        self.record_event("finished", js)
         self.stack.placement.forget(js)
         for layer in self.stack.admission:
             layer.release(js, now)
         self._retire(js)
-        self._snapshot(now)
+        self.books.snapshot(now)
         self.request_cycle()
 
     def evict(self, js: JobState, reason: Reason, to_admission: int | None = None) -> None:
@@ -511,11 +426,11 @@ class Simulation:
         already queued it again) instead of straight back to placement.
         """
         now = self.env.now
-        self._advance(now)
+        self.books.advance(now)
         if js.progressing and js.spec.progress == "sync":
             done = now - js.progress_since
             js.useful_gpu_seconds += done * sum(p.pod_set.gpus for p in js.pods)
-            self.useful_gpus -= sum(p.pod_set.gpus for p in js.pods)
+            self.books.useful_gpus -= sum(p.pod_set.gpus for p in js.pods)
             js.remaining = self._after_checkpoint(js, js.spec.run_time - js.remaining + done)
             js.progressing = False
         js.epoch += 1
@@ -538,8 +453,8 @@ class Simulation:
         layer = self.stack.admission[to_admission]
         if js.started_at is None:
             js.layer, js.layer_enter = layer.name, now
-        self._event("evicted", js, layer=reason.layer, detail=reason.message)
-        self._snapshot(now)
+        self.record_event("evicted", js, layer=reason.layer, detail=reason.message)
+        self.books.snapshot(now)
         self.request_cycle()
 
     def release(self, js: JobState, reason: Reason, pods: list[PodState] | None = None) -> None:
@@ -552,18 +467,18 @@ class Simulation:
         if js.progressing and js.spec.progress == "sync":
             raise RuntimeError(f"placement bug: release() of {js.name}, which is running (use evict)")
         now = self.env.now
-        self._advance(now)
+        self.books.advance(now)
         for p in js.pods if pods is None else pods:
             if p.node is not None and p.progress_since is None:
                 self._release_pod(p, now, state="Released")
-        self._event("released", js, layer=reason.layer, detail=reason.message)
-        self._snapshot(now)
+        self.record_event("released", js, layer=reason.layer, detail=reason.message)
+        self.books.snapshot(now)
         self.request_cycle()
 
     def deactivate(self, js: JobState, reason: Reason) -> None:
         """Take a job out of the run for good (Kueue's ``spec.active: false``); it holds nothing."""
         now = self.env.now
-        self._advance(now)
+        self.books.advance(now)
         for p in js.pods:
             if p.node is not None:
                 self._release_pod(p, now)
@@ -572,17 +487,17 @@ class Simulation:
         if js.started_at is None and js.layer:
             self.close_wait(js, now)
             js.layer = ""
-            self.waiting_jobs -= 1
+            self.books.waiting_jobs -= 1
         elif js.started_at is not None:
-            self.running_jobs -= 1
+            self.books.running_jobs -= 1
         js.state = "Deactivated"
         js.reason = reason
         js.deactivated_at = now
         self.unfinished -= 1
         self.last_end = max(self.last_end, now)
-        self._event("deactivated", js, layer=reason.layer, detail=reason.message)
+        self.record_event("deactivated", js, layer=reason.layer, detail=reason.message)
         self._retire(js)
-        self._snapshot(now)
+        self.books.snapshot(now)
         self.request_cycle()
 
     def evict_pod(self, pod: PodState, reason: Reason) -> None:
@@ -592,7 +507,7 @@ class Simulation:
             self.evict(js, reason)
             return
         now = self.env.now
-        self._advance(now)
+        self.books.advance(now)
         self._stop_pod(pod, now)
         pod.epoch += 1
         self._release_pod(pod, now)
@@ -601,7 +516,7 @@ class Simulation:
     def _stop_pod(self, pod: PodState, now: float) -> None:
         done = now - pod.progress_since
         pod.job.useful_gpu_seconds += done * pod.pod_set.gpus
-        self.useful_gpus -= pod.pod_set.gpus
+        self.books.useful_gpus -= pod.pod_set.gpus
         js = pod.job
         pod.remaining = self._after_checkpoint(js, js.spec.run_time - pod.remaining + done)
         pod.progress_since = None
@@ -614,14 +529,14 @@ class Simulation:
 
     def _requeue(self, js: JobState, now: float, reason: Reason, pods: list[PodState] | None = None) -> None:
         js.restarts += 1
-        self._event("evicted", js, layer=reason.layer, detail=reason.message)
+        self.record_event("evicted", js, layer=reason.layer, detail=reason.message)
         for p in pods if pods is not None else js.pods:
             p.created = now
             p.seq = self._pod_seq
             self._pod_seq += 1
-        self._event("requeued", js)
+        self.record_event("requeued", js)
         self.stack.placement.requeue(js, now)
-        self._snapshot(now)
+        self.books.snapshot(now)
         self.request_cycle()
 
     # ---------------------------------------------------------------- nodes
@@ -635,33 +550,33 @@ class Simulation:
         now = self.env.now
         if node.name in self.capacity.by_name:
             raise ScenarioError(f"Node {node.name}: metadata.name: a node with this name exists already")
-        self._advance(now)
+        self.books.advance(now)
         st = self.capacity.add(node, ready=False)
-        self.capacity_gpus += node.gpus
-        self.not_ready_gpus += node.gpus
+        self.books.capacity_gpus += node.gpus
+        self.books.not_ready_gpus += node.gpus
         ordered = sorted(stages.items(), key=lambda kv: kv[1])
         self.node_stages[node.name] = dict(ordered)
         if "launched" not in self.node_stages[node.name]:
-            self._event("node_launched", None, node=node.name, layer=supplier)
+            self.record_event("node_launched", None, node=node.name, layer=supplier)
         for stage, t in ordered:
             if t < now:
                 raise ValueError(f"Node {node.name}: stage {stage} at {t} is before now ({now})")
         ready_at = ordered[-1][1] if ordered else now
         for stage, when in ordered[:-1]:
-            _Call(self.env, when - now, lambda t, stage=stage: self._event(f"node_{stage}", None, node=node.name, layer=supplier))
+            _Call(self.env, when - now, lambda t, stage=stage: self.record_event(f"node_{stage}", None, node=node.name, layer=supplier))
 
         def ready(t: float) -> None:
-            self._advance(t)
-            self.not_ready_gpus -= node.gpus
+            self.books.advance(t)
+            self.books.not_ready_gpus -= node.gpus
             self.capacity.set_ready(st)
             if ordered:
-                self._event(f"node_{ordered[-1][0]}", None, node=node.name, layer=supplier)
-            self._event("node_ready", None, node=node.name, layer=supplier)
-            self._snapshot(t)
+                self.record_event(f"node_{ordered[-1][0]}", None, node=node.name, layer=supplier)
+            self.record_event("node_ready", None, node=node.name, layer=supplier)
+            self.books.snapshot(t)
             self.request_cycle()
 
         _Call(self.env, ready_at - now, ready)
-        self._snapshot(now)
+        self.books.snapshot(now)
         return st
 
     def remove_node(self, name: str, supplier: str = "") -> None:
@@ -670,14 +585,14 @@ class Simulation:
         if st.pods:
             raise RuntimeError(f"node {name} still holds pods")
         now = self.env.now
-        self._advance(now)
+        self.books.advance(now)
         if not st.ready:
-            self.not_ready_gpus -= st.node.gpus
+            self.books.not_ready_gpus -= st.node.gpus
         self.capacity.set_gone(st)
-        self.capacity_gpus -= st.node.gpus
+        self.books.capacity_gpus -= st.node.gpus
         del self.capacity.by_name[name]
-        self._event("node_removed", None, node=name, layer=supplier)
-        self._snapshot(now)
+        self.record_event("node_removed", None, node=name, layer=supplier)
+        self.books.snapshot(now)
 
     def call_at(self, t: float, fn: Callable[[float], None], after_cycles: bool = False) -> None:
         """Run ``fn(now)`` at simulated time ``t`` (timers of layers and suppliers).
@@ -700,16 +615,14 @@ class Simulation:
             return
         self._cycle_pending = True
         now = self.env.now
-        period = getattr(self.stack.placement, "period", 0.0)
-        # the next session boundary at or after now (max() guards against a boundary one ulp early)
-        at = now if not period else max(now, math.ceil(now / period - 1e-9) * period)
+        at = next_boundary(now, self.stack.placement.period)
         _Call(self.env, at - now, self._cycle, priority=LATE)
 
     def _idle(self) -> bool:
         """Would this cycle do nothing? Yes when every layer says it is *idle* (``idle()``:
         nothing waits in it, and its cycle would change none of its state) and nothing else
-        runs per cycle: no node supplier, no per-cycle metrics (``full`` recording). Layers
-        without ``idle()`` are never idle.
+        runs per cycle: no node supplier, no per-cycle metrics (``full`` recording). The
+        sockets' default ``idle()`` says False (:mod:`gangkit.engine.sockets`).
 
         Why: in a trace replay two cycles of three find nothing to do (the one after a job's
         pods are all bound, the one after a job finishes and nobody waits). The cycle's event
@@ -718,8 +631,7 @@ class Simulation:
         if self.stack.suppliers or self.record == "full":
             return False
         for layer in (*self.stack.admission, self.stack.placement):
-            idle = getattr(layer, "idle", None)
-            if idle is None or not idle():
+            if not layer.idle():
                 return False
         return True
 
@@ -735,14 +647,14 @@ class Simulation:
                 self._changed = True
         self.stack.placement.cycle(self, now)
         if self.record == "full":  # per-layer metrics: unschedulable pods and jobs (gangkit.results.metrics)
-            self.placement_metrics.sample(now, self.stack.placement.unschedulable())
+            self.pending_samples.sample(now, self.stack.placement.unschedulable())
         if self.stack.suppliers:
             pending = self.stack.placement.unschedulable()
             for s in self.stack.suppliers:
                 s.observe(self, now, pending)
             self._note_awaited(now)
         if self._changed:
-            self._snapshot(now)
+            self.books.snapshot(now)
 
     # ---------------------------------------------------------------- waits
     def wait_split(self, js: JobState, now: float) -> dict[str, float]:
@@ -766,28 +678,19 @@ class Simulation:
         node buckets (gangkit.engine.waits).
         """
         for s in self.stack.suppliers:
-            pairs = getattr(s, "awaited_nodes", None)
-            if pairs is None:
-                continue
-            for pod, node in pairs():
+            for pod, node in s.awaited_nodes():
                 js = pod.job
                 stages = self.node_stages.get(node)
                 if (js.started_at is None and js.layer == "placement" and pod.node is None and not pod.done
                         and node not in js.awaited and stages and max(stages.values()) > now):
                     js.awaited[node] = now
-                    self._event("nominated", js, pod=pod.name, node=node, layer=s.name)
+                    self.record_event("nominated", js, pod=pod.name, node=node, layer=s.name)
 
     # ----------------------------------------------------------- accounting
-    @staticmethod
-    def _job_bound(js: JobState, delta: int, now: float) -> None:
-        js.bound_gpu_seconds += js.bound_gpus * (now - js.bound_since)
-        js.bound_gpus += delta
-        js.bound_since = now
-
     def _close_books(self, end: float) -> None:
         """Count the last stretch of every job's bound and useful GPU-seconds up to ``end``."""
         for js in self.all_jobs():
-            self._job_bound(js, 0, end)
+            Books.charge_bound(js, 0, end)
             if js.progressing and js.spec.progress == "sync" and js.progress_since is not None:
                 js.useful_gpu_seconds += (end - js.progress_since) * sum(p.pod_set.gpus for p in js.pods)
             elif js.spec.progress == "independent":
@@ -795,37 +698,8 @@ class Simulation:
                     if p.progress_since is not None and not p.done and p.node is not None:
                         js.useful_gpu_seconds += (end - p.progress_since) * p.pod_set.gpus
 
-    def _advance(self, now: float) -> None:
-        """Add the time since the last change to the GPU-second integrals."""
-        dt = now - self._last_t
-        if dt <= 0:
-            return
-        held = self.bound_gpus - self.useful_gpus
-        free = self.capacity_gpus - self.not_ready_gpus - self.bound_gpus
-        I = self.integrals
-        I["capacity"] += self.capacity_gpus * dt
-        I["useful"] += self.useful_gpus * dt
-        I["held_idle"] += held * dt
-        I["free"] += free * dt
-        I["not_ready"] += self.not_ready_gpus * dt
-        I["waiting_jobs"] += self.waiting_jobs * dt
-        self._last_t = now
-
-    def _snapshot(self, now: float, force: bool = False) -> None:
-        """Add a timeline row when the counts changed (a row holds until the next one)."""
-        if self.record == "summary" and not force:
-            return
-        held = self.bound_gpus - self.useful_gpus
-        row = (now, self.capacity_gpus, self.useful_gpus, held,
-               self.capacity_gpus - self.not_ready_gpus - self.bound_gpus, self.not_ready_gpus,
-               self.running_jobs, self.waiting_jobs)
-        tl = self.timeline
-        if tl and tl[-1][0] == now:
-            tl[-1] = row
-        elif force or not tl or tl[-1][1:] != row[1:]:
-            tl.append(row)  # the run's last instant always gets its own row
-
-    def _event(self, kind: str, js: JobState | None, *, pod: str = "", node: str = "", layer: str = "", detail: str = "") -> None:
+    def record_event(self, kind: str, js: JobState | None, *, pod: str = "", node: str = "", layer: str = "", detail: str = "") -> None:
+        """One row of ``Result.events``: kept at the ``full`` recording level, counted at every level."""
         self.event_count += 1
         if self.record == "full":
             self.events.append((self.env.now, kind, js.name if js else "", pod, node, layer, detail))

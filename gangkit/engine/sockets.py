@@ -1,11 +1,11 @@
-"""The two kinds of sockets a stack is built from, and the reasons layers give.
+"""The sockets a stack is built from, and the cluster as a layer sees it.
 
 A cluster's admission stack is a row of gatekeepers. Each *admission or
 placement layer* looks at the current state and either lets a job through
-or refuses, saying why (a :class:`Reason`). *Node suppliers* stand to one
-side: they are not a gate a job passes, they watch for pods that cannot be
-placed and add (or remove) nodes, each node passing through stages before
-it is usable.
+or refuses, saying why (a :class:`~gangkit.model.reasons.Reason`). *Node
+suppliers* stand to one side: they are not a gate a job passes, they watch
+for pods that cannot be placed and add (or remove) nodes, each node passing
+through stages before it is usable.
 
 - :class:`AdmissionLayer`: a queue-and-quota layer such as Kueue. It receives
   submitted jobs, and in each scheduling cycle returns those it admits, in
@@ -13,45 +13,77 @@ it is usable.
 - :class:`PlacementLayer`: the last layer, which binds pods to nodes
   (kube-scheduler pod by pod, Volcano gang by gang).
 - :class:`NodeSupplier`: reacts to unschedulable pods (Karpenter,
-  cluster-autoscaler) by launching nodes through
-  :meth:`gangkit.engine.simulation.Simulation.launch_node`.
+  cluster-autoscaler) by launching nodes.
 
-Layers never touch nodes directly: they call the simulation's ``bind``,
-``evict``, ``launch_node`` and ``remove_node`` so that every change is
-recorded as an event and counted in the GPU-second accounting.
+The engine sees a layer only through these protocols. Members marked
+*optional* have a default here; a layer class that subclasses the protocol
+gets them (every built-in layer does), and a layer that does not subclass
+must define them all (``Stack`` says which one is missing). Methods marked
+*required* have no default: a subclass that leaves one out cannot be made.
 
-An admission or placement layer may also define ``idle() -> bool``: True
-when nothing waits in it and a cycle now would change none of its state.
-When every layer says so (and no node supplier or per-cycle metric is
-involved), the engine skips that cycle's work (see
-:meth:`gangkit.engine.simulation.Simulation._idle`); a layer without ``idle`` is never
-skipped, so leaving it out is always correct.
+Layers see the engine only through :class:`Cluster`: the time, the free
+capacity, the random generator, and the calls that change the state (bind,
+evict, release, deactivate, launch or remove a node, a timer, a request for a
+cycle, an event for the record). Every change goes through it, so that each
+is recorded as an event and counted in the GPU-second accounting.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Protocol, runtime_checkable
+import random
+from abc import abstractmethod
+from typing import TYPE_CHECKING, Callable, Iterable, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # pragma: no cover
-    from gangkit.engine.simulation import JobState, PodState, Simulation
+    import pandas as pd
+
+    from gangkit.engine.capacity import FreeCapacity
+    from gangkit.engine.state import JobState, NodeState, PodState
+    from gangkit.model.nodes import Node
+    from gangkit.model.reasons import Reason
+    from gangkit.model.scenario import Scenario
 
 
-@dataclass(frozen=True)
-class Reason:
-    """Why a layer refuses (or holds) a job: the layer, a short code, plain words, the numbers.
+class Cluster(Protocol):
+    """The engine, as layers and suppliers see it (:class:`gangkit.engine.simulation.Simulation` is one)."""
 
-    >>> Reason("placement", "GangCannotFit", "gang of 3 cannot fit: 2 of 3 pods placed", {"placed": 2})
-    Reason(layer='placement', code='GangCannotFit', message='gang of 3 cannot fit: 2 of 3 pods placed', numbers={'placed': 2})
-    """
+    capacity: "FreeCapacity"  # free room per node, and the node choice of kube-scheduler's Filter and Score
+    rng: random.Random  # the run's one seeded random generator
 
-    layer: str
-    code: str
-    message: str
-    numbers: dict = field(default_factory=dict, compare=False)
+    @property
+    def now(self) -> float:
+        """The simulated time, in seconds."""
 
-    def __str__(self) -> str:
-        return f"[{self.layer}] {self.code}: {self.message}"
+    def bind(self, pod: "PodState", node: "NodeState") -> None:
+        """Bind one pod to one node."""
+
+    def evict(self, js: "JobState", reason: "Reason", to_admission: int | None = None) -> None:
+        """Stop a job and recreate its pods (back to admission layer ``to_admission`` if given)."""
+
+    def evict_pod(self, pod: "PodState", reason: "Reason") -> None:
+        """Evict one pod (a sync job stops whole)."""
+
+    def release(self, js: "JobState", reason: "Reason", pods: list["PodState"] | None = None) -> None:
+        """Give back what pods of a job that has not started hold (Permit, placeholders)."""
+
+    def deactivate(self, js: "JobState", reason: "Reason") -> None:
+        """Take a job out of the run for good."""
+
+    def launch_node(self, node: "Node", stages: dict[str, float], supplier: str = "") -> "NodeState":
+        """Add a node now; usable at the last of its stage times."""
+
+    def remove_node(self, name: str, supplier: str = "") -> None:
+        """Remove an empty node."""
+
+    def call_at(self, t: float, fn: Callable[[float], None], after_cycles: bool = False) -> None:
+        """Call ``fn(now)`` at simulated time ``t`` (after that instant's cycle with ``after_cycles``)."""
+
+    def request_cycle(self) -> None:
+        """Ask for a scheduling cycle after this instant's other events."""
+
+    def record_event(self, kind: str, js: "JobState | None", *, pod: str = "", node: str = "", layer: str = "",
+                     detail: str = "") -> None:
+        """Add a row to the run's events (kept at the ``full`` recording level, counted at every level)."""
 
 
 @runtime_checkable
@@ -64,42 +96,94 @@ class AdmissionLayer(Protocol):
 
     name: str
 
+    @abstractmethod
     def submit(self, job: "JobState", now: float) -> None:
-        """A job arrives at this layer (from submission or from the layer before)."""
+        """Required. A job arrives at this layer (from submission or from the layer before)."""
 
-    def cycle(self, sim: "Simulation", now: float) -> Iterable["JobState"]:
-        """Decide for the current state; return the jobs admitted now, in order."""
+    @abstractmethod
+    def cycle(self, sim: Cluster, now: float) -> Iterable["JobState"]:
+        """Required. Decide for the current state; return the jobs admitted now, in order."""
 
+    @abstractmethod
     def release(self, job: "JobState", now: float) -> None:
-        """A job this layer admitted has finished or was evicted: give back what it took."""
+        """Required. A job this layer admitted has finished or was evicted: give back what it took."""
 
-    def pending_reason(self, job: "JobState") -> Reason | None:
-        """Why ``job`` still waits in this layer (None if it does not)."""
+    @abstractmethod
+    def pending_reason(self, job: "JobState") -> "Reason | None":
+        """Required. Why ``job`` still waits in this layer (None if it does not)."""
+
+    def idle(self) -> bool:
+        """Optional. True when nothing waits here and a cycle now would change none of this layer's state.
+
+        When every layer says so (and no node supplier or per-cycle metric is
+        involved) the engine skips that cycle's work. The default, False, is
+        always correct.
+        """
+        return False
+
+    def metrics(self) -> dict[str, "pd.DataFrame"]:
+        """Optional. This layer's metrics at the end of the run, by the real metric's name."""
+        return {}
 
 
 @runtime_checkable
 class PlacementLayer(Protocol):
-    """The last layer: binds pods to nodes through ``sim.bind``."""
+    """The last layer: binds pods to nodes through ``sim.bind``.
+
+    ``period``: seconds between scheduling sessions (Volcano's session); 0
+    for a layer that reacts to every change (kube-scheduler). The engine
+    aligns the cycles to it (:func:`gangkit.model.precision.next_boundary`).
+    ``pending_metrics``: the names of the unschedulable pods and jobs counts
+    the engine samples after each cycle at the ``full`` level (``None``: not
+    reported), named after the real metric where one exists.
+    """
 
     name: str
+    period: float = 0.0
+    pending_metrics: tuple[str, str | None] = ("unschedulable_pods", "unschedulable_jobs")
 
+    @abstractmethod
     def enqueue(self, jobs: list["JobState"], now: float) -> None:
-        """Jobs whose pods now exist and wait for nodes (pods created in this order)."""
+        """Required. Jobs whose pods now exist and wait for nodes (pods created in this order)."""
 
+    @abstractmethod
     def requeue(self, job: "JobState", now: float) -> None:
-        """A job's pods were recreated after an eviction (Job controller semantics)."""
+        """Required. A job's pods were recreated after an eviction (Job controller semantics)."""
 
-    def cycle(self, sim: "Simulation", now: float) -> None:
-        """One scheduling cycle at ``now``: bind what the rules allow."""
+    @abstractmethod
+    def cycle(self, sim: Cluster, now: float) -> None:
+        """Required. One scheduling cycle at ``now``: bind what the rules allow."""
 
+    @abstractmethod
     def forget(self, job: "JobState") -> None:
-        """The job no longer waits here (finished or removed)."""
+        """Required. The job no longer waits here (finished or removed)."""
 
+    @abstractmethod
     def unschedulable(self) -> list["PodState"]:
-        """Pods that wait for room after the last cycle (what autoscalers see)."""
+        """Required. Pods that wait for room after the last cycle (what autoscalers see)."""
 
-    def pending_reason(self, sim: "Simulation", job: "JobState") -> Reason | None:
-        """Why ``job`` is not (fully) placed in the current state."""
+    @abstractmethod
+    def pending_reason(self, sim: Cluster, job: "JobState") -> "Reason | None":
+        """Required. Why ``job`` is not (fully) placed in the current state."""
+
+    def idle(self) -> bool:
+        """Optional. As :meth:`AdmissionLayer.idle`."""
+        return False
+
+    def metrics(self) -> dict[str, "pd.DataFrame"]:
+        """Optional. This layer's metrics at the end of the run, by the real metric's name."""
+        return {}
+
+    def places_in_arrival_order(self, scenario: "Scenario") -> bool:
+        """Optional. True when, for this scenario, each cycle of this layer binds the waiting jobs in the
+        order they arrived while a node has room for the next one, and does nothing else.
+
+        Asked only of runs whose jobs are all one pod of one shape (see
+        :mod:`gangkit.engine.lean`); True lets such a run go through the lean
+        engine, which applies exactly that rule on a plain event heap. The
+        default, False, is always correct.
+        """
+        return False
 
 
 @runtime_checkable
@@ -108,8 +192,38 @@ class NodeSupplier(Protocol):
 
     name: str
 
+    @abstractmethod
     def can_ever_fit(self, gpus: int, cpu: float, memory: int, selector: tuple) -> bool:
-        """Could this supplier ever bring a node that holds such a pod?"""
+        """Required. Could this supplier ever bring a node that holds such a pod?"""
 
-    def observe(self, sim: "Simulation", now: float, unschedulable: list["PodState"]) -> None:
-        """Called after every scheduling cycle that leaves pods unschedulable."""
+    @abstractmethod
+    def observe(self, sim: Cluster, now: float, unschedulable: list["PodState"]) -> None:
+        """Required. Called after every scheduling cycle that leaves pods unschedulable."""
+
+    def awaited_nodes(self) -> Iterable[tuple["PodState", str]]:
+        """Optional. (pod, node name) pairs: the in-flight nodes this supplier has nominated waiting pods to.
+
+        The engine charges a job's wait to the stage of the node it waits for
+        (:mod:`gangkit.engine.waits`); a supplier that names none leaves all
+        of its jobs' time in ``placement``.
+        """
+        return ()
+
+    def metrics(self) -> dict[str, "pd.DataFrame"]:
+        """Optional. This supplier's metrics at the end of the run, by the real metric's name."""
+        return {}
+
+
+#: The members of each socket: (required, optional). ``Stack`` checks a layer against them.
+MEMBERS = {
+    AdmissionLayer: (("name", "submit", "cycle", "release", "pending_reason"), ("idle", "metrics")),
+    PlacementLayer: (("name", "enqueue", "requeue", "cycle", "forget", "unschedulable", "pending_reason"),
+                     ("period", "pending_metrics", "idle", "metrics", "places_in_arrival_order")),
+    NodeSupplier: (("name", "can_ever_fit", "observe"), ("awaited_nodes", "metrics")),
+}
+
+
+def missing_members(layer: object, socket: type) -> list[str]:
+    """The members of ``socket`` that ``layer`` lacks (required ones first)."""
+    required, optional = MEMBERS[socket]
+    return [m for m in (*required, *optional) if not hasattr(layer, m)]

@@ -16,11 +16,12 @@ submission time as creation time.
 
 from __future__ import annotations
 
-from gangkit.engine.sockets import Reason
+from gangkit.model.reasons import Reason
 from gangkit.kueue.objects import GPU, ClusterQueue, FlavorQuotas, LocalQueue, PodSetSpec, Quota, ResourceFlavor, ResourceGroup, Workload
 from gangkit.kueue.pods_ready import PODS_READY_TIMEOUT, REQUEUING_LIMIT_EXCEEDED, on_timeout, pods_ready
 from gangkit.kueue.metrics import KueueMetrics
 from gangkit.kueue.scheduler import Kueue
+from gangkit.engine.sockets import AdmissionLayer
 
 
 def workload_for(js, known: dict | None = None) -> Workload:
@@ -59,7 +60,7 @@ def default_setup(scenario, gpus: int | None = None) -> Kueue:
     return Kueue([ResourceFlavor("default-flavor")], [cq], [LocalQueue(q, ns, cq.name) for ns, q in lqs])
 
 
-class KueueLayer:
+class KueueLayer(AdmissionLayer):
     """The ``kueue`` admission layer: quota reservation for whole workloads, in Kueue's cycles."""
 
     name = "quota"
@@ -101,7 +102,7 @@ class KueueLayer:
                         js.waits[js.layer] = js.waits.get(js.layer, 0.0) + now - js.layer_enter
                         js.layer_enter = now
                     sim.evict(js, why, to_admission=0)
-                sim._event("preempted", js, layer="quota", detail=reason)
+                sim.record_event("preempted", js, layer="quota", detail=reason)
             for wl in r.admitted:
                 self._apply_flavors(wl)
                 self.recorder.admitted(wl, now)

@@ -52,7 +52,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from gangkit.supply.autoscaler import BEST_EFFORT_ATOMIC, PROVISIONING_CLASSES, ProvisioningRequest
-from gangkit.engine.sockets import Reason
+from gangkit.model.reasons import Reason
+from gangkit.engine.sockets import AdmissionLayer
 
 CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 EVICTED_BY_ADMISSION_CHECK = "AdmissionCheck"
@@ -90,7 +91,7 @@ class AdmissionCheck:
     config: ProvisioningRequestConfig = ProvisioningRequestConfig()
 
 
-class ProvisioningRequestCheck:
+class ProvisioningRequestCheck(AdmissionLayer):
     """The ``admission_check`` layer of ``kueue+provreq+autoscaler``: Kueue's provisioning admission check.
 
     It sits behind the :class:`~gangkit.kueue.layer.KueueLayer` (which

@@ -12,9 +12,10 @@ group) and carry labels that pods may select on.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.resources import labels_match
 
 
 @dataclass(frozen=True)
@@ -38,10 +39,7 @@ class Node:
 
     def matches(self, selector: tuple[tuple[str, str], ...]) -> bool:
         """True when every ``key=value`` of a pod's nodeSelector is among this node's labels."""
-        if not selector:
-            return True
-        labels = dict(self.labels)
-        return all(labels.get(k) == v for k, v in selector)
+        return labels_match(self.labels, selector)
 
     def problems(self) -> list[Problem]:
         obj = f"Node {self.name}"
@@ -78,25 +76,3 @@ def validate_nodes(node_list: list[Node]) -> None:
         seen.add(n.name)
     if problems:
         raise ScenarioError(problems)
-
-
-@dataclass
-class NodeState:
-    """What is free on one node right now (the engine's mutable view of a :class:`Node`)."""
-
-    node: Node
-    index: int
-    free_gpus: int
-    free_cpu: float | None
-    free_memory: int | None
-    ready: bool = True
-    pods: set = field(default_factory=set)
-
-    def fits(self, gpus: int, cpu: float, memory: int, selector=()) -> bool:
-        if not self.ready or gpus > self.free_gpus:
-            return False
-        if cpu and self.free_cpu is not None and cpu > self.free_cpu + 1e-9:
-            return False
-        if memory and self.free_memory is not None and memory > self.free_memory:
-            return False
-        return self.node.matches(selector)

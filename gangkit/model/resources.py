@@ -1,4 +1,15 @@
-"""Resource vectors as Volcano's scheduler compares them: GPUs, CPU and memory side by side.
+"""Resources: the room a pod needs on one node, and vectors of amounts as Volcano compares them.
+
+**Room.** A pod takes its GPUs, CPU and memory from one node, so the question
+every scheduler, provisioner and reservation book asks is "does this pod fit
+in this room?": the free GPUs, cores and bytes of one node (or of an empty
+machine of some type). :class:`Room` is that room, with the one rule
+(:meth:`Room.fits`): at most the free GPUs, at most the free cores (within
+:data:`~gangkit.model.precision.TOLERANCE`), at most the free bytes; a
+resource the node does not model (``None``) never stops a pod. A pod's node
+selector is matched against a node's labels by :func:`labels_match`.
+
+**Vectors.**
 
 A queue's budget, a PodGroup's ``minResources`` and a node's free room are
 each a *vector* of amounts, one per resource (``nvidia.com/gpu``, ``cpu``,
@@ -21,10 +32,64 @@ GPUs between two queues is 2.5 each, as in Volcano.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gangkit.model.precision import TOLERANCE
+
 DIMS = ("gpus", "cpu", "memory")
-EPS = 1e-9
+EPS = TOLERANCE  # an amount at most this is nothing (Resources.asked, is_empty)
+
+
+@dataclass(eq=False)
+class Room:
+    """Free room on one node: GPUs, and cores and bytes where the node models them (``None``: not modelled).
+
+    >>> r = Room(8, 16.0, None)
+    >>> r.fits(4, 16.0, 2**40), r.fits(9, 0.0, 0)
+    (True, False)
+    >>> r.take(4, 15.5, 0); (r.free_gpus, r.free_cpu)
+    (4, 0.5)
+    """
+
+    free_gpus: int
+    free_cpu: float | None = None
+    free_memory: int | None = None
+
+    def fits(self, gpus: int, cpu: float = 0.0, memory: int = 0) -> bool:
+        """The rule: at most the free GPUs, cores (within TOLERANCE) and bytes; an unmodelled resource never stops a pod."""
+        return (gpus <= self.free_gpus
+                and (not cpu or self.free_cpu is None or cpu <= self.free_cpu + TOLERANCE)
+                and (not memory or self.free_memory is None or memory <= self.free_memory))
+
+    def take(self, gpus: int, cpu: float = 0.0, memory: int = 0) -> None:
+        """Take a pod's request out of the room (an unmodelled resource stays unmodelled)."""
+        self.free_gpus -= gpus
+        if self.free_cpu is not None:
+            self.free_cpu -= cpu
+        if self.free_memory is not None:
+            self.free_memory -= memory
+
+    def give(self, gpus: int, cpu: float = 0.0, memory: int = 0) -> None:
+        """Give a pod's request back."""
+        self.free_gpus += gpus
+        if self.free_cpu is not None:
+            self.free_cpu += cpu
+        if self.free_memory is not None:
+            self.free_memory += memory
+
+
+def labels_match(labels: Mapping[str, str] | tuple, selector: tuple) -> bool:
+    """True when every ``key=value`` of a pod's node selector is among the labels (a dict or sorted pairs).
+
+    >>> labels_match({"zone": "a", "gpu": "h100"}, (("gpu", "h100"),)), labels_match((("zone", "a"),), (("zone", "b"),))
+    (True, False)
+    """
+    if not selector:
+        return True
+    if not isinstance(labels, Mapping):
+        labels = dict(labels)
+    return all(labels.get(k) == v for k, v in selector)
 
 
 @dataclass(frozen=True)

@@ -63,9 +63,10 @@ from __future__ import annotations
 
 import math
 
-from gangkit.engine.simulation import JobState, PodState, Simulation
+from gangkit.engine.simulation import Simulation
+from gangkit.engine.state import JobState, PodState
 from gangkit.model.errors import Problem, ScenarioError
-from gangkit.engine.sockets import Reason
+from gangkit.model.reasons import Reason
 from gangkit.placement.permit import Group, PermitLayer, WaitingRoom
 
 PERMIT_WAITING_TIME = 60.0  # permitWaitingTimeSeconds
@@ -167,7 +168,7 @@ class Coscheduling(PermitLayer):
         shape = (tuple(p.request for p in pending), g.min_member, js.bound)
         if shape in doomed:  # capacity only shrank since a group of this shape was rejected
             placed = doomed[shape]
-            self._reject(sim, g, sim.env.now, pending[placed], g.min_member - placed)
+            self._reject(sim, g, sim.now, pending[placed], g.min_member - placed)
             return True
         taken = []
         for p in pending:
@@ -189,7 +190,7 @@ class Coscheduling(PermitLayer):
         if 100.0 * missing / g.min_member <= self.reject_percentage:
             return False
         held = js.bound
-        self._reject(sim, g, sim.env.now, pending[placed], missing)
+        self._reject(sim, g, sim.now, pending[placed], missing)
         if held:
             failed.clear()  # capacity was freed
             doomed.clear()
@@ -225,7 +226,7 @@ class Coscheduling(PermitLayer):
         pending = [p for p in js.pods if p.node is None and not p.done]
         if g is None or not pending:
             return None
-        return permit_reason(sim, self.room, g, pending, self.timeout_of(js), now=sim.env.now,
+        return permit_reason(sim, self.room, g, pending, self.timeout_of(js), now=sim.now,
                              backoff_until=g.backoff_until, who="PodGroup", size="minMember")
 
 

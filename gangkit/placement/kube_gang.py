@@ -56,9 +56,10 @@ pods) and stops trying a request shape at its first failure.
 
 from __future__ import annotations
 
-from gangkit.engine.simulation import JobState, PodState, Simulation
+from gangkit.engine.simulation import Simulation
+from gangkit.engine.state import JobState, PodState
 from gangkit.model.errors import Problem, ScenarioError
-from gangkit.engine.sockets import Reason
+from gangkit.model.reasons import Reason
 from gangkit.placement.permit import Group, PermitLayer
 
 SCHEDULING_TIMEOUT = 300.0  # DefaultSchedulingTimeoutDuration in Kubernetes 1.35: fixed, 5 minutes
@@ -185,5 +186,5 @@ class KubeGang(PermitLayer):
             return Reason("placement", "WaitingForPods",
                           f"waiting for minCount pods from a gang to appear in scheduling queue: "
                           f"{len(js.pods)} of minCount {g.min_member} pods exist", {"pods": len(js.pods), "min_count": g.min_member})
-        return permit_reason(sim, self.room, g, pending, self.scheduling_timeout, now=sim.env.now, backoff_until=0.0,
+        return permit_reason(sim, self.room, g, pending, self.scheduling_timeout, now=sim.now, backoff_until=0.0,
                              who="Workload", size="minCount")

@@ -33,16 +33,19 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 
-from gangkit.model.nodes import NodeState
-from gangkit.engine.simulation import JobState, PodState, Simulation
-from gangkit.engine.sockets import Reason
+from gangkit.engine.state import NodeState
+from gangkit.engine.simulation import Simulation
+from gangkit.engine.state import JobState, PodState
+from gangkit.model.reasons import Reason
+from gangkit.engine.sockets import PlacementLayer
 
 
-class KubeScheduler:
+class KubeScheduler(PlacementLayer):
     """The ``pod`` placement layer."""
 
     name = "placement"
     period = 0.0  # kube-scheduler reacts to events at once
+    pending_metrics = ("scheduler_pending_pods", None)  # the unschedulable queue of kube-scheduler's own gauge
 
     def __init__(self, preemption: bool = False):
         self.preemption = preemption

@@ -39,8 +39,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gangkit.engine.simulation import JobState, PodState, Simulation
-from gangkit.engine.sockets import Reason
+from gangkit.engine.simulation import Simulation
+from gangkit.engine.state import JobState, PodState
+from gangkit.model.reasons import Reason
+from gangkit.engine.sockets import PlacementLayer
 
 
 @dataclass(eq=False)
@@ -159,7 +161,7 @@ class WaitingRoom:
             sim.release(g.job, reason)
 
 
-class PermitLayer:
+class PermitLayer(PlacementLayer):
     """What the two Permit-holding placement layers share: the waiting room and the socket around it.
 
     :class:`gangkit.placement.coscheduling.Coscheduling` and :class:`gangkit.placement.kube_gang.KubeGang`

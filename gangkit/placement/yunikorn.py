@@ -62,10 +62,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gangkit.engine.simulation import JobState, PodState, Simulation
+from gangkit.engine.simulation import Simulation
+from gangkit.engine.state import JobState, PodState
 from gangkit.model.errors import Problem, ScenarioError
-from gangkit.engine.sockets import Reason
+from gangkit.model.reasons import Reason
 from gangkit.model.jobs import GANG_STYLES
+from gangkit.engine.sockets import PlacementLayer
 
 PLACEHOLDER_TIMEOUT = 900.0  # placeholderTimeoutInSeconds default: 15 minutes
 DEFAULT_STYLE = "Soft"
@@ -80,7 +82,7 @@ class _App:
     timer: int = 0
 
 
-class YuniKorn:
+class YuniKorn(PlacementLayer):
     """The ``yunikorn`` placement layer."""
 
     name = "placement"

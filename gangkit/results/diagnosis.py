@@ -16,7 +16,7 @@ flavor assignment, Volcano's trial placement, Karpenter's in-flight
 NodeClaims). The replay runs at the ``full`` recording level whatever level
 the result was recorded at; it needs the scenario and a stack chosen by name
 (a result built from a hand-made :class:`~gangkit.stacks.Stack` cannot be
-replayed and says so). The recorded ``events`` tell the same story in rows
+replayed and says so; :func:`gangkit.simulate.replay` does the replay). The recorded ``events`` tell the same story in rows
 (``admitted``, ``nominated``, ``node_registered``...); the diagnosis turns
 the state into one sentence.
 
@@ -132,21 +132,15 @@ def _g(x: float) -> str:
 
 # ------------------------------------------------------------------------------ replay
 def replay(result, at: float):
-    """The live :class:`~gangkit.engine.simulation.Simulation` of ``result``'s run after the events of instant ``at``."""
-    from gangkit.engine.simulation import Simulation
-    from gangkit.stacks import build_stack
-
-    sc = getattr(result, "scenario", None)
-    if sc is None or sc.settings.stack != result.stack:
+    """The live :class:`~gangkit.engine.simulation.Simulation` of ``result``'s run after the events of instant ``at``
+    (through ``result.replay``, which :func:`gangkit.simulate` leaves on every result of a stack chosen by name)."""
+    if result.replay is None:
         raise ScenarioError([Problem("Result", "diagnose",
             f"this result's stack {result.stack!r} was built by hand (a Stack object), so its run cannot be replayed; "
             "simulate with a stack name to diagnose it")])
     if not isinstance(at, (int, float)) or isinstance(at, bool) or math.isnan(at) or at < 0:
         raise ScenarioError([Problem("Result", "diagnose", f"at: expected a time in seconds >= 0, got {at!r}")])
-    sc = sc.with_settings(record="full")
-    sim = Simulation(sc, build_stack(sc.settings.stack, sc.settings, sc))
-    sim.run(until=float(at))
-    return sim
+    return result.replay(float(at))
 
 
 # ---------------------------------------------------------------------------- one job
@@ -303,10 +297,7 @@ def diagnose(result, job: str | None = None, at: float | None = None):
         d = diagnose_job(sim, js, t, result)
         rows.append((d.job, d.layer, d.code, d.message))
     table = pd.DataFrame(rows, columns=["job", "layer", "code", "message"])
-    gpus = {
-        "capacity": sim.capacity_gpus, "useful": sim.useful_gpus, "held_idle": sim.bound_gpus - sim.useful_gpus,
-        "free": sim.capacity_gpus - sim.not_ready_gpus - sim.bound_gpus, "not_ready": sim.not_ready_gpus,
-    }
+    gpus = sim.books.gpus()
     return ClusterDiagnosis(t, table, gpus, headline(t, table, gpus))
 
 

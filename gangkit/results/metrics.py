@@ -42,41 +42,22 @@ from __future__ import annotations
 
 import pandas as pd
 
-#: The name of the unschedulable-count metrics of each placement layer (by class name).
-UNSCHEDULABLE_METRICS = {
-    "VolcanoGang": ("volcano_unschedule_task_count", "volcano_unschedule_job_count"),
-    "KubeScheduler": ("scheduler_pending_pods", None),
-}
 ADMISSION_CHECK = "admission_check"
 
 
-class PlacementMetrics:
-    """Counts of unschedulable pods and jobs after each scheduling cycle (a row per change)."""
-
-    def __init__(self):
-        self.rows: list[tuple] = []
-
-    def sample(self, now: float, pods: list) -> None:
-        jobs = len({p.job.index for p in pods})
-        row = (float(now), len(pods), jobs)
-        if self.rows and self.rows[-1][1:] == row[1:]:
-            return
-        if self.rows and self.rows[-1][0] == row[0]:
-            self.rows[-1] = row
-        else:
-            self.rows.append(row)
-
-    def frames(self, placement) -> dict[str, pd.DataFrame]:
-        tasks, jobs = UNSCHEDULABLE_METRICS.get(type(placement).__name__, ("unschedulable_pods", "unschedulable_jobs"))
-        df = pd.DataFrame(self.rows, columns=["time_s", "pods", "jobs"])
-        out = {}
-        if tasks == "scheduler_pending_pods":
-            out[tasks] = pd.DataFrame({"time_s": df.time_s, "queue": "unschedulable", "value": df.pods})
-        else:
-            out[tasks] = pd.DataFrame({"time_s": df.time_s, "value": df.pods})
-        if jobs:
-            out[jobs] = pd.DataFrame({"time_s": df.time_s, "value": df.jobs})
-        return out
+def pending_frames(placement, rows: list[tuple]) -> dict[str, pd.DataFrame]:
+    """The unschedulable pods and jobs counts sampled after each cycle (:class:`gangkit.engine.books.PendingSamples`),
+    under the names the placement layer reports them by (its ``pending_metrics``)."""
+    tasks, jobs = placement.pending_metrics
+    df = pd.DataFrame(rows, columns=["time_s", "pods", "jobs"])
+    out = {}
+    if tasks == "scheduler_pending_pods":  # kube-scheduler's gauge has a queue label
+        out[tasks] = pd.DataFrame({"time_s": df.time_s, "queue": "unschedulable", "value": df.pods})
+    else:
+        out[tasks] = pd.DataFrame({"time_s": df.time_s, "value": df.pods})
+    if jobs:
+        out[jobs] = pd.DataFrame({"time_s": df.time_s, "value": df.jobs})
+    return out
 
 
 def admission_check_frame(rows: list[tuple]) -> pd.DataFrame:
@@ -89,11 +70,9 @@ def collect(sim) -> dict[str, pd.DataFrame]:
     """Every metric of a finished run: each layer's own frames, then the engine's."""
     out: dict[str, pd.DataFrame] = {}
     for layer in [*sim.stack.admission, sim.stack.placement, *sim.stack.suppliers]:
-        frames = getattr(layer, "metrics", None)
-        if callable(frames):
-            out.update(frames())
+        out.update(layer.metrics())
     if any(layer.name == ADMISSION_CHECK for layer in sim.stack.admission):
         out.setdefault("kueue_admission_checks_wait_time_seconds", admission_check_frame(sim.admission_rows))
     if sim.record == "full":
-        out.update(sim.placement_metrics.frames(sim.stack.placement))
+        out.update(pending_frames(sim.stack.placement, sim.pending_samples.rows))
     return out

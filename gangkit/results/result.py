@@ -30,14 +30,16 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from gangkit.engine.simulation import JobState, Simulation
-from gangkit.engine.sockets import Reason
-from gangkit.results.metrics import collect as collect_metrics
+from gangkit.engine.simulation import Simulation
+from gangkit.engine.state import JobState, OnePodJobs
 from gangkit.engine.waits import NODE_BUCKETS
+from gangkit.model.reasons import Reason
+from gangkit.results.metrics import collect as collect_metrics
 
 JOB_COLUMNS = [
     "job", "queue", "priority", "progress", "pods", "gpus", "gang_size", "submit_s", "start_s", "finish_s",
@@ -45,6 +47,7 @@ JOB_COLUMNS = [
 ]
 EVENT_COLUMNS = ["time_s", "event", "job", "pod", "node", "layer", "detail"]
 NODE_COLUMNS = ["node", "gpus", "cpu", "memory", "pool", "ready"]
+JOB_TAIL_COLUMNS = ["run_time_s", "restarts", "useful_gpu_s", "held_idle_gpu_s", "reason"]  # after the wait columns
 POD_COLUMNS = ["job", "pod", "pod_set", "gpus", "node", "created_s", "bound_s", "released_s", "state"]
 TIMELINE_COLUMNS = ["time_s", "capacity_gpus", "useful_gpus", "held_idle_gpus", "free_gpus", "not_ready_gpus", "running_jobs", "waiting_jobs"]
 
@@ -65,7 +68,10 @@ class Result:
     nodes: pd.DataFrame
     figures: dict = field(default_factory=dict)
     metrics: dict = field(default_factory=dict)  # per-layer metrics, named after the real ones (gangkit.results.metrics)
-    scenario: object = field(default=None, repr=False)  # what was run: Result.diagnose replays it
+    scenario: object = field(default=None, repr=False)  # what was run
+    #: ``replay(t)``: the live simulation after the events of instant ``t`` (set by :func:`gangkit.simulate`
+    #: for a stack chosen by name; None for a hand-made Stack, whose layers cannot be made again)
+    replay: Callable[[float], Simulation] | None = field(default=None, repr=False, compare=False)
 
     def metric(self, name: str) -> pd.DataFrame:
         """One metric by its real name (see :mod:`gangkit.results.metrics`); a clear error lists those this run has."""
@@ -201,7 +207,7 @@ def build_result(sim: Simulation) -> Result:
             attributed += 0.0 if math.isnan(v) else v
         row["wait_unattributed_s"] = math.nan if row["state"] == "Rejected" else _clean(row["wait_s"] - attributed)
     wait_cols = [f"wait_{n}_s" for n in layers] + ["wait_unattributed_s"]
-    jobs = pd.DataFrame(rows, columns=JOB_COLUMNS + wait_cols + ["run_time_s", "restarts", "useful_gpu_s", "held_idle_gpu_s", "reason"])
+    jobs = pd.DataFrame(rows, columns=JOB_COLUMNS + wait_cols + JOB_TAIL_COLUMNS)
     events = pd.DataFrame(sim.events, columns=EVENT_COLUMNS).astype({"time_s": float})
     node_rows = [(st.node.name, st.node.gpus, st.node.cpu, st.node.memory, st.node.pool, st.ready)
                  for st in sim.capacity.nodes]
@@ -213,12 +219,12 @@ def build_result(sim: Simulation) -> Result:
                 if p.node is not None:
                     pod_rows.append((js.name, p.name, p.pod_set.name, p.pod_set.gpus, p.node.node.name, p.created, p.bound_at, math.nan, "Bound"))
     pods = pd.DataFrame(pod_rows, columns=POD_COLUMNS).astype({"created_s": float, "bound_s": float, "released_s": float}).sort_values(["bound_s", "pod"], kind="stable").reset_index(drop=True)
-    timeline = pd.DataFrame(sim.timeline, columns=TIMELINE_COLUMNS).astype({"time_s": float})
+    timeline = pd.DataFrame(sim.books.timeline, columns=TIMELINE_COLUMNS).astype({"time_s": float})
     states = Counter(row["state"] for row in rows)
     waits = [row["wait_s"] for row in rows if row["state"] != "Rejected"]
     censored = sum(1 for row in rows if row["censored"])
-    if sim.lean:  # add the jobs already retired, and those that never arrived
-        jobs = jobs.iloc[0:0]
+    if sim.retire_jobs:  # add the jobs already retired, and those that never arrived
+        jobs = jobs.iloc[0:0] if sim.one_pod_jobs is None else one_pod_jobs_table(sim.one_pod_jobs, layers)
         states.update(sim.retired_states)
         waits.extend(sim.retired_waits)
         unsubmitted = sim.job_total - sim.arrived
@@ -229,6 +235,37 @@ def build_result(sim: Simulation) -> Result:
     return Result(sim.scenario.name, sim.stack.name, sim.settings.ordering, sim.settings.seed,
                   jobs, pods, events, timeline, pd.DataFrame(holders, columns=["job", "gpus_held", "nodes", "waiting_pods"]),
                   nodes, figures, collect_metrics(sim), sim.scenario)
+
+
+def one_pod_jobs_table(done: OnePodJobs, layers: list[str]) -> pd.DataFrame:
+    """The ``jobs`` table of a lean run in which every job finished, column by column.
+
+    The same table the job states of the general engine give (the loop above):
+    every job is one pod of ``done.gpus`` GPUs with a gang of one, started once
+    and finished, its wait all in ``placement``. ``_clean`` is inlined in the
+    comprehensions (the Erlang C tests build tables of millions of rows).
+    """
+    if layers != ["placement"]:
+        raise ValueError(f"a lean run has the placement layer alone, not {layers}")
+    specs, g = done.specs, done.gpus
+    n = len(specs)
+    start, finish, enter = done.start, done.finish, done.enter
+    submit = [float(s.submit_time) for s in specs]
+    wait = [b - a for a, b in zip(submit, start)]
+    # a job that started when it reached placement has no placement stretch (close_wait adds none)
+    placement = [round(0.0 + (b - a), 6) + 0.0 if b > a else 0.0 for a, b in zip(enter, start)]
+    cols = {
+        "job": [s.key for s in specs], "queue": [s.queue for s in specs], "priority": [s.priority for s in specs],
+        "progress": [s.progress for s in specs], "pods": [1] * n, "gpus": [g] * n, "gang_size": [1] * n,
+        "submit_s": submit, "start_s": list(start), "finish_s": list(finish),
+        "state": ["Finished"] * n, "wait_s": wait, "censored": [False] * n,
+        "wait_placement_s": placement,
+        "wait_unattributed_s": [round(w - p, 6) + 0.0 for w, p in zip(wait, placement)],
+        "run_time_s": [float(s.run_time) for s in specs], "restarts": [0] * n,
+        "useful_gpu_s": [round((b - a) * g, 6) + 0.0 for a, b in zip(start, finish)],
+        "held_idle_gpu_s": [0.0] * n, "reason": [""] * n,
+    }
+    return pd.DataFrame(cols, columns=JOB_COLUMNS + ["wait_placement_s", "wait_unattributed_s"] + JOB_TAIL_COLUMNS)
 
 
 def wait_buckets(sim: Simulation) -> list[str]:
@@ -264,7 +301,7 @@ def _clean(x: float) -> float:
 
 def _figures(sim: Simulation, states: Counter, waits: np.ndarray, censored: int, deadlock: bool) -> dict:
     """The headline figures; waits are summed exactly (math.fsum), so job order cannot change them."""
-    I = sim.integrals
+    I = sim.books.integrals
     cap = I["capacity"]
     def ratio(x: float) -> float:
         return round(x / cap, 4) if cap > 0 else 0.0
@@ -272,7 +309,7 @@ def _figures(sim: Simulation, states: Counter, waits: np.ndarray, censored: int,
     def pct(q: float) -> float:
         return round(float(np.percentile(waits, q)), 3) if len(waits) else 0.0
 
-    held_at_end = int(sim.bound_gpus - sim.useful_gpus)
+    held_at_end = int(sim.books.bound_gpus - sim.books.useful_gpus)
     return {
         "deadlock": bool(deadlock),
         "deadlock_at_s": float(sim.quiescent_at) if deadlock else None,

@@ -82,7 +82,8 @@ import pandas as pd
 
 from gangkit.model.nodes import Node
 from gangkit.supply.karpenter import GPU, TYPE_LABEL, InstanceType, Stages
-from gangkit.engine.sockets import Reason
+from gangkit.model.reasons import Reason
+from gangkit.engine.sockets import NodeSupplier
 
 NODE_GROUP_LABEL = "gangkit.io/node-group"  # clouds use their own label (e.g. a GKE node pool's)
 EXPANDERS = ("random", "least-waste", "most-pods", "price")
@@ -189,7 +190,7 @@ def _pod_req(p) -> tuple:
     return (ps.gpus, ps.cpu or 0.0, ps.memory or 0, ps.node_selector)
 
 
-class ClusterAutoscaler:
+class ClusterAutoscaler(NodeSupplier):
     """The ``autoscaler`` node supplier (see the module docstring for its rules)."""
 
     name = "autoscaler"
@@ -315,7 +316,7 @@ class ClusterAutoscaler:
         return pr.state == "Provisioned" and not pr.booking_lost and now < pr.provisioned_at + BOOKING - 1e-9
 
     def _regular_pending(self) -> list:
-        now = self._sim.env.now if self._sim is not None else 0.0
+        now = self._sim.now if self._sim is not None else 0.0
         booked_jobs = {pr.job for pr in self._requests if self._booked(pr, now) and pr.job is not None}
         return [p for p in self._pending if p.node is None and not p.done and p.job.placing and p.job not in booked_jobs]
 
@@ -324,7 +325,7 @@ class ClusterAutoscaler:
         return max(t, math.ceil(t / k - 1e-9) * k)
 
     def _wake(self, sim, at: float) -> None:
-        at = self._aligned(max(at, sim.env.now, self._last_scan + self.scan_interval))
+        at = self._aligned(max(at, sim.now, self._last_scan + self.scan_interval))
         if self._next_scan is not None and self._next_scan <= at:
             return
         self._next_scan = at
@@ -408,7 +409,7 @@ class ClusterAutoscaler:
                     rooms[n.name] = [n.name, it.gpus, it.cpu, it.memory,
                                      lambda sel, labels=labels: all(labels.get(k) == v for k, v in sel)]
         for pr in self._requests:
-            if not self._booked(pr, sim.env.now):
+            if not self._booked(pr, sim.now):
                 continue
             bound = sum(1 for p in (pr.job.pods if pr.job is not None else []) if p.node is not None)
             for req in pr.pods[bound:]:
@@ -491,7 +492,7 @@ class ClusterAutoscaler:
             stages = self.stages.draw(sim.rng, now)
             it = g.instance_type
             if g.stockout:
-                sim._event("node_requested", None, node=name, layer=self.name, detail=f"node group {g.name}: the cloud has no {it.name} machine")
+                sim.record_event("node_requested", None, node=name, layer=self.name, detail=f"node group {g.name}: the cloud has no {it.name} machine")
             else:
                 sim.launch_node(Node(name, it.gpus, cpu=it.cpu, memory=it.memory, labels=g.node_labels(), pool=g.name),
                                 stages, supplier=self.name)
@@ -579,8 +580,8 @@ class ClusterAutoscaler:
                     sim.evict_pod(p, Reason("autoscaler", "NodeRemoved", f"node {n.name} removed"))
                 sim.remove_node(n.name, supplier=self.name)
             else:
-                sim._event("node_removed", None, node=n.name, layer=self.name, detail="never joined the cluster")
-            sim._event("node_group_backoff", None, node=n.name, layer=self.name,
+                sim.record_event("node_removed", None, node=n.name, layer=self.name, detail="never joined the cluster")
+            sim.record_event("node_group_backoff", None, node=n.name, layer=self.name,
                        detail=f"node group {g.name} backed off until t={state.backoff_until:g} s "
                               f"(failure {state.failures}): node not ready within {self.max_node_provision_time:g} s")
             self._failures.append((now, g.name, n.name, state.failures, state.backoff_until))

@@ -95,7 +95,8 @@ from typing import Callable, Union
 import pandas as pd
 
 from gangkit.model.nodes import Node
-from gangkit.engine.sockets import Reason
+from gangkit.model.reasons import Reason
+from gangkit.engine.sockets import NodeSupplier
 
 GPU = "nvidia.com/gpu"
 POOL_LABEL = "karpenter.sh/nodepool"
@@ -238,7 +239,7 @@ class _Claim:
     timer: int = 0
 
 
-class Karpenter:
+class Karpenter(NodeSupplier):
     """The ``karpenter`` node supplier (see the module docstring for its rules)."""
 
     name = "karpenter"
@@ -483,7 +484,7 @@ class Karpenter:
     def _arm(self, sim, c: _Claim, at: float) -> None:
         c.timer += 1
         token = c.timer
-        sim.call_at(max(at, sim.env.now), lambda t: self._consolidate(sim, c, t, token), after_cycles=True)
+        sim.call_at(max(at, sim.now), lambda t: self._consolidate(sim, c, t, token), after_cycles=True)
 
     def _consolidate(self, sim, c: _Claim, now: float, token: int) -> None:
         st = sim.capacity.by_name.get(c.name)

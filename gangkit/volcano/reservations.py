@@ -49,8 +49,9 @@ import math
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:  # pragma: no cover
-    from gangkit.model.nodes import NodeState
-    from gangkit.engine.simulation import JobState, PodState, Simulation
+    from gangkit.engine.state import NodeState
+    from gangkit.engine.simulation import Simulation
+    from gangkit.engine.state import JobState, PodState
 
 INF = math.inf
 

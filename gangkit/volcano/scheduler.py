@@ -95,27 +95,33 @@ import heapq
 import math
 from collections import defaultdict
 
-from gangkit.engine.simulation import JobState, PodState, Simulation
-from gangkit.engine.sockets import Reason
+from gangkit.engine.simulation import Simulation
+from gangkit.engine.state import JobState, PodState
+from gangkit.model.reasons import Reason
 from gangkit.volcano.actions.backfill import RESERVING, SHAPE_SKIPPING, ReservationSession, best_effort
 from gangkit.volcano.actions.enqueue import ClusterRoom, admit, enqueue_verdict, job_min_resources
 from gangkit.volcano.actions.preempt import Bundle, job_bundles, select_victims
 from gangkit.volcano.plugins.proportion import QueueAttr, VolcanoSetup, proportion
 from gangkit.volcano.plugins.gang import gang_ready, ready_pods
 from gangkit.model.resources import ZERO, Resources, pod_resources
+from gangkit.engine.sockets import PlacementLayer
 
 PENDING, INQUEUE, RUNNING = "Pending", "Inqueue", "Running"  # PodGroup phases
+#: orderings that place same-shape jobs in creation order, stopping at the first that does not fit
+ARRIVAL_ORDERINGS = ("skip", "strict", "largest-first", "volcano-backfill")
 
 
-class VolcanoGang:
+class VolcanoGang(PlacementLayer):
     """The ``gang`` placement layer."""
 
     name = "placement"
+    pending_metrics = ("volcano_unschedule_task_count", "volcano_unschedule_job_count")
 
     def __init__(self, ordering: str = "skip", period: float = 1.0, setup: VolcanoSetup | None = None,
-                 preemption: bool = False, shortcuts: bool = True):
+                 preemption: bool = False, shortcuts: bool = True, estimate_factor: float = 1.0):
         self.ordering = ordering
         self.period = period
+        self.estimate_factor = estimate_factor  # backfilling's run-time estimates (RunSettings.estimate_factor)
         self.shortcuts = shortcuts  # backfilling's fast paths; False gives the plain search (differential test)
         self.setup = setup if setup is not None else VolcanoSetup()
         self.queues = self.setup.all_queues()
@@ -207,6 +213,18 @@ class VolcanoGang:
     def _nothing_waits(self) -> bool:
         """No PodGroup waits to be enqueued or allocated (and no queue shares to compute)."""
         return not (self._pending or self._creating or self._partial or self.proportional or any(self._shapes.values()))
+
+    def places_in_arrival_order(self, scenario) -> bool:
+        """True for the default setup (one queue, no Volcano objects) and an ordering that places jobs of one shape
+        in creation order, stopping at the first that does not fit: each session then enqueues every Pending
+        PodGroup and allocate binds the waiting one-pod jobs in arrival order while a node has room
+        (:mod:`gangkit.engine.lean` runs such runs on a plain event heap).
+
+        ``strict``, ``skip``, ``largest-first`` and ``volcano-backfill`` all do that when every job has the
+        same shape: the first job that does not fit is followed only by jobs that do not fit. Preemption
+        changes nothing with one queue and one priority.
+        """
+        return scenario.volcano is None and self.ordering in ARRIVAL_ORDERINGS and not self.proportional
 
     def idle(self) -> bool:
         """A session now would change nothing (the engine then skips it): nothing waits, and the
@@ -468,7 +486,8 @@ class VolcanoGang:
         self._blocked_jobs = []
         if not by_queue:
             return
-        session = ReservationSession(sim, now, self.ordering == "conservative-backfill", self.shape, self.shortcuts)
+        session = ReservationSession(sim, now, self.ordering == "conservative-backfill", self.shape, self.shortcuts,
+                                     factor=self.estimate_factor)
         attrs = self._attrs or {}
         queues = [(self._queue_key(q), q) for q in by_queue]
         heapq.heapify(queues)

@@ -45,7 +45,8 @@ from __future__ import annotations
 from typing import Callable
 
 from gangkit.volcano.reservations import INF, Profile, estimate
-from gangkit.engine.simulation import JobState, Simulation
+from gangkit.engine.simulation import Simulation
+from gangkit.engine.state import JobState
 from gangkit.volcano.plugins.gang import gang_ready, ready_pods
 
 RESERVING = ("easy-backfill", "conservative-backfill")  # orderings that plan with a book of future capacity
@@ -69,9 +70,9 @@ class ReservationSession:
     """
 
     def __init__(self, sim: Simulation, now: float, conservative: bool, shape: Callable[[JobState], tuple],
-                 shortcuts: bool = True):
+                 shortcuts: bool = True, factor: float = 1.0):
         self.now = now
-        self.factor = sim.settings.estimate_factor
+        self.factor = factor  # estimated run time = true run time x factor, without activeDeadlineSeconds
         self.conservative = conservative
         self.shape = shape
         self.shortcuts = shortcuts  # False: no memos, no cheap tests (the plain search, for a differential test)

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gangkit.engine.sockets import Reason
+from gangkit.model.reasons import Reason
 from gangkit.volcano.plugins.proportion import QueueAttr
 from gangkit.model.resources import ZERO, Resources, pod_resources
 from gangkit.model.jobs import Job

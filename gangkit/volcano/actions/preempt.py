@@ -52,7 +52,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
-from gangkit.engine.simulation import JobState, PodState
+from gangkit.engine.state import JobState, PodState
 from gangkit.volcano.plugins.gang import ready_pods, role_minimums
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-from gangkit.engine.simulation import JobState, PodState
+from gangkit.engine.state import JobState, PodState
 
 
 def role_minimums(js: JobState) -> dict[str, int]:

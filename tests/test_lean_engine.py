@@ -14,20 +14,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gangkit import Scenario, nodes, simulate
-from gangkit.engine import lean as fast_gang  # noqa: F401
-from gangkit.workloads.generators import mm_c
-from gangkit.stacks import build_stack
+from gangkit.engine import lean
 from gangkit.model.jobs import Job, PodSet, job
+from gangkit.stacks import build_stack
+from gangkit.volcano.scheduler import ARRIVAL_ORDERINGS
+from gangkit.workloads.generators import mm_c
 
 
 def general(scenario, **kw):
-    """The run through the general engine (the lean one switched off)."""
-    original = fast_gang.applies
-    fast_gang.applies = lambda *a: False
-    try:
-        return simulate(scenario, **kw)
-    finally:
-        fast_gang.applies = original
+    """The run through the general engine (the lean one switched off by the run setting)."""
+    return simulate(scenario, engine="general", **kw)
 
 
 def assert_same(a, b) -> None:
@@ -38,7 +34,7 @@ def assert_same(a, b) -> None:
 
 
 def qualifies(sc: Scenario) -> bool:
-    return fast_gang.applies(sc, build_stack(sc.settings.stack, sc.settings, sc))
+    return lean.applies(sc, build_stack(sc.settings.stack, sc.settings, sc))
 
 
 @st.composite
@@ -54,7 +50,7 @@ def one_pod_runs(draw):
                 progress=draw(st.sampled_from(["sync", "independent"]))) for k in range(n)]
     cluster = [dataclasses.replace(nd, name=f"n{i}") for i, x in enumerate(node_gpus) for nd in nodes(1, gpus=x)]
     sc = Scenario(cluster, jobs).with_settings(
-        stack="gang", ordering=draw(st.sampled_from(fast_gang.ORDERINGS)),
+        stack="gang", ordering=draw(st.sampled_from(ARRIVAL_ORDERINGS)),
         session_period=draw(st.sampled_from([0.0, 0.5, 1.0, 2.5])),
         record=draw(st.sampled_from(["summary", "jobs"])),
         horizon=draw(st.sampled_from([1e9, 20.0, 45.5])), preemption=draw(st.booleans()))
@@ -126,7 +122,9 @@ def test_lean_engine_only_where_its_rules_hold(case, change):
 def test_jobs_level_cut_by_the_horizon_falls_back(case, sc, states):
     """Rows of jobs still in the system or never submitted need the general engine's states and reasons."""
     assert qualifies(sc)
-    assert fast_gang.run(sc, build_stack("gang", sc.settings, sc)) is None
+    sim = lean.OnePodGangRun(sc, build_stack("gang", sc.settings, sc))
+    sim.run()
+    assert sim.needs_general_engine
     r = simulate(sc)
     assert set(r.jobs["state"]) == states
     assert_same(r, general(sc))

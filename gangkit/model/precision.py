@@ -1,0 +1,33 @@
+"""How gangkit compares amounts and times: one tolerance, and one rule for period boundaries.
+
+CPU requests are fractions of a core (a trace pod asks for 3.152 cores), and
+a node's free CPU is what is left after many takes and gives, so it carries
+rounding noise in its last bits: 4.0 - 3.152 + 3.152 need not be 4.0 again.
+Times are sums of floats too (a session every 0.1 s reaches 0.30000000000000004).
+gangkit allows :data:`TOLERANCE` wherever such a float is compared with a
+limit: a pod fits when it asks for at most the free room plus the tolerance,
+a timer is due when the clock is within the tolerance of it.
+
+Memory and GPUs are whole numbers and compared exactly.
+"""
+
+from __future__ import annotations
+
+import math
+
+#: The slack allowed when a float amount (cores, seconds) is compared with a limit.
+TOLERANCE = 1e-9
+
+
+def next_boundary(now: float, period: float) -> float:
+    """The first multiple of ``period`` at or after ``now`` (``now`` itself when ``period`` is 0).
+
+    A loop that runs every ``period`` seconds (Volcano's scheduling session,
+    cluster-autoscaler's scan) aligns its next run to this boundary. A clock
+    that is one rounding step past a boundary is taken to be on it, and the
+    result is never before ``now``.
+
+    >>> next_boundary(2.3, 1.0), next_boundary(3.0, 1.0), next_boundary(0.30000000000000004, 0.1), next_boundary(7.5, 0)
+    (3.0, 3.0, 0.30000000000000004, 7.5)
+    """
+    return now if not period else max(now, math.ceil(now / period - TOLERANCE) * period)
