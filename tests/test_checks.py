@@ -14,6 +14,8 @@ import pytest
 
 import gangkit as gk
 from gangkit import checks
+from gangkit.checks import lesson01 as checks_01, lesson02 as checks_02, lesson03 as checks_03
+from gangkit.checks import lesson04 as checks_04, lesson05 as checks_05, lesson06 as checks_06
 from gangkit.checks import (
     check_00_jobs_finished,
     check_01_effective_utilization,
@@ -153,22 +155,22 @@ def test_expected_answers_come_from_the_simulator():
     assert jobs.loc["Y", "wait_s"] == 540
     jobs = gk.simulate("two-gangs-deadlock", stack="gang").jobs.set_index("job")
     assert jobs.loc["B", "finish_s"] == 1200
-    sweep = {n: d for n, d, _, _ in checks._min_nodes_sweep()}
-    assert [n for n, d in sweep.items() if not d] == list(range(7, checks.MIN_NODES_SWEEP + 1))
-    waits = dict(checks._mixed_mean_waits())
+    sweep = {n: d for n, d, _, _ in checks_01._min_nodes_sweep()}
+    assert [n for n, d in sweep.items() if not d] == list(range(7, checks_01.MIN_NODES_SWEEP + 1))
+    waits = dict(checks_02._mixed_mean_waits())
     assert waits["skip"] < waits["strict"]
 
 
 def test_min_nodes_below_the_gang_size_is_a_deadlock_not_a_rejection():
     """The degenerate case the hint warns about: fewer one-GPU nodes than workers."""
     for n in (1, 2, 3):
-        result = gk.simulate(checks.two_four_worker_jobs(n), stack="pod")
+        result = gk.simulate(checks_01.two_four_worker_jobs(n), stack="pod")
         assert result.deadlock
         assert result.summary()["jobs_rejected"] == 0
 
 
 def test_ordering_tie_accepts_both(capsys, monkeypatch):
-    monkeypatch.setattr(checks, "_mixed_mean_waits", lambda: (("strict", 100.0), ("skip", 100.0)))
+    monkeypatch.setattr(checks_02, "_mixed_mean_waits", lambda: (("strict", 100.0), ("skip", 100.0)))
     for name in ("strict", "skip"):
         assert check_02_best_ordering(name) is True
         assert "Both orderings give the same mean wait here (100 s)" in capsys.readouterr().out
@@ -230,15 +232,15 @@ def test_lesson03_expected_answers_come_from_the_simulator():
     """The right answers in the table above are what the library says today."""
     from gangkit.lessons import lesson03
 
-    assert checks._lending_expected() == 4 and checks._lending_kept(4) == 8
+    assert checks_03._lending_expected() == 4 and checks_03._lending_kept(4) == 8
     sc = lesson03.reclaim_puzzle()
     assert list(lesson03.preemptions(gk.simulate(sc, stack="kueue+gang"), sc)["victim"]) == ["team-a/a-2"]
-    waits = {s: big for s, big, _ in checks._big_waits()}
+    waits = {s: big for s, big, _ in checks_03._big_waits()}
     assert waits == {"StrictFIFO": 750.0, "BestEffortFIFO": 4050.0}
 
 
 def test_strategy_tie_accepts_both(capsys, monkeypatch):
-    monkeypatch.setattr(checks, "_big_waits", lambda: (("StrictFIFO", 100.0, 5.0), ("BestEffortFIFO", 100.0, 0.0)))
+    monkeypatch.setattr(checks_03, "_big_waits", lambda: (("StrictFIFO", 100.0, 5.0), ("BestEffortFIFO", 100.0, 0.0)))
     for name in ("StrictFIFO", "BestEffortFIFO"):
         assert check_03_strategy_for_big_job(name) is True
         assert "Both strategies give big the same wait here (100 s)" in capsys.readouterr().out
@@ -266,8 +268,8 @@ def test_check_answers_02_holding(capsys, check, answer, passes, phrases):
 
 def test_lesson02_hard_timeout_comes_from_the_simulator():
     """The right answer above is what the yunikorn layer says today: arrival (10 s) + the 1200 s timeout."""
-    assert checks._big_under_yunikorn(1200.0, "Hard") == ("Deactivated", 1210.0, 10.0)
-    assert checks._big_under_yunikorn(1200.0, "Soft")[:2] == ("Finished", 3600.0)
+    assert checks_02._big_under_yunikorn(1200.0, "Hard") == ("Deactivated", 1210.0, 10.0)
+    assert checks_02._big_under_yunikorn(1200.0, "Soft")[:2] == ("Finished", 3600.0)
 
 
 # --- Lesson 04: utilization versus waiting (appended; the checks are in checks.__all__, so the generic tests above cover them)
@@ -278,10 +280,10 @@ from gangkit.checks import (  # noqa: E402
     check_04_starved_gang_wait,
 )
 
-_SAT = lesson04.saturated("strict", checks.SATURATION_NODE_SHARE)["effective_utilization"]
-_SAT_IDLE = lesson04.saturated("strict", checks.SATURATION_NODE_SHARE)["idle_while_waiting"]
+_SAT = lesson04.saturated("strict", checks_04.SATURATION_NODE_SHARE)["effective_utilization"]
+_SAT_IDLE = lesson04.saturated("strict", checks_04.SATURATION_NODE_SHARE)["idle_while_waiting"]
 _SAT_LESSON = lesson04.saturated("strict", lesson04.NODE_SHARE)["effective_utilization"]
-_STARVED = checks._starved()  # (job, wait under skip, mean gang wait under skip, same job under strict, strict's worst)
+_STARVED = checks_04._starved()  # (job, wait under skip, mean gang wait under skip, same job under strict, strict's worst)
 
 CASES_04 = [
     # --- 4.1: the load at which strict stops being stable, mix with 30% whole-node gangs
@@ -322,14 +324,14 @@ def test_check_answers_04(capsys, check, answer, passes, phrases):
 def test_lesson04_expected_answers_come_from_the_simulator():
     """The story the exercises rely on: strict saturates below the naive bound; skip starves the big gang."""
     assert 0.5 < _SAT < lesson04.naive_bound()
-    rows = {o: (w, u) for o, w, u in checks._policy_rows()}
+    rows = {o: (w, u) for o, w, u in checks_04._policy_rows()}
     assert rows["strict"][0] < rows["skip"][0]  # strict bounds the gangs' wait better
     job, wait, mean, same_strict, _ = _STARVED
     assert wait > same_strict and wait > mean and job.startswith("whole-node-")
 
 
 def test_policy_check_follows_the_target(capsys, monkeypatch):
-    monkeypatch.setattr(checks, "_policy_rows", lambda: (("strict", 100.0, 0.5), ("skip", 900.0, 0.8)))
+    monkeypatch.setattr(checks_04, "_policy_rows", lambda: (("strict", 100.0, 0.5), ("skip", 900.0, 0.8)))
     assert check_04_policy_for_big_gangs("skip") is True  # strict misses the utilization target
     assert check_04_policy_for_big_gangs("strict") is False
     assert "below the target 0.6" in capsys.readouterr().out
@@ -387,8 +389,8 @@ def test_check_answers_05(capsys, check, answer, passes, phrases):
 def test_lesson05_expected_answers_come_from_the_simulator():
     from gangkit.lessons import lesson05
 
-    assert [code for *_, code in checks._classified()] == RIGHT_05
-    waits = dict(checks._train_d_waits())
+    assert [code for *_, code in checks_05._classified()] == RIGHT_05
+    waits = dict(checks_05._train_d_waits())
     assert (waits["node_initialization"], waits["node_registration"], waits["total"]) == (90.0, 60.0, 151.0)
     assert set(RIGHT_05) == set(lesson05.REASONS)
 
@@ -433,12 +435,12 @@ def test_check_answers_06(capsys, check, answer, passes, phrases):
 
 
 def test_lesson06_expected_answers_come_from_the_simulator():
-    assert checks._train_start_with_pull(300.0) == 451.0 and checks._train_start_with_pull(0.0) == 151.0
-    assert checks._train_waits_with_pull(300.0) == {"quota": 0.0, "placement": 1.0, "node_launch": 0.0,
-                                                    "node_registration": 60.0, "node_initialization": 90.0,
-                                                    "image_pull": 300.0, "total": 451.0}
-    assert [n for n, wait, _ in checks._warm_pool_waits() if wait < 60][0] == 3
-    assert checks._provreq_deactivated()[0] == 7620.0
+    assert checks_06._train_start_with_pull(300.0) == 451.0 and checks_06._train_start_with_pull(0.0) == 151.0
+    assert checks_06._train_waits_with_pull(300.0) == {"quota": 0.0, "placement": 1.0, "node_launch": 0.0,
+                                                       "node_registration": 60.0, "node_initialization": 90.0,
+                                                       "image_pull": 300.0, "total": 451.0}
+    assert [n for n, wait, _ in checks_06._warm_pool_waits() if wait < 60][0] == 3
+    assert checks_06._provreq_deactivated()[0] == 7620.0
 
 
 # --- lesson 02, exercise 2.5: nine of ten nodes at scale-to-zero (coscheduling + Karpenter) --------------
@@ -465,6 +467,6 @@ def test_check_answers_02_zero(capsys, check, answer, passes, phrases):
 
 def test_lesson02_nine_of_ten_comes_from_the_simulator():
     """9 pods x 8 GPUs wait at Permit for the 60 s timeout: 4320 GPU-seconds; the 9 nodes run for the whole run."""
-    held, paid = checks._nine_of_ten("coscheduling+karpenter")
+    held, paid = checks_02._nine_of_ten("coscheduling+karpenter")
     assert held == pytest.approx(9 * 8 * 60 / 3600)
     assert paid == pytest.approx(9 * 8 * (7200 - 1) / 3600)  # launched at the end of Karpenter's 1 s batch window

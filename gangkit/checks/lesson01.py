@@ -1,0 +1,214 @@
+"""Checks of lesson 01 (the pod-level deadlock): GPUs held idle, the cluster size that avoids it, utilization.
+
+Exercises 1.1 to 1.3 ask for the GPUs bound to jobs that cannot progress in ``two-gangs-deadlock``,
+the smallest cluster of one-GPU nodes on which two 4-worker jobs never deadlock, and the effective
+utilization of ``three-workers``, all under stack 'pod'. When a number is off, the message names
+what it probably is (what one job holds instead of both, the answer under 'gang', the allocated
+utilization instead of the effective one) or, for a cluster size, what the simulator says happens
+on that many nodes; a utilization written as a percentage is accepted, with a note.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from gangkit.checks.common import close, figure, fmt, not_done, number
+from gangkit.model.jobs import job
+from gangkit.model.nodes import nodes
+from gangkit.model.scenario import Scenario
+from gangkit.simulate import simulate
+from gangkit.workloads.scenarios import load as load_scenario
+
+
+#: Utilizations (fractions) within this distance of the summary figure are right.
+UTILIZATION_TOLERANCE = 0.005
+#: ``check_01_min_nodes`` simulates clusters of 1 to this many one-GPU nodes.
+MIN_NODES_SWEEP = 16
+#: ``check_01_min_nodes``: workers per job (one GPU each).
+PODS_PER_JOB = 4
+
+
+@functools.lru_cache(maxsize=None)
+def _held_by_job(scenario: str, stack: str) -> tuple:
+    """(job, GPUs held without progress) for every deadlocked job, from ``Result.holders``."""
+    holders = simulate(scenario, stack=stack).holders
+    return tuple((r.job, int(r.gpus_held)) for r in holders.itertuples())
+
+
+@functools.lru_cache(maxsize=None)
+def _capacity(scenario: str) -> int:
+    """GPUs in a built-in scenario's cluster."""
+    return sum(n.gpus for n in load_scenario(scenario).nodes)
+
+
+def two_four_worker_jobs(n_nodes: int) -> Scenario:
+    """The scenario of exercise 1.2: two 4-worker sync jobs (1 GPU each) on ``n_nodes`` one-GPU nodes."""
+    jobs = [job("A", pods=PODS_PER_JOB, gpus=1), job("B", pods=PODS_PER_JOB, gpus=1)]
+    return Scenario(nodes(n_nodes, gpus=1), jobs, name=f"two-4-worker-jobs-on-{n_nodes}-nodes")
+
+
+@functools.lru_cache(maxsize=None)
+def _min_nodes_sweep() -> tuple:
+    """For n = 1..MIN_NODES_SWEEP: (n, deadlock, ((job, GPUs held), ...), jobs waiting holding nothing)."""
+    out = []
+    for n in range(1, MIN_NODES_SWEEP + 1):
+        r = simulate(two_four_worker_jobs(n), stack="pod")
+        held = tuple((h.job, int(h.gpus_held)) for h in r.holders.itertuples())
+        waiting = tuple(r.jobs.loc[r.jobs["state"] == "WaitingAtEnd", "job"])
+        out.append((n, r.deadlock, held, waiting))
+    return tuple(out)
+
+
+def _min_nodes_expected() -> int:
+    """The smallest n from which no cluster size up to the sweep's end deadlocks."""
+    best = None
+    for n, deadlock, _, _ in reversed(_min_nodes_sweep()):
+        if deadlock:
+            break
+        best = n
+    if best is None:  # cannot happen with the model as it is; say so loudly rather than guess
+        raise RuntimeError(f"every cluster of 1 to {MIN_NODES_SWEEP} nodes deadlocks; widen MIN_NODES_SWEEP")
+    return best
+
+
+def check_01_held_idle(answer) -> bool:
+    """Exercise 1.1: GPUs held idle at the end of ``two-gangs-deadlock`` under stack 'pod'."""
+    ex = "1.1"
+    if answer is None:
+        return not_done(ex, "simulate 'two-gangs-deadlock' with stack='pod', then read "
+                            "result.summary()['held_idle_gpus_at_end'] or add up result.holders['gpus_held'].")
+    value = number(ex, answer, whole=True, what="GPUs")
+    if value is None:
+        return False
+    expected = figure("two-gangs-deadlock", "pod", "held_idle_gpus_at_end")
+    held = _held_by_job("two-gangs-deadlock", "pod")
+    under_gang = figure("two-gangs-deadlock", "gang", "held_idle_gpus_at_end")
+    if value == expected:
+        print(f"Correct! All {fmt(expected)} GPUs are bound to workers of jobs that cannot progress: "
+              "each job holds part of what it needs and waits for ever for the rest.")
+        return True
+    per_job = {g for _, g in held}
+    capacity = _capacity("two-gangs-deadlock")
+    if value < 0:
+        print(f"Exercise {ex}: you said {fmt(value)}; a number of GPUs cannot be negative.")
+    elif value > capacity:
+        print(f"Exercise {ex}: you said {fmt(value)}, but the cluster has only {capacity} GPUs: a job cannot "
+              "hold GPUs it has not got. Look at result.holders: what each job holds, and on which nodes.")
+    elif value in per_job and len(held) > 1:
+        names = " and ".join(j for j, _ in held)
+        print(f"Exercise {ex}: you said {fmt(value)}. That is what one job holds, but {names} both hold "
+              "GPUs without progress. Add up result.holders['gpus_held'].")
+    elif value == under_gang:
+        print(f"Exercise {ex}: you said {fmt(value)}. That is the answer under stack='gang', where the jobs "
+              "run one after the other. Under stack='pod' the run ends in a deadlock: look at "
+              "result.deadlock_report().")
+    else:
+        print(f"Exercise {ex}: you said {fmt(value)}. Count the GPUs bound to pods of jobs that cannot "
+              "progress: look at result.holders (or result.summary()['held_idle_gpus_at_end']) for the "
+              "run with stack='pod'.")
+    return False
+
+
+def _describe_n(n: int) -> str:
+    """What the simulator says about two 4-worker jobs on n one-GPU nodes, in words."""
+    for m, deadlock, held, waiting in _min_nodes_sweep():
+        if m != n:
+            continue
+        if not deadlock:
+            return f"with {n} nodes there is no deadlock"
+        parts = [f"{j} has {g} of its {PODS_PER_JOB} workers bound" for j, g in held]
+        parts += [f"{j} waits holding nothing" for j in waiting]
+        text = f"with {n} node{'s' if n != 1 else ''} the simulator reports a deadlock ({', '.join(parts)})"
+        if n < PODS_PER_JOB:
+            text += (f"; with fewer than {PODS_PER_JOB} one-GPU nodes neither job could ever run, even alone, yet the jobs are "
+                     "not rejected (each 1-GPU pod fits some node), so their pods bind and hold GPUs for ever")
+        return text
+    return f"with {n} nodes there is no deadlock"
+
+
+def check_01_min_nodes(answer) -> bool:
+    """Exercise 1.2: the smallest cluster of one-GPU nodes on which two 4-worker jobs never deadlock.
+
+    Computed by simulating n = 1..16 nodes (``gk.nodes(n, gpus=1)``) with two jobs of 4 one-GPU
+    sync workers submitted together, under stack 'pod'; the answer is the smallest n from which
+    no larger n in the sweep deadlocks either. Below 4 nodes the jobs cannot run at all, and the
+    simulator still reports a deadlock (the pods bind; nothing is rejected).
+    """
+    ex = "1.2"
+    if answer is None:
+        return not_done(ex, "for n = 1, 2, ..., 16, simulate gk.Scenario(gk.nodes(n, gpus=1), "
+                            "[gk.job('A', pods=4, gpus=1), gk.job('B', pods=4, gpus=1)]) with stack='pod' and "
+                            "look at result.deadlock. Careful below 4 nodes: the jobs cannot run at all there, "
+                            "and the simulator reports that as a deadlock too. Answer the smallest n from "
+                            "which no deadlock happens for any larger n.")
+    value = number(ex, answer, whole=True, what="nodes")
+    if value is None:
+        return False
+    expected = _min_nodes_expected()
+    n = int(value)
+    if n == expected:
+        print(f"Correct! With {expected} nodes, even when pod-by-pod binding alternates between the jobs, one "
+              f"of them gets all {PODS_PER_JOB} workers, runs, finishes and frees its GPUs for the other; "
+              f"{_describe_n(expected - 1)}.")
+        return True
+    if n < 1:
+        print(f"Exercise {ex}: you said {n}; a cluster needs at least one node.")
+    elif n < expected:
+        print(f"Exercise {ex}: you said {n}, but {_describe_n(n)}. Simulate the next sizes up until "
+              "result.deadlock turns False and stays False.")
+    else:
+        print(f"Exercise {ex}: you said {n}. That cluster does not deadlock, but a smaller one does not "
+              f"either: try {n - 1}, {n - 2}, ... and stop at the first size that deadlocks.")
+    return False
+
+
+def check_01_effective_utilization(answer) -> bool:
+    """Exercise 1.3: the effective utilization of ``three-workers`` under stack 'pod'.
+
+    Right within 0.005 of ``summary()['effective_utilization']``. A percentage (a value above
+    1 and at most 100 that matches once divided by 100) is accepted with a note that gangkit
+    reports fractions.
+    """
+    ex = "1.3"
+    if answer is None:
+        return not_done(ex, "simulate 'three-workers' with stack='pod' and read "
+                            "result.summary()['effective_utilization']: the share of GPU-seconds "
+                            "that did useful work.")
+    value = number(ex, answer, whole=False, what="the effective utilization, a fraction from 0 to 1")
+    if value is None:
+        return False
+    expected = figure("three-workers", "pod", "effective_utilization")
+    allocated = figure("three-workers", "pod", "allocated_utilization")
+    held = figure("three-workers", "pod", "held_idle_gpu_seconds") / figure("three-workers", "pod", "capacity_gpu_seconds")
+    tol = UTILIZATION_TOLERANCE
+    why = ("GPUs bound to X's waiting workers count as allocated but did no work, so effective "
+           "utilization is lower than allocated.")
+    if close(value, expected, tol):
+        print(f"Correct! Effective utilization is {fmt(expected)}: {why}")
+        return True
+    if 1 < value <= 100 and close(value / 100, expected, tol):
+        print(f"Correct! {fmt(value)} % is {fmt(expected)} as a fraction, and gangkit reports fractions "
+              f"(0 to 1), so write {fmt(expected)} next time. {why}")
+        return True
+    if value < 0 or value > 100:
+        print(f"Exercise {ex}: you said {fmt(value)}; a utilization is a fraction from 0 to 1 "
+              "(gangkit reports fractions, not percentages).")
+        return False
+    frac = value / 100 if value > 1 else value
+    if close(frac, allocated, tol):
+        print(f"Exercise {ex}: you said {fmt(value)}. That is the allocated utilization: it counts every GPU "
+              "bound to a pod, including X's workers that sit idle waiting for their third. Effective "
+              "utilization counts only GPU-seconds of jobs that progress: "
+              "result.summary()['effective_utilization'].")
+    elif close(frac, held, tol):
+        print(f"Exercise {ex}: you said {fmt(value)}. That is the share of GPU-seconds held idle "
+              "(held_idle_gpu_seconds / capacity_gpu_seconds). Effective utilization is the share that did "
+              "useful work: result.summary()['effective_utilization'].")
+    elif close(frac, expected, 0.05):
+        print(f"Exercise {ex}: you said {fmt(value)}: close, but more than {fmt(tol)} away. Read the figure "
+              "from result.summary()['effective_utilization'] rather than from a plot.")
+    else:
+        print(f"Exercise {ex}: you said {fmt(value)}. Effective utilization is useful GPU-seconds divided by "
+              "capacity GPU-seconds; simulate 'three-workers' with stack='pod' and read "
+              "result.summary()['effective_utilization'].")
+    return False

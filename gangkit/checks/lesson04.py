@@ -1,0 +1,184 @@
+"""Checks of lesson 04 (utilization versus waiting): the saturation load, a policy, the most starved gang.
+
+Exercises 4.1 to 4.3 ask for the offered load at which 'strict' stops being stable with 30% of
+whole-node gangs, the ordering that keeps utilization at 0.6 or more and bounds the big gangs' wait
+best, and the longest wait of a whole-node gang under 'skip'. The answers come from sweeps and long
+runs, so the tolerances are wider; a number that is off is matched against the figures next to it
+(the naive capacity bound, the idle share, the lesson's own mix, the mean wait instead of the
+longest, a wait in minutes or hours), and the message says which it is.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+
+from gangkit.checks.common import close, fmt, kind, not_done, number
+
+
+#: Exercise 4.1: the share of whole-node gangs in the mix whose stability limit is asked for.
+SATURATION_NODE_SHARE = 0.3
+#: Exercise 4.1: loads within this distance of the saturated system's utilization are right
+#: (another seed or stream length moves the estimate by about 0.02).
+SATURATION_TOLERANCE = 0.03
+#: Exercise 4.2: the run (load, seed) and the utilization target.
+POLICY_LOAD, POLICY_SEED, POLICY_TARGET = 0.6, 1, 0.6
+#: Exercise 4.3: the run (load, seed) under 'skip' whose most starved gang is asked for.
+STARVED_LOAD, STARVED_SEED = 0.7, 0
+#: Exercise 4.3: waits (seconds) within this distance of the simulated one are right.
+WAIT_TOLERANCE_S = 1.0
+
+
+def check_04_saturation_load(answer) -> bool:
+    """Exercise 4.1: the offered load at which ``strict`` stops being stable, for the mix with 30% gangs.
+
+    The expected value is the effective utilization of the saturated system,
+    ``lesson04.saturated("strict", node_share=0.3)`` (1000 jobs, seed 0); answers within 0.03 are
+    right. A percentage is accepted with a note.
+    """
+    ex = "4.1"
+    if answer is None:
+        return not_done(ex, "measure the saturated system, gangkit.lessons.lesson04.saturated('strict', node_share=0.3), "
+                            "and answer its effective_utilization, a load such as 0.7.")
+    value = number(ex, answer, whole=False, what="the offered load (a fraction of the cluster's GPUs)")
+    if value is None:
+        return False
+    from gangkit.lessons import lesson04
+
+    sat = lesson04.saturated("strict", SATURATION_NODE_SHARE)
+    expected = sat["effective_utilization"]
+    note = ""
+    if value > 1.5 and close(value / 100, expected, SATURATION_TOLERANCE):
+        note = f" (You wrote a percentage; gangkit writes loads as fractions: {fmt(round(value / 100, 4))}.)"
+        value = value / 100
+    if close(value, expected, SATURATION_TOLERANCE):
+        print(f"Correct!{note} With every job queued, strict keeps {fmt(expected)} of the GPUs busy and leaves "
+              f"{fmt(sat['idle_while_waiting'])} free while jobs wait: a whole-node gang at the head waits for a "
+              "node to empty, and nobody behind it may use the GPUs that free up meanwhile. Offer more than "
+              f"about {fmt(expected)} and the queue grows without bound, although the naive capacity bound says 1.")
+        return True
+    if close(value, lesson04.naive_bound(), 1e-9):
+        print(f"Exercise {ex}: you said {fmt(value)}, the naive capacity bound (offered GPU demand below the "
+              "cluster's GPUs). Strict ordering cannot reach it with gangs in the mix: measure the saturated "
+              "system and read its effective_utilization.")
+    elif close(value, sat["idle_while_waiting"], 0.005):
+        print(f"Exercise {ex}: you said {fmt(value)}: that is the share of capacity left free while jobs wait "
+              "(idle_while_waiting), the part strict loses. The load it can carry is the part it keeps busy.")
+    elif close(value, lesson04.saturated("strict", lesson04.NODE_SHARE)["effective_utilization"], 0.005):
+        print(f"Exercise {ex}: you said {fmt(value)}: that is the lesson's mix, with "
+              f"{fmt(lesson04.NODE_SHARE * 100)}% whole-node gangs. This exercise asks for the mix with "
+              f"{fmt(SATURATION_NODE_SHARE * 100)}%: pass node_share={SATURATION_NODE_SHARE}.")
+    elif value > expected:
+        print(f"Exercise {ex}: you said {fmt(value)}; at that load strict cannot keep up with this mix: the "
+              "saturated system keeps fewer GPUs busy. Measure lesson04.saturated('strict', node_share=0.3).")
+    else:
+        print(f"Exercise {ex}: you said {fmt(value)}; strict still keeps up above that load with this mix. "
+              "Measure lesson04.saturated('strict', node_share=0.3) and read its effective_utilization.")
+    return False
+
+
+@functools.lru_cache(maxsize=None)
+def _policy_rows() -> tuple:
+    """(ordering, worst whole-node gang wait, window effective utilization) for exercise 4.2's run."""
+    from gangkit.lessons import lesson04
+    from gangkit.results.waiting import stability, starvation, utilization
+
+    out = []
+    for ordering in lesson04.ORDERINGS:
+        r = lesson04.run(ordering, POLICY_LOAD, seed=POLICY_SEED)
+        st = stability(r)
+        u = utilization(r, st.window_start_s, st.window_end_s)["effective_utilization"]
+        out.append((ordering, starvation(r)["starvation_wait_s"], u))
+    return tuple(out)
+
+
+def check_04_policy_for_big_gangs(answer) -> bool:
+    """Exercise 4.2: among the orderings that keep utilization >= 0.6, the one whose worst gang waits least.
+
+    Each ordering of ``lesson04.ORDERINGS`` runs ``lesson04.run(ordering, 0.6, seed=1)``; utilization
+    is the effective utilization over the stability window, the gang's wait
+    ``gk.starvation(result)["starvation_wait_s"]``. Case and spaces are forgiven.
+    """
+    ex = "4.2"
+    from gangkit.lessons import lesson04
+
+    names = ", ".join(repr(o) for o in lesson04.ORDERINGS)
+    if answer is None:
+        return not_done(ex, f"for each ordering ({names}) run gangkit.lessons.lesson04.run(ordering, 0.6, seed=1), read "
+                            "gk.starvation(result) and the effective utilization in the stability window; answer "
+                            "the ordering's name.")
+    if not isinstance(answer, str):
+        got = kind(answer)
+        if isinstance(answer, numbers.Real) and not isinstance(answer, bool):
+            got = f"the number {fmt(float(answer))}"
+        print(f"Exercise {ex}: expected the name of an ordering ({names}, in quotes), but got {got}.")
+        return False
+    name = answer.strip().lower()
+    rows = {o: (w, u) for o, w, u in _policy_rows()}
+    if name not in rows:
+        print(f"Exercise {ex}: you said {answer!r}; the orderings to compare are {names}.")
+        return False
+    ok = {o: v for o, v in rows.items() if v[1] >= POLICY_TARGET}
+    best = min(w for w, _ in ok.values()) if ok else None
+    table = "; ".join(f"{o}: worst gang wait {fmt(w)} s, utilization {fmt(u)}" for o, (w, u) in rows.items())
+    if name in ok and ok[name][0] == best:
+        print(f"Correct! {table}. {name!r} keeps the utilization at or above {fmt(POLICY_TARGET)} and bounds the "
+              "whole-node gangs' wait best.")
+        return True
+    w, u = rows[name]
+    if u < POLICY_TARGET:
+        print(f"Exercise {ex}: you said {name!r}: its utilization in the stability window is {fmt(u)}, below the "
+              f"target {fmt(POLICY_TARGET)}.")
+    else:
+        print(f"Exercise {ex}: you said {name!r}: it keeps the utilization ({fmt(u)}), but its worst whole-node "
+              f"gang waits {fmt(w)} s; another ordering does better: compare gk.starvation(result) of each run.")
+    return False
+
+
+@functools.lru_cache(maxsize=None)
+def _starved() -> tuple:
+    """(job, its wait under skip, the mean whole-node wait under skip, the same job's wait under strict, strict's worst)."""
+    from gangkit.lessons import lesson04
+    from gangkit.results.waiting import starvation
+
+    skip = lesson04.run("skip", STARVED_LOAD, seed=STARVED_SEED)
+    strict = lesson04.run("strict", STARVED_LOAD, seed=STARVED_SEED)
+    s = starvation(skip)
+    gangs = lesson04.gang_waits(skip)
+    same = lesson04.gang_waits(strict).set_index("job").loc[s["starved_job"], "wait_s"]
+    return (s["starved_job"], s["starvation_wait_s"], round(float(gangs["wait_s"].mean()), 3), round(float(same), 3),
+            starvation(strict)["starvation_wait_s"])
+
+
+def check_04_starved_gang_wait(answer) -> bool:
+    """Exercise 4.3: the longest wait of a whole-node gang under ``skip`` at load 0.7, seed 0, in seconds.
+
+    From ``gk.starvation(lesson04.run("skip", 0.7, seed=0))``; answers within 1 s are right.
+    """
+    ex = "4.3"
+    if answer is None:
+        return not_done(ex, "run gangkit.lessons.lesson04.run('skip', 0.7, seed=0) and read gk.starvation(result), or the "
+                            "first row of lesson04.gang_waits(result); answer the wait in seconds.")
+    value = number(ex, answer, whole=False, what="seconds (the longest wait of a whole-node gang)")
+    if value is None:
+        return False
+    job, wait, mean, same_strict, worst_strict = _starved()
+    if close(value, wait, WAIT_TOLERANCE_S):
+        print(f"Correct! {job} waits {fmt(wait)} s (about {fmt(round(wait / 3600, 1))} h) under skip; the same "
+              f"job waits {fmt(same_strict)} s under strict. Under skip the one-GPU jobs keep taking the GPUs "
+              "that free up, so a gang needs a node that happens to empty completely.")
+        return True
+    minutes, hours = close(value * 60, wait, 60.0), close(value * 3600, wait, 360.0)  # within a minute / 0.1 h
+    if minutes or hours:
+        unit = "minutes" if minutes else "hours"
+        print(f"Exercise {ex}: you said {fmt(value)}: that looks like the wait in {unit}; gangkit counts in "
+              f"seconds. Answer in seconds.")
+    elif close(value, mean, WAIT_TOLERANCE_S):
+        print(f"Exercise {ex}: you said {fmt(value)}, the mean wait of the whole-node gangs. The question asks "
+              "for the longest one: starvation is about the unluckiest gang.")
+    elif close(value, same_strict, WAIT_TOLERANCE_S) or close(value, worst_strict, WAIT_TOLERANCE_S):
+        print(f"Exercise {ex}: you said {fmt(value)}: that is a wait under strict. Run the ordering 'skip'.")
+    else:
+        print(f"Exercise {ex}: you said {fmt(value)}; the longest wait of a whole-node gang under skip is "
+              f"{'longer' if value < wait else 'shorter'}. Look at gk.starvation(result)['starvation_wait_s'].")
+    return False

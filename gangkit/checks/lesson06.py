@@ -1,0 +1,167 @@
+"""Checks of lesson 06 (node provisioning latency): a start time with image pulls, warm nodes, a failed request.
+
+Exercises 6.1 to 6.3 ask when ``train`` starts when every new node also pulls a 300 s image, the
+fewest warm nodes that keep the mean wait under 60 s, and when Kueue deactivates a workload whose
+ProvisioningRequests keep failing. The messages walk along the stages of the timeline: a start time
+that is off is recognised as a stage left out (the batch window, registration, initialization, the
+pull), a warm pool as too small or paid for in vain, a deactivation time as a backoff or an attempt
+forgotten.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from gangkit.checks.common import TIME_TOLERANCE_S, close, fmt, minutes_note, not_done, number
+from gangkit.simulate import simulate
+
+
+IMAGE_PULL_S = 300.0  # exercise 6.1's image pull stage
+WAIT_TARGET_S = 60.0  # exercise 6.2's target mean wait
+PROVREQ_HORIZON_S = 10000.0  # exercise 6.3's run length
+PROVREQ_EXPIRY_S = 1800.0  # exercise 6.3: cluster-autoscaler gives a request up after this long
+
+
+@functools.lru_cache(maxsize=None)
+def _train_start_with_pull(pull: float) -> float:
+    """When ``train`` of ``lesson06.from_zero`` starts under 'kueue+gang+karpenter' with an image pull stage."""
+    from gangkit.lessons import lesson06
+    from gangkit.supply.karpenter import Stages
+
+    result = simulate(lesson06.from_zero(Stages(image_pull=pull)), stack="kueue+gang+karpenter")
+    return float(result.jobs.set_index("job").loc["train", "start_s"])
+
+
+@functools.lru_cache(maxsize=None)
+def _train_waits_with_pull(pull: float) -> dict:
+    """``train``'s wait buckets (``lesson06.wait_stages``) in the run of :func:`_train_start_with_pull`."""
+    from gangkit.lessons import lesson06
+    from gangkit.supply.karpenter import Stages
+
+    result = simulate(lesson06.from_zero(Stages(image_pull=pull)), stack="kueue+gang+karpenter")
+    return lesson06.wait_stages(result, "train").to_dict()
+
+
+def check_06_start_with_image_pull(answer) -> bool:
+    """Exercise 6.1: when (s) ``train`` starts when every new node must also pull a 300 s image."""
+    ex = "6.1"
+    if answer is None:
+        return not_done(ex, "simulate lesson06.from_zero(Stages(image_pull=300)) with stack='kueue+gang+karpenter' "
+                            "and read train's start_s in result.jobs.")
+    value = number(ex, answer, whole=False, what="a time in seconds")
+    if value is None:
+        return False
+    expected = _train_start_with_pull(IMAGE_PULL_S)
+    without = _train_start_with_pull(0.0)
+    if close(value, expected, TIME_TOLERANCE_S):
+        w = _train_waits_with_pull(IMAGE_PULL_S)
+        print(f"Correct! train starts at t={fmt(expected)} s: the batch window closes at t=1 s, each node is "
+              f"registered 60 s and initialized 90 s later, then pulls the image for {fmt(IMAGE_PULL_S)} s; the "
+              "gang starts when its last node is ready. Quota was reserved at t=0, and the wait splits by stage: "
+              f"{fmt(w['placement'])} s in placement (no node coming yet: the batch window), then "
+              f"{fmt(w['node_registration'])} s node_registration, {fmt(w['node_initialization'])} s "
+              f"node_initialization and {fmt(w['image_pull'])} s image_pull, waiting for nodes on their way.")
+        return True
+    if close(value, without, TIME_TOLERANCE_S):
+        print(f"Exercise {ex}: you said {fmt(value)}. That is the start without an image pull; the pull adds "
+              f"{fmt(IMAGE_PULL_S)} s after initialization, on every new node.")
+    elif close(value, expected - 1.0, TIME_TOLERANCE_S):
+        print(f"Exercise {ex}: you said {fmt(value)}: the stages add up, but Karpenter launches the nodes only when "
+              "its batch window closes (batchIdleDuration, 1 s after the last pod it saw).")
+    elif close(value, expected - 60.0, TIME_TOLERANCE_S) or close(value, expected - 90.0, TIME_TOLERANCE_S):
+        print(f"Exercise {ex}: you said {fmt(value)}: a stage is missing. A node is launched, registered (+60 s), "
+              f"initialized (+90 s), then pulls the image (+{fmt(IMAGE_PULL_S)} s).")
+    elif close(value, IMAGE_PULL_S, TIME_TOLERANCE_S):
+        print(f"Exercise {ex}: you said {fmt(value)}, the pull alone; the node must be launched, registered and "
+              "initialized before it pulls the image.")
+    else:
+        print(f"Exercise {ex}: you said {fmt(value)}. Look at train's row of result.jobs (start_s), or at "
+              f"lesson06.stage_breakdown(result) for when each node is ready.{minutes_note(value, expected)}")
+    return False
+
+
+@functools.lru_cache(maxsize=None)
+def _warm_pool_waits() -> tuple:
+    """(warm nodes, mean wait, GPU-hours paid) for 0 to 4 warm nodes in ``lesson06.warm_pool``."""
+    from gangkit.lessons import lesson06
+
+    table = lesson06.warm_pool_table(range(0, 5))
+    return tuple((int(n), float(row.mean_wait_s), float(row.gpu_hours_paid)) for n, row in table.iterrows())
+
+
+def check_06_warm_nodes(answer) -> bool:
+    """Exercise 6.2: the fewest warm nodes for which the day's gangs wait under 60 s on average."""
+    ex = "6.2"
+    if answer is None:
+        return not_done(ex, "call lesson06.warm_pool_table() and find the smallest warm_nodes whose mean_wait_s "
+                            "is below 60.")
+    value = number(ex, answer, whole=True, what="warm nodes")
+    if value is None:
+        return False
+    rows = {n: (wait, paid) for n, wait, paid in _warm_pool_waits()}
+    good = [n for n, (wait, _) in rows.items() if wait < WAIT_TARGET_S]
+    expected = min(good)
+    n = int(value)
+    if n == expected:
+        print(f"Correct! With {n} warm nodes the gangs wait {fmt(rows[n][0])} s on average, against "
+              f"{fmt(rows[0][0])} s with none; the day then costs {fmt(rows[n][1])} GPU-hours instead of "
+              f"{fmt(rows[0][1])}, for the same useful work. A warm node is paid all day, used or not.")
+        return True
+    if n in rows and n > expected:
+        print(f"Exercise {ex}: {n} warm nodes do keep the mean wait under {fmt(WAIT_TARGET_S)} s "
+              f"({fmt(rows[n][0])} s), but so do fewer, for less: {fmt(rows[n][1])} GPU-hours against "
+              f"{fmt(rows[expected][1])}. The question asks for the fewest.")
+    elif n in rows:
+        print(f"Exercise {ex}: with {n} warm nodes the mean wait is {fmt(rows[n][0])} s, not under "
+              f"{fmt(WAIT_TARGET_S)} s: most gangs need more 8-GPU nodes than that and still wait for new ones "
+              "(a gang starts only when all its workers can).")
+    else:
+        print(f"Exercise {ex}: you said {n}; lesson06.warm_pool_table() tries 0 to 4 warm nodes. Pick the smallest "
+              f"row whose mean_wait_s is below {fmt(WAIT_TARGET_S)}.")
+    return False
+
+
+@functools.lru_cache(maxsize=None)
+def _provreq_deactivated() -> tuple:
+    """(deactivation time, expiry, backoffs) of ``train`` in ``lesson06.provreq_story(2)``."""
+    from gangkit.lessons import lesson06
+    from gangkit.kueue.provisioning import ProvisioningRequestConfig
+
+    result = lesson06.provreq_story(max_size=2, expiry=PROVREQ_EXPIRY_S, horizon=PROVREQ_HORIZON_S)
+    ev = result.events
+    t = float(ev[(ev.job == "train") & (ev.event == "deactivated")].time_s.iloc[0])
+    config = ProvisioningRequestConfig()
+    backoffs = tuple(config.retry_after(n) for n in range(1, config.backoff_limit_count + 1))
+    return t, PROVREQ_EXPIRY_S, backoffs
+
+
+def check_06_deactivated_at(answer) -> bool:
+    """Exercise 6.3: when (s) Kueue deactivates ``train`` of ``lesson06.provreq_story(max_size=2)``."""
+    ex = "6.3"
+    if answer is None:
+        return not_done(ex, "simulate lesson06.provreq_story(max_size=2, horizon=10000) and find the time of "
+                            "train's 'deactivated' event in result.events.")
+    value = number(ex, answer, whole=False, what="a time in seconds")
+    if value is None:
+        return False
+    expected, expiry, backoffs = _provreq_deactivated()
+    attempts = len(backoffs) + 1
+    if close(value, expected, TIME_TOLERANCE_S):
+        print(f"Correct! {attempts} ProvisioningRequests of {fmt(expiry)} s each fail (no node group can hold all "
+              f"4 pods at once), with {', '.join(fmt(b) for b in backoffs)} s of backoff between them, quota "
+              f"released meanwhile: t = {attempts} x {fmt(expiry)} + {fmt(sum(backoffs))} = {fmt(expected)} s. "
+              "Not one node was launched.")
+        return True
+    if close(value, attempts * expiry, TIME_TOLERANCE_S):
+        print(f"Exercise {ex}: you said {fmt(value)}: {attempts} failed attempts, but between them the workload "
+              f"waits out a backoff ({', '.join(fmt(b) for b in backoffs)} s) before it can reserve quota again.")
+    elif close(value, (attempts - 1) * expiry + sum(backoffs[:-1]), TIME_TOLERANCE_S) or close(value, (attempts - 1) * expiry, TIME_TOLERANCE_S):
+        print(f"Exercise {ex}: you said {fmt(value)}: one attempt short. backoffLimitCount {len(backoffs)} counts "
+              f"the retries, so there are {attempts} requests; the last failure is the one that rejects the check.")
+    elif close(value, expiry, TIME_TOLERANCE_S):
+        print(f"Exercise {ex}: you said {fmt(value)}, when the first request fails. A failed request sends the check "
+              "to Retry, not Rejected: the workload is evicted and tries again after a backoff.")
+    else:
+        print(f"Exercise {ex}: you said {fmt(value)}. Look for the 'deactivated' event of train in result.events, "
+              f"or at result.metrics['kueue_admission_check_states'].{minutes_note(value, expected)}")
+    return False
