@@ -11,6 +11,7 @@ import pytest  # noqa: E402
 
 import gangkit as gk  # noqa: E402
 from gangkit.lessons import widgets  # noqa: E402
+from gangkit.lessons.explorer import Explorer  # noqa: E402
 
 HORIZON = 30 * 86400.0
 
@@ -192,7 +193,7 @@ def test_an_experiment_that_fails_shows_its_message_instead_of_raising():
             raise gk.ScenarioError([gk.Problem("Scenario x", "n", f"expected at most 1, got {n}")])
         return widgets.render_deadlock(jobs=1)
 
-    ex = widgets.Explorer("Test", "a note", {"n": W.IntSlider(value=1, min=1, max=3)}, render)
+    ex = Explorer("Test", "a note", {"n": W.IntSlider(value=1, min=1, max=3)}, render)
     assert ex.table is not None
     ex.controls["n"].value = 2
     assert ex.table is None

@@ -32,8 +32,11 @@ import dataclasses
 import math
 from functools import lru_cache
 
+import ipywidgets as W
 import pandas as pd
+from matplotlib.figure import Figure
 
+from gangkit.lessons.explorer import Explorer
 from gangkit.model.nodes import nodes as make_nodes
 from gangkit.kueue.objects import (GPU, ClusterQueue, FlavorQuotas, KueueConfig, KueueSetup, LocalQueue, Preemption, Quota,
                             ResourceFlavor, ResourceGroup)
@@ -432,8 +435,6 @@ def explore_quota(a_nominal: int = 8, b_nominal: int = 8, a_borrowing_limit: int
 def render_quota(a_nominal: int = 8, b_nominal: int = 8, a_borrowing_limit: int | None = None,
                  b_lending_limit: int | None = None, reclaim: str = "Never"):
     """What :func:`quota_explorer` shows: :func:`explore_quota`'s table and the quota each team held (a Figure)."""
-    from matplotlib.figure import Figure
-
     sc, r = _run_two_teams(a_nominal, b_nominal, a_borrowing_limit, b_lending_limit, reclaim)
     fig = Figure(figsize=(9, 3.4))
     ax = fig.subplots()
@@ -461,10 +462,6 @@ def quota_explorer(a_nominal: int = 8, b_nominal: int = 8, a_borrowing_limit: in
     reclaimWithinCohort policy. Shows :func:`explore_quota` and
     :func:`plot_quota` for the run of :func:`two_teams` under ``kueue+gang``.
     """
-    import ipywidgets as W
-
-    from gangkit.lessons.widgets import Explorer
-
     style = {"description_width": "11em"}
     layout = W.Layout(width="30em")
 

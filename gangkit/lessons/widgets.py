@@ -18,19 +18,15 @@ a real cluster.
 
 from __future__ import annotations
 
-import base64
-import io
 from functools import lru_cache
-from typing import Callable
 
 import ipywidgets as W
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from gangkit.lessons.explorer import Explorer
 from gangkit.results import plots
 from gangkit.model.nodes import nodes as make_nodes
-from gangkit.model.errors import ScenarioError
 from gangkit.model.scenario import Scenario
 from gangkit.workloads.scenarios import mixed
 from gangkit.simulate import simulate
@@ -292,71 +288,6 @@ def wait_explorer(ordering: str = "strict", load: float = 0.6, seed: int = 0, n_
                     f"{n_jobs} jobs, 90% one-GPU and 10% whole-node gangs, on {lesson04.N_NODES} nodes x "
                     f"{lesson04.GPUS_PER_NODE} GPUs, "
                     "stack gang (simulated figures).", controls, render)
-
-
-# ------------------------------------------------------------------------------------ the shell
-class Explorer(W.VBox):
-    """Controls above an ``Output``: on every change, ``render(**values)`` gives a table and a figure.
-
-    ``controls`` maps each argument name of ``render`` to the widget that
-    sets it. :meth:`update` is the observer (call it by hand in tests);
-    after it, :attr:`table` holds the table shown and ``output.outputs``
-    the two display items (the table, then the figure as a PNG).
-    """
-
-    def __init__(self, title: str, note: str, controls: dict, render: Callable[..., tuple[pd.DataFrame, Figure]]):
-        self.controls = dict(controls)
-        self.render = render
-        self.output = W.Output()
-        self.table: pd.DataFrame | None = None
-        self.updates = 0
-        heading = W.HTML(f"<b>{title}</b>: {note}")
-        super().__init__(children=[heading, *self.controls.values(), self.output])
-        self.title_text = title
-        for widget in self.controls.values():
-            widget.observe(self.update, names="value")
-        self.update()
-
-    @property
-    def values(self) -> dict:
-        """The current value of every control, by argument name."""
-        return {name: widget.value for name, widget in self.controls.items()}
-
-    def update(self, change=None) -> None:
-        """Run the experiment for the current values and replace what the output shows.
-
-        An experiment that fails (settings the simulator refuses) shows its
-        message in the output instead of raising inside the widget's callback,
-        where nobody would see it.
-        """
-        self.updates += 1
-        try:
-            table, fig = self.render(**self.values)
-        except (ScenarioError, ValueError) as error:
-            self.table = None
-            self.output.outputs = ({"output_type": "display_data", "metadata": {},
-                                    "data": {"text/plain": f"cannot run these settings: {error}"}},)
-            return
-        self.table = table
-        self.output.outputs = (_table_output(table), _figure_output(fig))
-
-    def __repr__(self) -> str:  # the text a saved notebook shows until the cell is run again
-        return f"{self.title_text} (run this cell to use it)"
-
-
-def _table_output(table: pd.DataFrame) -> dict:
-    return {"output_type": "display_data", "metadata": {},
-            "data": {"text/html": table.to_html(), "text/plain": table.to_string()}}
-
-
-def _figure_output(fig: Figure) -> dict:
-    FigureCanvasAgg(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=80)
-    w, h = fig.get_size_inches()
-    return {"output_type": "display_data", "metadata": {},
-            "data": {"image/png": base64.b64encode(buf.getvalue()).decode("ascii"),
-                     "text/plain": f"<Figure size {w * fig.dpi:g}x{h * fig.dpi:g} with {len(fig.axes)} Axes>"}}
 
 
 # -------------------------------------------------------------------- lesson 05: the layered stack
