@@ -10,7 +10,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 import gangkit as gk  # noqa: E402
-from gangkit.lessons import widgets  # noqa: E402
+from gangkit.lessons import lesson01, widgets  # noqa: E402
 from gangkit.lessons.explorer import Explorer  # noqa: E402
 
 HORIZON = 30 * 86400.0
@@ -55,32 +55,32 @@ HORIZON = 30 * 86400.0
     ],
 )
 def test_explore_deadlock(case, kwargs, expected):
-    figures = widgets.explore_deadlock(**kwargs)
-    assert list(figures) == widgets.DEADLOCK_COLUMNS
+    figures = lesson01.explore_deadlock(**kwargs)
+    assert list(figures) == lesson01.DEADLOCK_COLUMNS
     assert {k: figures[k] for k in expected} == expected
 
 
 def test_explore_deadlock_defaults_are_two_gangs_deadlock():
-    sc = widgets.deadlock_scenario()
+    sc = lesson01.deadlock_scenario()
     built_in = gk.scenarios.two_gangs_deadlock()
     assert [(n.name, n.gpus) for n in sc.nodes] == [(n.name, n.gpus) for n in built_in.nodes]
     assert [(j.name, j.pod_count, j.gpus, j.run_time, j.submit_time) for j in sc.jobs] == \
         [(j.name, j.pod_count, j.gpus, j.run_time, j.submit_time) for j in built_in.jobs]
     for stack in ("pod", "gang"):
         f = gk.simulate("two-gangs-deadlock", stack=stack).summary()
-        assert widgets.explore_deadlock(stack=stack) == {k: f[k] for k in widgets.DEADLOCK_COLUMNS}
+        assert lesson01.explore_deadlock(stack=stack) == {k: f[k] for k in lesson01.DEADLOCK_COLUMNS}
 
 
 def test_deadlock_scenario_refuses_an_unknown_arrival():
     with pytest.raises(ValueError, match="arrival"):
-        widgets.deadlock_scenario(arrival="random")
+        lesson01.deadlock_scenario(arrival="random")
 
 
 def test_compare_stacks_has_one_row_per_stack():
-    table = widgets.compare_stacks(nodes=4, jobs=2, workers=4)
+    table = lesson01.compare_stacks(nodes=4, jobs=2, workers=4)
     assert list(table.index) == ["pod", "gang"]
     assert table.index.name == "stack"
-    assert list(table.columns) == widgets.DEADLOCK_COLUMNS
+    assert list(table.columns) == lesson01.DEADLOCK_COLUMNS
     assert list(table["deadlock"]) == [True, False]
 
 
@@ -112,11 +112,11 @@ def _png(explorer) -> str:
 
 
 def test_deadlock_explorer_builds_quietly_and_shows_table_and_figure(capsys):
-    ex = widgets.deadlock_explorer()
+    ex = lesson01.deadlock_explorer()
     out = capsys.readouterr()
     assert out.out == "" and out.err == ""
     assert ex.updates == 1
-    pd.testing.assert_frame_equal(ex.table, widgets.compare_stacks())
+    pd.testing.assert_frame_equal(ex.table, lesson01.compare_stacks())
     table_item, figure_item = ex.output.outputs
     assert "<table" in table_item["data"]["text/html"]
     assert figure_item["data"]["text/plain"] == "<Figure size 850x560 with 2 Axes>"
@@ -133,19 +133,19 @@ def test_deadlock_explorer_builds_quietly_and_shows_table_and_figure(capsys):
     ],
 )
 def test_deadlock_explorer_follows_its_controls(case, control, value, pod_deadlock):
-    ex = widgets.deadlock_explorer()
+    ex = lesson01.deadlock_explorer()
     before = _png(ex)
     ex.controls[control].value = value
     assert ex.updates == 2
     assert ex.values[control] == value
     assert bool(ex.table.loc["pod", "deadlock"]) is pod_deadlock
     assert bool(ex.table.loc["gang", "deadlock"]) is False
-    pd.testing.assert_frame_equal(ex.table, widgets.compare_stacks(**ex.values))
+    pd.testing.assert_frame_equal(ex.table, lesson01.compare_stacks(**ex.values))
     assert _png(ex) != before
 
 
 def test_deadlock_explorer_text_fallback_is_short_and_stable():
-    ex = widgets.deadlock_explorer()
+    ex = lesson01.deadlock_explorer()
     text = ex._repr_mimebundle_()["text/plain"]
     assert text == "Deadlock explorer (run this cell to use it)"
 
@@ -172,7 +172,7 @@ def test_rendering_functions_return_a_table_and_a_figure_outside_pyplot():
     import matplotlib.pyplot as plt
 
     before = plt.get_fignums()
-    table, fig = widgets.render_deadlock(nodes=5)
+    table, fig = lesson01.render_deadlock(nodes=5)
     assert list(table.index) == ["pod", "gang"] and len(fig.axes) == 2
     table, fig = widgets.render_orderings(ordering="strict", seed=2, n_jobs=60, n_nodes=8)
     assert list(table.index) == ["skip", "strict"] and len(fig.axes) == 2
@@ -191,7 +191,7 @@ def test_an_experiment_that_fails_shows_its_message_instead_of_raising():
     def render(n):
         if n > 1:
             raise gk.ScenarioError([gk.Problem("Scenario x", "n", f"expected at most 1, got {n}")])
-        return widgets.render_deadlock(jobs=1)
+        return lesson01.render_deadlock(jobs=1)
 
     ex = Explorer("Test", "a note", {"n": W.IntSlider(value=1, min=1, max=3)}, render)
     assert ex.table is not None
