@@ -10,7 +10,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 import gangkit as gk  # noqa: E402
-from gangkit.lessons import lesson01, widgets  # noqa: E402
+from gangkit.lessons import lesson01, lesson02  # noqa: E402
 from gangkit.lessons.explorer import Explorer  # noqa: E402
 
 HORIZON = 30 * 86400.0
@@ -86,9 +86,9 @@ def test_compare_stacks_has_one_row_per_stack():
 
 # ---------------------------------------------------------------------- compare_orderings
 def test_compare_orderings_matches_the_simulator():
-    table = widgets.compare_orderings(seed=1, load=0.9, n_jobs=120, n_nodes=16)
+    table = lesson02.compare_orderings(seed=1, load=0.9, n_jobs=120, n_nodes=16)
     assert list(table.index) == ["skip", "strict"]
-    assert list(table.columns) == widgets.ORDERING_COLUMNS
+    assert list(table.columns) == lesson02.ORDERING_COLUMNS
     stream = gk.scenarios.mixed(n_jobs=120, n_nodes=16, load=0.9, seed=1)
     for ordering in ("skip", "strict"):
         r = gk.simulate(stream, stack="gang", ordering=ordering)
@@ -102,7 +102,7 @@ def test_compare_orderings_matches_the_simulator():
 
 
 def test_compare_orderings_under_gang_never_holds_gpus_idle():
-    table = widgets.compare_orderings(seed=0, load=1.2, n_jobs=120, n_nodes=16)
+    table = lesson02.compare_orderings(seed=0, load=1.2, n_jobs=120, n_nodes=16)
     assert list(table["held_idle_gpu_seconds"]) == [0.0, 0.0]
 
 
@@ -151,10 +151,10 @@ def test_deadlock_explorer_text_fallback_is_short_and_stable():
 
 
 def test_gang_explorer_follows_its_controls(capsys):
-    ex = widgets.gang_explorer(n_jobs=80, n_nodes=8)
+    ex = lesson02.gang_explorer(n_jobs=80, n_nodes=8)
     out = capsys.readouterr()
     assert out.out == "" and out.err == ""
-    pd.testing.assert_frame_equal(ex.table, widgets.compare_orderings(seed=0, load=0.9, n_jobs=80, n_nodes=8))
+    pd.testing.assert_frame_equal(ex.table, lesson02.compare_orderings(seed=0, load=0.9, n_jobs=80, n_nodes=8))
     first_table, first_png = ex.table, _png(ex)
 
     ex.controls["ordering"].value = "strict"  # only the GPU-state picture changes
@@ -162,7 +162,7 @@ def test_gang_explorer_follows_its_controls(capsys):
     assert _png(ex) != first_png
 
     ex.controls["seed"].value = 3
-    pd.testing.assert_frame_equal(ex.table, widgets.compare_orderings(seed=3, load=0.9, n_jobs=80, n_nodes=8))
+    pd.testing.assert_frame_equal(ex.table, lesson02.compare_orderings(seed=3, load=0.9, n_jobs=80, n_nodes=8))
     assert not ex.table.equals(first_table)
     assert ex.updates == 3
     assert ex._repr_mimebundle_()["text/plain"] == "Gang ordering explorer (run this cell to use it)"
@@ -174,15 +174,15 @@ def test_rendering_functions_return_a_table_and_a_figure_outside_pyplot():
     before = plt.get_fignums()
     table, fig = lesson01.render_deadlock(nodes=5)
     assert list(table.index) == ["pod", "gang"] and len(fig.axes) == 2
-    table, fig = widgets.render_orderings(ordering="strict", seed=2, n_jobs=60, n_nodes=8)
+    table, fig = lesson02.render_orderings(ordering="strict", seed=2, n_jobs=60, n_nodes=8)
     assert list(table.index) == ["skip", "strict"] and len(fig.axes) == 2
     assert plt.get_fignums() == before  # nothing left for the notebook to show twice
 
 
 def test_gang_explorer_load_slider_matches_compare_orderings():
-    ex = widgets.gang_explorer(n_jobs=80, n_nodes=8)
+    ex = lesson02.gang_explorer(n_jobs=80, n_nodes=8)
     ex.controls["load"].value = 1.2
-    pd.testing.assert_frame_equal(ex.table, widgets.compare_orderings(seed=0, load=1.2, n_jobs=80, n_nodes=8))
+    pd.testing.assert_frame_equal(ex.table, lesson02.compare_orderings(seed=0, load=1.2, n_jobs=80, n_nodes=8))
 
 
 def test_an_experiment_that_fails_shows_its_message_instead_of_raising():
