@@ -28,63 +28,6 @@ from gangkit.model.scenario import Scenario
 from gangkit.simulate import simulate
 
 
-# ------------------------------------------------------------------- lesson 04: utilization vs waiting
-def render_waits(ordering: str = "strict", load: float = 0.6, seed: int = 0, n_jobs: int = 1000) -> tuple[pd.DataFrame, Figure]:
-    """What :func:`wait_explorer` shows: waits per size class, and the queue and GPUs over time."""
-    from gangkit.lessons import lesson04
-    from gangkit.results import waiting
-
-    r = lesson04.run(ordering, load, lesson04.NODE_SHARE, n_jobs, seed)
-    table = waiting.wait_table(r)[["jobs", "censored", "mean_wait_s", "p95_wait_s", "max_wait_s", "mean_bounded_slowdown"]]
-    st = waiting.stability(r)
-    u = waiting.utilization(r, st.window_start_s, st.window_end_s)
-    fig = Figure(figsize=(8.5, 6.0))
-    top, bottom = fig.subplots(2, 1, sharex=True)
-    tl = r.timeline
-    end = float(r.jobs["submit_s"].max())
-    _, per, words = plots.time_unit(end)
-    keep = tl["time_s"] <= end
-    top.step(tl["time_s"][keep] / per, tl["waiting_jobs"][keep], where="post", color="#444444", linewidth=0.8)
-    top.axvspan(st.window_start_s / per, st.window_end_s / per, color="#f4a261", alpha=0.2,
-                label=f"stability window: {st.verdict}, slope {st.slope_per_h:.2f} jobs/h")
-    top.set_ylabel("waiting jobs")
-    top.legend(loc="upper left", fontsize=8)
-    top.set_title(f"ordering {ordering}, load {load:g}: effective utilization in the window {u['effective_utilization']:.2f}",
-                  fontsize=10)
-    plots.gpu_states(r, ax=bottom, until=end)
-    bottom.set_xlabel(f"simulated time ({words})")
-    fig.subplots_adjust(left=0.1, right=0.84, bottom=0.09, top=0.94, hspace=0.25)
-    return table, fig
-
-
-def wait_explorer(ordering: str = "strict", load: float = 0.6, seed: int = 0, n_jobs: int = 1000) -> "Explorer":
-    """Lesson 04's explorer: pick an ordering, a load and a seed; see waits per class, the queue and the GPUs.
-
-    Runs ``gangkit.lessons.lesson04.run`` (the mix of one-GPU jobs and whole-node
-    gangs, stack ``gang``) and shows :func:`render_waits`.
-    """
-    from gangkit.lessons import lesson04
-
-    style = {"description_width": "7em"}
-    layout = W.Layout(width="26em")
-    controls = {
-        "ordering": W.ToggleButtons(options=[*lesson04.ORDERINGS, *lesson04.BACKFILL_ORDERINGS], value=ordering,
-                                    description="ordering", style=style),
-        "load": W.FloatSlider(value=load, min=0.4, max=1.2, step=0.05, description="offered load",
-                              continuous_update=False, readout_format=".2f", style=style, layout=layout),
-        "seed": W.IntSlider(value=seed, min=0, max=4, description="seed", continuous_update=False, style=style,
-                            layout=layout),
-    }
-
-    def render(ordering: str, load: float, seed: int):
-        return render_waits(ordering, round(load, 2), seed, n_jobs)
-
-    return Explorer("Waiting explorer",
-                    f"{n_jobs} jobs, 90% one-GPU and 10% whole-node gangs, on {lesson04.N_NODES} nodes x "
-                    f"{lesson04.GPUS_PER_NODE} GPUs, "
-                    "stack gang (simulated figures).", controls, render)
-
-
 # -------------------------------------------------------------------- lesson 05: the layered stack
 def render_diagnosis(stack: str = "kueue+gang+karpenter", time_s: float = 100.0, scenario: Scenario | None = None,
                      until: float = 3600.0, _cache: dict | None = None) -> tuple[pd.DataFrame, Figure]:
