@@ -28,58 +28,6 @@ from gangkit.model.scenario import Scenario
 from gangkit.simulate import simulate
 
 
-# -------------------------------------------------------------------- lesson 05: the layered stack
-def render_diagnosis(stack: str = "kueue+gang+karpenter", time_s: float = 100.0, scenario: Scenario | None = None,
-                     until: float = 3600.0, _cache: dict | None = None) -> tuple[pd.DataFrame, Figure]:
-    """What :func:`diagnosis_explorer` shows: every job's diagnosis at ``time_s`` under ``stack``
-    (:meth:`gangkit.Result.diagnose`), and the run's GPU states with that instant marked."""
-    from gangkit.lessons.lesson05 import layered_story
-
-    sc = scenario if scenario is not None else layered_story()
-    cache = {} if _cache is None else _cache
-    if stack not in cache:
-        cache[stack] = simulate(sc, stack=stack)
-    result = cache[stack]
-    view = result.diagnose(at=time_s)
-    table = view.table.set_index("job")
-    fig = Figure(figsize=(8.5, 3.4))
-    ax = fig.subplots()
-    plots.gpu_states(result, ax=ax, until=until)
-    name, per, _ = plots.time_unit(until)
-    ax.axvline(time_s / per, color="black", linewidth=1.2, linestyle="--")
-    ax.set_title(view.headline, fontsize=8)
-    fig.subplots_adjust(left=0.08, right=0.82, bottom=0.16, top=0.88)
-    return table, fig
-
-
-def diagnosis_explorer(scenario: Scenario | None = None, stacks=None, time_s: float = 100.0,
-                       until: float = 3600.0) -> "Explorer":
-    """Lesson 05's explorer: pick a stack and an instant, read which layer holds each job and why.
-
-    A dropdown of stacks (default: ``gangkit.lessons.lesson05.STACKS``) and a time
-    slider (seconds); shows the diagnosis table and the GPU states with the
-    instant marked. Each stack is simulated once; moving the slider replays
-    it up to the instant chosen.
-    """
-    from gangkit.lessons.lesson05 import STACKS
-
-    stacks = list(STACKS if stacks is None else stacks)
-    cache: dict = {}
-    style = {"description_width": "7em"}
-    controls = {
-        "stack": W.Dropdown(options=stacks, value=stacks[-1], description="stack", style=style),
-        "time_s": W.IntSlider(value=int(time_s), min=0, max=int(until), step=10, description="time (s)",
-                              continuous_update=False, style=style, layout=W.Layout(width="34em")),
-    }
-
-    def render(stack: str, time_s: int):
-        return render_diagnosis(stack, float(time_s), scenario, until, cache)
-
-    return Explorer("Diagnosis explorer",
-                    "Which layer holds each job at that instant, and why (simulated; each run is replayed up to the "
-                    "instant).", controls, render)
-
-
 # ------------------------------------------------------------- lesson 06: node provisioning latency
 def render_warm_pool(warm_nodes: int = 0, initialized_s: float = 90.0, image_pull_s: float = 0.0,
                      consolidate_after_s: float = 300.0) -> tuple[pd.DataFrame, Figure]:
