@@ -1,4 +1,5 @@
-"""gangkit.lessons.widgets: the explorers' plain functions give the simulator's figures; the widgets follow their knobs."""
+"""The lessons' explorers (gangkit.lessons.lesson01, lesson02 and the shared Explorer): their plain functions give
+the simulator's figures; the widgets follow their knobs."""
 
 from __future__ import annotations
 
