@@ -52,11 +52,12 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from gangkit.lessons.explorer import Explorer
-from gangkit.model.nodes import nodes as make_nodes
+from gangkit.model.nodes import Node, nodes as make_nodes
 from gangkit.model.scenario import Scenario
 from gangkit.results import plots
 from gangkit.simulate import simulate
 from gangkit.model.jobs import job as make_job
+from gangkit.supply.karpenter import InstanceType, Karpenter, NodePool, Stages, uniform
 from gangkit.workloads.scenarios import mixed
 
 #: The stacks the lesson compares, in the order of the table.
@@ -146,9 +147,6 @@ def scale_to_zero(limit: int | None = None, horizon: float = 7200.0) -> Scenario
     generator) and is ready 90 s later: a wide spread on purpose, so that
     the gang's nodes become ready at different times.
     """
-    from gangkit.model.nodes import Node
-    from gangkit.supply.karpenter import InstanceType, Karpenter, NodePool, Stages, uniform
-
     limits = {} if limit is None else {"nvidia.com/gpu": limit}
     pool = NodePool("gpu", ["gpu-8"], limits=limits, consolidate_after=30.0, budget="100%")
     karpenter = Karpenter([pool], [InstanceType("gpu-8", 8, 8.0)],

@@ -43,6 +43,7 @@ from gangkit.kueue.objects import (GPU, ClusterQueue, FlavorQuotas, KueueConfig,
 from gangkit.model.scenario import Scenario
 from gangkit.simulate import simulate
 from gangkit.model.jobs import Job, job as make_job
+from gangkit.workloads.scenarios import load as load_scenario
 
 #: The one ResourceFlavor of the lesson's clusters (every node is of this kind).
 FLAVOR = "a100"
@@ -180,9 +181,7 @@ def fragmented_story(config: KueueConfig | None = None, *, with_s: bool = False)
 def quota_for(scenario: Scenario | str, gpus: int, config: KueueConfig | None = None) -> Scenario:
     """``scenario`` (or a built-in scenario by name) with one ClusterQueue of ``gpus`` GPUs for all its jobs."""
     if isinstance(scenario, str):
-        from gangkit.workloads.scenarios import load
-
-        scenario = load(scenario)
+        scenario = load_scenario(scenario)
     queue = team_queue("cluster-queue", gpus, cohort=None)
     lqs = sorted({(j.namespace or "default", j.queue) for j in scenario.jobs})
     setup = KueueSetup([ResourceFlavor(FLAVOR)], [queue], [LocalQueue(q, ns, queue.name) for ns, q in lqs],

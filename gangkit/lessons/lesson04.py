@@ -49,6 +49,7 @@ from gangkit.model.nodes import nodes
 from gangkit.workloads.generators import Exponential, JobClass, Poisson, Stream
 from gangkit.model.scenario import Scenario
 from gangkit.simulate import simulate
+from gangkit.analysis.sweep import points, sweep
 
 #: The cluster: nodes x GPUs per node.
 N_NODES, GPUS_PER_NODE = 4, 8
@@ -139,8 +140,6 @@ SWEEP_COLUMNS = [
 def sweep_grid(grids=None) -> list[dict]:
     """The points of :data:`SWEEP_GRIDS` (or of ``grids``, dicts of lists) with the mix as the scenario,
     ready for :func:`gangkit.analysis.sweep`."""
-    from gangkit.analysis.sweep import points
-
     stream = mix_stream()
     out = []
     for grid in grids if grids is not None else SWEEP_GRIDS:
@@ -150,8 +149,6 @@ def sweep_grid(grids=None) -> list[dict]:
 
 def sweep_table(grids=None, **kwargs) -> pd.DataFrame:
     """Run the sweep (:func:`gangkit.analysis.sweep`) and keep :data:`SWEEP_COLUMNS`."""
-    from gangkit.analysis.sweep import sweep
-
     table = sweep(sweep_grid(grids), **kwargs)
     return table[SWEEP_COLUMNS]
 
