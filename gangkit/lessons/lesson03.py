@@ -12,13 +12,18 @@ important one, and the ``queueingStrategy`` whether a big job that does not
 fit yet blocks the small ones behind it (``StrictFIFO``) or steps aside
 (``BestEffortFIFO``).
 
-This module builds those stories as plain :class:`gangkit.Scenario` objects
-(two or three lines each in the lesson), reads a run back as tables (who
-was admitted when and who was preempted why, from its events; how much quota
-each team held over time, from its Kueue metrics), draws that quota, and
-holds the lesson's
-explorer, :func:`quota_explorer`, whose figures come from the plain function
-:func:`explore_quota`.
+This module holds:
+
+- the stories as plain :class:`gangkit.Scenario` objects, two or three lines
+  each in the lesson (:func:`two_teams`, :func:`fifo_story`,
+  :func:`priority_story`, :func:`lending_story`, ...), built from
+  :func:`team_queue`, :func:`team_job` and :func:`kueue_setup`;
+- a run read back as tables: who was admitted when and who was preempted
+  why, from its events (:func:`admission_log`, :func:`preemptions`,
+  :func:`job_table`); how much quota each team held over time, from its
+  Kueue metrics (:func:`quota_usage`), which :func:`plot_quota` draws;
+- the lesson's explorer, :func:`quota_explorer`, whose figures come from the
+  plain function :func:`explore_quota`.
 
 Every team's LocalQueue is named after the team and lives in the
 namespace of the same name, so job ``a-1`` of team ``team-a`` is the
