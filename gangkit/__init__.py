@@ -24,8 +24,8 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    """``gk.plots``, ``gk.widgets`` and ``gk.checks`` load on first use (matplotlib and ipywidgets are slow to import)."""
-    lazy = {"plots": "gangkit.results.plots", "widgets": "gangkit.lessons.widgets", "checks": "gangkit.checks"}
+    """``gk.plots`` and ``gk.checks`` load on first use (matplotlib and ipywidgets are slow to import)."""
+    lazy = {"plots": "gangkit.results.plots", "checks": "gangkit.checks"}
     if name in lazy:
         import importlib
 

@@ -175,7 +175,7 @@ def test_a_hand_made_stack_cannot_be_replayed():
     ("kueue+gang", 300, ["Running", "QuotaExhausted", "QuotaExhausted", "QuotaTooSmall"]),
 ])
 def test_the_diagnosis_explorer_follows_its_controls(stack, time_s, codes):
-    from gangkit.lessons.widgets import diagnosis_explorer
+    from gangkit.lessons.lesson05 import diagnosis_explorer
 
     explorer = diagnosis_explorer()
     assert repr(explorer) == "Diagnosis explorer (run this cell to use it)"

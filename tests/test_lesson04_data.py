@@ -18,7 +18,6 @@ import pytest
 
 import gangkit as gk
 from gangkit.lessons import lesson04
-from gangkit.lessons import widgets
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOL = ROOT / "tools" / "make_lesson04_data.py"
@@ -126,12 +125,12 @@ def test_gang_waits_are_the_whole_node_gangs_longest_first():
 
 
 def test_wait_explorer_follows_its_controls(capsys):
-    ex = widgets.wait_explorer(n_jobs=300)
+    ex = lesson04.wait_explorer(n_jobs=300)
     out = capsys.readouterr()
     assert out.out == "" and out.err == ""
-    pd.testing.assert_frame_equal(ex.table, widgets.render_waits("strict", 0.6, 0, 300)[0])
+    pd.testing.assert_frame_equal(ex.table, lesson04.render_waits("strict", 0.6, 0, 300)[0])
     ex.controls["ordering"].value = "skip"
-    pd.testing.assert_frame_equal(ex.table, widgets.render_waits("skip", 0.6, 0, 300)[0])
+    pd.testing.assert_frame_equal(ex.table, lesson04.render_waits("skip", 0.6, 0, 300)[0])
     ex.controls["load"].value = 0.9
     expected = gk.wait_table(lesson04.run("skip", 0.9, n_jobs=300))
     assert ex.table.loc["all", "mean_wait_s"] == expected.loc["all", "mean_wait_s"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from gangkit.lessons import lesson06
-from gangkit.lessons import widgets
 from gangkit.supply.karpenter import Stages
 import gangkit as gk
 
@@ -76,7 +75,7 @@ def test_warm_nodes_cost_more_and_wait_less():
 
 
 def test_the_explorer_shows_the_table_and_follows_its_controls():
-    e = widgets.provisioning_explorer()
+    e = lesson06.provisioning_explorer()
     assert e.table.equals(lesson06.warm_pool_table(range(0, 5)))
     e.controls["image_pull_s"].value = 600
     assert e.table.loc[0, "mean_wait_s"] == 751.0

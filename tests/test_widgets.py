@@ -1,4 +1,5 @@
-"""gangkit.lessons.widgets: the explorers' plain functions give the simulator's figures; the widgets follow their knobs."""
+"""The lessons' explorers (gangkit.lessons.lesson01, lesson02 and the shared Explorer): their plain functions give
+the simulator's figures; the widgets follow their knobs."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 import gangkit as gk  # noqa: E402
-from gangkit.lessons import widgets  # noqa: E402
+from gangkit.lessons import lesson01, lesson02  # noqa: E402
+from gangkit.lessons.explorer import Explorer  # noqa: E402
 
 HORIZON = 30 * 86400.0
 
@@ -54,40 +56,40 @@ HORIZON = 30 * 86400.0
     ],
 )
 def test_explore_deadlock(case, kwargs, expected):
-    figures = widgets.explore_deadlock(**kwargs)
-    assert list(figures) == widgets.DEADLOCK_COLUMNS
+    figures = lesson01.explore_deadlock(**kwargs)
+    assert list(figures) == lesson01.DEADLOCK_COLUMNS
     assert {k: figures[k] for k in expected} == expected
 
 
 def test_explore_deadlock_defaults_are_two_gangs_deadlock():
-    sc = widgets.deadlock_scenario()
+    sc = lesson01.deadlock_scenario()
     built_in = gk.scenarios.two_gangs_deadlock()
     assert [(n.name, n.gpus) for n in sc.nodes] == [(n.name, n.gpus) for n in built_in.nodes]
     assert [(j.name, j.pod_count, j.gpus, j.run_time, j.submit_time) for j in sc.jobs] == \
         [(j.name, j.pod_count, j.gpus, j.run_time, j.submit_time) for j in built_in.jobs]
     for stack in ("pod", "gang"):
         f = gk.simulate("two-gangs-deadlock", stack=stack).summary()
-        assert widgets.explore_deadlock(stack=stack) == {k: f[k] for k in widgets.DEADLOCK_COLUMNS}
+        assert lesson01.explore_deadlock(stack=stack) == {k: f[k] for k in lesson01.DEADLOCK_COLUMNS}
 
 
 def test_deadlock_scenario_refuses_an_unknown_arrival():
     with pytest.raises(ValueError, match="arrival"):
-        widgets.deadlock_scenario(arrival="random")
+        lesson01.deadlock_scenario(arrival="random")
 
 
 def test_compare_stacks_has_one_row_per_stack():
-    table = widgets.compare_stacks(nodes=4, jobs=2, workers=4)
+    table = lesson01.compare_stacks(nodes=4, jobs=2, workers=4)
     assert list(table.index) == ["pod", "gang"]
     assert table.index.name == "stack"
-    assert list(table.columns) == widgets.DEADLOCK_COLUMNS
+    assert list(table.columns) == lesson01.DEADLOCK_COLUMNS
     assert list(table["deadlock"]) == [True, False]
 
 
 # ---------------------------------------------------------------------- compare_orderings
 def test_compare_orderings_matches_the_simulator():
-    table = widgets.compare_orderings(seed=1, load=0.9, n_jobs=120, n_nodes=16)
+    table = lesson02.compare_orderings(seed=1, load=0.9, n_jobs=120, n_nodes=16)
     assert list(table.index) == ["skip", "strict"]
-    assert list(table.columns) == widgets.ORDERING_COLUMNS
+    assert list(table.columns) == lesson02.ORDERING_COLUMNS
     stream = gk.scenarios.mixed(n_jobs=120, n_nodes=16, load=0.9, seed=1)
     for ordering in ("skip", "strict"):
         r = gk.simulate(stream, stack="gang", ordering=ordering)
@@ -101,7 +103,7 @@ def test_compare_orderings_matches_the_simulator():
 
 
 def test_compare_orderings_under_gang_never_holds_gpus_idle():
-    table = widgets.compare_orderings(seed=0, load=1.2, n_jobs=120, n_nodes=16)
+    table = lesson02.compare_orderings(seed=0, load=1.2, n_jobs=120, n_nodes=16)
     assert list(table["held_idle_gpu_seconds"]) == [0.0, 0.0]
 
 
@@ -111,11 +113,11 @@ def _png(explorer) -> str:
 
 
 def test_deadlock_explorer_builds_quietly_and_shows_table_and_figure(capsys):
-    ex = widgets.deadlock_explorer()
+    ex = lesson01.deadlock_explorer()
     out = capsys.readouterr()
     assert out.out == "" and out.err == ""
     assert ex.updates == 1
-    pd.testing.assert_frame_equal(ex.table, widgets.compare_stacks())
+    pd.testing.assert_frame_equal(ex.table, lesson01.compare_stacks())
     table_item, figure_item = ex.output.outputs
     assert "<table" in table_item["data"]["text/html"]
     assert figure_item["data"]["text/plain"] == "<Figure size 850x560 with 2 Axes>"
@@ -132,28 +134,28 @@ def test_deadlock_explorer_builds_quietly_and_shows_table_and_figure(capsys):
     ],
 )
 def test_deadlock_explorer_follows_its_controls(case, control, value, pod_deadlock):
-    ex = widgets.deadlock_explorer()
+    ex = lesson01.deadlock_explorer()
     before = _png(ex)
     ex.controls[control].value = value
     assert ex.updates == 2
     assert ex.values[control] == value
     assert bool(ex.table.loc["pod", "deadlock"]) is pod_deadlock
     assert bool(ex.table.loc["gang", "deadlock"]) is False
-    pd.testing.assert_frame_equal(ex.table, widgets.compare_stacks(**ex.values))
+    pd.testing.assert_frame_equal(ex.table, lesson01.compare_stacks(**ex.values))
     assert _png(ex) != before
 
 
 def test_deadlock_explorer_text_fallback_is_short_and_stable():
-    ex = widgets.deadlock_explorer()
+    ex = lesson01.deadlock_explorer()
     text = ex._repr_mimebundle_()["text/plain"]
     assert text == "Deadlock explorer (run this cell to use it)"
 
 
 def test_gang_explorer_follows_its_controls(capsys):
-    ex = widgets.gang_explorer(n_jobs=80, n_nodes=8)
+    ex = lesson02.gang_explorer(n_jobs=80, n_nodes=8)
     out = capsys.readouterr()
     assert out.out == "" and out.err == ""
-    pd.testing.assert_frame_equal(ex.table, widgets.compare_orderings(seed=0, load=0.9, n_jobs=80, n_nodes=8))
+    pd.testing.assert_frame_equal(ex.table, lesson02.compare_orderings(seed=0, load=0.9, n_jobs=80, n_nodes=8))
     first_table, first_png = ex.table, _png(ex)
 
     ex.controls["ordering"].value = "strict"  # only the GPU-state picture changes
@@ -161,7 +163,7 @@ def test_gang_explorer_follows_its_controls(capsys):
     assert _png(ex) != first_png
 
     ex.controls["seed"].value = 3
-    pd.testing.assert_frame_equal(ex.table, widgets.compare_orderings(seed=3, load=0.9, n_jobs=80, n_nodes=8))
+    pd.testing.assert_frame_equal(ex.table, lesson02.compare_orderings(seed=3, load=0.9, n_jobs=80, n_nodes=8))
     assert not ex.table.equals(first_table)
     assert ex.updates == 3
     assert ex._repr_mimebundle_()["text/plain"] == "Gang ordering explorer (run this cell to use it)"
@@ -171,17 +173,17 @@ def test_rendering_functions_return_a_table_and_a_figure_outside_pyplot():
     import matplotlib.pyplot as plt
 
     before = plt.get_fignums()
-    table, fig = widgets.render_deadlock(nodes=5)
+    table, fig = lesson01.render_deadlock(nodes=5)
     assert list(table.index) == ["pod", "gang"] and len(fig.axes) == 2
-    table, fig = widgets.render_orderings(ordering="strict", seed=2, n_jobs=60, n_nodes=8)
+    table, fig = lesson02.render_orderings(ordering="strict", seed=2, n_jobs=60, n_nodes=8)
     assert list(table.index) == ["skip", "strict"] and len(fig.axes) == 2
     assert plt.get_fignums() == before  # nothing left for the notebook to show twice
 
 
 def test_gang_explorer_load_slider_matches_compare_orderings():
-    ex = widgets.gang_explorer(n_jobs=80, n_nodes=8)
+    ex = lesson02.gang_explorer(n_jobs=80, n_nodes=8)
     ex.controls["load"].value = 1.2
-    pd.testing.assert_frame_equal(ex.table, widgets.compare_orderings(seed=0, load=1.2, n_jobs=80, n_nodes=8))
+    pd.testing.assert_frame_equal(ex.table, lesson02.compare_orderings(seed=0, load=1.2, n_jobs=80, n_nodes=8))
 
 
 def test_an_experiment_that_fails_shows_its_message_instead_of_raising():
@@ -190,9 +192,9 @@ def test_an_experiment_that_fails_shows_its_message_instead_of_raising():
     def render(n):
         if n > 1:
             raise gk.ScenarioError([gk.Problem("Scenario x", "n", f"expected at most 1, got {n}")])
-        return widgets.render_deadlock(jobs=1)
+        return lesson01.render_deadlock(jobs=1)
 
-    ex = widgets.Explorer("Test", "a note", {"n": W.IntSlider(value=1, min=1, max=3)}, render)
+    ex = Explorer("Test", "a note", {"n": W.IntSlider(value=1, min=1, max=3)}, render)
     assert ex.table is not None
     ex.controls["n"].value = 2
     assert ex.table is None

@@ -1,1 +1,5 @@
-"""One module per lesson: its scenarios, tables and explorer widgets."""
+"""One module per lesson: ``lesson01`` ... ``lesson06`` hold each lesson's scenarios, tables and explorer widget.
+
+What every explorer shares (the :class:`~gangkit.lessons.explorer.Explorer` box and its outputs) is in
+:mod:`gangkit.lessons.explorer`.
+"""

@@ -1,12 +1,16 @@
-"""Lesson 02's comparison: one contended workload through every gang variant and pod by pod.
+"""Lesson 02's stories: gang admission, what a waiting gang holds, and the order gangs go in.
 
-The story: two nodes of 4 GPUs. Job ``long`` takes a whole node (4 GPUs) for
-an hour. Ten seconds later job ``big`` arrives, a sync gang of 6 workers of
-one GPU: it cannot start before ``long`` ends, since only 4 GPUs are free.
-From t=60 s a stream of one-GPU jobs (``small-00``, ``small-01``, ...)
-arrives every 200 s, each running 15 minutes. The question each variant
-answers differently: while ``big`` waits, what does it hold, and who gets
-the free node?
+Gang admission starts a job's workers together or not at all. The gang
+variants differ in what a gang holds while it waits (nothing, or part of
+the cluster for a while); the placement ordering decides who waits behind
+a big gang.
+
+The contended story: two nodes of 4 GPUs. Job ``long`` takes a whole node
+(4 GPUs) for an hour. Ten seconds later job ``big`` arrives, a sync gang of
+6 workers of one GPU: it cannot start before ``long`` ends, since only 4
+GPUs are free. From t=60 s a stream of one-GPU jobs (``small-00``,
+``small-01``, ...) arrives every 200 s, each running 15 minutes. While
+``big`` waits, what does it hold, and who gets the free node?
 
 - pod by pod (``pod``): 4 of big's workers take node-1 and hold it until
   ``long`` ends; the small jobs queue behind;
@@ -20,26 +24,41 @@ the free node?
 - kube-gang (1.35): 4 workers hold node-1 for 5 minutes, are rejected,
   small jobs slip in, and big grabs what it can again at each chance.
 
-:func:`compare` runs the story through a list of stacks and returns one
-row per stack; :func:`plot_compare` draws the two numbers that matter side
-by side. :func:`scale_to_zero` and :func:`compare_scale_to_zero` tell the
-second story: no GPU node at first, a gang of 10 x 8 GPUs, and Karpenter
-behind each variant; what Karpenter sees (a Volcano Job: nothing before
-Inqueue), the nodes it launches and pays for, and what each variant holds
-while they boot or when a NodePool limit stops them short. All figures are simulated by gangkit, never measured on a real
-cluster.
+This module holds:
+
+- :func:`contended` and :func:`compare`: the story through a list of stacks
+  (:data:`VARIANTS`), one row per stack; :func:`plot_compare` draws the two
+  numbers that matter side by side; :func:`with_big` changes job ``big``;
+- :func:`scale_to_zero` and :func:`compare_scale_to_zero`: the second story,
+  no GPU node at first, a gang of 10 x 8 GPUs, and Karpenter behind each
+  variant: what Karpenter sees (a Volcano Job: nothing before Inqueue), the
+  nodes it launches and pays for, and what each variant holds while they
+  boot or when a NodePool limit stops them short;
+- :func:`compare_orderings`: a ``mixed`` stream under ``gang`` with ordering
+  ``strict`` and ``skip`` (head-of-line blocking, and the big gangs' waits);
+  :func:`gang_explorer` is the lesson's widget over it
+  (:func:`render_orderings`).
+
+All figures are simulated by gangkit, never measured on a real cluster.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from functools import lru_cache
 
+import ipywidgets as W
 import pandas as pd
+from matplotlib.figure import Figure
 
-from gangkit.model.nodes import nodes as make_nodes
+from gangkit.lessons.explorer import Explorer
+from gangkit.model.nodes import Node, nodes as make_nodes
 from gangkit.model.scenario import Scenario
+from gangkit.results import plots
 from gangkit.simulate import simulate
 from gangkit.model.jobs import job as make_job
+from gangkit.supply.karpenter import InstanceType, Karpenter, NodePool, Stages, uniform
+from gangkit.workloads.scenarios import mixed
 
 #: The stacks the lesson compares, in the order of the table.
 VARIANTS = ("pod", "gang", "coscheduling", "yunikorn", "kube-gang")
@@ -128,9 +147,6 @@ def scale_to_zero(limit: int | None = None, horizon: float = 7200.0) -> Scenario
     generator) and is ready 90 s later: a wide spread on purpose, so that
     the gang's nodes become ready at different times.
     """
-    from gangkit.model.nodes import Node
-    from gangkit.supply.karpenter import InstanceType, Karpenter, NodePool, Stages, uniform
-
     limits = {} if limit is None else {"nvidia.com/gpu": limit}
     pool = NodePool("gpu", ["gpu-8"], limits=limits, consolidate_after=30.0, budget="100%")
     karpenter = Karpenter([pool], [InstanceType("gpu-8", 8, 8.0)],
@@ -169,3 +185,87 @@ def compare_scale_to_zero(scenario: Scenario | None = None, rows=SCALE_TO_ZERO_R
             "big_state": big["state"],
         })
     return pd.DataFrame(out, columns=["variant", *SCALE_TO_ZERO_COLUMNS]).set_index("variant")
+
+
+# -- strict or skip: the ordering explorer -------------------------------------------------------------
+
+#: The columns of :func:`compare_orderings`.
+ORDERING_COLUMNS = [
+    "mean_wait_s", "p95_wait_s", "max_wait_s", "mean_wait_largest_s", "effective_utilization", "held_idle_gpu_seconds",
+    "jobs_finished", "makespan_s",
+]
+
+
+@lru_cache(maxsize=16)
+def _run_orderings(seed: int, load: float, n_jobs: int, n_nodes: int) -> dict:
+    """Both orderings on one stream (cached: the explorer's toggle only redraws; results stay inside this module)."""
+    sc = mixed(n_jobs=n_jobs, n_nodes=n_nodes, load=load, seed=seed)
+    return {ordering: simulate(sc, stack="gang", ordering=ordering) for ordering in ("skip", "strict")}
+
+
+def _ordering_row(result) -> dict:
+    f = result.summary()
+    jobs = result.jobs
+    largest = jobs.loc[jobs["gpus"] == jobs["gpus"].max(), "wait_s"]
+    row = {k: f[k] for k in ORDERING_COLUMNS if k in f}
+    row["mean_wait_largest_s"] = round(float(largest.mean()), 3) if len(largest) else 0.0
+    return {k: row[k] for k in ORDERING_COLUMNS}
+
+
+def _ordering_table(results: dict) -> pd.DataFrame:
+    return pd.DataFrame([_ordering_row(r) for r in results.values()], index=pd.Index(list(results), name="ordering"))
+
+
+def compare_orderings(seed: int = 0, load: float = 0.9, n_jobs: int = 300, n_nodes: int = 32) -> pd.DataFrame:
+    """A small ``mixed`` stream under ``gang`` with ordering ``skip`` and ``strict``: one row per ordering.
+
+    ``mean_wait_largest_s`` is the mean wait of the jobs that ask for the
+    most GPUs in the stream (the big gangs that strict ordering protects).
+    """
+    return _ordering_table(_run_orderings(seed, load, n_jobs, n_nodes))
+
+
+def render_orderings(ordering: str = "skip", seed: int = 0, load: float = 0.9, n_jobs: int = 300,
+                     n_nodes: int = 32) -> tuple[pd.DataFrame, Figure]:
+    """What :func:`gang_explorer` shows: the ordering table, both wait ECDFs, one run's GPU states."""
+    results = _run_orderings(seed, load, n_jobs, n_nodes)
+    fig = Figure(figsize=(8.5, 6.4))
+    top, bottom = fig.subplots(2, 1)
+    longest = max(float(r.jobs["wait_s"].max()) for r in results.values())
+    unit = plots.time_unit(longest)[0]
+    for name, r in results.items():
+        plots.wait_distribution(r, ax=top, unit=unit, label=f"ordering {name}")
+    arrivals_end = float(results[ordering].jobs["submit_s"].max())
+    plots.gpu_states(results[ordering], ax=bottom, until=arrivals_end if arrivals_end > 0 else None)
+    bottom.set_title(f"What the GPUs were doing while jobs arrived: ordering {ordering}")
+    fig.subplots_adjust(left=0.1, right=0.84, bottom=0.08, top=0.94, hspace=0.45)
+    return _ordering_table(results), fig
+
+
+def gang_explorer(ordering: str = "skip", seed: int = 0, load: float = 0.9, n_jobs: int = 300,
+                  n_nodes: int = 32) -> Explorer:
+    """Lesson 02's explorer: strict versus skip ordering under ``gang`` on a small ``mixed`` stream.
+
+    A seed slider picks the stream, a load slider its offered load; the
+    toggle picks whose GPU states are drawn. Shows :func:`compare_orderings`
+    and the waits of both orderings.
+    """
+    style = {"description_width": "7em"}
+    layout = W.Layout(width="26em")
+    controls = {
+        "ordering": W.ToggleButtons(options=["skip", "strict"], value=ordering, description="GPU states of",
+                                    style=style),
+        "seed": W.IntSlider(value=seed, min=0, max=9, description="seed", continuous_update=False, style=style,
+                            layout=layout),
+        "load": W.FloatSlider(value=load, min=0.5, max=1.5, step=0.1, description="offered load",
+                              continuous_update=False, readout_format=".1f", style=style, layout=layout),
+    }
+
+    def render(ordering: str, seed: int, load: float):
+        # the slider's 0.9 may be 0.9000000000000001: round so that the table equals compare_orderings(load=0.9)
+        return render_orderings(ordering=ordering, seed=seed, load=round(load, 2), n_jobs=n_jobs, n_nodes=n_nodes)
+
+    return Explorer("Gang ordering explorer",
+                    f"mixed stream of {n_jobs} jobs on {n_nodes} nodes x 8 GPUs, stack gang "
+                    "(simulated figures).",
+                    controls, render)

@@ -12,13 +12,18 @@ important one, and the ``queueingStrategy`` whether a big job that does not
 fit yet blocks the small ones behind it (``StrictFIFO``) or steps aside
 (``BestEffortFIFO``).
 
-This module builds those stories as plain :class:`gangkit.Scenario` objects
-(two or three lines each in the lesson), reads a run back as tables (who
-was admitted when and who was preempted why, from its events; how much quota
-each team held over time, from its Kueue metrics), draws that quota, and
-holds the lesson's
-explorer, :func:`quota_explorer`, whose figures come from the plain function
-:func:`explore_quota`.
+This module holds:
+
+- the stories as plain :class:`gangkit.Scenario` objects, two or three lines
+  each in the lesson (:func:`two_teams`, :func:`fifo_story`,
+  :func:`priority_story`, :func:`lending_story`, ...), built from
+  :func:`team_queue`, :func:`team_job` and :func:`kueue_setup`;
+- a run read back as tables: who was admitted when and who was preempted
+  why, from its events (:func:`admission_log`, :func:`preemptions`,
+  :func:`job_table`); how much quota each team held over time, from its
+  Kueue metrics (:func:`quota_usage`), which :func:`plot_quota` draws;
+- the lesson's explorer, :func:`quota_explorer`, whose figures come from the
+  plain function :func:`explore_quota`.
 
 Every team's LocalQueue is named after the team and lives in the
 namespace of the same name, so job ``a-1`` of team ``team-a`` is the
@@ -32,14 +37,18 @@ import dataclasses
 import math
 from functools import lru_cache
 
+import ipywidgets as W
 import pandas as pd
+from matplotlib.figure import Figure
 
+from gangkit.lessons.explorer import Explorer
 from gangkit.model.nodes import nodes as make_nodes
 from gangkit.kueue.objects import (GPU, ClusterQueue, FlavorQuotas, KueueConfig, KueueSetup, LocalQueue, Preemption, Quota,
                             ResourceFlavor, ResourceGroup)
 from gangkit.model.scenario import Scenario
 from gangkit.simulate import simulate
 from gangkit.model.jobs import Job, job as make_job
+from gangkit.workloads.scenarios import load as load_scenario
 
 #: The one ResourceFlavor of the lesson's clusters (every node is of this kind).
 FLAVOR = "a100"
@@ -177,9 +186,7 @@ def fragmented_story(config: KueueConfig | None = None, *, with_s: bool = False)
 def quota_for(scenario: Scenario | str, gpus: int, config: KueueConfig | None = None) -> Scenario:
     """``scenario`` (or a built-in scenario by name) with one ClusterQueue of ``gpus`` GPUs for all its jobs."""
     if isinstance(scenario, str):
-        from gangkit.workloads.scenarios import load
-
-        scenario = load(scenario)
+        scenario = load_scenario(scenario)
     queue = team_queue("cluster-queue", gpus, cohort=None)
     lqs = sorted({(j.namespace or "default", j.queue) for j in scenario.jobs})
     setup = KueueSetup([ResourceFlavor(FLAVOR)], [queue], [LocalQueue(q, ns, queue.name) for ns, q in lqs],
@@ -432,8 +439,6 @@ def explore_quota(a_nominal: int = 8, b_nominal: int = 8, a_borrowing_limit: int
 def render_quota(a_nominal: int = 8, b_nominal: int = 8, a_borrowing_limit: int | None = None,
                  b_lending_limit: int | None = None, reclaim: str = "Never"):
     """What :func:`quota_explorer` shows: :func:`explore_quota`'s table and the quota each team held (a Figure)."""
-    from matplotlib.figure import Figure
-
     sc, r = _run_two_teams(a_nominal, b_nominal, a_borrowing_limit, b_lending_limit, reclaim)
     fig = Figure(figsize=(9, 3.4))
     ax = fig.subplots()
@@ -461,10 +466,6 @@ def quota_explorer(a_nominal: int = 8, b_nominal: int = 8, a_borrowing_limit: in
     reclaimWithinCohort policy. Shows :func:`explore_quota` and
     :func:`plot_quota` for the run of :func:`two_teams` under ``kueue+gang``.
     """
-    import ipywidgets as W
-
-    from gangkit.lessons.widgets import Explorer
-
     style = {"description_width": "11em"}
     layout = W.Layout(width="30em")
 

@@ -26,7 +26,9 @@ Everything here is a plain function over :mod:`gangkit.workloads.generators`,
   policy sustains when work is never lacking, which is where it stops
   being stable (the saturated-system argument used for multiserver-job
   queues, e.g. by Grosof, Harchol-Balter and Scheller-Wolf);
-- :func:`gangkit.lessons.widgets.wait_explorer` is the lesson's widget.
+- :func:`wait_explorer` is the lesson's widget: an ordering, a load and a
+  seed; it shows :func:`render_waits`, the waits per size class and the
+  queue and GPUs over time.
 
 All figures are simulated, not measured on a real cluster.
 """
@@ -37,12 +39,17 @@ import dataclasses
 from functools import lru_cache
 from pathlib import Path
 
+import ipywidgets as W
 import pandas as pd
-from gangkit.results import waiting
+from matplotlib.figure import Figure
+
+from gangkit.lessons.explorer import Explorer
+from gangkit.results import plots, waiting
 from gangkit.model.nodes import nodes
 from gangkit.workloads.generators import Exponential, JobClass, Poisson, Stream
 from gangkit.model.scenario import Scenario
 from gangkit.simulate import simulate
+from gangkit.analysis.sweep import points, sweep
 
 #: The cluster: nodes x GPUs per node.
 N_NODES, GPUS_PER_NODE = 4, 8
@@ -133,8 +140,6 @@ SWEEP_COLUMNS = [
 def sweep_grid(grids=None) -> list[dict]:
     """The points of :data:`SWEEP_GRIDS` (or of ``grids``, dicts of lists) with the mix as the scenario,
     ready for :func:`gangkit.analysis.sweep`."""
-    from gangkit.analysis.sweep import points
-
     stream = mix_stream()
     out = []
     for grid in grids if grids is not None else SWEEP_GRIDS:
@@ -144,8 +149,6 @@ def sweep_grid(grids=None) -> list[dict]:
 
 def sweep_table(grids=None, **kwargs) -> pd.DataFrame:
     """Run the sweep (:func:`gangkit.analysis.sweep`) and keep :data:`SWEEP_COLUMNS`."""
-    from gangkit.analysis.sweep import sweep
-
     table = sweep(sweep_grid(grids), **kwargs)
     return table[SWEEP_COLUMNS]
 
@@ -208,3 +211,55 @@ def _saturated(ordering: str, node_share: float, n_jobs: int, seed: int, fractio
 def naive_bound() -> float:
     """The capacity bound: the offered GPU demand must stay below the cluster's GPUs, load < 1."""
     return 1.0
+
+
+# --------------------------------------------------------------------------- the explorer
+def render_waits(ordering: str = "strict", load: float = 0.6, seed: int = 0, n_jobs: int = 1000) -> tuple[pd.DataFrame, Figure]:
+    """What :func:`wait_explorer` shows: waits per size class, and the queue and GPUs over time."""
+    r = run(ordering, load, NODE_SHARE, n_jobs, seed)
+    table = waiting.wait_table(r)[["jobs", "censored", "mean_wait_s", "p95_wait_s", "max_wait_s", "mean_bounded_slowdown"]]
+    st = waiting.stability(r)
+    u = waiting.utilization(r, st.window_start_s, st.window_end_s)
+    fig = Figure(figsize=(8.5, 6.0))
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    tl = r.timeline
+    end = float(r.jobs["submit_s"].max())
+    _, per, words = plots.time_unit(end)
+    keep = tl["time_s"] <= end
+    top.step(tl["time_s"][keep] / per, tl["waiting_jobs"][keep], where="post", color="#444444", linewidth=0.8)
+    top.axvspan(st.window_start_s / per, st.window_end_s / per, color="#f4a261", alpha=0.2,
+                label=f"stability window: {st.verdict}, slope {st.slope_per_h:.2f} jobs/h")
+    top.set_ylabel("waiting jobs")
+    top.legend(loc="upper left", fontsize=8)
+    top.set_title(f"ordering {ordering}, load {load:g}: effective utilization in the window {u['effective_utilization']:.2f}",
+                  fontsize=10)
+    plots.gpu_states(r, ax=bottom, until=end)
+    bottom.set_xlabel(f"simulated time ({words})")
+    fig.subplots_adjust(left=0.1, right=0.84, bottom=0.09, top=0.94, hspace=0.25)
+    return table, fig
+
+
+def wait_explorer(ordering: str = "strict", load: float = 0.6, seed: int = 0, n_jobs: int = 1000) -> Explorer:
+    """Lesson 04's explorer: pick an ordering, a load and a seed; see waits per class, the queue and the GPUs.
+
+    Runs :func:`run` (the mix of one-GPU jobs and whole-node gangs, stack
+    ``gang``) and shows :func:`render_waits`.
+    """
+    style = {"description_width": "7em"}
+    layout = W.Layout(width="26em")
+    controls = {
+        "ordering": W.ToggleButtons(options=[*ORDERINGS, *BACKFILL_ORDERINGS], value=ordering,
+                                    description="ordering", style=style),
+        "load": W.FloatSlider(value=load, min=0.4, max=1.2, step=0.05, description="offered load",
+                              continuous_update=False, readout_format=".2f", style=style, layout=layout),
+        "seed": W.IntSlider(value=seed, min=0, max=4, description="seed", continuous_update=False, style=style,
+                            layout=layout),
+    }
+
+    def render(ordering: str, load: float, seed: int):
+        return render_waits(ordering, round(load, 2), seed, n_jobs)
+
+    return Explorer("Waiting explorer",
+                    f"{n_jobs} jobs, 90% one-GPU and 10% whole-node gangs, on {N_NODES} nodes x "
+                    f"{GPUS_PER_NODE} GPUs, "
+                    "stack gang (simulated figures).", controls, render)

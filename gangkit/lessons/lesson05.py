@@ -1,5 +1,9 @@
 """Lesson 05's story: one workload through every stack, and where it gets stuck in each.
 
+With the layers (gang placement, Kueue's quota, a node provisioner) a stalled job is held in one
+known place, for a reason that layer can name: the failure point moves from "not enough resources"
+inside the scheduler to "quota exhausted", "gang cannot fit" or "waiting for nodes".
+
 Two nodes of 8 GPUs and four jobs of one team. ``train-a`` and ``train-b`` are gangs of two 8-GPU
 workers, submitted together; ``eval-c`` (one 4-GPU pod) comes a minute later; ``train-d``, a gang
 of four 8-GPU workers (32 GPUs), comes at t=120 s and is bigger than the whole cluster. The same
@@ -12,13 +16,29 @@ quota is every GPU the stack can have: the nodes' 16, plus what Karpenter may ad
 ProvisioningRequest admission check in front of cluster-autoscaler's default node groups; both use
 the same stage defaults (launch to registered 60 s, to initialized 90 s more; assumptions, see
 ``docs/reference/provisioning.md``).
+
+This module holds:
+
+- :func:`layered_story`, the workload, and :data:`STACKS`, the stacks it goes through;
+- :data:`CLASSIFY` and :data:`REASONS`, the waits exercise 5.1 asks about and the reasons to pick from;
+- :func:`diagnosis_explorer`, the lesson's widget: a stack and an instant, and which layer holds each
+  job then and why (:func:`render_diagnosis`, from :meth:`gangkit.Result.diagnose`).
+
+All figures are simulated by gangkit, never measured on a real cluster.
 """
 
 from __future__ import annotations
 
+import ipywidgets as W
+import pandas as pd
+from matplotlib.figure import Figure
+
+from gangkit.lessons.explorer import Explorer
 from gangkit.model.nodes import nodes
 from gangkit.model.scenario import Scenario
 from gangkit.model.jobs import job
+from gangkit.results import plots
+from gangkit.simulate import simulate
 
 #: The stacks of the lesson, from plain kube-scheduler to the full layered stack.
 STACKS = ("pod", "gang", "kueue+gang", "kueue+gang+karpenter", "kueue+provreq+autoscaler")
@@ -48,3 +68,51 @@ def layered_story() -> Scenario:
     return Scenario(nodes(2, gpus=8), jobs, name="layered-story",
                     description="2 nodes x 8 GPUs; train-a, train-b: 2 x 8 GPUs at t=0; eval-c: 4 GPUs at t=60 s; "
                                 "train-d: 4 x 8 GPUs at t=120 s").with_settings(horizon=HORIZON)
+
+
+# --------------------------------------------------------------------------- the explorer
+def render_diagnosis(stack: str = "kueue+gang+karpenter", time_s: float = 100.0, scenario: Scenario | None = None,
+                     until: float = 3600.0, _cache: dict | None = None) -> tuple[pd.DataFrame, Figure]:
+    """What :func:`diagnosis_explorer` shows: every job's diagnosis at ``time_s`` under ``stack``
+    (:meth:`gangkit.Result.diagnose`), and the run's GPU states with that instant marked."""
+    sc = scenario if scenario is not None else layered_story()
+    cache = {} if _cache is None else _cache
+    if stack not in cache:
+        cache[stack] = simulate(sc, stack=stack)
+    result = cache[stack]
+    view = result.diagnose(at=time_s)
+    table = view.table.set_index("job")
+    fig = Figure(figsize=(8.5, 3.4))
+    ax = fig.subplots()
+    plots.gpu_states(result, ax=ax, until=until)
+    name, per, _ = plots.time_unit(until)
+    ax.axvline(time_s / per, color="black", linewidth=1.2, linestyle="--")
+    ax.set_title(view.headline, fontsize=8)
+    fig.subplots_adjust(left=0.08, right=0.82, bottom=0.16, top=0.88)
+    return table, fig
+
+
+def diagnosis_explorer(scenario: Scenario | None = None, stacks=None, time_s: float = 100.0,
+                       until: float = 3600.0) -> Explorer:
+    """Lesson 05's explorer: pick a stack and an instant, read which layer holds each job and why.
+
+    A dropdown of stacks (default: :data:`STACKS`) and a time slider
+    (seconds); shows the diagnosis table and the GPU states with the
+    instant marked. Each stack is simulated once; moving the slider replays
+    it up to the instant chosen.
+    """
+    stacks = list(STACKS if stacks is None else stacks)
+    cache: dict = {}
+    style = {"description_width": "7em"}
+    controls = {
+        "stack": W.Dropdown(options=stacks, value=stacks[-1], description="stack", style=style),
+        "time_s": W.IntSlider(value=int(time_s), min=0, max=int(until), step=10, description="time (s)",
+                              continuous_update=False, style=style, layout=W.Layout(width="34em")),
+    }
+
+    def render(stack: str, time_s: int):
+        return render_diagnosis(stack, float(time_s), scenario, until, cache)
+
+    return Explorer("Diagnosis explorer",
+                    "Which layer holds each job at that instant, and why (simulated; each run is replayed up to the "
+                    "instant).", controls, render)

@@ -8,6 +8,20 @@ figure of the lesson can be rebuilt by calling them; all figures are
 simulated, never measured on a real cluster. Stage durations are gangkit's
 default assumptions (:class:`gangkit.supply.karpenter.Stages`: registered 60 s after
 launch, initialized 90 s later, no image pull) unless a story sets others.
+
+This module holds:
+
+- :func:`from_zero`: one admitted gang and no GPU node yet; :func:`stage_breakdown`,
+  :func:`job_timeline`, :func:`wait_stages` and :func:`wait_table` read where its wait
+  went, node stage by node stage;
+- :func:`batching` and :func:`batching_table`: Karpenter's batching window on a burst
+  of small jobs (:func:`stream`);
+- :func:`limit_story` and :func:`provreq_story`: a NodePool limit that provisions part
+  of a gang, against a ProvisioningRequest that asks for all of it; :func:`paid_table`
+  says what each paid for;
+- :func:`warm_pool_story`, :func:`warm_pool` and :func:`warm_pool_table`: warm nodes
+  paid for all day against waiting for new ones; :func:`provisioning_explorer` is the
+  lesson's widget over them (:func:`render_warm_pool`).
 """
 
 from __future__ import annotations
@@ -15,8 +29,12 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+import ipywidgets as W
 import pandas as pd
+from matplotlib.figure import Figure
 
+from gangkit.lessons.explorer import Explorer
+from gangkit.results import plots
 from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup
 from gangkit.model.nodes import Node
 from gangkit.supply.karpenter import InstanceType, Karpenter, NodePool, Stages
@@ -208,3 +226,46 @@ def warm_pool_table(warm: range | list = range(0, 5), stages: Stages | None = No
 @lru_cache(maxsize=64)
 def _warm_pool_row(warm_nodes: int, stages: Stages, consolidate_after: float) -> dict:
     return warm_pool_row(warm_pool(warm_nodes, stages, consolidate_after))
+
+
+# --------------------------------------------------------------------------- the explorer
+def render_warm_pool(warm_nodes: int = 0, initialized_s: float = 90.0, image_pull_s: float = 0.0,
+                     consolidate_after_s: float = 300.0) -> tuple[pd.DataFrame, Figure]:
+    """What :func:`provisioning_explorer` shows: paid against waited for 0 to 4 warm nodes, and one day's GPU states."""
+    stages = Stages(initialized=float(initialized_s), image_pull=float(image_pull_s))
+    table = warm_pool_table(range(0, 5), stages, float(consolidate_after_s))
+    fig = Figure(figsize=(8.5, 3.2))
+    ax = fig.subplots(1, 1)
+    plots.gpu_states(warm_pool(warm_nodes, stages, float(consolidate_after_s)), ax=ax)
+    ax.set_title(f"{warm_nodes} warm nodes: what the GPUs did over the day", fontsize=9)
+    fig.subplots_adjust(left=0.08, right=0.8, bottom=0.16, top=0.88)
+    return table, fig
+
+
+def provisioning_explorer(warm_nodes: int = 0, initialized_s: float = 90.0, image_pull_s: float = 0.0,
+                          consolidate_after_s: float = 300.0) -> Explorer:
+    """Lesson 06's explorer: keep warm nodes or wait for new ones; GPU-hours paid against the gangs' waits.
+
+    Sliders for the warm (always-on) 8-GPU nodes whose GPU states are drawn,
+    the GPU-initialization stage, an image pull stage, and Karpenter's
+    ``consolidateAfter``. Shows :func:`warm_pool_table` and the GPU states
+    of one run (:func:`gangkit.results.plots.gpu_states`).
+    """
+    style = {"description_width": "12em"}
+    layout = W.Layout(width="30em")
+
+    def slider(description: str, value: float, lo: float, hi: float, step: float) -> W.FloatSlider:
+        return W.FloatSlider(value=value, min=lo, max=hi, step=step, description=description, continuous_update=False,
+                             readout_format=".0f", style=style, layout=layout)
+
+    controls = {
+        "warm_nodes": W.IntSlider(value=warm_nodes, min=0, max=4, description="warm nodes drawn", continuous_update=False,
+                                  style=style, layout=layout),
+        "initialized_s": slider("GPU initialization (s)", initialized_s, 0, 600, 30),
+        "image_pull_s": slider("image pull (s)", image_pull_s, 0, 900, 60),
+        "consolidate_after_s": slider("consolidateAfter (s)", consolidate_after_s, 0, 3600, 300),
+    }
+    return Explorer("Warm nodes or waiting",
+                    "twelve gangs of 2 to 4 x 8 GPUs over one day, stack gang+karpenter; rows: number of warm "
+                    "nodes (simulated figures; stage durations are assumptions).",
+                    controls, render_warm_pool)
