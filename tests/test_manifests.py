@@ -894,7 +894,7 @@ def test_the_full_example_on_the_reference_page_is_the_three_workers_example():
 # --- Volcano's Queue and Job (gangkit.volcano.manifests) ----------------------------------
 
 from gangkit.volcano.manifests import KNOWN_FIELDS as VOLCANO_KNOWN_FIELDS  # noqa: E402
-from gangkit.volcano.plugins.proportion import Queue  # noqa: E402
+from gangkit.volcano.api import Queue  # noqa: E402
 from gangkit.model.resources import Resources  # noqa: E402
 
 INF = float("inf")

@@ -19,7 +19,7 @@ from gangkit.model.scenario import ORDERINGS
 from gangkit.stacks import build_stack
 from gangkit.engine.simulation import Simulation
 from gangkit.results.result import build_result
-from gangkit.volcano.plugins.proportion import Queue, VolcanoSetup
+from gangkit.volcano.api import Queue, VolcanoSetup
 from gangkit.model.resources import Resources
 
 NAN = math.nan
@@ -169,8 +169,8 @@ def test_random_queues_under_every_ordering(seed, ordering, monkeypatch):
     assert ((t.useful_gpus + t.held_idle_gpus + t.free_gpus + t.not_ready_gpus) == t.capacity_gpus).all()
     assert first.jobs.equals(again.jobs) and first.events.equals(again.events)
     layer = sim.stack.placement
-    kept = ({e[2] for h in layer._pending.values() for e in h} | set(layer._partial) | {e[2] for e in layer._creating}
-            | {e[2] for shapes in layer._shapes.values() for h in shapes.values() for e in h})
+    kept = ({e[2] for h in layer.cache.pending.values() for e in h} | set(layer.cache.partial) | {e[2] for e in layer.cache.creating}
+            | {e[2] for shapes in layer.cache.shapes.values() for h in shapes.values() for e in h})
     for js in sim.jobs:
         if js.state == "Pending" and any(p.node is None and not p.done for p in js.pods):
             assert js.index in kept, f"{js.name} waits but the layer lost it"

@@ -22,7 +22,8 @@ import pytest
 import gangkit as gk
 from gangkit import Job, PodSet, job, nodes
 from gangkit.model.scenario import ORDERINGS
-from gangkit.volcano.plugins.proportion import Queue, QueueAttr, VolcanoSetup, proportion
+from gangkit.volcano.api import Queue, VolcanoSetup
+from gangkit.volcano.plugins.proportion import QueueAttr, proportion
 from gangkit.model.resources import Resources
 
 NAN = math.nan

@@ -18,8 +18,9 @@ from gangkit.engine.simulation import Simulation
 from gangkit.results.result import build_result
 from gangkit.model.errors import ScenarioError
 from gangkit.stacks import build_stack
-from gangkit.volcano.actions.enqueue import job_min_resources
-from gangkit.volcano.plugins.proportion import Queue, QueueAttr, VolcanoSetup, proportion
+from gangkit.volcano.api import job_min_resources
+from gangkit.volcano.api import Queue, VolcanoSetup
+from gangkit.volcano.plugins.proportion import QueueAttr, proportion
 from gangkit.model.resources import Resources
 
 NAN = math.nan
@@ -428,8 +429,8 @@ def test_random_queues_keep_the_rules(seed, monkeypatch):
     assert set(first.jobs.state) <= {"Finished", "WaitingAtEnd", "RunningAtEnd", "Deadlocked"}
     # the layer keeps every job that still waits for a pod somewhere it will look again
     layer = sim.stack.placement
-    kept = ({e[2] for h in layer._pending.values() for e in h} | set(layer._partial) | {e[2] for e in layer._creating}
-            | {e[2] for shapes in layer._shapes.values() for h in shapes.values() for e in h})
+    kept = ({e[2] for h in layer.cache.pending.values() for e in h} | set(layer.cache.partial) | {e[2] for e in layer.cache.creating}
+            | {e[2] for shapes in layer.cache.shapes.values() for h in shapes.values() for e in h})
     for js in sim.jobs:
         if js.state == "Pending" and any(p.node is None and not p.done for p in js.pods):
             assert js.index in kept, f"{js.name} waits but the layer lost it"

@@ -112,7 +112,7 @@ class Scenario:
     warnings: list[str] = field(default_factory=list)
     kueue: object = None  # gangkit.kueue.KueueSetup: the Kueue objects, for kueue+ stacks
     karpenter: object = None  # gangkit.supply.karpenter.Karpenter: NodePools and instance types, for +karpenter stacks
-    volcano: object = None  # gangkit.volcano.plugins.proportion.VolcanoSetup: Volcano Queues, for gang stacks
+    volcano: object = None  # gangkit.volcano.api.VolcanoSetup: Volcano Queues, for gang stacks
     autoscaler: object = None  # gangkit.supply.autoscaler.ClusterAutoscaler: node groups, for +autoscaler stacks
     admission_check: object = None  # gangkit.kueue.provisioning.AdmissionCheck, for the kueue+provreq stack
 

@@ -4,7 +4,7 @@ The ``gang`` placement layer (:class:`VolcanoGang`) and the objects a scenario
 configures it with (:class:`VolcanoSetup`, :class:`Queue`).
 """
 
-from gangkit.volcano.plugins.proportion import Queue, VolcanoSetup
+from gangkit.volcano.api import Queue, VolcanoSetup
 from gangkit.volcano.scheduler import VolcanoGang
 
 __all__ = ["Queue", "VolcanoGang", "VolcanoSetup"]

@@ -66,7 +66,7 @@ from gangkit.manifests.load import (
     _Reader,
 )
 from gangkit.model.quantity import parse_cpu, parse_duration, parse_gpus, parse_memory
-from gangkit.volcano.plugins.proportion import DEFAULT_QUEUE, Queue, VolcanoSetup
+from gangkit.volcano.api import DEFAULT_QUEUE, Queue, VolcanoSetup
 from gangkit.model.resources import INFINITE, ZERO, Resources
 from gangkit.model.jobs import PROGRESS_MODES, Job, PodSet
 

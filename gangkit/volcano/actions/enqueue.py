@@ -14,7 +14,9 @@ only when every plugin's JobEnqueueable check permits:
 - **overcommit** (the cluster's door): ``inqueue + minResources <= total x
   overcommit-factor - used`` over the whole cluster (factor 1.2 by default:
   a little more than the idle room may be promised, so that pods are ready
-  the moment capacity frees up).
+  the moment capacity frees up; :mod:`gangkit.volcano.plugins.overcommit`).
+
+A PodGroup's minimum is :func:`gangkit.volcano.api.job_min_resources`.
 
 A PodGroup without ``minResources`` is always enqueued (both plugins
 permit it). Queues are visited lowest share first and, within a queue, jobs
@@ -34,55 +36,58 @@ What exists while a PodGroup is Pending decides what an autoscaler sees:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import heapq
 
+from gangkit.engine.state import JobState
 from gangkit.model.reasons import Reason
+from gangkit.model.resources import Resources
+from gangkit.volcano.api import job_min_resources
+from gangkit.volcano.cache import INQUEUE, PENDING
+from gangkit.volcano.plugins.overcommit import ClusterRoom
 from gangkit.volcano.plugins.proportion import QueueAttr
-from gangkit.model.resources import ZERO, Resources, pod_resources
-from gangkit.model.jobs import Job
+from gangkit.volcano.session import Session
 
 
-def job_min_resources(spec: Job) -> Resources | None:
-    """The PodGroup's ``minResources``: as given, else computed for a Volcano Job, else None.
+def execute(ssn: Session, period: float) -> None:
+    """Run enqueue for this session: queues in queue order, each queue's Pending PodGroups in job order.
 
-    A Volcano Job's controller (``calcPGMinResources``) sums the requests of
-    the pods that make up the minimum: each task's ``minAvailable`` first,
-    then further pods in task order up to the job's ``minAvailable``; when
-    the job's ``minAvailable`` is below the sum of the tasks', the first
-    ``minAvailable`` pods in task order. (Tasks are ordered by their
-    priority class; gangkit has one priority per job, so task order stays.)
+    ``period`` is the session period: a Volcano Job's pods, created when its
+    PodGroup goes Inqueue, can be placed from the next session on.
     """
-    if spec.min_resources is not None or spec.controller != "volcano":
-        return spec.min_resources
-    need = spec.gang_size
-    per_task = [(ps, ps.count if ps.min_member is None else ps.min_member) for ps in spec.pod_sets]
-    total = ZERO
-    if need < sum(m for _, m in per_task):
-        for ps in spec.pod_sets:
-            take = min(ps.count, need)
-            total = total + pod_resources(ps) * take
-            need -= take
-        return total
-    for ps, m in per_task:
-        total = total + pod_resources(ps) * m
-        need -= m
-    for ps, m in per_task:
-        take = min(ps.count - m, need)
-        if take > 0:
-            total = total + pod_resources(ps) * take
-            need -= take
-    return total
+    cache = ssn.cache
+    for q in ssn.queue_order([q for q, h in cache.pending.items() if h]):
+        heap, kept = cache.pending[q], []
+        while heap:
+            entry = heapq.heappop(heap)
+            js = entry[3]
+            if not cache.waits_whole(js, PENDING):
+                continue
+            minimum = job_min_resources(js.spec)
+            reason = None if minimum is None else enqueue_verdict(minimum, ssn.attrs[q], ssn.room)
+            if reason is not None:
+                cache.refused[js.index] = reason
+                kept.append(entry)
+                continue
+            if minimum is not None:
+                admit(minimum, ssn.attrs[q], ssn.room)
+            cache.refused.pop(js.index, None)
+            _inqueue(ssn, js, period)
+        for entry in kept:
+            heapq.heappush(heap, entry)
 
 
-@dataclass
-class ClusterRoom:
-    """The overcommit plugin's view: ``idle = total x factor - used``, and what Inqueue jobs were promised."""
-
-    idle: Resources
-    inqueue: Resources = ZERO
-
-    def permits(self, min_req: Resources) -> bool:
-        return (self.inqueue + min_req).fits_in(self.idle)
+def _inqueue(ssn: Session, js: JobState, period: float) -> None:
+    """The PodGroup is Inqueue: a Volcano Job's controller creates its pods now (placed from the next session)."""
+    cache, sim, now = ssn.cache, ssn.sim, ssn.now
+    cache.phase[js.index] = INQUEUE
+    if js.spec.controller == "volcano" and period:
+        for p in js.pods:
+            if p.node is None and not p.done:
+                p.created = now
+        heapq.heappush(cache.creating, (now + period, js.seq, js.index, js))
+        sim.call_at(now + period, lambda t: sim.request_cycle())
+    else:
+        cache.to_allocate(js)
 
 
 def enqueue_verdict(min_req: Resources | None, attr: QueueAttr, room: ClusterRoom) -> Reason | None:

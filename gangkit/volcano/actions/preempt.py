@@ -1,4 +1,4 @@
-"""Volcano's preempt and reclaim actions: taking capacity back, one gang at a time.
+"""Volcano's preempt action (and what reclaim shares with it): taking capacity back, one gang at a time.
 
 Two ways a waiting gang may take room from running ones:
 
@@ -48,12 +48,136 @@ one domain.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Callable
 
 from gangkit.engine.state import JobState, PodState
-from gangkit.volcano.plugins.gang import ready_pods, role_minimums
+from gangkit.model.reasons import Reason
+from gangkit.volcano.actions.allocate import allocatable_pods, place_gang
+from gangkit.volcano.cache import INQUEUE, RUNNING
+from gangkit.volcano.plugins.gang import gang_ready, ready_pods, role_minimums
+from gangkit.volcano.session import Session, sum_resources, trial
+
+
+def execute(ssn: Session) -> None:
+    """Run preempt for this session: waiting gangs evict lower-priority jobs of their own queue."""
+    take_back_for_starving(ssn, "preempt")
+
+
+def take_back_for_starving(ssn: Session, kind: str) -> None:
+    """Volcano's preempt (within a queue, by priority) or reclaim (from queues above their deserved share).
+
+    The *starving* jobs are the gangs that wait (no pod bound, or bound but
+    not ready), queues in queue order, each queue's by priority then
+    creation; a shape that found no victims is not tried again this session.
+    """
+    cache = ssn.cache
+    attrs = ssn.attrs or {}
+    if kind == "reclaim" and len(attrs) < 2:
+        return
+    starving: dict[str, list[JobState]] = defaultdict(list)
+    for q, shapes in cache.shapes.items():
+        for h in shapes.values():
+            cache.drop_stale(h)
+            starving[q].extend(e[3] for e in sorted(h))
+    for js in cache.partial.values():
+        if not gang_ready(js):
+            starving[js.spec.volcano_queue].append(js)
+    for q in ssn.queue_order([q for q in starving if starving[q]]):
+        a = attrs.get(q)
+        if kind == "reclaim" and (a is None or a.overused()):
+            continue
+        failed: set[tuple] = set()
+        for js in sorted(starving[q], key=lambda j: (-j.priority, j.seq)):
+            shape = cache.shape(js)
+            if shape in failed or gang_ready(js) or cache.phase.get(js.index) not in (INQUEUE, RUNNING):
+                continue
+            if not _take_back(ssn, js, kind):
+                failed.add(shape)
+
+
+def _take_back(ssn: Session, js: JobState, kind: str) -> bool:
+    """Evict the fewest victims that let ``js`` fit, then place it; False when no victims are enough."""
+    sim, cache = ssn.sim, ssn.cache
+    attrs = ssn.attrs or {}
+    q = js.spec.volcano_queue
+    waiting = allocatable_pods(ssn, js)
+    if kind == "reclaim" and not attrs[q].preemptive(sum_resources(waiting)):
+        return False  # proportion's PreemptiveFn: the job would take its queue above its deserved share
+    candidates = []
+    for v in cache.jobs.values():
+        if v is js or not v.bound:
+            continue
+        vq = v.spec.volcano_queue
+        if kind == "preempt" and vq == q and v.priority < js.priority:
+            candidates.append(v)
+        elif kind == "reclaim" and vq != q and ssn.queues[vq].reclaimable and vq in attrs:
+            candidates.append(v)
+    if not candidates:
+        return False
+    cap = sim.capacity
+    need = sum(sorted(p.pod_set.gpus for p in waiting)[:max(0, js.gang_size - ready_pods(js))])
+    if need > cap.free_ready_gpus + sum(v.gpus_bound for v in candidates):
+        return False
+    bundles = [b for v in candidates for b in job_bundles(v)]
+    if kind == "preempt":
+        bundles.sort(key=lambda b: (b.whole, b.job.priority, -b.job.seq))
+    else:
+        bundles.sort(key=lambda b: (b.whole, -attrs[b.job.spec.volcano_queue].share, b.job.priority, -b.job.seq))
+
+    attr = attrs.get(q)
+
+    def fits(victims: list[PodState]) -> bool:
+        """The waiting job's trial with the victims' room given back (and, in its queue, their share)."""
+        for p in victims:
+            cap.give(p.node, p.pod_set.gpus, p.pod_set.cpu, p.pod_set.memory)
+        if attr is not None:
+            held = attr.allocated
+            attr.allocated = held - sum_resources(p for p in victims if p.job.spec.volcano_queue == q)
+        placed = trial(sim, waiting, attr)
+        if attr is not None:
+            attr.allocated = held
+        for p in victims:
+            cap.take(p.node, p.pod_set.gpus, p.pod_set.cpu, p.pod_set.memory)
+        return bool(placed) and gang_ready(js, [p for p, _ in placed])
+
+    def over_deserved(b: Bundle, chosen: list[PodState]) -> bool:
+        if kind == "preempt":
+            return True
+        a = attrs[b.job.spec.volcano_queue]
+        return a.reclaimable(sum_resources(p for p in chosen if p.job.spec.volcano_queue == a.name))
+
+    victims = select_victims(bundles, fits, over_deserved)
+    if victims is None:
+        return False
+    _evict(ssn, js, victims, kind)
+    place_gang(ssn, js)  # a job ready with pods still waiting stays among the partly placed jobs
+    return True
+
+
+def _evict(ssn: Session, preemptor: JobState, victims: list[PodState], kind: str) -> None:
+    sim = ssn.sim
+    attrs = ssn.attrs or {}
+    by_job: dict[int, list[PodState]] = {}
+    for p in victims:
+        by_job.setdefault(p.job.index, []).append(p)
+    action = "preempted" if kind == "preempt" else "reclaimed"
+    for pods in by_job.values():
+        v = pods[0].job
+        a = attrs.get(v.spec.volcano_queue)
+        if a is not None:
+            a.allocated = a.allocated - sum_resources(pods)
+            a.update_share()
+        reason = Reason("placement", "Preempted" if kind == "preempt" else "Reclaimed",
+                        f"{len(pods)} pod(s) {action} by Volcano for {preemptor.name} "
+                        f"(queue {preemptor.spec.volcano_queue!r}, priority {preemptor.priority})",
+                        {"pods": len(pods)})
+        if v.spec.progress == "sync" or len(pods) == v.bound:
+            sim.evict(v, reason)
+        else:
+            for p in pods:
+                sim.evict_pod(p, reason)
 
 
 @dataclass

@@ -1,0 +1,210 @@
+"""Volcano's allocate action: place whole gangs, or nothing of them.
+
+Picture a maître d' seating parties: a party is seated only if a table can
+be laid for all of it; otherwise nobody of it sits down and nothing is kept
+for it. Volcano's allocate (``pkg/scheduler/actions/allocate``) visits the
+queues lowest share first, one job at a time, each queue's jobs in job order
+(:class:`gangkit.volcano.session.Session`). For each job it makes a *trial*
+placement of its waiting pods on the current nodes, one pod after another on
+the best-scoring node, stopping at the first pod that fits nowhere
+(:func:`gangkit.volcano.session.trial`). If the job is then *ready*
+(``minMember`` pods and every role's ``minTaskMember``,
+:mod:`gangkit.volcano.plugins.gang`) the trial is committed and the pods are
+bound; otherwise the trial is discarded and *nothing is held* until the next
+session. A queue at or above its deserved share is skipped for the rest of the
+session, and a pod that would take its queue above its deserved share is left
+out of the trial (the proportion plugin's OverusedFn and AllocatableFn).
+
+What allocate does within a queue is the ``ordering`` setting:
+
+- ``skip`` (Volcano's behaviour): move on and try the queue's next job, so
+  small jobs may start while a big gang waits; a job that can never fit
+  blocks nobody;
+- ``strict``: the queue stops at its first job that does not fit, so nobody
+  of that queue overtakes it (head-of-line blocking: the gang is protected,
+  GPUs idle). Other queues go on;
+- ``largest-first`` ("most servers first"): each queue's jobs ordered by the
+  GPUs of the whole gang, largest first (after priority and readiness; ties
+  by creation), then placed as ``skip`` places them (first-fit decreasing).
+  It favours big gangs but does not guarantee them a start;
+- ``volcano-backfill``: ``skip``, leaving the best-effort pods to Volcano's
+  backfill action (:mod:`gangkit.volcano.actions.backfill`);
+- ``easy-backfill`` and ``conservative-backfill`` replace the trial placement
+  by *reservations* in a book of future capacity
+  (:mod:`gangkit.volcano.reservations`); Volcano has no reservations: these two
+  are gangkit's contrast, from batch schedulers.
+
+A job whose ``minMember`` is smaller than its pod count is ready once
+``minMember`` pods are bound; its other pods are placed in later sessions as
+room appears.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+
+from gangkit.engine.state import JobState, PodState
+from gangkit.model.precision import TOLERANCE
+from gangkit.volcano.actions.backfill import best_effort
+from gangkit.volcano.cache import INQUEUE
+from gangkit.volcano.plugins.gang import gang_ready, ready_pods
+from gangkit.volcano.reservations import RESERVING, ReservationSession
+from gangkit.volcano.session import Session, sum_resources, trial
+
+
+def execute(ssn: Session, shortcuts: bool = True, estimate_factor: float = 1.0) -> None:
+    """Run allocate for this session (``shortcuts`` and ``estimate_factor`` for the reserving orderings)."""
+    cache, now = ssn.cache, ssn.now
+    while cache.creating and cache.creating[0][0] <= now + TOLERANCE:
+        js = heapq.heappop(cache.creating)[3]
+        if cache.phase.get(js.index) == INQUEUE:
+            cache.to_allocate(js)
+    if ssn.ordering in RESERVING:
+        _allocate_reserving(ssn, shortcuts, estimate_factor)
+        return
+    heads: dict[str, list] = defaultdict(list)  # queue -> heap of (order key, shape or ("job", index))
+    for q, shapes in cache.shapes.items():
+        for shape, h in shapes.items():
+            cache.drop_stale(h)
+            if h:
+                heads[q].append((ssn.job_key(h[0][3], h[0]), shape))
+    for js in cache.partial.values():
+        heads[js.spec.volcano_queue].append((ssn.job_key(js), ("job", js.index)))
+    attrs = ssn.attrs or {}
+    queues = []
+    for q in heads:
+        heapq.heapify(heads[q])
+        queues.append((ssn.queue_key(q), q))
+    heapq.heapify(queues)
+    blocked: list[JobState] = []
+    while queues:
+        _, q = heapq.heappop(queues)
+        if q in attrs and attrs[q].overused():
+            continue  # at or above its deserved share: skipped for this session
+        _, key = heapq.heappop(heads[q])
+        placed = _allocate_head(ssn, q, key, heads[q], blocked)
+        if not placed and ssn.ordering == "strict":
+            continue  # the queue waits behind its head
+        if heads[q]:
+            heapq.heappush(queues, (ssn.queue_key(q), q))
+    ssn.blocked = blocked
+
+
+def _allocate_head(ssn: Session, q: str, key, heads: list, blocked: list) -> bool:
+    """Try the best job of one shape (or one partly placed job); False when it could not be placed."""
+    cache = ssn.cache
+    if key[0] == "job":
+        js = cache.partial[key[1]]
+        placed = place_gang(ssn, js)
+        if not any(p.node is None and not p.done for p in js.pods):
+            cache.partial.pop(key[1], None)
+        if placed is None and not gang_ready(js):
+            blocked.append(js)
+            return False
+        return True
+    h = cache.shapes[q][key]
+    js = h[0][3]
+    if place_gang(ssn, js) is None:
+        blocked.append(js)
+        return False  # the whole shape fails for the rest of this session
+    heapq.heappop(h)
+    if any(p.node is None and not p.done for p in js.pods):
+        cache.partial[js.index] = js
+    cache.drop_stale(h)
+    if h:
+        heapq.heappush(heads, (ssn.job_key(h[0][3], h[0]), key))
+    return True
+
+
+def place_gang(ssn: Session, js: JobState) -> int | None:
+    """Trial-place the job's waiting pods; commit if the gang is then ready.
+
+    Returns the number of pods bound, or None when the trial was discarded.
+    """
+    waiting = allocatable_pods(ssn, js)
+    need = js.gang_size - ready_pods(js)
+    cap = ssn.sim.capacity
+    if need > 0 and sum(sorted(p.pod_set.gpus for p in waiting)[:need]) > cap.free_ready_gpus:
+        return None  # not enough free GPUs in total: no trial can succeed
+    placed = trial(ssn.sim, waiting, ssn.attr_of(js))
+    if not placed or not gang_ready(js, [p for p, _ in placed]):
+        return None
+    ssn.commit(js, placed)
+    return len(placed)
+
+
+def allocatable_pods(ssn: Session, js: JobState) -> list[PodState]:
+    """The job's waiting pods that allocate may place (``volcano-backfill``: not the best-effort ones)."""
+    waiting = [p for p in js.pods if p.node is None and not p.done]
+    if ssn.ordering == "volcano-backfill":
+        waiting = [p for p in waiting if not best_effort(p.request)]
+    return waiting
+
+
+# -- allocate with reservations (easy-backfill, conservative-backfill) ---------------
+def _allocate_reserving(ssn: Session, shortcuts: bool, estimate_factor: float) -> None:
+    """Allocate's visiting order, each job asked of one book of reservations (:mod:`gangkit.volcano.reservations`).
+
+    Nothing stops a queue: a job that cannot start now waits (with a
+    reservation, or none) and the queue goes on to its next job.
+    """
+    cache = ssn.cache
+    by_queue = waiting_by_queue(ssn)
+    ssn.reservations = {}
+    ssn.blocked = []
+    if not by_queue:
+        return
+    book = ReservationSession(ssn.sim, ssn.now, ssn.ordering == "conservative-backfill", cache.shape, shortcuts,
+                              factor=estimate_factor)
+    attrs = ssn.attrs or {}
+    queues = [(ssn.queue_key(q), q) for q in by_queue]
+    heapq.heapify(queues)
+    nxt = dict.fromkeys(by_queue, 0)
+    blocked: list[JobState] = []
+    while queues:
+        _, q = heapq.heappop(queues)
+        attr = attrs.get(q)
+        if attr is not None and attr.overused():
+            continue  # at or above its deserved share: skipped for this session
+        js = by_queue[q][nxt[q]]
+        nxt[q] += 1
+        placement = book.consider(
+            js, lambda pl: attr is None or attr.allocatable(sum_resources(p for p, _ in pl)))
+        if placement:
+            ssn.commit(js, placement)
+        else:
+            blocked.append(js)
+        if nxt[q] < len(by_queue[q]):
+            heapq.heappush(queues, (ssn.queue_key(q), q))
+    ssn.reservations = book.reservations
+    ssn.blocked = blocked
+    shapes: dict[str, dict[tuple, list]] = defaultdict(lambda: defaultdict(list))  # rebuilt: no stale entries
+    for q, jobs in by_queue.items():
+        for js in jobs:
+            if cache.waits_whole(js, INQUEUE):
+                shapes[q][cache.shape(js)].append((-js.priority, js.seq, js.index, js))
+    for per_shape in shapes.values():
+        for h in per_shape.values():
+            heapq.heapify(h)
+    cache.shapes = shapes
+
+
+def waiting_by_queue(ssn: Session) -> dict[str, list[JobState]]:
+    """Every job allocate may place, per queue, in Volcano's job order (a pass over the queues)."""
+    cache = ssn.cache
+    keyed: dict[str, list] = defaultdict(list)
+    seen = set()
+    for q, shapes in cache.shapes.items():
+        for h in shapes.values():
+            for entry in h:
+                js = entry[3]
+                if js.index not in seen and cache.waits_whole(js, INQUEUE):
+                    seen.add(js.index)
+                    keyed[q].append((ssn.job_key(js, entry), js))
+    for js in cache.partial.values():
+        if js.index not in seen and any(p.node is None and not p.done for p in js.pods):
+            seen.add(js.index)
+            keyed[js.spec.volcano_queue].append((ssn.job_key(js), js))
+    return {q: [js for _, js in sorted(kv, key=lambda kv: kv[0])] for q, kv in sorted(keyed.items())}
+

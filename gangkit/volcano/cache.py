@@ -1,0 +1,100 @@
+"""What Volcano's scheduler remembers between sessions: every job it holds, and its PodGroup's phase.
+
+Volcano's scheduler keeps a *cache* of the cluster (``pkg/scheduler/cache``)
+and, at each session, takes a snapshot of it. gangkit's cache is the part the
+gang layer needs: the jobs it holds, each PodGroup's phase (``Pending`` until
+the enqueue action lets it in, then ``Inqueue``, then ``Running`` once the
+gang is ready), and the waiting lines the actions read:
+
+- ``pending``: per queue, a heap of the PodGroups still Pending (the enqueue
+  action's line), in job order (priority, then creation);
+- ``creating``: Volcano Jobs whose PodGroup went Inqueue, until their
+  controller has created the pods (one session later);
+- ``shapes``: per queue and per *shape* (pod requests, gang size, role
+  minimums), a heap of Inqueue jobs with no pod bound (allocate's line);
+- ``partial``: jobs with some pods bound and some still waiting.
+
+Heap entries are ``(-priority, seq, index, job)``. An entry goes stale when
+its job leaves that line (bound, evicted, finished); stale entries are
+dropped when they reach the top (:meth:`JobCache.drop_stale`), so leaving a
+line costs nothing.
+
+Why shapes: room only shrinks within a session, so once the first job of a
+shape fails, every job of that shape behind it fails too. A session then
+costs a few trials per shape plus one per job started, whatever the length
+of the queue.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+
+from gangkit.engine.state import JobState
+from gangkit.model.reasons import Reason
+
+PENDING, INQUEUE, RUNNING = "Pending", "Inqueue", "Running"  # PodGroup phases
+
+
+class JobCache:
+    """The jobs the gang layer holds, their PodGroups' phases, and the lines of waiting PodGroups."""
+
+    def __init__(self):
+        self.jobs: dict[int, JobState] = {}  # every job this layer holds, until it ends
+        self.phase: dict[int, str] = {}  # job -> its PodGroup's phase
+        self.pending: dict[str, list] = defaultdict(list)  # queue -> heap of PodGroups still Pending
+        self.creating: list = []  # heap of (time, seq, index, job): Volcano Jobs whose pods appear then
+        self.shapes: dict[str, dict[tuple, list]] = defaultdict(lambda: defaultdict(list))  # queue -> shape -> heap
+        self.partial: dict[int, JobState] = {}  # jobs with some pods bound and some waiting
+        self.refused: dict[int, Reason] = {}  # why a PodGroup is still Pending
+
+    @staticmethod
+    def shape(js: JobState) -> tuple:
+        """Jobs of one shape succeed or fail together against the same free capacity.
+
+        The shape is taken from the pods (an admission layer may have added a
+        flavor's node selector to them), the gang size and the role minimums.
+        """
+        return (tuple(p.request for p in js.pods), js.gang_size, tuple(ps.min_member for ps in js.spec.pod_sets))
+
+    def add(self, js: JobState) -> None:
+        """A job reaches the layer: its PodGroup is Pending."""
+        self.jobs[js.index] = js
+        self.to_pending(js)
+
+    def to_pending(self, js: JobState) -> None:
+        self.phase[js.index] = PENDING
+        heapq.heappush(self.pending[js.spec.volcano_queue], (-js.priority, js.seq, js.index, js))
+
+    def to_allocate(self, js: JobState) -> None:
+        """An Inqueue job whose pods exist: allocate may place it."""
+        if js.bound:
+            self.partial[js.index] = js
+        else:
+            heapq.heappush(self.shapes[js.spec.volcano_queue][self.shape(js)], (-js.priority, js.seq, js.index, js))
+
+    def forget(self, js: JobState) -> None:
+        """The job ended: it leaves every line (its heap entries go stale)."""
+        for d in (self.jobs, self.phase, self.partial, self.refused):
+            d.pop(js.index, None)
+
+    def waits_whole(self, js: JobState, phase: str) -> bool:
+        """The heap entry is current: the job waits with no pod bound, in this phase."""
+        return self.phase.get(js.index) == phase and js.placing and not js.bound and js.state == "Pending"
+
+    def drop_stale(self, heap: list) -> None:
+        """Pop the entries at the top of an allocate heap whose jobs no longer wait there."""
+        while heap and not self.waits_whole(heap[0][3], INQUEUE):
+            heapq.heappop(heap)
+
+    def nothing_waits(self) -> bool:
+        """No PodGroup waits to be enqueued or allocated."""
+        return not (self.pending or self.creating or self.partial or any(self.shapes.values()))
+
+    def prune(self) -> None:
+        """Drop the empty lines (after a session)."""
+        for q in [q for q, h in self.pending.items() if not h]:
+            del self.pending[q]
+        for shapes in self.shapes.values():
+            for shape in [s for s, h in shapes.items() if not h]:
+                del shapes[shape]
