@@ -51,7 +51,8 @@ from gangkit.workloads.generators import (
     stream_from_dict, stream_to_dict, tiered_training,
 )
 from gangkit.workloads.traces import TraceLoad, derive_gangs, load_alibaba_openb, load_philly_runtimes, load_swf
-from gangkit.supply.karpenter import InstanceType, Karpenter, NodePool, Stages, default_karpenter
+from gangkit.supply.karpenter import Karpenter, NodePool, default_karpenter
+from gangkit.supply.cloud import InstanceType, Stages
 from gangkit.results.waiting import Stability, job_waits, metrics, stability, starvation, utilization, wait_table
 from gangkit.analysis.sweep import sweep  # noqa: E402 - the function gangkit.analysis.sweep; the module stays importable as gangkit.analysis.sweep
 

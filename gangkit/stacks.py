@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from gangkit.engine.sockets import AdmissionLayer, NodeSupplier, PlacementLayer, missing_members
 from gangkit.kueue.layer import KueueLayer, default_setup
 from gangkit.kueue.provisioning import ProvisioningRequestCheck
+from gangkit.kueue.scheduler import Kueue
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.scenario import RunSettings
 from gangkit.placement.coscheduling import Coscheduling
@@ -124,7 +125,7 @@ def _kueue(scenario, gpus: int | None):
     """Kueue built from the scenario's objects, or its default setup (quota ``gpus`` if given)."""
     setup = getattr(scenario, "kueue", None)
     if setup is not None:
-        return KueueLayer(setup.build())
+        return KueueLayer(Kueue.from_setup(setup))
     return KueueLayer(default_setup(scenario, gpus))
 
 
@@ -138,7 +139,7 @@ def _provreq_stack(name: str, settings: RunSettings, scenario) -> Stack:
     supplier = getattr(scenario, "autoscaler", None) or default_autoscaler(scenario)
     setup = getattr(scenario, "kueue", None)
     if setup is not None:
-        kueue = setup.build()
+        kueue = Kueue.from_setup(setup)
     else:  # the default ClusterQueue's quota covers the nodes the autoscaler may add
         kueue = default_setup(scenario, sum(n.gpus for n in scenario.nodes) + supplier.provisionable_gpus(scenario))
     quota = KueueLayer(kueue)

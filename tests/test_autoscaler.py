@@ -13,7 +13,7 @@ import pytest
 import gangkit as gk
 from gangkit import Node, Stack, job
 from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup, default_autoscaler
-from gangkit.supply.karpenter import InstanceType
+from gangkit.supply.cloud import InstanceType
 from gangkit.placement.kube_scheduler import KubeScheduler
 from gangkit.volcano.scheduler import VolcanoGang
 

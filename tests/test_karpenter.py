@@ -13,7 +13,8 @@ import pytest
 
 import gangkit as gk
 from gangkit import Node, Stack, job
-from gangkit.supply.karpenter import InstanceType, Karpenter, NodePool, Stages, lognormal
+from gangkit.supply.karpenter import Karpenter, NodePool
+from gangkit.supply.cloud import InstanceType, Stages, lognormal
 from gangkit.placement.kube_scheduler import KubeScheduler
 from gangkit.volcano.scheduler import VolcanoGang
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gangkit.lessons import lesson06
-from gangkit.supply.karpenter import Stages
+from gangkit.supply.cloud import Stages
 import gangkit as gk
 
 

@@ -12,8 +12,9 @@ import pytest
 
 import gangkit as gk
 from gangkit import Node, job
-from gangkit.supply.autoscaler import CHECK_CAPACITY, ClusterAutoscaler, NodeGroup
-from gangkit.supply.karpenter import InstanceType
+from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup
+from gangkit.supply.provisioning_request import CHECK_CAPACITY
+from gangkit.supply.cloud import InstanceType
 from gangkit.kueue.objects import GPU, ClusterQueue, FlavorQuotas, KueueSetup, LocalQueue, Quota, ResourceFlavor, ResourceGroup
 from gangkit.kueue.provisioning import AdmissionCheck, ProvisioningRequestCheck, ProvisioningRequestConfig
 

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 import gangkit as gk
 from gangkit import Job, Node, PodSet, Reason, Stack, job, nodes
-from gangkit.supply.karpenter import InstanceType, Karpenter, NodePool, Stages
+from gangkit.supply.karpenter import Karpenter, NodePool
+from gangkit.supply.cloud import InstanceType, Stages
 from gangkit.volcano.scheduler import VolcanoGang
 from gangkit.engine.waits import awaited_at, split_placement, stage_bucket
 

@@ -50,7 +50,7 @@ def admit(source: KueueInput, cycles: int | None = 1) -> dict[str, Any]:
 
 def _decide(source: KueueInput, cycles: int | None) -> tuple[dict[str, Any], int]:
     """The decisions, and how many cycles ran."""
-    kueue = source.setup.build()
+    kueue = Kueue.from_setup(source.setup)
     out_of_queue: dict[str, str] = {}
     for lw in source.workloads:
         wl = lw.workload

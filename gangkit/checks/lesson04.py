@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import numbers
 
+from gangkit.model.precision import TOLERANCE
 from gangkit.checks.common import close, fmt, kind, not_done, number
 
 
@@ -57,7 +58,7 @@ def check_04_saturation_load(answer) -> bool:
               "node to empty, and nobody behind it may use the GPUs that free up meanwhile. Offer more than "
               f"about {fmt(expected)} and the queue grows without bound, although the naive capacity bound says 1.")
         return True
-    if close(value, lesson04.naive_bound(), 1e-9):
+    if close(value, lesson04.naive_bound(), TOLERANCE):
         print(f"Exercise {ex}: you said {fmt(value)}, the naive capacity bound (offered GPU demand below the "
               "cluster's GPUs). Strict ordering cannot reach it with gangs in the mix: measure the saturated "
               "system and read its effective_utilization.")

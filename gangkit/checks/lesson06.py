@@ -26,7 +26,7 @@ PROVREQ_EXPIRY_S = 1800.0  # exercise 6.3: cluster-autoscaler gives a request up
 def _train_start_with_pull(pull: float) -> float:
     """When ``train`` of ``lesson06.from_zero`` starts under 'kueue+gang+karpenter' with an image pull stage."""
     from gangkit.lessons import lesson06
-    from gangkit.supply.karpenter import Stages
+    from gangkit.supply.cloud import Stages
 
     result = simulate(lesson06.from_zero(Stages(image_pull=pull)), stack="kueue+gang+karpenter")
     return float(result.jobs.set_index("job").loc["train", "start_s"])
@@ -36,7 +36,7 @@ def _train_start_with_pull(pull: float) -> float:
 def _train_waits_with_pull(pull: float) -> dict:
     """``train``'s wait buckets (``lesson06.wait_stages``) in the run of :func:`_train_start_with_pull`."""
     from gangkit.lessons import lesson06
-    from gangkit.supply.karpenter import Stages
+    from gangkit.supply.cloud import Stages
 
     result = simulate(lesson06.from_zero(Stages(image_pull=pull)), stack="kueue+gang+karpenter")
     return lesson06.wait_stages(result, "train").to_dict()

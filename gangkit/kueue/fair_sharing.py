@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 
 from gangkit.kueue.quota import QuotaNode, QuotaTree
+from gangkit.kueue.targets import fill_back
 
 
 def drs(node: QuotaNode, extra: dict | None = None) -> float:
@@ -203,8 +204,6 @@ def fair_targets(tree: QuotaTree, cq_name: str, request: dict, frs: set, candida
                         break
         if not found:
             return []
-        from gangkit.kueue.preemption import fill_back
-
         return fill_back(removed, give, take, fits)  # as classical preemption does
     finally:
         for t in removed:

@@ -207,7 +207,8 @@ class Workload:
 
 @dataclass
 class KueueSetup:
-    """All of a scenario's Kueue objects; each run builds a fresh :class:`~gangkit.kueue.Kueue` from it."""
+    """All of a scenario's Kueue objects; each run builds a fresh Kueue from it
+    (:meth:`gangkit.kueue.scheduler.Kueue.from_setup`)."""
 
     flavors: list[ResourceFlavor] = field(default_factory=list)
     cluster_queues: list[ClusterQueue] = field(default_factory=list)
@@ -215,8 +216,3 @@ class KueueSetup:
     cohorts: list[Cohort] = field(default_factory=list)
     config: KueueConfig = field(default_factory=KueueConfig)
     admission_checks: list = field(default_factory=list)  # gangkit.kueue.provisioning.AdmissionCheck, used by ClusterQueues
-
-    def build(self):
-        from gangkit.kueue.scheduler import Kueue
-
-        return Kueue(self.flavors, self.cluster_queues, self.local_queues, self.cohorts, self.config)

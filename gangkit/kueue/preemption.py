@@ -24,45 +24,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gangkit.kueue.fair_sharing import fair_targets
 from gangkit.kueue.objects import ClusterQueue, FlavorResource, Workload
 from gangkit.kueue.quota import QuotaNode, QuotaTree
-
-IN_CLUSTER_QUEUE = "InClusterQueue"
-IN_COHORT_RECLAMATION = "InCohortReclamation"
-IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
-IN_COHORT_FAIR_SHARING = "InCohortFairSharing"
-
-WITHIN_CQ, HIERARCHICAL_RECLAIM, RECLAIM_WITHOUT_BORROWING, RECLAIM_WHILE_BORROWING = range(4)
-REASONS = {
-    WITHIN_CQ: IN_CLUSTER_QUEUE,
-    HIERARCHICAL_RECLAIM: IN_COHORT_RECLAMATION,
-    RECLAIM_WITHOUT_BORROWING: IN_COHORT_RECLAMATION,
-    RECLAIM_WHILE_BORROWING: IN_COHORT_RECLAIM_WHILE_BORROWING,
-}
-
-
-@dataclass
-class Target:
-    """A workload to preempt, and why."""
-
-    workload: Workload
-    variant: int
-    lca: QuotaNode | None = None
-    override: str | None = None  # the reason fair-sharing preemption gives
-
-    @property
-    def reason(self) -> str:
-        return self.override or REASONS[self.variant]
-
-
-def satisfies(policy: str, candidate: Workload, preemptor: Workload) -> bool:
-    if policy == "LowerPriority":
-        return candidate.priority < preemptor.priority
-    if policy == "LowerOrNewerEqualPriority":
-        return candidate.priority < preemptor.priority or (
-            candidate.priority == preemptor.priority and preemptor.queue_timestamp < candidate.queue_timestamp)
-    return policy == "Any"
-
+from gangkit.kueue.targets import (HIERARCHICAL_RECLAIM, RECLAIM_WHILE_BORROWING, RECLAIM_WITHOUT_BORROWING, WITHIN_CQ,
+                                   Target, fill_back, satisfies)
 
 def _uses(wl: Workload, frs: set[FlavorResource]) -> bool:
     return any(fr in frs for fr in wl.admission.usage)
@@ -82,8 +48,6 @@ class Preemptor:
 
     def fair_sharing_targets(self, wl, cq_name, request, frs) -> list[Target]:
         """Candidates: own queue (withinClusterQueue) and every borrowing queue of the tree (reclaimWithinCohort)."""
-        from gangkit.kueue.fair_sharing import fair_targets
-
         cq = self.queues[cq_name]
         node = self.tree.cq[cq_name]
         policy = cq.preemption
@@ -200,22 +164,6 @@ class Preemptor:
         finally:
             for t in removed:
                 give(t)
-
-
-def fill_back(removed: list[Target], give, take, fits) -> list[Target]:
-    """Make a sufficient victim set minimal: put each victim back, latest first but one, if the preemptor still fits.
-
-    ``removed`` is updated in place (victims put back leave it); the minimal set is returned.
-    """
-    result = list(removed)
-    for i in range(len(result) - 2, -1, -1):
-        give(result[i])
-        if fits():
-            removed.remove(result[i])
-            result.pop(i)
-        else:
-            take(result[i])
-    return result
 
 
 def _ancestors_below(node: QuotaNode, lca: QuotaNode | None):

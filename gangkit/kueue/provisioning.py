@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from gangkit.supply.autoscaler import BEST_EFFORT_ATOMIC, PROVISIONING_CLASSES, ProvisioningRequest
+from gangkit.supply.provisioning_request import BEST_EFFORT_ATOMIC, PROVISIONING_CLASSES, ProvisioningRequest
 from gangkit.model.reasons import Reason
 from gangkit.engine.sockets import AdmissionLayer
 
@@ -146,7 +146,7 @@ class ProvisioningRequestCheck(AdmissionLayer):
         entry = self._waiting.pop(js.index, None)
         if entry is not None:
             self.autoscaler.cancel_request(entry[1])
-        for pr in [pr for pr in self.autoscaler._requests if pr.job is js]:
+        for pr in self.autoscaler.requests_of(js):
             self.autoscaler.cancel_request(pr)
         self._attempts.pop(js.index, None)
         self._retries.pop(js.index, None)

@@ -33,8 +33,10 @@ from dataclasses import dataclass, field
 
 from gangkit.kueue.fair_sharing import order_entries
 from gangkit.kueue.flavor_assigner import FIT, NOFIT, PREEMPT, Assignment, FlavorAssigner
-from gangkit.kueue.objects import Admission, ClusterQueue, Cohort, KueueConfig, LocalQueue, ResourceFlavor, Workload
-from gangkit.kueue.preemption import Preemptor, Target
+from gangkit.kueue.objects import (Admission, ClusterQueue, Cohort, KueueConfig, KueueSetup, LocalQueue, ResourceFlavor,
+                                  Workload)
+from gangkit.kueue.preemption import Preemptor
+from gangkit.kueue.targets import Target
 from gangkit.kueue.quota import QuotaTree
 
 PENDING_PREEMPTION = "PendingPreemption"
@@ -87,7 +89,7 @@ class _Queue:
         self.strategy = strategy
         self.equivalence = equivalence and strategy == "BestEffortFIFO"
         self.classes: dict = {}  # class -> heap of (key, seq, wl)
-        self.class_numbers: dict[tuple, int] = {}  # scheduling hash -> its class (see _class)
+        self.class_numbers: dict[tuple, int] = {}  # scheduling hash -> its class (see class_of)
         self.blocked: set[tuple] = set()  # classes parked as a whole
         self.parked: dict[int, Workload] = {}  # parked one by one
         self.members: dict[int, tuple] = {}  # seq -> the key of its live heap entry
@@ -103,7 +105,7 @@ class _Queue:
         sticky = 0 if (self.strategy == "BestEffortFIFO" and wl is self.preemptor) else 1
         return (sticky, -wl.priority, wl.queue_timestamp, wl.seq)
 
-    def _class(self, wl: Workload) -> tuple | int:
+    def class_of(self, wl: Workload) -> tuple | int:
         """The workload's equivalence class: a small number per distinct scheduling hash.
 
         Why a number: the class is looked up in several dicts and sets per push and pop,
@@ -122,7 +124,7 @@ class _Queue:
         self.parked.pop(wl.seq, None)
         key = self._key(wl)
         self.members[wl.seq] = key
-        h = self._class(wl)
+        h = self.class_of(wl)
         if wl.seq not in self.in_class:
             self.in_class[wl.seq] = h
             self.class_count[h] += 1
@@ -149,8 +151,8 @@ class _Queue:
         """Set aside as inadmissible; ``bulk`` parks every equivalent workload with it."""
         if bulk and self.equivalence:
             self.push(wl)
-            self._block(self._class(wl))
-            self.class_reason[self._class(wl)] = wl.pending_reason
+            self._block(self.class_of(wl))
+            self.class_reason[self.class_of(wl)] = wl.pending_reason
         else:
             self.members[wl.seq] = None
             self.parked[wl.seq] = wl
@@ -221,7 +223,7 @@ class _Queue:
         return moved
 
     def is_inadmissible(self, wl: Workload) -> bool:
-        return wl.seq in self.parked or (wl.seq in self.members and self._class(wl) in self.blocked)
+        return wl.seq in self.parked or (wl.seq in self.members and self.class_of(wl) in self.blocked)
 
     def counts(self) -> tuple[int, int]:
         """(active, inadmissible) pending workloads."""
@@ -231,6 +233,11 @@ class _Queue:
 
 class Kueue:
     """The queue and quota layer's state and its scheduling cycle (no notion of time or pods)."""
+
+    @classmethod
+    def from_setup(cls, setup: KueueSetup) -> "Kueue":
+        """A fresh Kueue (empty queues, nothing admitted) from a scenario's Kueue objects."""
+        return cls(setup.flavors, setup.cluster_queues, setup.local_queues, setup.cohorts, setup.config)
 
     def __init__(self, flavors: list[ResourceFlavor], cluster_queues: list[ClusterQueue], local_queues: list[LocalQueue],
                  cohorts: list[Cohort] | None = None, config: KueueConfig | None = None):
@@ -567,7 +574,7 @@ class Kueue:
             return "inadmissible", wl.pending_reason
         q = self.queues[wl.cluster_queue]
         if q.is_inadmissible(wl):
-            if wl.seq not in q.parked and q._class(wl) in q.blocked:
-                return "inadmissible", q.class_reason.get(q._class(wl), wl.pending_reason)
+            if wl.seq not in q.parked and q.class_of(wl) in q.blocked:
+                return "inadmissible", q.class_reason.get(q.class_of(wl), wl.pending_reason)
             return "inadmissible", wl.pending_reason
         return "active", wl.pending_reason

@@ -57,7 +57,8 @@ from gangkit.model.scenario import Scenario
 from gangkit.results import plots
 from gangkit.simulate import simulate
 from gangkit.model.jobs import job as make_job
-from gangkit.supply.karpenter import InstanceType, Karpenter, NodePool, Stages, uniform
+from gangkit.supply.karpenter import Karpenter, NodePool
+from gangkit.supply.cloud import InstanceType, Stages, uniform
 from gangkit.workloads.scenarios import mixed
 
 #: The stacks the lesson compares, in the order of the table.

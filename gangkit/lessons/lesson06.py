@@ -37,7 +37,8 @@ from gangkit.lessons.explorer import Explorer
 from gangkit.results import plots
 from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup
 from gangkit.model.nodes import Node
-from gangkit.supply.karpenter import InstanceType, Karpenter, NodePool, Stages
+from gangkit.supply.karpenter import Karpenter, NodePool
+from gangkit.supply.cloud import InstanceType, Stages
 from gangkit.kueue.objects import GPU, ClusterQueue, FlavorQuotas, KueueSetup, LocalQueue, Quota, ResourceFlavor, ResourceGroup
 from gangkit.kueue.provisioning import AdmissionCheck, ProvisioningRequestConfig
 from gangkit.model.scenario import Scenario

@@ -830,7 +830,7 @@ class _Reader:
 
 def _read_stages(r: "_Reader", value: Any, obj: str) -> Any:
     """``stages: {registered, initialized, imagePull}`` -> :class:`gangkit.supply.karpenter.Stages` (None when absent)."""
-    from gangkit.supply.karpenter import Stages
+    from gangkit.supply.cloud import Stages
 
     stages = r.mapping(value, obj, "spec.stages")
     if not stages:
@@ -861,7 +861,8 @@ def _read_karpenter(r: "_Reader", settings: list, pools: list) -> Any:
     Without a ``Karpenter`` object the instance types are gangkit's defaults
     (``gpu-1``, ``gpu-2``, ``gpu-4``, ``gpu-8``, priced 1.0 per GPU-hour).
     """
-    from gangkit.supply.karpenter import GPU as KGPU, TYPE_LABEL, InstanceType, Karpenter, NodePool
+    from gangkit.supply.karpenter import Karpenter, NodePool
+    from gangkit.supply.cloud import GPU as KGPU, TYPE_LABEL, InstanceType
 
     if not settings and not pools:
         return None
@@ -963,7 +964,7 @@ def _read_karpenter(r: "_Reader", settings: list, pools: list) -> Any:
 def _read_cluster_autoscaler(r: "_Reader", objects: list) -> Any:
     """gangkit's ``ClusterAutoscaler`` kind -> :class:`gangkit.supply.autoscaler.ClusterAutoscaler` (flags and node groups)."""
     from gangkit.supply.autoscaler import EXPANDERS, ClusterAutoscaler, NodeGroup
-    from gangkit.supply.karpenter import InstanceType, Stages
+    from gangkit.supply.cloud import InstanceType, Stages
 
     if not objects:
         return None

@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import math
 
-from gangkit.engine.simulation import Simulation
+from gangkit.engine.sockets import Cluster
 from gangkit.engine.state import JobState, PodState
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.reasons import Reason
@@ -104,7 +104,7 @@ class Coscheduling(PermitLayer):
         return (-g.job.priority, g.created if g.failed_at is None else g.failed_at, g.order)
 
     # -- one cycle -------------------------------------------------------------
-    def cycle(self, sim: Simulation, now: float) -> None:
+    def cycle(self, sim: Cluster, now: float) -> None:
         room = self.room
         room.start_cycle(sim)
         cap = sim.capacity
@@ -152,7 +152,7 @@ class Coscheduling(PermitLayer):
         self._unschedulable = unschedulable
         room.end_cycle(sim)
 
-    def _doomed(self, sim: Simulation, g: Group, pending: list[PodState], failed: set, doomed: dict) -> bool:
+    def _doomed(self, sim: Cluster, g: Group, pending: list[PodState], failed: set, doomed: dict) -> bool:
         """Would this cycle end with PostFilter rejecting the group? Then reject it without binding.
 
         A dry run places the pending pods one by one (as the cycle would)
@@ -198,7 +198,7 @@ class Coscheduling(PermitLayer):
             doomed[shape] = placed
         return True
 
-    def _reject(self, sim: Simulation, g: Group, now: float, pod: PodState, missing: int) -> None:
+    def _reject(self, sim: Cluster, g: Group, now: float, pod: PodState, missing: int) -> None:
         """PostFilter: the whole group's waiting pods are rejected; the group backs off if configured."""
         self.rejections += 1
         js = g.job
@@ -211,7 +211,7 @@ class Coscheduling(PermitLayer):
             g.backoff_until = now + self.pod_group_backoff
             sim.call_at(g.backoff_until, lambda t: sim.request_cycle())
 
-    def _timed_out(self, sim: Simulation, g: Group, now: float) -> None:
+    def _timed_out(self, sim: Cluster, g: Group, now: float) -> None:
         """A waiting pod's Permit timer expired: Unreserve rejects every waiting pod of the group."""
         self.timeouts += 1
         waiting = g.waiting()
@@ -221,7 +221,7 @@ class Coscheduling(PermitLayer):
         self.room.reject(sim, g, now, reason, wakes_others=True)
 
     # -- diagnosis ---------------------------------------------------------------
-    def pending_reason(self, sim: Simulation, js: JobState) -> Reason | None:
+    def pending_reason(self, sim: Cluster, js: JobState) -> Reason | None:
         g = self.room.groups.get(js.index)
         pending = [p for p in js.pods if p.node is None and not p.done]
         if g is None or not pending:
@@ -230,7 +230,7 @@ class Coscheduling(PermitLayer):
                              backoff_until=g.backoff_until, who="PodGroup", size="minMember")
 
 
-def permit_reason(sim: Simulation, room: WaitingRoom, g: Group, pending: list[PodState], timeout: float, *,
+def permit_reason(sim: Cluster, room: WaitingRoom, g: Group, pending: list[PodState], timeout: float, *,
                   now: float, backoff_until: float, who: str, size: str) -> Reason:
     """Why a Permit-based gang still waits: too few pods, backed off, rejected, or waiting at Permit."""
     js = g.job

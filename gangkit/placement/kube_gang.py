@@ -56,7 +56,7 @@ pods) and stops trying a request shape at its first failure.
 
 from __future__ import annotations
 
-from gangkit.engine.simulation import Simulation
+from gangkit.engine.sockets import Cluster
 from gangkit.engine.state import JobState, PodState
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.reasons import Reason
@@ -126,7 +126,7 @@ class KubeGang(PermitLayer):
         return g.job.spec.progress == "sync" and len(g.job.pods) < g.min_member
 
     # -- one cycle -------------------------------------------------------------
-    def cycle(self, sim: Simulation, now: float) -> None:
+    def cycle(self, sim: Cluster, now: float) -> None:
         room = self.room
         room.start_cycle(sim)
         cap = sim.capacity
@@ -163,7 +163,7 @@ class KubeGang(PermitLayer):
         self._unschedulable = unschedulable
         room.end_cycle(sim)
 
-    def _timed_out(self, sim: Simulation, g: Group, now: float) -> None:
+    def _timed_out(self, sim: Cluster, g: Group, now: float) -> None:
         """The group's 5 minutes are over: its waiting pods are rejected and their nodes freed."""
         self.timeouts += 1
         waiting = g.waiting()
@@ -175,7 +175,7 @@ class KubeGang(PermitLayer):
         self.room.reject(sim, g, now, reason, wakes_others=True)
 
     # -- diagnosis ---------------------------------------------------------------
-    def pending_reason(self, sim: Simulation, js: JobState) -> Reason | None:
+    def pending_reason(self, sim: Cluster, js: JobState) -> Reason | None:
         from gangkit.placement.coscheduling import permit_reason
 
         g = self.room.groups.get(js.index)

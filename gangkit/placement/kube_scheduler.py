@@ -33,11 +33,11 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 
+from gangkit.model.resources import Room
 from gangkit.engine.state import NodeState
-from gangkit.engine.simulation import Simulation
 from gangkit.engine.state import JobState, PodState
 from gangkit.model.reasons import Reason
-from gangkit.engine.sockets import PlacementLayer
+from gangkit.engine.sockets import Cluster, PlacementLayer
 
 
 class KubeScheduler(PlacementLayer):
@@ -84,7 +84,7 @@ class KubeScheduler(PlacementLayer):
             out.extend(e[2] for e in sorted(self._queues.get(shape, ())) if not self._stale(e))
         return out
 
-    def cycle(self, sim: Simulation, now: float) -> None:
+    def cycle(self, sim: Cluster, now: float) -> None:
         cap = self._capacity = sim.capacity
         heads = []  # heap of (key, shape) over the shapes still worth trying in this cycle
         for shape, q in self._queues.items():
@@ -130,7 +130,7 @@ class KubeScheduler(PlacementLayer):
             heapq.heappop(q)
 
     # -- preemption ------------------------------------------------------------
-    def _preempt(self, sim: Simulation, pod: PodState) -> NodeState | None:
+    def _preempt(self, sim: Cluster, pod: PodState) -> NodeState | None:
         """Evict the cheapest set of strictly lower-priority pods from one node; return that node."""
         gpus, cpu, memory, selector = pod.request
         best = None
@@ -161,7 +161,7 @@ class KubeScheduler(PlacementLayer):
         return node
 
     # -- diagnosis ---------------------------------------------------------------
-    def pending_reason(self, sim: Simulation, js: JobState) -> Reason | None:
+    def pending_reason(self, sim: Cluster, js: JobState) -> Reason | None:
         waiting = [p for p in js.pods if p.node is None and not p.done]
         if not waiting:
             return None
@@ -178,11 +178,8 @@ class KubeScheduler(PlacementLayer):
 
 def _fits_without(st: NodeState, victims: list[PodState], ps) -> bool:
     """Would a pod of pod set ``ps`` fit on ``st`` if ``victims`` were gone (GPUs, CPU, memory)?"""
-    gpus = st.free_gpus + sum(v.pod_set.gpus for v in victims)
-    if ps.gpus > gpus:
-        return False
-    if ps.cpu and st.free_cpu is not None and ps.cpu > st.free_cpu + sum(v.pod_set.cpu for v in victims) + 1e-9:
-        return False
-    if ps.memory and st.free_memory is not None and ps.memory > st.free_memory + sum(v.pod_set.memory for v in victims):
-        return False
-    return True
+    cpu, memory = st.free_cpu, st.free_memory
+    room = Room(st.free_gpus + sum(v.pod_set.gpus for v in victims),
+                None if cpu is None else cpu + sum(v.pod_set.cpu for v in victims),
+                None if memory is None else memory + sum(v.pod_set.memory for v in victims))
+    return room.fits(ps.gpus, ps.cpu, ps.memory)

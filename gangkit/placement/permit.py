@@ -13,9 +13,9 @@ plugin (:mod:`gangkit.placement.kube_gang`). This module holds what they share: 
 per-group record, the timer that ends a wait, and when a rejected group is
 worth trying again.
 
-In gangkit a pod waiting at Permit is bound through ``Simulation.bind``, so
+In gangkit a pod waiting at Permit is bound through ``Cluster.bind``, so
 its GPUs count as *held idle* (bound to a job that does not progress), and a
-rejection gives them back through ``Simulation.release`` (not an eviction:
+rejection gives them back through ``Cluster.release`` (not an eviction:
 nothing ran, no restart is counted).
 
 What a node provisioner sees: pods waiting at Permit hold a node (assumed,
@@ -39,10 +39,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gangkit.engine.simulation import Simulation
 from gangkit.engine.state import JobState, PodState
 from gangkit.model.reasons import Reason
-from gangkit.engine.sockets import PlacementLayer
+from gangkit.engine.sockets import Cluster, PlacementLayer
 
 
 @dataclass(eq=False)
@@ -110,14 +109,14 @@ class WaitingRoom:
             g.timer += 1
 
     # -- capacity events ---------------------------------------------------------
-    def start_cycle(self, sim: Simulation) -> None:
+    def start_cycle(self, sim: Cluster) -> None:
         """Count capacity freed by others since the last cycle as one event."""
         free = sim.capacity.free_ready_gpus
         if self._free_after_cycle is not None and free > self._free_after_cycle + self._released_since_cycle:
             self.events += 1
         self._released_since_cycle = 0
 
-    def end_cycle(self, sim: Simulation) -> None:
+    def end_cycle(self, sim: Cluster) -> None:
         self._free_after_cycle = sim.capacity.free_ready_gpus
         self._released_since_cycle = 0
 
@@ -125,7 +124,7 @@ class WaitingRoom:
         return g.wake_at_event is None or self.events >= g.wake_at_event
 
     # -- Permit ------------------------------------------------------------------
-    def wait(self, sim: Simulation, g: Group, now: float, timeout: float, on_timeout) -> None:
+    def wait(self, sim: Cluster, g: Group, now: float, timeout: float, on_timeout) -> None:
         """The group has pods at Permit: start its deadline unless one is running."""
         if g.deadline is not None and g.deadline > now:
             return
@@ -141,7 +140,7 @@ class WaitingRoom:
         g.timer += 1
         g.wake_at_event = None
 
-    def reject(self, sim: Simulation, g: Group, now: float, reason: Reason, wakes_others: bool) -> None:
+    def reject(self, sim: Cluster, g: Group, now: float, reason: Reason, wakes_others: bool) -> None:
         """Reject the group's pods waiting at Permit and give their nodes back.
 
         ``wakes_others``: the released capacity counts as a capacity event

@@ -62,12 +62,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gangkit.engine.simulation import Simulation
 from gangkit.engine.state import JobState, PodState
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.reasons import Reason
 from gangkit.model.jobs import GANG_STYLES
-from gangkit.engine.sockets import PlacementLayer
+from gangkit.engine.sockets import Cluster, PlacementLayer
 
 PLACEHOLDER_TIMEOUT = 900.0  # placeholderTimeoutInSeconds default: 15 minutes
 DEFAULT_STYLE = "Soft"
@@ -142,7 +141,7 @@ class YuniKorn(PlacementLayer):
         return app.job.gang_size
 
     # -- one cycle -------------------------------------------------------------
-    def cycle(self, sim: Simulation, now: float) -> None:
+    def cycle(self, sim: Cluster, now: float) -> None:
         cap = sim.capacity
         failed: set[tuple] = set()
         unschedulable: list[PodState] = []
@@ -172,7 +171,7 @@ class YuniKorn(PlacementLayer):
                     app.timer += 1
         self._unschedulable = unschedulable
 
-    def _timed_out(self, sim: Simulation, app: _App, now: float) -> None:
+    def _timed_out(self, sim: Cluster, app: _App, now: float) -> None:
         """Placeholders not all allocated in time: release them; Soft falls back, Hard fails the app."""
         if app.phase != "Accepted" or not app.job.placing:
             return
@@ -194,7 +193,7 @@ class YuniKorn(PlacementLayer):
                                {"allocated": held, "placeholders": self.placeholders(app)}))
 
     # -- diagnosis ---------------------------------------------------------------
-    def pending_reason(self, sim: Simulation, js: JobState) -> Reason | None:
+    def pending_reason(self, sim: Cluster, js: JobState) -> Reason | None:
         app = self.apps.get(js.index)
         pending = [p for p in js.pods if p.node is None and not p.done]
         if app is None or not pending:

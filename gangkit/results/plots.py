@@ -28,6 +28,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
 
+from gangkit.model.precision import TOLERANCE
+
 #: Display units for simulated time: name -> (seconds per unit, words for axis labels).
 UNITS = {"s": (1.0, "seconds"), "min": (60.0, "minutes"), "h": (3600.0, "hours"), "d": (86400.0, "days")}
 
@@ -155,7 +157,7 @@ def _lanes(pl: pd.DataFrame, node_gpus: dict[str, int]) -> tuple[dict[int, list[
         free_at: list[float] = [0.0] * int(node_gpus.get(node, 0))
         for idx, row in grp.sort_values(["bound_s", "pod"], kind="stable").iterrows():
             g = max(int(row.gpus), 1)
-            open_ = [i for i, t in enumerate(free_at) if t <= row.bound_s + 1e-9]
+            open_ = [i for i, t in enumerate(free_at) if t <= row.bound_s + TOLERANCE]
             chosen = None
             for i in open_:  # lowest contiguous block of g free lanes
                 if all((i + k) in open_ for k in range(g)):

@@ -6,8 +6,10 @@ which passes through its stages (launched, registered, initialized, ...)
 before its GPUs can be used.
 """
 
-from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup, ProvisioningRequest, default_autoscaler
-from gangkit.supply.karpenter import InstanceType, Karpenter, NodePool, Stages, default_karpenter
+from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup, default_autoscaler
+from gangkit.supply.cloud import InstanceType, Stages, lognormal, uniform
+from gangkit.supply.karpenter import Karpenter, NodePool, default_karpenter
+from gangkit.supply.provisioning_request import ProvisioningRequest
 
 __all__ = ["ClusterAutoscaler", "InstanceType", "Karpenter", "NodeGroup", "NodePool", "ProvisioningRequest", "Stages",
-           "default_autoscaler", "default_karpenter"]
+           "default_autoscaler", "default_karpenter", "lognormal", "uniform"]

@@ -35,7 +35,7 @@ defaults from ``cluster-autoscaler/config/flags`` and its FAQ):
   ``least-waste`` (fewest idle GPUs left on the new nodes: CA measures CPU
   and memory, gangkit GPUs), ``most-pods``, or ``price`` (lowest price of the
   new nodes). One group is scaled up per scan.
-- **Stages**: the new nodes pass through the same :class:`~gangkit.supply.karpenter.Stages`
+- **Stages**: the new nodes pass through the same :class:`~gangkit.supply.cloud.Stages`
   as Karpenter's (launched, registered, initialized, optionally image pulled).
 - **max-node-provision-time** (15 min): a requested node that is not ready by
   then is deleted and its group is backed off: 5 min after the first failure
@@ -81,15 +81,15 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from gangkit.model.nodes import Node
-from gangkit.supply.karpenter import GPU, TYPE_LABEL, InstanceType, Stages
+from gangkit.model.precision import TOLERANCE, next_boundary
+from gangkit.model.resources import Room, labels_match
+from gangkit.supply.cloud import GPU, TYPE_LABEL, InstanceType, Stages
+from gangkit.supply.provisioning_request import BEST_EFFORT_ATOMIC, CHECK_CAPACITY, PROVISIONING_CLASSES, ProvisioningRequest
 from gangkit.model.reasons import Reason
 from gangkit.engine.sockets import NodeSupplier
 
 NODE_GROUP_LABEL = "gangkit.io/node-group"  # clouds use their own label (e.g. a GKE node pool's)
 EXPANDERS = ("random", "least-waste", "most-pods", "price")
-BEST_EFFORT_ATOMIC = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
-CHECK_CAPACITY = "check-capacity.autoscaling.x-k8s.io"
-PROVISIONING_CLASSES = (BEST_EFFORT_ATOMIC, CHECK_CAPACITY)
 DAY = 86400.0
 BOOKING = 600.0  # CA books a provisioned request's capacity for 10 minutes
 
@@ -121,35 +121,8 @@ class NodeGroup:
         return labels
 
     def holds(self, gpus: int, cpu: float, memory: int, selector: tuple) -> bool:
-        labels = self.node_labels()
-        return self.instance_type.holds(gpus, cpu, memory) and all(labels.get(k) == v for k, v in selector)
-
-
-@dataclass(eq=False)
-class ProvisioningRequest:
-    """An ``autoscaling.x-k8s.io`` ProvisioningRequest: capacity for a set of pods, asked for at once.
-
-    ``pods`` lists one ``(gpus, cpu, memory, node_selector)`` per pod.
-    ``state`` is ``Pending``, ``Provisioned`` or ``Failed``; ``message``
-    says why (CA's condition reasons: ``CapacityIsFound``,
-    ``CapacityIsProvisioned``, ``CapacityIsNotFound``, ``Expired``).
-    """
-
-    name: str
-    pods: list
-    provisioning_class: str = BEST_EFFORT_ATOMIC
-    created: float = 0.0
-    job: object = None
-    state: str = "Pending"
-    reason: str = ""
-    message: str = ""
-    provisioned_at: float | None = None
-    failed_at: float | None = None
-    next_try: float = 0.0
-    tries: int = 0
-    nodes: list = field(default_factory=list)  # names of the nodes booked for it
-    booking_lost: bool = False  # a booked node never became ready and was given up
-    on_change: object = None  # called with the request when its state changes
+        """Could a new node of this group hold such a pod (its type's room, its labels)?"""
+        return self.instance_type.holds(gpus, cpu, memory) and labels_match(self.node_labels(), selector)
 
 
 @dataclass(eq=False)
@@ -171,18 +144,19 @@ class _GroupState:
     last_failure: float = -math.inf
 
 
-def _fits(room: list, req: tuple) -> bool:
-    gpus, cpu, memory, selector = req
-    return (gpus <= room[1] and (not cpu or room[2] is None or cpu <= room[2] + 1e-9)
-            and (not memory or room[3] is None or memory <= room[3]) and room[4](selector))
+@dataclass(eq=False)
+class _Slot(Room):
+    """Free room on one node, or on an empty template of a node group, in CA's scheduling simulation."""
 
+    name: str = ""
+    labels: dict | tuple = ()
 
-def _take(room: list, req: tuple) -> None:
-    room[1] -= req[0]
-    if room[2] is not None:
-        room[2] -= req[1] or 0.0
-    if room[3] is not None:
-        room[3] -= req[2] or 0
+    def holds(self, req: tuple) -> bool:
+        gpus, cpu, memory, selector = req
+        return self.fits(gpus, cpu, memory) and labels_match(self.labels, selector)
+
+    def take_request(self, req: tuple) -> None:
+        self.take(req[0], req[1] or 0.0, req[2] or 0)
 
 
 def _pod_req(p) -> tuple:
@@ -293,6 +267,10 @@ class ClusterAutoscaler(NodeSupplier):
             if n.request is pr:
                 n.request = None
 
+    def requests_of(self, js) -> list[ProvisioningRequest]:
+        """The ProvisioningRequests this autoscaler holds for job ``js``."""
+        return [pr for pr in self._requests if pr.job is js]
+
     def _set_state(self, pr: ProvisioningRequest, state: str, reason: str, message: str, now: float) -> None:
         pr.state, pr.reason, pr.message = state, reason, message
         if state == "Provisioned":
@@ -313,7 +291,7 @@ class ClusterAutoscaler(NodeSupplier):
 
     def _booked(self, pr: ProvisioningRequest, now: float) -> bool:
         """Is the capacity found for ``pr`` still booked for its pods (10 minutes, while its nodes live)?"""
-        return pr.state == "Provisioned" and not pr.booking_lost and now < pr.provisioned_at + BOOKING - 1e-9
+        return pr.state == "Provisioned" and not pr.booking_lost and now < pr.provisioned_at + BOOKING - TOLERANCE
 
     def _regular_pending(self) -> list:
         now = self._sim.now if self._sim is not None else 0.0
@@ -321,8 +299,8 @@ class ClusterAutoscaler(NodeSupplier):
         return [p for p in self._pending if p.node is None and not p.done and p.job.placing and p.job not in booked_jobs]
 
     def _aligned(self, t: float) -> float:
-        k = self.scan_interval
-        return max(t, math.ceil(t / k - 1e-9) * k)
+        """The next scan at or after ``t`` (scans run every scan_interval seconds)."""
+        return next_boundary(t, self.scan_interval)
 
     def _wake(self, sim, at: float) -> None:
         at = self._aligned(max(at, sim.now, self._last_scan + self.scan_interval))
@@ -350,7 +328,7 @@ class ClusterAutoscaler(NodeSupplier):
             out.extend(g.backoff_until for g in self._groups.values() if g.backoff_until > now)
         if self.scale_down and any(n.ready and n.unneeded_since is None for n in self._nodes.values()):
             out.append(self._last_scale_up + self.scale_down_delay_after_add)
-        return [t for t in out if t > now - 1e-9 and math.isfinite(t)]
+        return [t for t in out if t > now - TOLERANCE and math.isfinite(t)]
 
     def _wake_at_deadline(self, sim, now: float) -> None:
         future = self._deadlines(now)
@@ -373,7 +351,7 @@ class ClusterAutoscaler(NodeSupplier):
         self._give_up_late_nodes(sim, now)
         self._expire_requests(now)
         scaled = False
-        waiting = [pr for pr in self._requests if pr.state == "Pending" and pr.next_try <= now + 1e-9]
+        waiting = [pr for pr in self._requests if pr.state == "Pending" and pr.next_try <= now + TOLERANCE]
         regular = self._regular_pending()
         if waiting and (self._provreq_mode or not regular):
             self._provreq_mode = False
@@ -384,11 +362,11 @@ class ClusterAutoscaler(NodeSupplier):
         if not scaled and self.scale_down:
             self._scale_down(sim, now)
         more = scaled and self._regular_pending() or any(
-            pr.state == "Pending" and pr.next_try <= now + 1e-9 for pr in self._requests)
+            pr.state == "Pending" and pr.next_try <= now + TOLERANCE for pr in self._requests)
         if more:
             self._wake(sim, now + self.scan_interval)
         else:
-            self._wake_at_deadline(sim, now + 1e-9)
+            self._wake_at_deadline(sim, now + TOLERANCE)
 
     # -- the simulation CA runs ------------------------------------------------------
     def _room(self, sim, include_upcoming: bool = True, exclude=()) -> dict:
@@ -400,14 +378,12 @@ class ClusterAutoscaler(NodeSupplier):
                 continue
             if not st.ready and not (include_upcoming and st.node.name in self._nodes):
                 continue
-            rooms[st.node.name] = [st.node.name, st.free_gpus, st.free_cpu, st.free_memory, st.node.matches]
+            rooms[st.node.name] = _Slot(st.free_gpus, st.free_cpu, st.free_memory, st.node.name, st.node.labels)
         if include_upcoming:
             for n in self._nodes.values():
                 if not n.exists and not n.ready and n.name not in exclude:
                     it = n.group.instance_type
-                    labels = n.group.node_labels()
-                    rooms[n.name] = [n.name, it.gpus, it.cpu, it.memory,
-                                     lambda sel, labels=labels: all(labels.get(k) == v for k, v in sel)]
+                    rooms[n.name] = _Slot(it.gpus, it.cpu, it.memory, n.name, n.group.node_labels())
         for pr in self._requests:
             if not self._booked(pr, sim.now):
                 continue
@@ -415,8 +391,8 @@ class ClusterAutoscaler(NodeSupplier):
             for req in pr.pods[bound:]:
                 for name in pr.nodes:
                     r = rooms.get(name)
-                    if r is not None and _fits(r, req):
-                        _take(r, req)
+                    if r is not None and r.holds(req):
+                        r.take_request(req)
                         break
         return rooms
 
@@ -426,9 +402,9 @@ class ClusterAutoscaler(NodeSupplier):
         left, where = [], {}
         for i, req in enumerate(reqs):
             for r in rooms.values():
-                if _fits(r, req):
-                    _take(r, req)
-                    where[i] = r[0]
+                if r.holds(req):
+                    r.take_request(req)
+                    where[i] = r.name
                     break
             else:
                 left.append(i)
@@ -445,27 +421,26 @@ class ClusterAutoscaler(NodeSupplier):
                 continue
             it = g.instance_type
             labels = g.node_labels()
-            match = lambda sel, labels=labels: all(labels.get(k) == v for k, v in sel)
-            templates: list[list] = []
+            templates: list[_Slot] = []
             helped = []
             for i in order:
                 req = reqs[i]
                 if not g.holds(*req):
                     continue
                 for t in templates:
-                    if _fits(t, req):
-                        _take(t, req)
+                    if t.holds(req):
+                        t.take_request(req)
                         helped.append(i)
                         break
                 else:
                     if len(templates) < free_slots:
-                        t = [g.name, it.gpus, it.cpu, it.memory, match]
-                        _take(t, req)
+                        t = _Slot(it.gpus, it.cpu, it.memory, g.name, labels)
+                        t.take_request(req)
                         templates.append(t)
                         helped.append(i)
             if not templates or (atomic and len(helped) < len(reqs)):
                 continue
-            idle = sum(t[1] for t in templates)
+            idle = sum(t.free_gpus for t in templates)
             out.append((g, len(templates), sorted(helped), idle))
         return out
 
@@ -553,14 +528,14 @@ class ClusterAutoscaler(NodeSupplier):
 
     def _expire_requests(self, now: float) -> None:
         for pr in list(self._requests):
-            if pr.state == "Pending" and now >= pr.created + self.provisioning_request_expiry - 1e-9:
+            if pr.state == "Pending" and now >= pr.created + self.provisioning_request_expiry - TOLERANCE:
                 self._requests.remove(pr)
                 self._set_state(pr, "Failed", "Expired",
                                 f"not provisioned within {self.provisioning_request_expiry:g} s; {pr.message or 'no capacity'}", now)
 
     # -- failed scale-ups -----------------------------------------------------------
     def _give_up_late_nodes(self, sim, now: float) -> None:
-        late = [n for n in self._nodes.values() if not n.ready and now >= n.launched + self.max_node_provision_time - 1e-9]
+        late = [n for n in self._nodes.values() if not n.ready and now >= n.launched + self.max_node_provision_time - TOLERANCE]
         for n in late:
             g = n.group
             state = self._groups[g.name]
@@ -589,7 +564,7 @@ class ClusterAutoscaler(NodeSupplier):
     # -- scale-down -------------------------------------------------------------------
     def _scale_down(self, sim, now: float) -> None:
         cap = sim.capacity
-        cooldown = now < self._last_scale_up + self.scale_down_delay_after_add - 1e-9
+        cooldown = now < self._last_scale_up + self.scale_down_delay_after_add - TOLERANCE
         # where CA's simulation puts the pending pods (they count towards utilization)
         rooms = self._room(sim, include_upcoming=True)
         _, where = self._place(rooms, [_pod_req(p) for p in self._regular_pending()])
@@ -612,7 +587,7 @@ class ClusterAutoscaler(NodeSupplier):
                 continue
             if n.unneeded_since is None:
                 n.unneeded_since = now
-            if (not cooldown and now >= n.unneeded_since + self.scale_down_unneeded_time - 1e-9
+            if (not cooldown and now >= n.unneeded_since + self.scale_down_unneeded_time - TOLERANCE
                     and sizes[n.group.name] > n.group.min_size):
                 (removable_busy if st.pods else removable_empty).append(n)
         if now == self._last_removal:  # another scan at this instant already removed nodes
@@ -632,8 +607,8 @@ class ClusterAutoscaler(NodeSupplier):
     def _movable(sim, st) -> bool:
         if not st.pods:
             return True
-        rooms = {o.node.name: [o.node.name, o.free_gpus, o.free_cpu, o.free_memory, o.node.matches] for o in sim.capacity.nodes
-                 if o is not st and o.ready and sim.capacity.by_name.get(o.node.name) is o}
+        rooms = {o.node.name: _Slot(o.free_gpus, o.free_cpu, o.free_memory, o.node.name, o.node.labels)
+                 for o in sim.capacity.nodes if o is not st and o.ready and sim.capacity.by_name.get(o.node.name) is o}
         reqs = [_pod_req(p) for p in sorted(st.pods, key=lambda p: (-p.pod_set.gpus, p.job.index, p.index))]
         left, _ = ClusterAutoscaler._place(rooms, reqs)
         return not left

@@ -90,80 +90,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Union
+from typing import Union
 
 import pandas as pd
 
+from gangkit.model.precision import TOLERANCE
 from gangkit.model.nodes import Node
+from gangkit.model.resources import Room, labels_match
 from gangkit.model.reasons import Reason
 from gangkit.engine.sockets import NodeSupplier
+from gangkit.supply.cloud import GPU, TYPE_LABEL, InstanceType, Stages
 
-GPU = "nvidia.com/gpu"
 POOL_LABEL = "karpenter.sh/nodepool"
-TYPE_LABEL = "node.kubernetes.io/instance-type"
 DISRUPTION_POLL = 10.0  # Karpenter's disruption controller polls every 10 s
-
-Duration = Union[float, Callable]
-
-
-def uniform(low: float, high: float) -> Callable:
-    """A stage duration drawn uniformly from [low, high] with the run's random generator."""
-    return lambda rng: rng.uniform(low, high)
-
-
-def lognormal(median: float, sigma: float) -> Callable:
-    """A stage duration drawn from a log-normal with this median (seconds) and shape ``sigma``."""
-    return lambda rng: rng.lognormvariate(math.log(median), sigma)
-
-
-@dataclass(frozen=True)
-class Stages:
-    """How long a new node takes in each stage (seconds, or a function of ``sim.rng``).
-
-    Defaults are assumptions, not measurements (see the reference page):
-    ``registered`` 60 s after launch (instance boot, kubelet registers),
-    ``initialized`` 90 s after that (GPU driver and device plugin ready),
-    ``image_pull`` 0 s (set it to model pulling a large image before pods
-    can run; counted as a node stage, ``image_pulled``).
-    """
-
-    registered: Duration = 60.0
-    initialized: Duration = 90.0
-    image_pull: Duration = 0.0
-
-    def draw(self, rng, now: float) -> dict[str, float]:
-        def d(x):
-            v = x(rng) if callable(x) else float(x)
-            return max(0.0, float(v))
-
-        t1 = now + d(self.registered)
-        t2 = t1 + d(self.initialized)
-        out = {"launched": now, "registered": t1, "initialized": t2}
-        pull = d(self.image_pull)
-        if pull > 0:
-            out["image_pulled"] = t2 + pull
-        return out
-
-
-@dataclass(frozen=True)
-class InstanceType:
-    """A machine type a cloud offers: GPUs, optional CPU cores and memory bytes, price per hour."""
-
-    name: str
-    gpus: int
-    price_per_hour: float
-    cpu: float | None = None
-    memory: int | None = None
-
-    def holds(self, gpus: int, cpu: float, memory: int) -> bool:
-        if gpus > self.gpus:
-            return False
-        if cpu and self.cpu is not None and cpu > self.cpu + 1e-9:
-            return False
-        if memory and self.memory is not None and memory > self.memory:
-            return False
-        return True
-
 
 @dataclass(frozen=True)
 class NodePool:
@@ -211,10 +150,6 @@ class NodePool:
         labels[POOL_LABEL] = self.name
         labels[TYPE_LABEL] = itype
         return labels
-
-
-def _matches(labels: dict, selector: tuple) -> bool:
-    return all(labels.get(k) == v for k, v in selector)
 
 
 def _pending(p) -> bool:
@@ -293,7 +228,7 @@ class Karpenter(NodeSupplier):
         for pool in self.nodepools:
             for t in pool.instance_types:
                 it = self.instance_types[t]
-                if it.gpus <= pool.gpu_limit and it.holds(gpus, cpu, memory) and _matches(pool.node_labels(t), selector):
+                if it.gpus <= pool.gpu_limit and it.holds(gpus, cpu, memory) and labels_match(pool.node_labels(t), selector):
                     return True
         return False
 
@@ -346,7 +281,7 @@ class Karpenter(NodeSupplier):
             if it.gpus > room or not it.holds(g, cpu, mem):
                 continue
             labels = pool.node_labels(t)
-            if not all(_matches(labels, p.pod_set.node_selector) for p in pods):
+            if not all(labels_match(labels, p.pod_set.node_selector) for p in pods):
                 continue
             key = (it.price_per_hour, it.gpus, it.name)
             if best is None or key < best[0]:
@@ -366,16 +301,12 @@ class Karpenter(NodeSupplier):
         for st in cap.nodes:
             if cap.by_name.get(st.node.name) is not st:
                 continue
-            room[st.node.name] = [st, st.free_gpus, st.free_cpu, st.free_memory]
+            room[st.node.name] = (st, Room(st.free_gpus, st.free_cpu, st.free_memory))
         for c in self._claims.values():
             r = room.get(c.name)
             for p in c.pods:
                 if r is not None and p.node is None and not p.done:
-                    r[1] -= p.pod_set.gpus
-                    if r[2] is not None:
-                        r[2] -= p.pod_set.cpu
-                    if r[3] is not None:
-                        r[3] -= p.pod_set.memory
+                    r[1].take(p.pod_set.gpus, p.pod_set.cpu, p.pod_set.memory)
         nomination = self.nomination_window
         new: list[_Claim] = []
         nominated: list[_Claim] = []  # ready nodes the simulation counts on for pending pods
@@ -383,18 +314,12 @@ class Karpenter(NodeSupplier):
         for p in pods:
             ps = p.pod_set
             home = None
-            for r in room.values():
-                st = r[0]
-                if (ps.gpus <= r[1] and (not ps.cpu or r[2] is None or ps.cpu <= r[2] + 1e-9)
-                        and (not ps.memory or r[3] is None or ps.memory <= r[3]) and st.node.matches(ps.node_selector)):
-                    home = r
+            for st, r in room.values():
+                if r.fits(ps.gpus, ps.cpu, ps.memory) and st.node.matches(ps.node_selector):
+                    home = (st, r)
                     break
             if home is not None:
-                home[1] -= ps.gpus
-                if home[2] is not None:
-                    home[2] -= ps.cpu
-                if home[3] is not None:
-                    home[3] -= ps.memory
+                home[1].take(ps.gpus, ps.cpu, ps.memory)
                 c = self._claims.get(home[0].node.name)
                 if c is not None:
                     if c.ready:
@@ -497,7 +422,7 @@ class Karpenter(NodeSupplier):
         if st.pods and c.pool.consolidation_policy != "WhenEmptyOrUnderutilized":
             return
         due = c.empty_since + c.pool.consolidate_after
-        if now < due - 1e-9:
+        if now < due - TOLERANCE:
             self._arm(sim, c, due)
             return
         if any(_pending(p) for p in c.nominees):  # not a candidate while pods nominated to it wait
@@ -538,18 +463,13 @@ class Karpenter(NodeSupplier):
     @staticmethod
     def _fits_elsewhere(sim, st) -> bool:
         """Karpenter's delete-consolidation test: every pod of ``st`` fits in the free room of the other ready nodes."""
-        room = [[o, o.free_gpus, o.free_cpu, o.free_memory] for o in sim.capacity.nodes
+        room = [(o, Room(o.free_gpus, o.free_cpu, o.free_memory)) for o in sim.capacity.nodes
                 if o is not st and o.ready and sim.capacity.by_name.get(o.node.name) is o]
         for p in sorted(st.pods, key=lambda p: (-p.pod_set.gpus, p.job.index, p.index)):
             ps = p.pod_set
-            for r in room:
-                if (ps.gpus <= r[1] and (not ps.cpu or r[2] is None or ps.cpu <= r[2] + 1e-9)
-                        and (not ps.memory or r[3] is None or ps.memory <= r[3]) and r[0].node.matches(ps.node_selector)):
-                    r[1] -= ps.gpus
-                    if r[2] is not None:
-                        r[2] -= ps.cpu or 0.0
-                    if r[3] is not None:
-                        r[3] -= ps.memory or 0
+            for o, r in room:
+                if r.fits(ps.gpus, ps.cpu, ps.memory) and o.node.matches(ps.node_selector):
+                    r.take(ps.gpus, ps.cpu or 0.0, ps.memory or 0)
                     break
             else:
                 return False

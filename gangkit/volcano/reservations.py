@@ -72,11 +72,12 @@ import bisect
 import math
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from gangkit.model.precision import TOLERANCE
 from gangkit.volcano.plugins.gang import gang_ready, ready_pods
 
 if TYPE_CHECKING:  # pragma: no cover
-    from gangkit.engine.simulation import Simulation
-    from gangkit.engine.state import JobState, NodeState, PodState
+        from gangkit.engine.sockets import Cluster
+from gangkit.engine.state import JobState, NodeState, PodState
 
 INF = math.inf
 RESERVING = ("easy-backfill", "conservative-backfill")  # orderings that plan with a book of future capacity
@@ -124,7 +125,7 @@ class Profile:
     model them.
     """
 
-    def __init__(self, sim: "Simulation", now: float, factor: float, shortcuts: bool = True):
+    def __init__(self, sim: "Cluster", now: float, factor: float, shortcuts: bool = True):
         self.now = now
         self.shortcuts = shortcuts  # False: the plain search, for the differential test
         self.scoring = sim.capacity.scoring
@@ -269,7 +270,8 @@ class Profile:
                         short[i] = ps.gpus
                         continue
                     avail[i] = a
-                if ps.gpus > a[0] or (ps.cpu and ps.cpu > a[1] + 1e-9) or (ps.memory and ps.memory > a[2]):
+                # Room.fits inline (a hot loop of the reserving orderings): a is (free GPUs, CPU, memory) over the window
+                if ps.gpus > a[0] or (ps.cpu and ps.cpu > a[1] + TOLERANCE) or (ps.memory and ps.memory > a[2]):
                     continue
                 key = self._score(n, a, ps, scan)
                 if best_key is None or key > best_key:
@@ -345,7 +347,7 @@ class ReservationSession:
     placed, so it is planned as holding them without end.
     """
 
-    def __init__(self, sim: "Simulation", now: float, conservative: bool, shape: Callable[["JobState"], tuple],
+    def __init__(self, sim: "Cluster", now: float, conservative: bool, shape: Callable[["JobState"], tuple],
                  shortcuts: bool = True, factor: float = 1.0):
         self.now = now
         self.factor = factor  # estimated run time = true run time x factor, without activeDeadlineSeconds

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Union
 
+from gangkit.model.precision import TOLERANCE
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.scenario import RunSettings, Scenario
 from gangkit.model.jobs import PROGRESS_MODES, Job, PodSet
@@ -396,7 +397,7 @@ class Stream:
         if len(set(names)) != len(names):
             out.append(Problem(obj, "classes", "expected unique class names"))
         probs = [c.probability for c in self.classes if isinstance(c, JobClass) and _num(c.probability)]
-        if probs and len(probs) == len(self.classes) and abs(sum(probs) - 1.0) > 1e-9:
+        if probs and len(probs) == len(self.classes) and abs(sum(probs) - 1.0) > TOLERANCE:
             out.append(Problem(obj, "classes", f"expected probabilities that add up to 1, got {sum(probs):g}"))
         if not _whole(self.n_jobs) or self.n_jobs < 1:
             out.append(Problem(obj, "n_jobs", f"expected a whole number >= 1, got {self.n_jobs!r}"))
@@ -480,7 +481,7 @@ def tiered_training(load: float = 0.8, gpus: int = 512, n_jobs: int = 500, seed:
 def mm_c(rate: float, mean_run_time_s: float, n_jobs: int, seed: int = 0) -> Stream:
     """One-GPU jobs, Poisson arrivals, exponential run times: the M/M/c queue of textbooks."""
     return Stream(Poisson(rate), (JobClass("one-gpu", 1.0, 1, 1, run_time=Exponential(mean_run_time_s)),),
-                  n_jobs=n_jobs, seed=seed, name="mm-c", min_run_time_s=1e-9)
+                  n_jobs=n_jobs, seed=seed, name="mm-c", min_run_time_s=TOLERANCE)
 
 
 # ---------------------------------------------------------------- plain data (YAML, JSON) in and out
@@ -684,7 +685,7 @@ def stream_from_manifest(reader, o, cluster_gpus: int, base: Path | None = None)
             classes.append(JobClass(name, float(prob), pods, gpus, progress, rt, priority))
     if len(classes) == len(raw) and classes:
         total = sum(c.probability for c in classes)
-        if abs(total - 1.0) > 1e-9:
+        if abs(total - 1.0) > TOLERANCE:
             reader.error(obj, "spec.classes", f"expected probabilities that add up to 1, got {total:g}")
         if len({c.name for c in classes}) != len(classes):
             reader.error(obj, "spec.classes", "expected unique class names")

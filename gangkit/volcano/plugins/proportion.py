@@ -50,7 +50,7 @@ Simplified: one level of queues (Volcano's hierarchical queues and the
 capacity plugin, which reads ``spec.deserved``, are not modelled); a queue
 is always ``Open``; ``guarantee`` is taken as given, with no check that
 the guarantees fit into the cluster; comparisons allow a relative
-tolerance of 1e-9 where Volcano allows 0.1 milli-units.
+tolerance (:data:`gangkit.model.precision.TOLERANCE`) where Volcano allows 0.1 milli-units.
 """
 
 from __future__ import annotations
