@@ -209,6 +209,11 @@ class NodeSupplier(Protocol):
         """
         return ()
 
+    def launch_blocked(self, pods: list["PodState"]) -> str:
+        """Optional. Plain words when this supplier will launch no node for these waiting pods because of its
+        limits (a NodePool at its GPU limit), else ``""`` (the diagnosis asks it)."""
+        return ""
+
     def metrics(self) -> dict[str, "pd.DataFrame"]:
         """Optional. This supplier's metrics at the end of the run, by the real metric's name."""
         return {}
@@ -219,7 +224,7 @@ MEMBERS = {
     AdmissionLayer: (("name", "submit", "cycle", "release", "pending_reason"), ("idle", "metrics")),
     PlacementLayer: (("name", "enqueue", "requeue", "cycle", "forget", "unschedulable", "pending_reason"),
                      ("period", "pending_metrics", "idle", "metrics", "places_in_arrival_order")),
-    NodeSupplier: (("name", "can_ever_fit", "observe"), ("awaited_nodes", "metrics")),
+    NodeSupplier: (("name", "can_ever_fit", "observe"), ("awaited_nodes", "launch_blocked", "metrics")),
 }
 
 

@@ -76,6 +76,7 @@ class PodSetAssignment:
     modes: dict[str, Mode] = field(default_factory=dict)
     requests: dict[str, int] = field(default_factory=dict)  # totals for the pod set
     reasons: list[str] = field(default_factory=list)
+    causes: list[str] = field(default_factory=list)  # per reason: QuotaTooSmall, QuotaExhausted or ""
 
 
 @dataclass
@@ -89,10 +90,26 @@ class Assignment:
 
     @property
     def message(self) -> str:
+        ps = self._failing()
+        return f"couldn't assign flavors to pod set {ps.name}: " + "; ".join(ps.reasons) if ps else ""
+
+    @property
+    def cause(self) -> str:
+        """Why the message's pod set did not fit, as a code: ``QuotaTooSmall`` when no flavor could ever hold it
+        (every reason is a request above the maximum capacity, or a resource the ClusterQueue has no quota
+        for), ``QuotaExhausted`` when some flavor lacks unused quota now, else ``""``."""
+        ps = self._failing()
+        if ps is None or not ps.causes:
+            return ""
+        if "QuotaExhausted" in ps.causes:
+            return "QuotaExhausted"
+        return "QuotaTooSmall" if all(c == "QuotaTooSmall" for c in ps.causes) else ""
+
+    def _failing(self) -> PodSetAssignment | None:
         for ps in self.podsets:
             if ps.reasons and (not ps.flavors or self.mode != FIT):
-                return f"couldn't assign flavors to pod set {ps.name}: " + "; ".join(ps.reasons)
-        return ""
+                return ps
+        return None
 
     def frs_needing_preemption(self) -> set[FlavorResource]:
         return {(ps.flavors[r], r) for ps in self.podsets for r, m in ps.modes.items() if m.mode in (NO_CANDIDATES, PREEMPT, RECLAIM)}
@@ -144,10 +161,12 @@ class FlavorAssigner:
                 rg = self._group.get(res)
                 if rg is None:
                     psa.reasons.append(f"resource {res} unavailable in ClusterQueue")
+                    psa.causes.append("QuotaTooSmall")
                     return Assignment(out, usage, borrowing, NOFIT)
-                chosen, mode, reasons = self._find_flavor(wl, rg, ps, psa.requests, usage)
+                chosen, mode, reasons, causes = self._find_flavor(wl, rg, ps, psa.requests, usage)
                 if chosen is None:
                     psa.reasons.extend(reasons)
+                    psa.causes.extend(causes)
                     return Assignment(out, usage, borrowing, NOFIT)
                 for r in rg.covered:
                     if r in psa.requests:
@@ -157,6 +176,7 @@ class FlavorAssigner:
                         usage[fr] = usage.get(fr, 0) + psa.requests[r]
                 if mode.mode != FIT:
                     psa.reasons.extend(reasons)
+                    psa.causes.extend(causes)
                 if worst.mode > mode.mode:
                     worst = _mode(mode.mode, worst.borrow)
                 if mode.borrow > borrowing:
@@ -168,6 +188,7 @@ class FlavorAssigner:
         ff = self.cq.flavor_fungibility
         best, best_mode = None, _NOFIT
         reasons: list[str] = []
+        causes: list[str] = []
         node = self.node
         # a root (a ClusterQueue without cohort) fits a request within its own free quota with
         # no borrowing and nothing to note (QuotaNode.fit_figures' root figures); checked here,
@@ -177,6 +198,7 @@ class FlavorAssigner:
             f = fq.flavor
             if not flavor_matches(self.flavors.get(f), ps):
                 reasons.append(f"flavor {f} doesn't match node affinity")
+                causes.append("")
                 continue
             mode = _FIT
             for r in rg.covered:
@@ -188,9 +210,10 @@ class FlavorAssigner:
                     cap = node.subtree.get(fr, 0)
                     if val <= cap and val <= cap - root_usage[fr]:
                         continue  # Fit without borrowing: the mode stays as it is
-                m, why = self._fits_resource_quota(wl, fr, val)
+                m, why, cause = self._fits_resource_quota(wl, fr, val)
                 if why:
                     reasons.append(why)
+                    causes.append(cause)
                 if m is not mode and is_preferred(mode, m, ff.preference):  # a mode is never preferred to itself
                     mode = m
                 if mode.mode == NOFIT:
@@ -198,10 +221,10 @@ class FlavorAssigner:
             if mode.mode == NOFIT:
                 continue
             if mode is _FIT or not self._try_next(mode):  # a fit without borrowing always stops the scan
-                return f, mode, reasons
+                return f, mode, reasons, causes
             if is_preferred(mode, best_mode, ff.preference):
                 best, best_mode = f, mode
-        return best, best_mode, reasons
+        return best, best_mode, reasons, causes
 
     def _try_next(self, mode: Mode) -> bool:
         ff = self.cq.flavor_fungibility
@@ -227,22 +250,24 @@ class FlavorAssigner:
                 for f, v in usage.items():
                     cq_node.add_usage(f, v)
 
-    def _fits_resource_quota(self, wl: Workload, fr: FlavorResource, val: int) -> tuple[Mode, str]:
+    def _fits_resource_quota(self, wl: Workload, fr: FlavorResource, val: int) -> tuple[Mode, str, str]:
+        """The mode for ``val`` of ``fr``, why it is not a plain fit, and that reason's cause code."""
         node = self.node
         cap, borrow, may_reclaim, avail = node.fit_figures(fr, val)
         if val > cap:
             flavor, res = fr
-            return _NOFIT, f"insufficient quota for {res} in flavor {flavor}: {val} requested > maximum capacity {cap}"
+            return _NOFIT, f"insufficient quota for {res} in flavor {flavor}: {val} requested > maximum capacity {cap}", \
+                "QuotaTooSmall"
         if val <= avail:
-            return _mode(FIT, borrow) if borrow else _FIT, ""
+            return _mode(FIT, borrow) if borrow else _FIT, "", ""
         flavor, res = fr
         why = f"insufficient unused quota for {res} in flavor {flavor}: {val} requested, {max(0, avail)} available"
         if node.nominal(fr) >= val or may_reclaim or self.can_preempt_while_borrowing:
             targets = self.oracle(wl, {fr: val}, {fr})
             if not targets:
-                return _mode(NO_CANDIDATES, borrow), why
+                return _mode(NO_CANDIDATES, borrow), why, "QuotaExhausted"
             after = self._borrow_after(targets, fr, val)
             if all(t.workload.cluster_queue != self.cq.name for t in targets):
-                return _mode(RECLAIM, after), why
-            return _mode(PREEMPT, after), why
-        return _mode(NOFIT, borrow), why
+                return _mode(RECLAIM, after), why, "QuotaExhausted"
+            return _mode(PREEMPT, after), why, "QuotaExhausted"
+        return _mode(NOFIT, borrow), why, "QuotaExhausted"

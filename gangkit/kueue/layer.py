@@ -187,6 +187,7 @@ class KueueLayer(AdmissionLayer):
         wl = self.workloads.get(js.index)
         if wl is None or wl.admission is not None:
             return None
-        state, message = self.kueue.pending_state(wl)
+        state, message, cause = self.kueue.pending_explained(wl)
         code = "Inadmissible" if state == "inadmissible" else "Pending"
-        return Reason("quota", code, message or "waiting for a scheduling cycle", {"state": state})
+        return Reason("quota", code, message or "waiting for a scheduling cycle",
+                      {"state": state, "cluster_queue": wl.cluster_queue}, cause=cause)

@@ -186,6 +186,7 @@ class Workload:
     order_time: float | None = None  # queue position after an eviction (requeuingStrategy: Eviction)
     requeued_at: float | None = None  # last time it went back to pending (Kueue's Requeued condition)
     pending_reason: str = ""
+    pending_cause: str = ""  # QuotaExhausted or QuotaTooSmall (gangkit.model.reasons) when quota is why, else ""
     preempted_reason: str = ""
     cluster_queue: str | None = None
     finished: bool = False

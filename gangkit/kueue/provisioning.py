@@ -158,9 +158,9 @@ class ProvisioningRequestCheck(AdmissionLayer):
         pr = entry[1]
         gpus = sum(p[0] for p in pr.pods)
         detail = f": {pr.message}; CA retries at t={pr.next_try:g} s" if pr.message else ""
-        return Reason("admission_check", "ProvisioningRequestPending",
-                      f"quota reserved; waiting for ProvisioningRequest {pr.name} ({len(pr.pods)} pods, {gpus} GPUs) "
-                      f"to be provisioned{detail}", {"attempt": self._attempts.get(js.index, 0)})
+        waiting_for = f"waiting for ProvisioningRequest {pr.name} ({len(pr.pods)} pods, {gpus} GPUs) to be provisioned{detail}"
+        return Reason("admission_check", "ProvisioningRequestPending", f"quota reserved; {waiting_for}",
+                      {"attempt": self._attempts.get(js.index, 0), "waiting_for": waiting_for})
 
     # -- the controller --------------------------------------------------------------------
     def _request(self, sim, js, entered: float, now: float) -> None:

@@ -52,6 +52,7 @@ class Entry:
     status: str = ""  # "admitted", "preempting", "" (requeue)
     requeue_reason: str = "NoFit"
     message: str = ""
+    cause: str = ""  # the message's cause code when quota is why (Assignment.cause)
 
 
 @dataclass
@@ -94,7 +95,7 @@ class _Queue:
         self.parked: dict[int, Workload] = {}  # parked one by one
         self.members: dict[int, tuple] = {}  # seq -> the key of its live heap entry
         self.preemptor: Workload | None = None
-        self.class_reason: dict[tuple, str] = {}  # why a parked class waits (its head's reason)
+        self.class_reason: dict[tuple, tuple[str, str]] = {}  # why a parked class waits (its head's reason, cause)
         self.in_class: dict[int, tuple] = {}  # seq -> class, for workloads in the class heaps
         self.class_count: Counter = Counter()  # live workloads per class (so counting costs a step per class)
         self.heads: list = []  # (key, seq, class) of every class not parked, plus stale entries
@@ -152,7 +153,7 @@ class _Queue:
         if bulk and self.equivalence:
             self.push(wl)
             self._block(self.class_of(wl))
-            self.class_reason[self.class_of(wl)] = wl.pending_reason
+            self.class_reason[self.class_of(wl)] = (wl.pending_reason, wl.pending_cause)
         else:
             self.members[wl.seq] = None
             self.parked[wl.seq] = wl
@@ -275,10 +276,12 @@ class Kueue:
         lq = self.local_queues.get((wl.namespace or "default", wl.queue_name))
         if lq is None:
             wl.pending_reason = f"LocalQueue {wl.queue_name} doesn't exist in namespace {wl.namespace or 'default'}"
+            wl.pending_cause = ""
             self.orphans[wl.seq] = wl
             return
         if lq.cluster_queue not in self.cluster_queues:
             wl.pending_reason = f"ClusterQueue {lq.cluster_queue} doesn't exist"
+            wl.pending_cause = ""
             self.orphans[wl.seq] = wl
             return
         wl.cluster_queue = lq.cluster_queue
@@ -297,7 +300,7 @@ class Kueue:
         self.usage_revision += 1
         wl.admission = admission
         wl.quota_reserved_at = now
-        wl.pending_reason = ""
+        wl.pending_reason = wl.pending_cause = ""
         node = self.tree.cq[admission.cluster_queue]
         for fr, v in admission.usage.items():
             node.add_usage(fr, v)
@@ -345,6 +348,7 @@ class Kueue:
         wl.requeue_at = requeue_at
         if requeue_at is not None and requeue_at > self.now:
             wl.pending_reason = f"waiting for the requeue backoff after {reason} (until t={requeue_at:g} s)"
+            wl.pending_cause = ""
             self.queues[cq].park(wl)
         else:
             self.queues[cq].push(wl)
@@ -356,7 +360,7 @@ class Kueue:
         cq = wl.admission.cluster_queue if wl.admission else wl.cluster_queue
         self._release(wl)
         wl.deactivated = True
-        wl.pending_reason = reason
+        wl.pending_reason, wl.pending_cause = reason, ""
         if cq:
             self.queues[cq].remove(wl)
             self._retry_inadmissible(cq)
@@ -477,10 +481,11 @@ class Kueue:
         a = e.assignment
         node = self.tree.cq[e.cq]
         if a.mode == NOFIT:
-            e.requeue_reason, e.message = "NoFit", a.message
+            e.requeue_reason, e.message, e.cause = "NoFit", a.message, a.cause
             return
         if a.mode == PREEMPT and not e.targets:
             e.requeue_reason, e.message = "PreemptionNoCandidates", a.message or "no preemption candidates"
+            e.cause = a.cause
             if self.cluster_queues[e.cq].preemption.reclaim_within_cohort != "Any":
                 for fr, v in self._to_reserve(e).items():
                     if v > 0:
@@ -539,7 +544,7 @@ class Kueue:
 
     def _requeue(self, e: Entry, result: CycleResult) -> None:
         wl, q = e.workload, self.queues[e.cq]
-        wl.pending_reason = e.message
+        wl.pending_reason, wl.pending_cause = e.message, e.cause
         immediate = q.strategy == "StrictFIFO" or e.requeue_reason in (SKIPPED, PENDING_PREEMPTION)
         if e.requeue_reason == PENDING_PREEMPTION:
             q.preemptor = wl
@@ -570,11 +575,17 @@ class Kueue:
     # -- reporting ------------------------------------------------------------------
     def pending_state(self, wl: Workload) -> tuple[str, str]:
         """("active" | "inadmissible", reason) for a pending workload."""
+        state, reason, _ = self.pending_explained(wl)
+        return state, reason
+
+    def pending_explained(self, wl: Workload) -> tuple[str, str, str]:
+        """("active" | "inadmissible", reason, cause code) for a pending workload (the cause: Workload.pending_cause)."""
         if wl.seq in self.orphans:
-            return "inadmissible", wl.pending_reason
+            return "inadmissible", wl.pending_reason, wl.pending_cause
         q = self.queues[wl.cluster_queue]
         if q.is_inadmissible(wl):
             if wl.seq not in q.parked and q.class_of(wl) in q.blocked:
-                return "inadmissible", q.class_reason.get(q.class_of(wl), wl.pending_reason)
-            return "inadmissible", wl.pending_reason
-        return "active", wl.pending_reason
+                reason, cause = q.class_reason.get(q.class_of(wl), (wl.pending_reason, wl.pending_cause))
+                return "inadmissible", reason, cause
+            return "inadmissible", wl.pending_reason, wl.pending_cause
+        return "active", wl.pending_reason, wl.pending_cause

@@ -20,7 +20,9 @@ replayed and says so; :func:`gangkit.simulate.replay` does the replay). The reco
 (``admitted``, ``nominated``, ``node_registered``...); the diagnosis turns
 the state into one sentence.
 
-The reasons (``code``), in the order a job meets them:
+The reasons (``code``), in the order a job meets them (each is also in the one
+catalogue of codes, :data:`gangkit.model.reasons.CATALOGUE`; the diagnosis decides
+from the layers' codes and causes, never from their messages):
 
 =======================  ==========================================================
 code                     meaning
@@ -181,20 +183,20 @@ def _admission(sim, layer, js, at: float) -> Diagnosis:
     why = layer.pending_reason(js)
     text = why.message if why is not None else "waiting for the layer's next cycle"
     if layer.name == "quota":
-        wl = getattr(layer, "workloads", {}).get(js.index)
-        cq = getattr(wl, "cluster_queue", None) or "?"
+        cq = (why.numbers.get("cluster_queue") if why is not None else None) or "?"
         gpus = js.spec.gpus
-        if "maximum capacity" in text:  # Kueue's flavor assigner: more than the ClusterQueue can ever have
+        cause = why.cause if why is not None else ""
+        if cause == "QuotaTooSmall":  # Kueue's flavor assigner: more than the ClusterQueue can ever have
             return Diagnosis(js.name, at, "quota", "QuotaTooSmall",
                              f"the workload asks for {gpus} GPUs, more than ClusterQueue {cq} can ever have; it stays "
                              f"inadmissible: {text}", {"cluster_queue": cq, "gpus": gpus})
-        if "insufficient" in text or "Insufficient" in text:
+        if cause == "QuotaExhausted":
             return Diagnosis(js.name, at, "quota", "QuotaExhausted",
                              f"quota exhausted in ClusterQueue {cq}: the workload asks for {gpus} GPUs; {text}",
                              {"cluster_queue": cq, "gpus": gpus})
         return Diagnosis(js.name, at, "quota", "Queued", f"queued in ClusterQueue {cq}: {text}", {"cluster_queue": cq})
     if layer.name == "admission_check":
-        text = text[len("quota reserved; "):] if text.startswith("quota reserved; ") else text
+        text = why.numbers.get("waiting_for", text) if why is not None else text  # what the check waits for
         return Diagnosis(js.name, at, layer.name, "AdmissionCheck", f"quota reserved; admission check not ready: {text}")
     return Diagnosis(js.name, at, layer.name, "Queued", f"waits in layer {layer.name}: {text}")
 
@@ -252,26 +254,13 @@ def _placement(sim, js, at: float) -> Diagnosis:
 
 
 def _supplier_limit(sim, waiting: list) -> str:
-    """Plain words when a provisioner will not launch a node for these pods because of NodePool limits."""
+    """Plain words when a node supplier will not launch a node for these pods (its limits), else ""."""
+    if not waiting:
+        return ""
     for s in sim.stack.suppliers:
-        pools = getattr(s, "nodepools", None)
-        if not pools or not waiting:
-            continue
-        g = min(p.pod_set.gpus for p in waiting)
-        usage = s.metrics()["karpenter_nodepools_usage"]
-        full = []
-        for pool in pools:
-            limit = pool.gpu_limit
-            if not math.isfinite(limit):
-                return ""  # some pool can still grow
-            rows = usage[usage.nodepool == pool.name]
-            used = int(rows.value.iloc[-1]) if len(rows) else 0
-            smallest = min((s.instance_types[t].gpus for t in pool.instance_types
-                            if s.instance_types[t].gpus >= g), default=None)
-            if smallest is not None and used + smallest <= limit:
-                return ""
-            full.append(f"NodePool {pool.name} at {used} of its {limit:g}-GPU limit")
-        return "; ".join(full)
+        words = s.launch_blocked(waiting)
+        if words:
+            return words
     return ""
 
 

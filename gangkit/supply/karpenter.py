@@ -475,6 +475,25 @@ class Karpenter(NodeSupplier):
                 return False
         return True
 
+    def launch_blocked(self, pods: list) -> str:
+        """Why no node will be launched for these pods: every NodePool at its GPU limit for the smallest of them
+        (no instance type the pool allows fits within what is left of its limit), else ``""``."""
+        if not self.nodepools or not pods:
+            return ""
+        g = min(p.pod_set.gpus for p in pods)
+        full = []
+        for pool in self.nodepools:
+            limit = pool.gpu_limit
+            if not math.isfinite(limit):
+                return ""  # this pool can still grow
+            used = self._used.get(pool.name, 0)
+            smallest = min((self.instance_types[t].gpus for t in pool.instance_types
+                            if self.instance_types[t].gpus >= g), default=None)
+            if smallest is not None and used + smallest <= limit:
+                return ""
+            full.append(f"NodePool {pool.name} at {used} of its {limit:g}-GPU limit")
+        return "; ".join(full)
+
     # -- metrics -----------------------------------------------------------------------
     def metrics(self) -> dict:
         """DataFrames named after Karpenter's Prometheus metrics (``value`` is the metric's value)."""
