@@ -12,7 +12,7 @@ from gangkit.model.nodes import Node, nodes
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.engine.sockets import AdmissionLayer, NodeSupplier, PlacementLayer
 from gangkit.model.reasons import Reason
-from gangkit.manifests.load import dump_manifests, load_file, load_manifests
+from gangkit.manifests import dump_manifests, load_file, load_manifests
 from gangkit.results.result import Result
 from gangkit.model.scenario import RunSettings, Scenario
 from gangkit.simulate import simulate

@@ -348,7 +348,7 @@ GOOD_SPEC = """
 
 def test_the_example_gives_the_same_jobs_as_the_python_stream():
     import warnings as w
-    from gangkit.manifests.load import load_file
+    from gangkit.manifests import load_file
 
     with w.catch_warnings():
         w.simplefilter("error")  # the example loads silently
@@ -378,14 +378,14 @@ def test_the_example_nodes_are_valid_for_the_real_schemas():
     (GOOD_SPEC + "  startTime: 1h\n", lambda jobs: jobs[0].submit_time == 3600.0),
 ])
 def test_generator_specs_load(spec, check):
-    from gangkit.manifests.load import load_manifests
+    from gangkit.manifests import load_manifests
 
     sc = load_manifests(generator_yaml(spec))
     assert check(sc.jobs)
 
 
 def test_generator_jobs_take_the_namespace_and_join_declared_jobs():
-    from gangkit.manifests.load import load_manifests
+    from gangkit.manifests import load_manifests
 
     job = """---
 apiVersion: batch/v1
@@ -399,7 +399,7 @@ spec: {template: {spec: {containers: [{name: c, image: x, resources: {limits: {n
 
 
 def test_empirical_run_time_from_a_csv_column_next_to_the_file(tmp_path):
-    from gangkit.manifests.load import load_file
+    from gangkit.manifests import load_file
 
     (tmp_path / "runs.csv").write_text("job,seconds\n" + "".join(f"j{i},{100 + i}\n" for i in range(101)))
     spec = GOOD_SPEC.replace("{distribution: Exponential, mean: 5m}",
@@ -434,7 +434,7 @@ BAD_GENERATORS = [
 
 @pytest.mark.parametrize("old, new, fieldname, words", BAD_GENERATORS)
 def test_bad_generator_is_one_error_naming_object_and_field(old, new, fieldname, words):
-    from gangkit.manifests.load import load_manifests
+    from gangkit.manifests import load_manifests
 
     assert old in GOOD_SPEC
     with pytest.raises(ScenarioError) as info:
@@ -444,7 +444,7 @@ def test_bad_generator_is_one_error_naming_object_and_field(old, new, fieldname,
 
 
 def test_load_needs_nodes_and_names_must_not_clash():
-    from gangkit.manifests.load import load_manifests
+    from gangkit.manifests import load_manifests
 
     two = generator_yaml(GOOD_SPEC) + generator_yaml(GOOD_SPEC, name="h").split(NODES_YAML)[1]
     with pytest.raises(ScenarioError, match="WorkloadGenerator h: spec.classes: its job small-00 has the name of WorkloadGenerator g"):
@@ -452,7 +452,7 @@ def test_load_needs_nodes_and_names_must_not_clash():
 
 
 def test_unknown_generator_field_is_a_warning():
-    from gangkit.manifests.load import GangkitInputWarning, load_manifests
+    from gangkit.manifests import GangkitInputWarning, load_manifests
 
     with pytest.warns(GangkitInputWarning, match=r"WorkloadGenerator g: spec.classes\[0\].gpus"):
         load_manifests(generator_yaml(GOOD_SPEC.replace("name: small,", "name: small, gpus: 2,")))

@@ -371,7 +371,8 @@ def test_single_node_consolidation_moves_one_non_empty_node_per_instant():
 # -- YAML: karpenter.sh/v1 NodePool and gangkit's Karpenter kind ----------------------------------------
 from pathlib import Path  # noqa: E402
 
-from gangkit.manifests.load import KNOWN_FIELDS, load_manifests  # noqa: E402
+from gangkit.manifests import load_manifests  # noqa: E402
+from gangkit.supply.manifests import KNOWN_FIELDS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT_EXAMPLE = ROOT / "examples" / "kueue-karpenter-nodepool-limit.yaml"
@@ -433,7 +434,7 @@ def test_nodepool_requirements_other_than_instance_type_are_noted():
     text = _nodepool_yaml("        values: [p4d.24xlarge]\n",
                           "        values: [p4d.24xlarge]\n      - key: karpenter.sh/capacity-type\n        operator: In\n"
                           "        values: [on-demand]\n")
-    from gangkit.manifests.load import GangkitInputWarning
+    from gangkit.manifests import GangkitInputWarning
 
     with pytest.warns(GangkitInputWarning, match="karpenter.sh/capacity-type In"):
         sc = load_manifests(text)

@@ -21,8 +21,8 @@ import yaml
 
 from gangkit.cli.main import main
 from gangkit.analysis.admit import admit, format_report
-from gangkit.kueue.manifests import load_kueue
-from gangkit.manifests.load import GangkitInputWarning
+from gangkit.kueue.snapshot import load_kueue
+from gangkit.manifests import GangkitInputWarning
 from gangkit.model.quantity import parse_quantity
 
 try:

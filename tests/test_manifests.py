@@ -19,14 +19,9 @@ import yaml
 
 from gangkit.model.nodes import Node, nodes
 from gangkit.model.errors import ScenarioError
-from gangkit.manifests.load import (
-    DEFAULT_RUN_TIME,
-    KNOWN_FIELDS,
-    GangkitInputWarning,
-    dump_manifests,
-    load_file,
-    load_manifests,
-)
+from gangkit.manifests import DEFAULT_RUN_TIME, GangkitInputWarning, dump_manifests, load_file, load_manifests
+from gangkit.manifests.core import KNOWN_FIELDS as CORE_KNOWN_FIELDS
+from gangkit.placement.manifests import KNOWN_FIELDS as GANG_KNOWN_FIELDS
 from gangkit.model.scenario import RunSettings, Scenario
 from gangkit.model.jobs import Job, PodSet, job
 
@@ -870,7 +865,7 @@ def test_every_field_gangkit_knows_exists_in_the_real_schema(kind, api_version):
                 continue
             walk(sub, child, f"{path}.{key}")
 
-    walk(KNOWN_FIELDS[kind], schema, kind)
+    walk({**CORE_KNOWN_FIELDS, **GANG_KNOWN_FIELDS}[kind], schema, kind)
     assert missing == []
 
 
@@ -1234,3 +1229,97 @@ def test_holding_gang_settings_round_trip_through_dump(j):
 def test_dump_refuses_two_gangs_on_one_job():
     with pytest.raises(ScenarioError, match="Job a: gang: schedule_timeout .* name two gangs"):
         dump_manifests(_python_scenario(job("a", schedule_timeout=30, gang_style="Soft")))
+
+
+# --- the registry of kinds, and the way the manifest modules depend on each other ---------------
+
+import ast  # noqa: E402
+
+from gangkit.kueue import manifests as kueue_manifests  # noqa: E402
+from gangkit.manifests.kinds import KINDS, Registry  # noqa: E402
+from gangkit.manifests.load import REGISTRY  # noqa: E402
+from gangkit.supply import ClusterAutoscaler, InstanceType, NodeGroup  # noqa: E402
+from gangkit.supply.manifests import EXPANDERS  # noqa: E402
+from gangkit.supply.manifests import KNOWN_FIELDS as SUPPLY_KNOWN_FIELDS  # noqa: E402
+
+MANIFEST_MODULES = ["gangkit/manifests/reader.py", "gangkit/manifests/kinds.py", "gangkit/manifests/core.py",
+                    "gangkit/manifests/load.py", "gangkit/manifests/dump.py", "gangkit/supply/manifests.py",
+                    "gangkit/placement/manifests.py", "gangkit/volcano/manifests.py", "gangkit/kueue/manifests.py",
+                    "gangkit/kueue/setup_manifests.py", "gangkit/kueue/snapshot.py"]
+FAMILIES = ("gangkit.supply.manifests", "gangkit.placement.manifests", "gangkit.volcano.manifests",
+            "gangkit.kueue.manifests", "gangkit.kueue.setup_manifests", "gangkit.manifests.core")
+
+
+def _imports(path: str) -> list[tuple[str, str]]:
+    """(module, name) of every ``from gangkit... import name`` in a file, late ones too."""
+    tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+    return [(n.module, a.name) for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("gangkit")
+            for a in n.names]
+
+
+def test_every_kind_of_the_registry_is_read_by_a_module_that_knows_its_fields():
+    known = {"gangkit.manifests.core": CORE_KNOWN_FIELDS, "gangkit.supply.manifests": SUPPLY_KNOWN_FIELDS,
+             "gangkit.placement.manifests": GANG_KNOWN_FIELDS, "gangkit.volcano.manifests": VOLCANO_KNOWN_FIELDS}
+    for k in KINDS:
+        if k.module == "gangkit.kueue.manifests":
+            assert k.api_version in kueue_manifests.API_VERSIONS[k.kind]
+            kueue_manifests.known_fields(k.kind, k.api_version)
+        elif k.module is not None:
+            assert k.name in known[k.module], k
+    kueue_rows = {(k.api_version, k.kind) for k in KINDS if k.module == "gangkit.kueue.manifests"}
+    assert kueue_rows == {(v, kind) for kind, versions in kueue_manifests.API_VERSIONS.items() for v in versions}
+    assert set(REGISTRY.readers) == {k.module for k in KINDS} - {None}
+    with pytest.raises(ValueError, match="one read function per module"):
+        Registry({"gangkit.manifests.core": lambda *a: None})
+
+
+def test_an_unknown_kind_is_told_the_whole_board():
+    with pytest.raises(ScenarioError) as e:
+        load_manifests([{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}])
+    assert str(e.value).splitlines()[0] == (
+        "Deployment web: kind: unknown kind 'Deployment' (apiVersion 'apps/v1'); gangkit reads Node (v1), Job (batch/v1), "
+        "PodGroup (scheduling.volcano.sh/v1beta1), PriorityClass (scheduling.k8s.io/v1), Simulation (gangkit/v1alpha1), "
+        "ClusterAutoscaler (gangkit/v1alpha1), Karpenter (gangkit/v1alpha1), NodePool (karpenter.sh/v1), "
+        "WorkloadGenerator (gangkit/v1alpha1), List (v1), PodGroup (scheduling.x-k8s.io/v1alpha1), "
+        "Workload (scheduling.k8s.io/v1alpha1), Kueue's ResourceFlavor, ClusterQueue, LocalQueue, Cohort, "
+        "WorkloadPriorityClass, Workload, AdmissionCheck, ProvisioningRequestConfig, Configuration, and Volcano's "
+        "Queue (scheduling.volcano.sh/v1beta1), Job (batch.volcano.sh/v1alpha1)")
+
+
+@pytest.mark.parametrize(
+    "api, kind, expected",
+    [
+        case("a Job of another version: batch/v1's", "batch/v2", "Job", "expected batch/v1"),
+        case("a Workload of another group: Kueue's", "foo/v1", "Workload",
+             "expected kueue.x-k8s.io/v1beta2 or kueue.x-k8s.io/v1beta1"),
+        case("a PodGroup: both groups'", "foo/v1", "PodGroup",
+             "expected scheduling.volcano.sh/v1beta1 or scheduling.x-k8s.io/v1alpha1"),
+        case("a Queue of another version: an unknown kind", "foo/v1", "Queue", "unknown kind 'Queue'"),
+    ],
+)
+def test_an_unknown_api_version_is_told_the_versions_of_its_kind(api, kind, expected):
+    with pytest.raises(ScenarioError, match=expected):
+        load_manifests([{"apiVersion": api, "kind": kind, "metadata": {"name": "x"}}])
+
+
+def test_the_expanders_read_are_the_ones_cluster_autoscaler_accepts():
+    group = [NodeGroup("g", InstanceType("gpu-8", 8, 8.0))]
+    for expander in EXPANDERS:
+        ClusterAutoscaler(group, expander=expander)
+    with pytest.raises(ValueError, match=", ".join(EXPANDERS)):
+        ClusterAutoscaler(group, expander="priority")
+
+
+@pytest.mark.parametrize("path", MANIFEST_MODULES)
+def test_manifest_modules_import_public_names_only(path):
+    private = [f"{m}.{n}" for m, n in _imports(path) if n.startswith("_")]
+    assert private == []
+
+
+def test_the_reader_knows_no_family_and_families_do_not_know_load():
+    assert {m for m, _ in _imports("gangkit/manifests/reader.py")} <= {"gangkit.model.errors", "gangkit.model.quantity"}
+    assert {m for m, _ in _imports("gangkit/manifests/kinds.py")} == {"gangkit.manifests.reader"}
+    for path in MANIFEST_MODULES:
+        modules = {m for m, _ in _imports(path)}
+        if path.replace("/", ".")[:-3] in FAMILIES:
+            assert not modules & {"gangkit.manifests.load", "gangkit.manifests.dump", "gangkit.manifests.kinds"}, path

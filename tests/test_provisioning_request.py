@@ -171,7 +171,7 @@ def test_the_default_stack_runs_a_gang_from_zero():
 # -- YAML: AdmissionCheck, ProvisioningRequestConfig, ClusterQueue admissionChecksStrategy, ClusterAutoscaler ----------
 from pathlib import Path  # noqa: E402
 
-from gangkit.manifests.load import load_manifests  # noqa: E402
+from gangkit.manifests import load_manifests  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "kueue-provisioning-request.yaml"
 

@@ -16,9 +16,10 @@ Each gang scheduler has its own way of saying "these pods start together":
   joined by the pod's ``spec.workloadRef`` (``name``, ``podGroup``).
 
 (Volcano's PodGroup and its ``scheduling.k8s.io/group-name`` annotation are
-read in :mod:`gangkit.manifests.load`.) gangkit models one gang per Job: a Job
-naming two gangs is an error. :mod:`gangkit.manifests.load` dispatches these
-kinds by ``(apiVersion, kind)`` and calls :func:`read_gang` for each Job.
+read in :mod:`gangkit.manifests.core`.) gangkit models one gang per Job: a Job
+naming two gangs is an error. The registry (:mod:`gangkit.manifests.kinds`)
+sends these kinds here by ``(apiVersion, kind)``; the Job reader calls
+:func:`read_gang` for each Job.
 """
 
 from __future__ import annotations
@@ -26,12 +27,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from gangkit.manifests.reader import ANY, META, ManifestObject, Reader
 from gangkit.model.jobs import GANG_STYLES
-
-if TYPE_CHECKING:  # pragma: no cover
-    from gangkit.manifests.load import _Object, _Reader
 
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"  # scheduler-plugins: the pod's PodGroup
 TASK_GROUPS = "yunikorn.apache.org/task-groups"
@@ -41,26 +40,21 @@ YUNIKORN_PARAMETERS = ("placeholderTimeoutInSeconds", "gangSchedulingStyle")
 COSCHEDULING_API = "scheduling.x-k8s.io/v1alpha1"
 WORKLOAD_API = "scheduling.k8s.io/v1alpha1"
 
-#: (apiVersion, kind) -> the role its objects are grouped under in the reader.
-KINDS = {
-    (COSCHEDULING_API, "PodGroup"): "CoschedulingPodGroup",
-    (WORKLOAD_API, "Workload"): "KubeWorkload",
-}
-NAMESPACED = ("CoschedulingPodGroup", "KubeWorkload")
-
-ANY = True
-_META = dict.fromkeys(
-    ["name", "namespace", "labels", "annotations", "uid", "generateName", "creationTimestamp",
-     "resourceVersion", "generation", "managedFields", "ownerReferences", "finalizers", "selfLink"], ANY)
-#: Known fields per role (``minResources`` is not: gangkit does not model its PreFilter check).
+#: Known fields per role, the name the registry groups these objects under (``minResources`` is not known:
+#: gangkit does not model its PreFilter check).
 KNOWN_FIELDS = {
-    "CoschedulingPodGroup": {"apiVersion": ANY, "kind": ANY, "metadata": _META, "status": ANY,
+    "CoschedulingPodGroup": {"apiVersion": ANY, "kind": ANY, "metadata": META, "status": ANY,
                              "spec": dict.fromkeys(["minMember", "scheduleTimeoutSeconds"], ANY)},
-    "KubeWorkload": {"apiVersion": ANY, "kind": ANY, "metadata": _META,
+    "KubeWorkload": {"apiVersion": ANY, "kind": ANY, "metadata": META,
                      "spec": {"controllerRef": ANY,
                               "podGroups": [{"name": ANY, "policy": {"basic": ANY, "gang": {"minCount": ANY}}}]}},
 }
 WORKLOAD_REF = {"name": ANY, "podGroup": ANY}  # the pod's spec.workloadRef (podGroupReplicaKey is not modelled)
+
+
+def read_object(r: Reader, doc: Mapping, where: str, role: str) -> ManifestObject | None:
+    """Check one coscheduling PodGroup or Kubernetes Workload (its metadata and unknown fields)."""
+    return r.check_object(doc, where, KNOWN_FIELDS[role])
 
 
 @dataclass
@@ -87,14 +81,15 @@ class GangObjects:
         return notes
 
 
-def read_gang(r: "_Reader", o: "_Object", pods: int | None, tmeta: dict, pod: dict, volcano: bool) -> dict:
+def read_gang(r: Reader, gangs: GangObjects, o: ManifestObject, pods: int | None, tmeta: dict, pod: dict,
+              volcano: bool) -> dict:
     """The gang fields of one Job (``min_member``, ``schedule_timeout``, ``placeholder_timeout``, ``gang_style``).
 
-    ``volcano``: the Job already names a Volcano PodGroup. Returns the
-    fields to set (empty when the Job names none of these gangs).
+    ``gangs`` are the input's PodGroups and Workloads (the ones used are
+    recorded there); ``volcano``: the Job already names a Volcano PodGroup.
+    Returns the fields to set (empty when the Job names none of these gangs).
     """
     obj = o.label
-    gangs: GangObjects = r.gangs
     namespace = o.namespace or "default"
     labels = r.strings(tmeta.get("labels"), obj, "spec.template.metadata.labels")
     annotations = r.strings(tmeta.get("annotations"), obj, "spec.template.metadata.annotations")
@@ -118,7 +113,7 @@ def read_gang(r: "_Reader", o: "_Object", pods: int | None, tmeta: dict, pod: di
     return found[0][1] if found else {}
 
 
-def _pod_group(r: "_Reader", gangs: GangObjects, obj: str, namespace: str, name: str, pods: int | None) -> dict:
+def _pod_group(r: Reader, gangs: GangObjects, obj: str, namespace: str, name: str, pods: int | None) -> dict:
     where = f"spec.template.metadata.labels.{POD_GROUP_LABEL}"
     group = gangs.pod_groups.get((namespace, name))
     if group is None:
@@ -139,7 +134,7 @@ def _pod_group(r: "_Reader", gangs: GangObjects, obj: str, namespace: str, name:
     return {k: v for k, v in out.items() if v is not None}
 
 
-def _task_group(r: "_Reader", obj: str, annotations: dict, pods: int | None) -> dict:
+def _task_group(r: Reader, obj: str, annotations: dict, pods: int | None) -> dict:
     base = "spec.template.metadata.annotations."
     if TASK_GROUP_NAME not in annotations or TASK_GROUPS not in annotations:
         missing = TASK_GROUP_NAME if TASK_GROUP_NAME not in annotations else TASK_GROUPS
@@ -172,7 +167,7 @@ def _task_group(r: "_Reader", obj: str, annotations: dict, pods: int | None) -> 
     return out
 
 
-def _parameters(r: "_Reader", obj: str, text: str) -> dict:
+def _parameters(r: Reader, obj: str, text: str) -> dict:
     """``"placeholderTimeoutInSeconds=60 gangSchedulingStyle=Hard"`` -> gangkit's fields."""
     where = f"spec.template.metadata.annotations.{SCHEDULING_POLICY}"
     out: dict[str, Any] = {}
@@ -195,7 +190,7 @@ def _parameters(r: "_Reader", obj: str, text: str) -> dict:
     return out
 
 
-def _workload(r: "_Reader", gangs: GangObjects, obj: str, namespace: str, ref: Any, pods: int | None) -> dict:
+def _workload(r: Reader, gangs: GangObjects, obj: str, namespace: str, ref: Any, pods: int | None) -> dict:
     where = "spec.template.spec.workloadRef"
     ref = r.mapping(ref, obj, where)
     name, group_name = ref.get("name"), ref.get("podGroup")
@@ -229,7 +224,7 @@ def _workload(r: "_Reader", gangs: GangObjects, obj: str, namespace: str, ref: A
     return {} if m is None else {"min_member": m}
 
 
-def _claim(r: "_Reader", gangs: GangObjects, role: str, namespace: str, name: str, obj: str, where: str) -> bool:
+def _claim(r: Reader, gangs: GangObjects, role: str, namespace: str, name: str, obj: str, where: str) -> bool:
     key = (role, namespace, name)
     if key in gangs.used:
         r.error(obj, where, f"{name!r} is already used by {gangs.used[key]}; gangkit models one gang per Job")
@@ -238,7 +233,7 @@ def _claim(r: "_Reader", gangs: GangObjects, role: str, namespace: str, name: st
     return True
 
 
-def _count(r: "_Reader", owner: str, where: str, value: Any, pods: int | None, job: str) -> int | None:
+def _count(r: Reader, owner: str, where: str, value: Any, pods: int | None, job: str) -> int | None:
     """A gang size: a whole number from 1 to the Job's pod count."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (pods is not None and value > pods):
         top = f"{pods} (the pod count of {job})" if pods is not None else "the pod count"

@@ -53,61 +53,46 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from gangkit.manifests.load import (
-    _META,
-    _POD_SPEC,
-    ANY,
-    CHECKPOINT_INTERVAL,
-    GPU,
-    PROGRESS,
-    RUN_TIME,
-    SUBMIT_TIME,
-    _Object,
-    _Reader,
+from gangkit.manifests.core import job_manifest as batch_job_manifest
+from gangkit.manifests.core import priority_class_name
+from gangkit.manifests.reader import (
+    ANY, CHECKPOINT_INTERVAL, GPU, JOB_ANNOTATIONS, META, POD_SPEC, PROGRESS, RUN_TIME, SUBMIT_TIME, ManifestObject, Reader,
 )
-from gangkit.model.quantity import parse_cpu, parse_duration, parse_gpus, parse_memory
-from gangkit.volcano.api import DEFAULT_QUEUE, Queue, VolcanoSetup
-from gangkit.model.resources import INFINITE, ZERO, Resources
 from gangkit.model.jobs import PROGRESS_MODES, Job, PodSet
+from gangkit.model.quantity import format_cpu, format_memory
+from gangkit.model.resources import INFINITE, ZERO, Resources
+from gangkit.volcano.api import DEFAULT_QUEUE, Queue, VolcanoSetup
 
 QUEUE_API = "scheduling.volcano.sh/v1beta1"
 JOB_API = "batch.volcano.sh/v1alpha1"
-#: (kind, apiVersion) -> the kind name gangkit files the object under (a Volcano Job is not a batch/v1 Job)
-KINDS = {("Queue", QUEUE_API): "Queue", ("Job", JOB_API): "VolcanoJob"}
-NAMESPACED = ("VolcanoJob",)
+NAMESPACED = ("VolcanoJob",)  # the role of a batch.volcano.sh Job (gangkit.manifests.kinds): it is not a batch/v1 Job
 
 _RESOURCES = {"*": ANY}
 _TASK = {
     "name": ANY, "replicas": ANY, "minAvailable": ANY, "policies": ANY, "maxRetry": ANY,
     "template": {"metadata": dict.fromkeys(["name", "namespace", "labels", "annotations", "finalizers"], ANY),
-                 "spec": _POD_SPEC},
+                 "spec": POD_SPEC},
 }
 KNOWN_FIELDS = {
     "Queue": {
-        "apiVersion": ANY, "kind": ANY, "metadata": _META, "status": ANY,
+        "apiVersion": ANY, "kind": ANY, "metadata": META, "status": ANY,
         "spec": {"weight": ANY, "capability": _RESOURCES, "deserved": _RESOURCES,
                  "guarantee": {"resource": _RESOURCES}, "reclaimable": ANY, "priority": ANY},
     },
     "VolcanoJob": {
-        "apiVersion": ANY, "kind": ANY, "metadata": _META, "status": ANY,
+        "apiVersion": ANY, "kind": ANY, "metadata": META, "status": ANY,
         "spec": {"minAvailable": ANY, "queue": ANY, "priorityClassName": ANY, "schedulerName": ANY,
                  "policies": ANY, "maxRetry": ANY, "plugins": ANY, "ttlSecondsAfterFinished": ANY,
                  "tasks": [_TASK]},
     },
 }
-_ANNOTATIONS = (RUN_TIME, SUBMIT_TIME, PROGRESS, CHECKPOINT_INTERVAL)
 
 
-def handles(kind: Any, api: Any) -> bool:
-    """Is this object one of Volcano's kinds that this module reads?"""
-    return (kind, api) in KINDS
-
-
-def read_object(r: _Reader, doc: Mapping, where: str) -> _Object | None:
-    """Check one Volcano object's metadata and report its unread fields (called by ``_Reader.objects``)."""
-    kind = KINDS[(doc.get("kind"), doc.get("apiVersion"))]
+def read_object(r: Reader, doc: Mapping, where: str, role: str) -> ManifestObject | None:
+    """Check one Volcano object's metadata and report its unread fields (the registry calls it)."""
+    kind = role
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
-    o = _Object(dict(doc), kind, where, meta.get("name"), meta.get("namespace"))
+    o = ManifestObject(dict(doc), kind, where, meta.get("name"), meta.get("namespace"))
     if not isinstance(doc.get("metadata"), Mapping):
         r.error(o.label, "metadata", "expected a mapping with at least a name")
         return None
@@ -122,12 +107,12 @@ def read_object(r: _Reader, doc: Mapping, where: str) -> _Object | None:
     r.find_unknown(o.doc, KNOWN_FIELDS[kind], o.label, "")
     annotations = meta.get("annotations") if isinstance(meta.get("annotations"), Mapping) else {}
     for key in annotations:
-        if str(key).startswith("gangkit/") and (kind != "VolcanoJob" or key not in _ANNOTATIONS):
+        if str(key).startswith("gangkit/") and (kind != "VolcanoJob" or key not in JOB_ANNOTATIONS):
             r.unknown.append(f"{o.label}: metadata.annotations.{key}")
     return o
 
 
-def read_for_scenario(r: _Reader, objects: list[_Object], jobs: list[Job], groups: dict, used_groups: dict,
+def read_for_scenario(r: Reader, objects: list[ManifestObject], jobs: list[Job], groups: dict, used_groups: dict,
                       classes: dict[str, int], default_priority: int) -> VolcanoSetup | None:
     """Queues and Volcano Jobs of the input; the queue and minResources of PodGroups joined to batch/v1 Jobs.
 
@@ -165,7 +150,7 @@ def read_for_scenario(r: _Reader, objects: list[_Object], jobs: list[Job], group
     return VolcanoSetup(queues) if uses_volcano else None
 
 
-def _queue(r: _Reader, o: _Object) -> Queue | None:
+def _queue(r: Reader, o: ManifestObject) -> Queue | None:
     obj = o.label
     spec = r.mapping(o.doc.get("spec"), obj, "spec")
     weight = r.whole(spec.get("weight", 1), obj, "spec.weight", 1)
@@ -192,14 +177,14 @@ def _queue(r: _Reader, o: _Object) -> Queue | None:
     return q
 
 
-def _resources(r: _Reader, value: Any, obj: str, field: str, missing: Resources) -> Resources | None:
+def _resources(r: Reader, value: Any, obj: str, field: str, missing: Resources) -> Resources | None:
     """A resource list (``{nvidia.com/gpu: "8", cpu: "32", memory: 128Gi}``); a resource left out is ``missing``'s."""
     items = r.mapping(value, obj, field)
     out = dict(zip(("gpus", "cpu", "memory"), missing))
     ok = True
-    for name, key, parse in ((GPU, "gpus", parse_gpus), ("cpu", "cpu", parse_cpu), ("memory", "memory", parse_memory)):
+    for name, key, parse in ((GPU, "gpus", r.gpus), ("cpu", "cpu", r.cpu), ("memory", "memory", r.memory)):
         if name in items:
-            v = r.attempt(parse, items[name], obj, f"{field}.{name}")
+            v = parse(items[name], obj, f"{field}.{name}")
             ok = ok and v is not None
             out[key] = math.nan if v is None else float(v)
     for name in items:
@@ -208,7 +193,7 @@ def _resources(r: _Reader, value: Any, obj: str, field: str, missing: Resources)
     return Resources(**out) if ok else None
 
 
-def _queue_name(r: _Reader, value: Any, known: set[str], obj: str, field: str) -> str | None:
+def _queue_name(r: Reader, value: Any, known: set[str], obj: str, field: str) -> str | None:
     """Volcano's admission webhook refuses a job whose queue does not exist."""
     if not isinstance(value, str) or not value:
         r.error(obj, field, f"expected a queue name, got {value!r}")
@@ -219,7 +204,7 @@ def _queue_name(r: _Reader, value: Any, known: set[str], obj: str, field: str) -
     return value
 
 
-def _volcano_job(r: _Reader, o: _Object, classes: dict, default_priority: int, known: set[str]) -> Job | None:
+def _volcano_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int, known: set[str]) -> Job | None:
     obj = o.label
     meta = r.mapping(o.doc.get("metadata"), obj, "metadata")
     labels = r.strings(meta.get("labels"), obj, "metadata.labels")
@@ -279,7 +264,7 @@ def _volcano_job(r: _Reader, o: _Object, classes: dict, default_priority: int, k
     def duration(key: str) -> float | None:
         if key not in annotations:
             return None
-        return r.attempt(parse_duration, annotations[key], obj, f"metadata.annotations.{key}")
+        return r.duration(annotations[key], obj, f"metadata.annotations.{key}")
 
     run_time = duration(RUN_TIME)
     if run_time == 0:
@@ -303,10 +288,10 @@ def _volcano_job(r: _Reader, o: _Object, classes: dict, default_priority: int, k
     )
 
 
-__all__ = ["KINDS", "KNOWN_FIELDS", "handles", "read_for_scenario", "read_object"]
+__all__ = ["KNOWN_FIELDS", "job_manifest", "pod_group_fields", "queue_manifests", "read_for_scenario", "read_object"]
 
 
-# --- writing (called by gangkit.manifests.load.dump_manifests) ---------------------------------------
+# --- writing (called by gangkit.manifests.dump.dump_manifests) ---------------------------------------
 
 
 def queue_manifests(setup: VolcanoSetup | None) -> list[dict]:
@@ -329,24 +314,22 @@ def queue_manifests(setup: VolcanoSetup | None) -> list[dict]:
 
 def job_manifest(j: Job) -> dict:
     """A Volcano Job: one task per pod set, each template written as for a batch/v1 Job."""
-    from gangkit.manifests.load import _job_manifest, _priority_class_name
-
     tasks = []
     for ps in j.pod_sets:
         single = dataclasses.replace(j, pod_sets=[ps], min_member=None, controller="batch", volcano_queue=DEFAULT_QUEUE,
                                      min_resources=None, priority=0, max_run_time=None)
-        template = _job_manifest(single)["spec"]["template"]
+        template = batch_job_manifest(single)["spec"]["template"]
         task: dict[str, Any] = {"name": ps.name, "replicas": ps.count}
         if ps.min_member is not None:
             task["minAvailable"] = ps.min_member
         task["template"] = template
         tasks.append(task)
-    batch = _job_manifest(dataclasses.replace(j, pod_sets=j.pod_sets[:1], controller="batch", min_member=None,
+    batch = batch_job_manifest(dataclasses.replace(j, pod_sets=j.pod_sets[:1], controller="batch", min_member=None,
                                               volcano_queue=DEFAULT_QUEUE, min_resources=None, max_run_time=None))
     meta = batch["metadata"]
     spec: dict[str, Any] = {"minAvailable": j.gang_size, "schedulerName": "volcano", "queue": j.volcano_queue}
     if j.priority:
-        spec["priorityClassName"] = _priority_class_name(j.priority)
+        spec["priorityClassName"] = priority_class_name(j.priority)
     spec["tasks"] = tasks
     return {"apiVersion": JOB_API, "kind": "Job", "metadata": meta, "spec": spec}
 
@@ -362,8 +345,6 @@ def pod_group_fields(j: Job) -> dict:
 
 
 def _resource_list(r: Resources) -> dict[str, str]:
-    from gangkit.model.quantity import format_cpu, format_memory
-
     out = {}
     if math.isfinite(r.gpus) and (r.gpus or (math.isinf(r.cpu) and math.isinf(r.memory))):
         out[GPU] = f"{r.gpus:g}"

@@ -572,7 +572,7 @@ _YAML_RUN_TIMES = {
     "Lognormal": (Lognormal, {"median": ("median_s", True), "sigma": ("sigma", False), "max": ("cap_s", True)}),
     "Constant": (Constant, {"value": ("value_s", True)}),
 }
-#: Every field of a ``WorkloadGenerator`` spec (for the unknown-field warning of gangkit.manifests.load).
+#: Every field of a ``WorkloadGenerator`` spec (for the unknown-field warning of gangkit.manifests.reader).
 YAML_FIELDS = {
     "jobs": True, "seed": True, "startTime": True, "minRunTime": True,
     "arrivals": dict.fromkeys(["process", "rate", "load", "cv"], True),
@@ -585,7 +585,7 @@ YAML_FIELDS = {
 def stream_from_manifest(reader, o, cluster_gpus: int, base: Path | None = None) -> Stream | None:
     """A gangkit/v1alpha1 ``WorkloadGenerator`` object -> :class:`Stream` (see docs/reference/scenario-yaml.md).
 
-    ``reader`` is :mod:`gangkit.manifests.load`' reader: every problem is recorded
+    ``reader`` is a :class:`gangkit.manifests.reader.Reader`: every problem is recorded
     there, naming the object and the field (``spec.classes[1].runTime.mean``),
     and ``None`` comes back. ``arrivals.load`` is turned into a rate with
     :meth:`Stream.rate_for_load` against ``cluster_gpus``, the GPUs of the

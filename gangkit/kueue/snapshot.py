@@ -1,0 +1,169 @@
+"""``gangkit admit``'s input: a snapshot of Kueue's queues and workloads, read from manifests.
+
+Picture a photograph of a cluster taken at one moment: the queues with their
+quota, the Workloads already holding some of it (``status.admission``), the
+ones waiting, and the batch/v1 Jobs labelled ``kueue.x-k8s.io/queue-name``
+(each the Workload Kueue's job integration would create for it). Times in
+the photograph (``creationTimestamp``, the QuotaReserved condition) become
+seconds from the earliest one; the latest one is "now".
+:func:`load_kueue` reads such a snapshot for :mod:`gangkit.analysis.admit`.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from gangkit.kueue.manifests import DEFAULT_POD_SET, MIN_PARALLELISM, PRIORITY_CLASS_LABEL, KueueReader, LoadedWorkload
+from gangkit.kueue.objects import KueueSetup, PodSetSpec, Workload
+from gangkit.kueue.setup_manifests import KIND_NAMES
+from gangkit.manifests.core import read_priority_classes
+from gangkit.manifests.load import REGISTRY, check_unique
+from gangkit.manifests.reader import (
+    QUEUE_LABEL, SUBMIT_TIME, GangkitInputWarning, ManifestObject, Reader, looks_like_path, parse_yaml,
+)
+from gangkit.model.errors import Problem, ScenarioError
+
+__all__ = ["KueueInput", "LoadedWorkload", "load_kueue"]
+
+
+@dataclass
+class KueueInput:
+    """What ``gangkit admit`` reads: the Kueue objects, the workloads, and the time of the snapshot."""
+
+    setup: KueueSetup
+    workloads: list[LoadedWorkload]
+    now: float = 0.0  # the snapshot's time: the latest timestamp of the input, in seconds from the earliest
+    warnings: list[str] = field(default_factory=list)
+
+
+Source = str | os.PathLike | Mapping | Iterable
+
+
+def load_kueue(*sources: Source) -> KueueInput:
+    """Read Kueue objects, Workloads and queue-labelled batch/v1 Jobs from files, YAML strings or dicts.
+
+    Other kinds gangkit reads (Node, PodGroup, Simulation...) are checked and
+    ignored; PriorityClasses give Jobs and Workloads their priority. Raises
+    :class:`ScenarioError` with every problem; warnings are emitted as
+    :class:`GangkitInputWarning` and kept on the result.
+    """
+    r = Reader("YAML input")
+    objects: list[ManifestObject] = []
+    for source in sources:
+        docs, r.label = _documents(source)
+        objects.extend(REGISTRY.objects(r, docs))
+    check_unique(r, objects)
+    classes, default_priority = read_priority_classes(r, [o for o in objects if o.kind == "PriorityClass"])
+    kr = SnapshotReader(r, [o for o in objects if o.kind in KIND_NAMES], classes, default_priority)
+    setup = kr.setup()
+    loaded = kr.snapshot_workloads([o for o in objects if o.kind in ("Workload", "Job")])
+    r.raise_problems()
+    notes = r.report()
+    for message in notes:
+        warnings.warn(message, GangkitInputWarning, stacklevel=2)
+    return KueueInput(setup, loaded, kr.now, notes)
+
+
+def _documents(source: Source) -> tuple[list, str]:
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and looks_like_path(source)):
+        path = Path(source)
+        if not path.is_file():
+            raise ScenarioError([Problem(f"File {source}", "", "not found")])
+        return parse_yaml(path.read_text(encoding="utf-8"), path.name), path.name
+    if isinstance(source, str):
+        return parse_yaml(source, "YAML input"), "YAML input"
+    if isinstance(source, Mapping):
+        return [source], "manifests"
+    return list(source), "manifests"
+
+
+
+class SnapshotReader(KueueReader):
+    """Reads the workloads of a snapshot: Workload objects and queue-labelled Jobs, on one time line."""
+
+    def __init__(self, r: Reader, objects: list[ManifestObject], classes: dict[str, int], default_priority: int):
+        super().__init__(r, objects, classes, default_priority)
+        self.now = 0.0  # the snapshot's time, set by snapshot_workloads
+
+    def snapshot_workloads(self, objects: list[ManifestObject]) -> list[LoadedWorkload]:
+        """Workload objects and queue-labelled Jobs, in input order, with times relative to the earliest one."""
+        read: list[tuple[LoadedWorkload, datetime | None, datetime | None]] = []
+        keys: dict[str, str] = {}
+        for o in objects:
+            got = self.workload(o) if o.kind == "Workload" else self.job_workload(o)
+            if got is None:
+                continue
+            lw, created, reserved = got
+            key = lw.workload.key
+            if key in keys:
+                self.r.error(o.label, "metadata.name", f"gangkit names a Job's Workload after the Job; {keys[key]} "
+                             f"already uses the name {key!r}")
+                continue
+            keys[key] = o.label
+            read.append((lw, created, reserved))
+        stamps = [t for _, c, q in read for t in (c, q) if t is not None]
+        origin = min(stamps) if stamps else None
+        latest = 0.0
+        for lw, created, reserved in read:
+            wl = lw.workload
+            if created is not None:
+                wl.created = (created - origin).total_seconds()
+            if lw.admission is not None:
+                wl.quota_reserved_at = None if reserved is None else (reserved - origin).total_seconds()
+            latest = max(latest, wl.created, wl.quota_reserved_at or 0.0)
+        self.now = latest
+        for lw, _, _ in read:  # "no QuotaReserved time" counts as now, as in Kueue's candidate ordering
+            if lw.admission is not None and lw.workload.quota_reserved_at is None:
+                lw.workload.quota_reserved_at = latest
+        return [lw for lw, _, _ in read]
+
+    def job_workload(self, o: ManifestObject) -> tuple[LoadedWorkload, datetime | None, None] | None:
+        """The Workload Kueue's batch/v1 Job integration creates for a Job labelled with a LocalQueue.
+
+        Kueue names it ``job-<name>-<hash>``; gangkit names it after the Job.
+        """
+        obj = o.label
+        meta = self.r.mapping(o.doc.get("metadata"), obj, "metadata")
+        labels = self.r.strings(meta.get("labels"), obj, "metadata.labels")
+        annotations = self.r.strings(meta.get("annotations"), obj, "metadata.annotations")
+        queue = labels.get(QUEUE_LABEL)
+        if not queue:
+            self.r.notes.append(f"{obj} has no {QUEUE_LABEL} label: Kueue does not manage it, gangkit admit leaves it out")
+            return None
+        spec = self.r.mapping(o.doc.get("spec"), obj, "spec")
+        count = self.r.whole(spec.get("parallelism", 1), obj, "spec.parallelism", 1)
+        if spec.get("completions") is not None:
+            completions = self.r.whole(spec["completions"], obj, "spec.completions", 1)
+            if completions is not None and count is not None:
+                count = min(count, completions)
+        template = spec.get("template")
+        if not isinstance(template, Mapping):
+            self.r.error(obj, "spec.template", "expected a pod template (a mapping with spec.containers); it is required")
+            return None
+        pod = self.r.mapping(template.get("spec"), obj, "spec.template.spec")
+        requests = self.pod_requests(pod, obj, "spec.template.spec", api_server=True)
+        selector = self.r.strings(pod.get("nodeSelector"), obj, "spec.template.spec.nodeSelector")
+        if PRIORITY_CLASS_LABEL in labels:
+            priority = self.workload_priority_class(labels[PRIORITY_CLASS_LABEL], obj, f"metadata.labels.{PRIORITY_CLASS_LABEL}")
+        elif pod.get("priorityClassName") is not None:
+            priority = self.priority_class(pod["priorityClassName"], obj, "spec.template.spec.priorityClassName")
+        else:
+            priority = self.default_priority
+        min_count = None
+        if MIN_PARALLELISM in annotations and count is not None:
+            min_count = self.min_parallelism(annotations[MIN_PARALLELISM], count, obj)
+        created = self.time(meta.get("creationTimestamp"), obj, "metadata.creationTimestamp")
+        submit = 0.0
+        if created is None and SUBMIT_TIME in annotations:
+            submit = self.r.duration(annotations[SUBMIT_TIME], obj, f"metadata.annotations.{SUBMIT_TIME}") or 0.0
+        if count is None or requests is None or priority is None:
+            return None
+        self.check_local_queue(obj, f"metadata.labels.{QUEUE_LABEL}", o.namespace, queue)
+        ps = PodSetSpec(DEFAULT_POD_SET, count, requests, min_count, tuple(sorted(selector.items())))
+        wl = Workload(o.name, o.namespace, queue, [ps], priority=priority, created=submit)
+        return LoadedWorkload(wl), created, None

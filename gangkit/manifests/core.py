@@ -1,0 +1,475 @@
+"""The core kinds: Nodes, batch/v1 Jobs, PriorityClasses, and gangkit's Simulation and WorkloadGenerator.
+
+Picture the front desk of a small cluster: a Node says what a machine has,
+a Job what a team wants run, a PriorityClass who goes first::
+
+    apiVersion: v1
+    kind: Node
+    metadata: {name: gpu-0, labels: {karpenter.sh/nodepool: a100}}
+    status: {allocatable: {nvidia.com/gpu: "8", cpu: "96", memory: 1Ti}}
+    ---
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: train
+      annotations: {gangkit/run-time: 1h, gangkit/progress: sync}
+    spec:
+      parallelism: 4
+      template:
+        spec:
+          containers:
+          - {name: worker, image: trainer:1.0, resources: {limits: {nvidia.com/gpu: "2"}}}
+
+What is read of each:
+
+- ``v1`` **Node**: GPUs, CPU and memory from ``status.allocatable`` (else
+  ``status.capacity``), labels, the node pool from its Karpenter or GKE label;
+- ``batch/v1`` **Job**: ``spec.parallelism`` pods, each asking for the sum of
+  its containers' requests; ``nodeSelector``; ``priorityClassName``;
+  gangkit's annotations say how long it runs and when it is submitted; the
+  gang it names (:mod:`gangkit.placement.manifests`);
+- ``scheduling.volcano.sh/v1beta1`` **PodGroup**: the gang size
+  (``spec.minMember``) and priority of the Job whose pods name it (its queue
+  and ``minResources``: :mod:`gangkit.volcano.manifests`);
+- ``scheduling.k8s.io/v1`` **PriorityClass**: the priority value;
+- ``gangkit/v1alpha1`` **Simulation**: the run settings (stack, ordering...);
+- ``gangkit/v1alpha1`` **WorkloadGenerator**: a seeded stream of jobs, read by
+  :func:`gangkit.workloads.generators.stream_from_manifest`.
+
+The same kinds are written back here too (:func:`job_manifest`,
+:func:`node_manifest`...), for :mod:`gangkit.manifests.dump` and Volcano's writer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from gangkit.manifests.reader import (
+    ANY, CHECKPOINT_INTERVAL, GPU, JOB_ANNOTATIONS, META, POD_SPEC, PROGRESS, QUEUE_LABEL, RUN_TIME, SUBMIT_TIME,
+    ManifestObject, Reader,
+)
+from gangkit.model.jobs import PROGRESS_MODES, Job, PodSet
+from gangkit.model.nodes import Node
+from gangkit.model.quantity import format_cpu, format_duration, format_memory
+from gangkit.model.scenario import RunSettings, Scenario
+from gangkit.placement.manifests import WORKLOAD_REF, GangObjects, holding_gang, read_gang, template_metadata
+from gangkit.workloads.generators import YAML_FIELDS as GENERATOR_FIELDS
+from gangkit.workloads.generators import stream_from_manifest
+
+__all__ = [
+    "DEFAULT_RUN_TIME", "KNOWN_FIELDS", "has_pod_group", "job_manifest", "node_manifest", "priority_class_manifest",
+    "priority_class_name", "read_object", "simulation_manifest",
+]
+
+DEFAULT_RUN_TIME = 3600.0
+"""Seconds of run time for a Job without a ``gangkit/run-time`` annotation (reported in a warning)."""
+
+DESCRIPTION = "gangkit/description"
+GROUP_NAME = "scheduling.k8s.io/group-name"  # Volcano's pod annotation naming the pod's PodGroup
+POOL_LABELS = ("karpenter.sh/nodepool", "cloud.google.com/gke-nodepool")
+SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
+HIGHEST_USER_PRIORITY = 1_000_000_000  # scheduling.HighestUserDefinablePriority
+POD_GROUP_API = "scheduling.volcano.sh/v1beta1"
+PRIORITY_CLASS_API = "scheduling.k8s.io/v1"
+SIMULATION_API = "gangkit/v1alpha1"
+
+_NAMES = dict.fromkeys
+KNOWN_FIELDS: dict[str, dict] = {
+    "Node": {
+        "apiVersion": ANY, "kind": ANY, "metadata": META, "status": ANY,
+        "spec": _NAMES(["providerID", "podCIDR", "podCIDRs", "externalID"], ANY),
+    },
+    "Job": {
+        "apiVersion": ANY, "kind": ANY, "metadata": META, "status": ANY,
+        "spec": {
+            **_NAMES(
+                ["parallelism", "completions", "activeDeadlineSeconds", "backoffLimit", "backoffLimitPerIndex",
+                 "maxFailedIndexes", "completionMode", "ttlSecondsAfterFinished", "suspend", "manualSelector",
+                 "selector", "podFailurePolicy", "podReplacementPolicy", "successPolicy", "managedBy"],
+                ANY,
+            ),
+            "template": {"metadata": META, "spec": {**POD_SPEC, "workloadRef": WORKLOAD_REF}},  # workloadRef: 1.35
+        },
+    },
+    "PodGroup": {
+        "apiVersion": ANY, "kind": ANY, "metadata": META, "status": ANY,
+        "spec": _NAMES(["minMember", "priorityClassName", "queue", "minResources"], ANY),
+    },
+    "PriorityClass": _NAMES(
+        ["apiVersion", "kind", "metadata", "value", "globalDefault", "description", "preemptionPolicy"], ANY
+    )
+    | {"metadata": META},
+    "Simulation": {
+        "apiVersion": ANY, "kind": ANY, "metadata": _NAMES(["name", "labels", "annotations"], ANY),
+        "spec": _NAMES(["stack", "ordering", "scoring", "preemption", "sessionPeriod", "seed", "horizon", "record",
+                        "estimateFactor"], ANY),
+    },
+    "WorkloadGenerator": {
+        "apiVersion": ANY, "kind": ANY, "metadata": _NAMES(["name", "namespace", "labels", "annotations"], ANY),
+        "spec": GENERATOR_FIELDS,
+    },
+}
+KNOWN_ANNOTATIONS = {  # gangkit's own annotations, per kind; other gangkit/* keys are reported
+    "Job": JOB_ANNOTATIONS,
+    "Simulation": (DESCRIPTION,),
+}
+_SIMULATION_FIELDS = {  # spec key -> RunSettings field
+    "stack": "stack", "ordering": "ordering", "scoring": "scoring", "preemption": "preemption",
+    "sessionPeriod": "session_period", "seed": "seed", "horizon": "horizon", "record": "record",
+    "estimateFactor": "estimate_factor",
+}
+
+
+def read_object(r: Reader, doc: Mapping, where: str, role: str) -> ManifestObject | None:
+    """Check one object of a core kind (its metadata, unknown fields and gangkit annotations)."""
+    return r.check_object(doc, where, KNOWN_FIELDS[role], KNOWN_ANNOTATIONS.get(role, ()))
+
+
+def one_simulation(r: Reader, objects: list[ManifestObject]) -> None:
+    """An input describes one run: at most one Simulation."""
+    simulations = [o for o in objects if o.kind == "Simulation"]
+    for o in simulations[1:]:
+        r.error(o.label, "kind", f"expected at most one Simulation; {simulations[0].label} comes first")
+
+
+# --- reading --------------------------------------------------------------------
+
+
+def read_priority_classes(r: Reader, objects: list[ManifestObject]) -> tuple[dict[str, int], int]:
+    """PriorityClass name -> value, and the value pods get without a class (the globalDefault one, else 0).
+
+    Models the Priority admission plugin: a user class value is at most
+    1000000000, only one class may be ``globalDefault``, and the two
+    ``system-*`` classes always exist.
+    """
+    classes = dict(SYSTEM_PRIORITY_CLASSES)
+    default, default_from = 0, None
+    for o in objects:
+        value = o.doc.get("value")
+        if isinstance(value, bool) or not isinstance(value, int) or value > HIGHEST_USER_PRIORITY:
+            r.error(o.label, "value", f"expected a whole number <= {HIGHEST_USER_PRIORITY}, got {value!r}")
+            continue
+        classes[o.name] = value
+        is_default = o.doc.get("globalDefault", False)
+        if not isinstance(is_default, bool):
+            r.error(o.label, "globalDefault", f"expected true or false, got {is_default!r}")
+        elif is_default and default_from:
+            r.error(o.label, "globalDefault", f"expected only one globalDefault PriorityClass; {default_from} is one")
+        elif is_default:
+            default, default_from = value, o.label
+        policy = o.doc.get("preemptionPolicy", "PreemptLowerPriority")
+        if policy != "PreemptLowerPriority":
+            r.unknown.append(f"{o.label}: preemptionPolicy")
+    return classes, default
+
+
+def read_node(r: Reader, o: ManifestObject) -> Node | None:
+    """A Node: the scheduler counts ``status.allocatable``; the API server defaults it to ``capacity``."""
+    obj, meta = o.label, r.mapping(o.doc.get("metadata"), o.label, "metadata")
+    labels = r.strings(meta.get("labels"), obj, "metadata.labels")
+    status = r.mapping(o.doc.get("status"), obj, "status")
+    part = "allocatable" if status.get("allocatable") is not None else "capacity"
+    resources = r.mapping(status.get(part), obj, f"status.{part}")
+    where = f"status.{part}."
+    gpus = r.gpus(resources.get(GPU, 0), obj, where + GPU)
+    cpu = r.cpu(resources["cpu"], obj, where + "cpu") if "cpu" in resources else None
+    memory = r.memory(resources["memory"], obj, where + "memory") if "memory" in resources else None
+    pool = next((labels[k] for k in POOL_LABELS if k in labels), "default")
+    if gpus is None:
+        return None
+    return Node(o.name, gpus, cpu=cpu, memory=memory, labels=labels, pool=pool)
+
+
+def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int, groups: dict, used_groups: dict,
+             gangs: GangObjects) -> Job | None:
+    """A batch/v1 Job: ``parallelism`` identical pods (one wave), requests summed over containers.
+
+    ``groups`` are Volcano's PodGroups by (namespace, name); the one the
+    Job's pods name is recorded in ``used_groups``. ``gangs`` are the
+    holding gang schedulers' objects (:mod:`gangkit.placement.manifests`).
+    """
+    obj = o.label
+    meta = r.mapping(o.doc.get("metadata"), obj, "metadata")
+    labels = r.strings(meta.get("labels"), obj, "metadata.labels")
+    annotations = r.strings(meta.get("annotations"), obj, "metadata.annotations")
+    spec = r.mapping(o.doc.get("spec"), obj, "spec")
+    pods = r.whole(spec.get("parallelism", 1), obj, "spec.parallelism", 1)
+    if "completions" in spec:
+        completions = r.whole(spec["completions"], obj, "spec.completions", 1)
+        if completions is not None and pods is not None and completions != pods:
+            r.notes.append(
+                f"{obj}: spec.completions is {completions} but spec.parallelism is {pods}; "
+                f"gangkit models one wave of {pods} pod(s) that run together"
+            )
+    max_run_time = None
+    if "activeDeadlineSeconds" in spec:
+        deadline = r.whole(spec["activeDeadlineSeconds"], obj, "spec.activeDeadlineSeconds", 1)
+        max_run_time = None if deadline is None else float(deadline)
+
+    if not isinstance(spec.get("template"), Mapping):
+        r.error(obj, "spec.template", "expected a pod template (a mapping with spec.containers); it is required")
+        return None
+    tmeta = r.mapping(spec["template"].get("metadata"), obj, "spec.template.metadata")
+    tannotations = r.strings(tmeta.get("annotations"), obj, "spec.template.metadata.annotations")
+    pod = r.mapping(spec["template"].get("spec"), obj, "spec.template.spec")
+    request = r.pod_request(pod, obj)
+    selector = r.strings(pod.get("nodeSelector"), obj, "spec.template.spec.nodeSelector")
+
+    def duration(key: str) -> float | None:
+        if key not in annotations:
+            return None
+        return r.duration(annotations[key], obj, f"metadata.annotations.{key}")
+
+    run_time = duration(RUN_TIME)
+    if run_time == 0:
+        r.error(obj, f"metadata.annotations.{RUN_TIME}", f"expected a run time > 0, got {annotations[RUN_TIME]!r}")
+    submit_time = duration(SUBMIT_TIME) or 0.0
+    checkpoint = duration(CHECKPOINT_INTERVAL)
+    if checkpoint == 0:
+        r.error(obj, f"metadata.annotations.{CHECKPOINT_INTERVAL}", "expected an interval > 0 (leave it out for no checkpoints)")
+    progress = annotations.get(PROGRESS, "sync")
+    if progress not in PROGRESS_MODES:
+        r.error(obj, f"metadata.annotations.{PROGRESS}", f"expected one of {', '.join(PROGRESS_MODES)}, got {progress!r}")
+
+    # the PodGroup named by the pods (Volcano's annotation), else by the Job itself
+    group_field, group_name = next(
+        ((f"{w}.annotations.{GROUP_NAME}", a[GROUP_NAME]) for w, a in
+         (("spec.template.metadata", tannotations), ("metadata", annotations)) if GROUP_NAME in a),
+        (None, None),
+    )
+    group = None
+    namespace = o.namespace or "default"
+    if group_name is not None:
+        group = groups.get((namespace, group_name))
+        if group is None:
+            r.error(obj, group_field, f"names PodGroup {group_name!r} in namespace {namespace!r}, which is not in the input")
+        elif (namespace, group_name) in used_groups:
+            r.error(obj, group_field, f"PodGroup {group_name!r} is already used by {used_groups[(namespace, group_name)]}; "
+                    "gangkit models one PodGroup per Job")
+            group = None
+        else:
+            used_groups[(namespace, group_name)] = obj
+    group_spec = r.mapping(group.doc.get("spec"), group.label, "spec") if group else {}
+    min_member = _min_member(r, group, group_spec, pods, obj) if group else None
+    priority = _priority(r, pod, group, group_spec, classes, default_priority, obj)
+    gang = read_gang(r, gangs, o, pods, tmeta, pod, volcano=group_name is not None)  # the holding gang schedulers
+    min_member = gang.pop("min_member", min_member)
+
+    if pods is None or request is None or priority is None:
+        return None
+    gpus, cpu, memory = request
+    return Job(
+        name=o.name,
+        namespace=o.namespace,
+        pod_sets=[PodSet("workers", pods, gpus, cpu, memory, selector)],
+        run_time=run_time,  # None for now: the default is filled in (and reported) later
+        submit_time=submit_time,
+        priority=priority,
+        queue=labels.get(QUEUE_LABEL) or o.namespace or "default",
+        progress=progress,
+        min_member=min_member,
+        max_run_time=max_run_time,
+        checkpoint_interval=checkpoint,
+        labels=labels,
+        **gang,
+    )
+
+
+def _min_member(r: Reader, group: ManifestObject, spec: dict, pods: int | None, job_label: str) -> int | None:
+    """Volcano's ``spec.minMember``: how many pods must start together. Absent: every pod.
+
+    The CRD allows 0 (no gang at all); gangkit needs a gang of 1 to ``pods``.
+    """
+    if spec.get("minMember") is None:
+        return None
+    m = spec["minMember"]
+    if pods is not None and (isinstance(m, bool) or not isinstance(m, int) or not 1 <= m <= pods):
+        r.error(group.label, "spec.minMember",
+                f"expected a whole number from 1 to {pods} (the pod count of {job_label}), got {m!r}")
+        return None
+    return m
+
+
+def _priority(r: Reader, pod: dict, group: ManifestObject | None, group_spec: dict, classes: dict, default: int,
+              obj: str) -> int | None:
+    """The Job's priority: the value of its PriorityClass (pod template, else PodGroup), else the globalDefault one."""
+    values = []
+    for owner, fieldname, name in (
+        (obj, "spec.template.spec.priorityClassName", pod.get("priorityClassName")),
+        (group.label if group else "", "spec.priorityClassName", group_spec.get("priorityClassName")),
+    ):
+        if name is None:
+            continue
+        if name not in classes:
+            known = ", ".join(sorted(classes))
+            r.error(owner, fieldname, f"no PriorityClass named {name!r} in the input (known: {known})")
+            return None
+        values.append((owner, fieldname, name, classes[name]))
+    if len(values) == 2 and values[0][3] != values[1][3]:
+        (_, _, pod_class, pod_value), (owner, fieldname, group_class, group_value) = values
+        r.error(owner, fieldname, f"{group_class!r} (value {group_value}) differs from the pod template's "
+                f"{pod_class!r} (value {pod_value}); gangkit models one priority per Job")
+        return None
+    return values[0][3] if values else default
+
+
+def read_generated_jobs(r: Reader, objects: list[ManifestObject], node_list: list[Node], jobs: list[Job]) -> list[Job]:
+    """The jobs of every WorkloadGenerator (gangkit.workloads.generators), in its namespace; names must not clash."""
+    gpus = sum(n.gpus for n in node_list)
+    taken = {j.key: "a Job" for j in jobs}
+    out = []
+    for o in objects:
+        stream = stream_from_manifest(r, o, gpus, r.base)
+        for j in stream.jobs() if stream is not None else ():
+            j.namespace = o.namespace
+            j.queue = o.namespace or j.queue
+            if j.key in taken:
+                r.error(o.label, "spec.classes", f"its job {j.key} has the name of {taken[j.key]}; use other class names")
+                break
+            taken[j.key] = o.label
+            out.append(j)
+    return out
+
+
+def read_simulation(r: Reader, objects: list[ManifestObject], default_name: str) -> tuple[RunSettings, str, str]:
+    """gangkit's ``Simulation`` kind -> :class:`RunSettings`, the scenario name and description."""
+    if not objects:
+        return RunSettings(), default_name, ""
+    o = objects[0]
+    obj = o.label
+    meta = r.mapping(o.doc.get("metadata"), obj, "metadata")
+    description = r.strings(meta.get("annotations"), obj, "metadata.annotations").get(DESCRIPTION, "")
+    spec = r.mapping(o.doc.get("spec"), obj, "spec")
+    kw: dict[str, Any] = {}
+    for key, attr in _SIMULATION_FIELDS.items():
+        if key not in spec:
+            continue
+        value, where = spec[key], f"spec.{key}"
+        if key in ("sessionPeriod", "horizon"):
+            value = r.duration(value, obj, where)
+        elif key == "preemption" and not isinstance(value, bool):
+            r.error(obj, where, f"expected true or false, got {value!r}")
+            value = None
+        elif key == "seed":
+            value = r.whole(value, obj, where, 0)
+        elif key == "estimateFactor":
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                r.error(obj, where, f"expected a number >= 1, got {value!r}")
+                value = None
+        elif key not in ("preemption", "seed") and not isinstance(value, str):
+            r.error(obj, where, f"expected a string, got {value!r}")
+            value = None
+        if value is not None:
+            kw[attr] = value
+    settings = RunSettings(**kw)
+    camel = {v: k for k, v in _SIMULATION_FIELDS.items()}
+    for p in settings.problems():
+        r.error(obj, f"spec.{camel.get(p.field, p.field)}", p.message)
+    return settings, o.name, description
+
+
+# --- writing back -----------------------------------------------------------------
+
+
+def has_pod_group(j: Job) -> bool:
+    """A batch/v1 Job is written with a PodGroup when it has a gang size, a Volcano queue or minResources."""
+    return j.controller == "batch" and (
+        j.min_member is not None or j.volcano_queue != "default" or j.min_resources is not None)
+
+
+def priority_class_name(value: int) -> str:
+    """The PriorityClass written for a priority value: ``gangkit-priority-100``, ``gangkit-priority-minus-5``."""
+    return f"gangkit-priority-{value}" if value >= 0 else f"gangkit-priority-minus-{-value}"
+
+
+def priority_class_manifest(value: int) -> dict:
+    return {"apiVersion": PRIORITY_CLASS_API, "kind": "PriorityClass", "metadata": {"name": priority_class_name(value)},
+            "value": value, "globalDefault": False}
+
+
+def node_manifest(n: Node) -> dict:
+    """A Node; its pool becomes a ``karpenter.sh/nodepool`` label unless a label implies it already."""
+    labels = dict(n.labels)
+    if next((labels[k] for k in POOL_LABELS if k in labels), "default") != n.pool:
+        labels[POOL_LABELS[0]] = n.pool
+    allocatable: dict[str, str] = {GPU: str(n.gpus)}
+    if n.cpu is not None:
+        allocatable["cpu"] = format_cpu(n.cpu)
+    if n.memory is not None:
+        allocatable["memory"] = format_memory(n.memory)
+    meta: dict[str, Any] = {"name": n.name} | ({"labels": labels} if labels else {})
+    return {"apiVersion": "v1", "kind": "Node", "metadata": meta, "status": {"allocatable": allocatable}}
+
+
+def job_manifest(j: Job) -> dict:
+    """A batch/v1 Job of a job's first pod set, with gangkit's annotations and the labels that name its gang."""
+    ps = j.pod_sets[0]
+    labels = dict(j.labels)
+    if (labels.get(QUEUE_LABEL) or j.namespace or "default") != j.queue:
+        labels[QUEUE_LABEL] = j.queue
+    annotations = {RUN_TIME: format_duration(j.run_time)}
+    if j.submit_time:
+        annotations[SUBMIT_TIME] = format_duration(j.submit_time)
+    annotations[PROGRESS] = j.progress
+    if j.checkpoint_interval is not None:
+        annotations[CHECKPOINT_INTERVAL] = format_duration(j.checkpoint_interval)
+    meta: dict[str, Any] = {"name": j.name}
+    if j.namespace:
+        meta["namespace"] = j.namespace
+    if labels:
+        meta["labels"] = labels
+    meta["annotations"] = annotations
+
+    resources: dict[str, dict] = {}
+    if ps.gpus:
+        resources["limits"] = {GPU: str(ps.gpus)}
+    requests = {}
+    if ps.cpu:
+        requests["cpu"] = format_cpu(ps.cpu)
+    if ps.memory:
+        requests["memory"] = format_memory(ps.memory)
+    if requests:
+        resources["requests"] = requests
+    container = {"name": "worker", "image": "busybox:1.36", "command": ["sleep", str(math.ceil(j.run_time))],
+                 "resources": resources}
+    pod: dict[str, Any] = {"restartPolicy": "Never"}
+    if j.priority != 0:
+        pod["priorityClassName"] = priority_class_name(j.priority)
+    if ps.node_selector:
+        pod["nodeSelector"] = dict(ps.node_selector)
+    pod["containers"] = [container]
+    template: dict[str, Any] = {"spec": pod}
+    if holding_gang(j) is not None:
+        template = {"metadata": template_metadata(j), "spec": pod}
+    elif has_pod_group(j):
+        template = {"metadata": {"annotations": {GROUP_NAME: j.name}}, "spec": pod}
+    spec: dict[str, Any] = {"parallelism": ps.count, "completions": ps.count}
+    if j.max_run_time is not None:
+        spec["activeDeadlineSeconds"] = int(j.max_run_time)
+    spec["template"] = template
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": spec}
+
+
+def pod_group_manifest(j: Job, extra: dict) -> dict:
+    """Volcano's PodGroup of a batch/v1 Job (``minMember``, and ``extra``: its queue and minResources)."""
+    meta = {"name": j.name} | ({"namespace": j.namespace} if j.namespace else {})
+    spec = {"minMember": j.min_member} if j.min_member is not None else {}
+    return {"apiVersion": POD_GROUP_API, "kind": "PodGroup", "metadata": meta, "spec": spec | extra}
+
+
+def simulation_manifest(scenario: Scenario) -> dict:
+    """gangkit's Simulation: the run settings, the scenario name and its description."""
+    s = scenario.settings
+    meta: dict[str, Any] = {"name": scenario.name}
+    if scenario.description:
+        meta["annotations"] = {DESCRIPTION: scenario.description}
+    spec = {
+        "stack": s.stack, "ordering": s.ordering, "scoring": s.scoring, "preemption": s.preemption,
+        "sessionPeriod": format_duration(s.session_period), "seed": s.seed,
+        "horizon": format_duration(s.horizon), "record": s.record,
+    }
+    if s.estimate_factor != 1.0:
+        spec["estimateFactor"] = s.estimate_factor
+    return {"apiVersion": SIMULATION_API, "kind": "Simulation", "metadata": meta, "spec": spec}

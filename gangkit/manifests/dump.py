@@ -1,0 +1,77 @@
+"""Writing a scenario back as Kubernetes manifests: the reader's mirror.
+
+Picture the reading desks working backwards: each object of a
+:class:`~gangkit.model.scenario.Scenario` is handed to the desk that reads
+its kind, which writes it out as the manifest it would have read. The result
+is one multi-document YAML file that :func:`gangkit.manifests.load.load_manifests`
+reads back into the same scenario::
+
+    # Scenario two-gangs, written by gangkit.manifests.load.dump_manifests
+    apiVersion: v1
+    kind: Node
+    ...
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from gangkit.manifests.core import (
+    has_pod_group, job_manifest, node_manifest, pod_group_manifest, priority_class_manifest, simulation_manifest,
+)
+from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.scenario import Scenario
+from gangkit.placement.manifests import dump_problems as gang_dump_problems
+from gangkit.placement.manifests import gang_objects, holding_gang
+from gangkit.volcano import manifests as volcano
+
+__all__ = ["dump_manifests"]
+
+
+def dump_manifests(scenario: Scenario) -> str:
+    """The scenario as multi-document YAML that :func:`~gangkit.manifests.load.load_manifests` reads back.
+
+    Writes Nodes, the PriorityClasses the jobs need (``gangkit-priority-<value>``),
+    Jobs with gangkit's annotations, a PodGroup per Job with ``min_member``
+    (or a Volcano queue or ``min_resources``), Volcano Queues and Volcano Jobs
+    (:mod:`gangkit.volcano.manifests`), and one Simulation. A node's pool becomes a ``karpenter.sh/nodepool`` label
+    and a job's queue a ``kueue.x-k8s.io/queue-name`` label when they are not
+    implied already. Jobs must have one pod set (a batch/v1 Job has one pod
+    template) and a whole number of seconds as ``max_run_time``.
+    """
+    problems = []
+    for j in scenario.jobs:
+        if len(j.pod_sets) != 1 and j.controller == "batch":
+            problems.append(Problem(f"Job {j.key}", "pod_sets", "a batch/v1 Job has one pod template; "
+                                    f"expected one pod set, got {len(j.pod_sets)}"))
+        if j.max_run_time is not None and j.max_run_time != int(j.max_run_time):
+            problems.append(Problem(f"Job {j.key}", "max_run_time",
+                                    f"activeDeadlineSeconds is whole seconds; got {j.max_run_time!r}"))
+        for name in ("schedule_timeout", "placeholder_timeout"):
+            value = getattr(j, name)
+            if value is not None and value != int(value):
+                problems.append(Problem(f"Job {j.key}", name, f"the manifests take whole seconds; got {value!r}"))
+        problems.extend(Problem(f"Job {j.key}", "gang", message) for message in gang_dump_problems(j))
+    if problems:
+        raise ScenarioError(problems)
+    docs: list[dict] = [node_manifest(n) for n in scenario.nodes]
+    docs.extend(priority_class_manifest(value) for value in sorted({j.priority for j in scenario.jobs if j.priority != 0}))
+    docs.extend(volcano.queue_manifests(scenario.volcano))
+    docs.extend(job_manifest(j) if j.controller == "batch" else volcano.job_manifest(j) for j in scenario.jobs)
+    for j in scenario.jobs:
+        docs.extend(gang_objects(j))  # a scheduler-plugins PodGroup, when the job has coscheduling settings
+        if has_pod_group(j) and holding_gang(j) is None:
+            docs.append(pod_group_manifest(j, volcano.pod_group_fields(j)))
+    docs.append(simulation_manifest(scenario))
+    header = f"# Scenario {scenario.name}, written by gangkit.manifests.load.dump_manifests\n"
+    return header + yaml.dump_all(docs, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
+                                  allow_unicode=True, width=100)
+
+
+class _Dumper(yaml.SafeDumper):
+    """Plain YAML without ``&anchors``/``*aliases``, which would puzzle a reader."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True

@@ -1,0 +1,172 @@
+"""Which kinds gangkit reads, and which module reads each: the directory at the entrance.
+
+Picture the directory board in the hall of an office building: every
+(apiVersion, kind) that gangkit reads has a line saying which office (module)
+handles it. A document arrives, the board is looked up, and the document is
+sent to that office, which checks it (:meth:`Registry.objects`). A document
+for no office is refused with one message listing the whole board::
+
+    Deployment web: kind: unknown kind 'Deployment' (apiVersion 'apps/v1'); gangkit reads Node (v1), ...
+
+The board is one table, :data:`KINDS`. It names the offices but does not
+visit them: the offices (family modules) build on
+:mod:`gangkit.manifests.reader` only, and :mod:`gangkit.manifests.load`,
+which knows every family, hands the registry the function each module checks
+one object with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gangkit.manifests.reader import ManifestObject, Reader
+
+__all__ = ["KINDS", "Kind", "Registry"]
+
+CORE = "gangkit.manifests.core"
+SUPPLY = "gangkit.supply.manifests"
+PLACEMENT = "gangkit.placement.manifests"
+KUEUE = "gangkit.kueue.manifests"
+VOLCANO = "gangkit.volcano.manifests"
+
+#: How a module checks one object of a kind it reads: ``read(reader, doc, where, role)`` (see :attr:`Kind.name`).
+ReadObject = Callable[[Reader, Mapping, str, str], "ManifestObject | None"]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One line of the board: an (apiVersion, kind) gangkit reads and the module that reads it.
+
+    ``role`` is the name its objects are grouped under when two API groups
+    share a kind name (Volcano's Job is a ``VolcanoJob``); ``namespaced``:
+    names are unique per namespace. ``other_versions`` says what an object
+    of the same kind name with an unknown apiVersion means: ``"suggest"``
+    this apiVersion in the error, ``"own"`` it (Kueue's kind names are
+    Kueue's, whatever the version: only its versions are suggested), or
+    ``"exact"`` (no suggestion: Volcano's Job and Queue share their names).
+    ``title`` groups it in the unknown-kind message (``""``: gangkit's own list).
+    """
+
+    api_version: str
+    kind: str
+    module: str | None  # None: the registry itself reads it (a List is unpacked)
+    role: str = ""
+    namespaced: bool = False
+    other_versions: str = "suggest"
+    title: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.role or self.kind
+
+
+def _kueue(kind: str, namespaced: bool = False) -> tuple[Kind, ...]:
+    api = "config.kueue.x-k8s.io" if kind == "Configuration" else "kueue.x-k8s.io"
+    return tuple(Kind(f"{api}/{v}", kind, KUEUE, namespaced=namespaced, other_versions="own", title="Kueue's")
+                 for v in ("v1beta2", "v1beta1"))
+
+
+#: Every kind gangkit reads, in the order the unknown-kind message lists them.
+KINDS: tuple[Kind, ...] = (
+    Kind("v1", "Node", CORE),
+    Kind("batch/v1", "Job", CORE, namespaced=True),
+    Kind("scheduling.volcano.sh/v1beta1", "PodGroup", CORE, namespaced=True),  # read with the Job whose pods name it
+    Kind("scheduling.k8s.io/v1", "PriorityClass", CORE),
+    Kind("gangkit/v1alpha1", "Simulation", CORE),
+    Kind("gangkit/v1alpha1", "ClusterAutoscaler", SUPPLY),
+    Kind("gangkit/v1alpha1", "Karpenter", SUPPLY),
+    Kind("karpenter.sh/v1", "NodePool", SUPPLY),
+    Kind("gangkit/v1alpha1", "WorkloadGenerator", CORE),
+    Kind("v1", "List", None),
+    Kind("scheduling.x-k8s.io/v1alpha1", "PodGroup", PLACEMENT, role="CoschedulingPodGroup", namespaced=True),
+    Kind("scheduling.k8s.io/v1alpha1", "Workload", PLACEMENT, role="KubeWorkload", namespaced=True),
+    *_kueue("ResourceFlavor"), *_kueue("ClusterQueue"), *_kueue("LocalQueue", namespaced=True), *_kueue("Cohort"),
+    *_kueue("WorkloadPriorityClass"), *_kueue("Workload", namespaced=True), *_kueue("AdmissionCheck"),
+    *_kueue("ProvisioningRequestConfig"), *_kueue("Configuration"),
+    Kind("scheduling.volcano.sh/v1beta1", "Queue", VOLCANO, other_versions="exact", title="Volcano's"),
+    Kind("batch.volcano.sh/v1alpha1", "Job", VOLCANO, role="VolcanoJob", namespaced=True, other_versions="exact",
+         title="Volcano's"),
+)
+
+
+class Registry:
+    """The board of :data:`KINDS` with each module's ``read`` function: sends every object to its reader."""
+
+    def __init__(self, readers: Mapping[str, ReadObject], kinds: Iterable[Kind] = KINDS):
+        self.kinds = tuple(kinds)
+        modules = {k.module for k in self.kinds} - {None}
+        if modules != set(readers):
+            raise ValueError(f"expected one read function per module of the table {sorted(modules)}, got {sorted(readers)}")
+        self.readers = dict(readers)
+        self._exact = {(k.api_version, k.kind): k for k in self.kinds}
+
+    def find(self, api: Any, kind: Any) -> Kind | None:
+        return self._exact.get((api, kind))
+
+    def versions(self, kind: Any) -> list[str]:
+        """The apiVersions to suggest for an object of this kind name whose apiVersion is unknown (none: unknown kind)."""
+        owned = [k.api_version for k in self.kinds if k.kind == kind and k.other_versions == "own"]
+        return owned or [k.api_version for k in self.kinds if k.kind == kind and k.other_versions == "suggest"]
+
+    def unknown_kind(self, kind: Any, api: Any) -> str:
+        """The message for a kind no module reads: the whole board, gangkit's own kinds first."""
+        listed = [", ".join(f"{k.kind} ({k.api_version})" for k in self.kinds if not k.title)]
+        titles = list(dict.fromkeys(k.title for k in self.kinds if k.title))
+        for i, title in enumerate(titles):
+            group = [k for k in self.kinds if k.title == title]
+            names = list(dict.fromkeys(k.kind for k in group))
+            shown = [n if sum(k.kind == n for k in group) > 1 else f"{n} ({next(k.api_version for k in group if k.kind == n)})"
+                     for n in names]  # a kind with several versions is named alone
+            listed.append(("and " if i == len(titles) - 1 else "") + f"{title} {', '.join(shown)}")
+        return f"unknown kind {kind!r} (apiVersion {api!r}); gangkit reads {', '.join(listed)}"
+
+    def objects(self, r: Reader, docs: list) -> list[ManifestObject]:
+        """Every object, ``kind: List`` unpacked, each checked by the module that reads its kind."""
+        out: list[ManifestObject] = []
+
+        def visit(doc: Any, where: str) -> None:
+            if not isinstance(doc, Mapping):
+                r.error(f"{r.label} {where}", "", f"expected a mapping (a Kubernetes object), got {type(doc).__name__}")
+                return
+            kind, api = doc.get("kind"), doc.get("apiVersion")
+            entry = self.find(api, kind)
+            if entry is None or entry.module is None:
+                meta = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
+                label = ManifestObject(dict(doc), str(kind), where, meta.get("name"), meta.get("namespace")).label
+            if entry is None:
+                served = self.versions(kind)
+                if served:
+                    r.error(label, "apiVersion", f"unknown apiVersion {api!r} for kind {kind}: expected {' or '.join(served)}")
+                else:
+                    r.error(label, "kind", self.unknown_kind(kind, api))
+                return
+            if entry.module is None:  # a List: its items are read as if they were documents
+                items = doc.get("items") or []
+                if not isinstance(items, list):
+                    r.error(label, "items", f"expected a list of objects, got {items!r}")
+                    return
+                for i, item in enumerate(items):
+                    visit(item, f"{where}, items[{i}]")
+                return
+            o = self.readers[entry.module](r, doc, where, entry.name)
+            if o is not None:
+                o.role, o.namespaced = entry.name, entry.namespaced
+                out.append(o)
+
+        for i, doc in enumerate(docs, start=1):
+            visit(doc, f"document {i}")
+        return out
+
+    def check_unique(self, r: Reader, objects: list[ManifestObject]) -> None:
+        """Names are unique per kind (and per namespace for namespaced kinds), as the API server requires."""
+        seen: dict[tuple, ManifestObject] = {}
+        for o in objects:
+            if o.name is None:  # a Kueue Configuration needs no name
+                continue
+            key = (o.role, (o.namespace or "default") if o.namespaced else None, o.name)
+            if key in seen:
+                r.error(o.label, "metadata.name", f"expected a unique name; {seen[key].where} has the same {o.kind} name")
+            else:
+                seen[key] = o
