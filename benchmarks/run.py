@@ -181,9 +181,8 @@ def row_b(n: int, profile: int) -> dict:
 
 def row_c(n: int, n_nodes: int, stack: str, profile: int) -> dict:
     """The backlog run, timed per slice of arrivals (a wrapper around the engine's submission, benchmark only)."""
-    from gangkit import simulate
-    from gangkit.workloads import scenarios
     from gangkit.engine.simulation import Simulation
+    from gangkit.workloads import scenarios
 
     t0 = time.perf_counter()
     sc = scenarios.mixed(n_jobs=n, n_nodes=n_nodes, load=C_LOAD, seed=0)
@@ -217,7 +216,16 @@ def _openb_paths(traces: Path) -> tuple[Path, Path]:
 
 def openb_scenario(traces: Path, limit: int | None = None):
     """The openb replay: the trace's nodes and pods, one ClusterQueue covering GPUs, CPU and memory."""
-    from gangkit.kueue.objects import GPU, ClusterQueue, FlavorQuotas, KueueSetup, LocalQueue, Quota, ResourceFlavor, ResourceGroup
+    from gangkit.kueue.objects import (
+        GPU,
+        ClusterQueue,
+        FlavorQuotas,
+        KueueSetup,
+        LocalQueue,
+        Quota,
+        ResourceFlavor,
+        ResourceGroup,
+    )
     from gangkit.workloads.traces import load_alibaba_openb
 
     pods, node_list = _openb_paths(traces)

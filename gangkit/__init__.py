@@ -8,16 +8,16 @@ The public surface the lessons use::
     gk.simulate(sc, stack="gang").deadlock     # False: all or nothing
 """
 
-from gangkit.model.nodes import Node, nodes
-from gangkit.model.errors import Problem, ScenarioError
 from gangkit.engine.sockets import AdmissionLayer, NodeSupplier, PlacementLayer
-from gangkit.model.reasons import Reason
 from gangkit.manifests import dump_manifests, load_file, load_manifests
-from gangkit.results.result import Result
+from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.jobs import Job, PodSet, job
+from gangkit.model.nodes import Node, nodes
+from gangkit.model.reasons import Reason
 from gangkit.model.scenario import RunSettings, Scenario
+from gangkit.results.result import Result
 from gangkit.simulate import simulate
 from gangkit.stacks import STACKS, Stack, build_stack
-from gangkit.model.jobs import Job, PodSet, job
 from gangkit.workloads import scenarios
 
 __version__ = "0.1.0"
@@ -46,15 +46,26 @@ from gangkit.results.diagnosis import Diagnosis  # noqa: E402
 __all__ += ["Diagnosis", "compare"]
 
 # Workload generators, trace loaders, Karpenter node supply, waiting metrics and sweeps.
+from gangkit.analysis.sweep import sweep  # noqa: E402 - the function gangkit.analysis.sweep; the module stays importable as gangkit.analysis.sweep
+from gangkit.results.waiting import Stability, job_waits, metrics, stability, starvation, utilization, wait_table
+from gangkit.supply.cloud import InstanceType, Stages
+from gangkit.supply.karpenter import Karpenter, NodePool, default_karpenter
 from gangkit.workloads.generators import (
-    Bursty, Constant, Empirical, Exponential, JobClass, Lognormal, Poisson, Stream, mm_c, philly_runtime,
-    stream_from_dict, stream_to_dict, tiered_training,
+    Bursty,
+    Constant,
+    Empirical,
+    Exponential,
+    JobClass,
+    Lognormal,
+    Poisson,
+    Stream,
+    mm_c,
+    philly_runtime,
+    stream_from_dict,
+    stream_to_dict,
+    tiered_training,
 )
 from gangkit.workloads.traces import TraceLoad, derive_gangs, load_alibaba_openb, load_philly_runtimes, load_swf
-from gangkit.supply.karpenter import Karpenter, NodePool, default_karpenter
-from gangkit.supply.cloud import InstanceType, Stages
-from gangkit.results.waiting import Stability, job_waits, metrics, stability, starvation, utilization, wait_table
-from gangkit.analysis.sweep import sweep  # noqa: E402 - the function gangkit.analysis.sweep; the module stays importable as gangkit.analysis.sweep
 
 __all__ += [
     "Bursty", "Constant", "Empirical", "Exponential", "JobClass", "Lognormal", "Poisson", "Stream", "mm_c",

@@ -12,9 +12,9 @@ import pytest
 
 import gangkit as gk
 from gangkit import Node, Stack, job
+from gangkit.placement.kube_scheduler import KubeScheduler
 from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup, default_autoscaler
 from gangkit.supply.cloud import InstanceType
-from gangkit.placement.kube_scheduler import KubeScheduler
 from gangkit.volcano.scheduler import VolcanoGang
 
 G4 = InstanceType("g4", 4, 3.5)

@@ -14,8 +14,6 @@ import pytest
 
 import gangkit as gk
 from gangkit import checks
-from gangkit.checks import lesson01 as checks_01, lesson02 as checks_02, lesson03 as checks_03
-from gangkit.checks import lesson04 as checks_04, lesson05 as checks_05, lesson06 as checks_06
 from gangkit.checks import (
     check_00_jobs_finished,
     check_01_effective_utilization,
@@ -25,6 +23,12 @@ from gangkit.checks import (
     check_02_gang_finishes,
     check_02_y_wait_strict,
 )
+from gangkit.checks import lesson01 as checks_01
+from gangkit.checks import lesson02 as checks_02
+from gangkit.checks import lesson03 as checks_03
+from gangkit.checks import lesson04 as checks_04
+from gangkit.checks import lesson05 as checks_05
+from gangkit.checks import lesson06 as checks_06
 
 CHECKS = [getattr(checks, name) for name in checks.__all__]
 
@@ -273,12 +277,12 @@ def test_lesson02_hard_timeout_comes_from_the_simulator():
 
 
 # --- Lesson 04: utilization versus waiting (appended; the checks are in checks.__all__, so the generic tests above cover them)
-from gangkit.lessons import lesson04  # noqa: E402
 from gangkit.checks import (  # noqa: E402
     check_04_policy_for_big_gangs,
     check_04_saturation_load,
     check_04_starved_gang_wait,
 )
+from gangkit.lessons import lesson04  # noqa: E402
 
 _SAT = lesson04.saturated("strict", checks_04.SATURATION_NODE_SHARE)["effective_utilization"]
 _SAT_IDLE = lesson04.saturated("strict", checks_04.SATURATION_NODE_SHARE)["idle_while_waiting"]

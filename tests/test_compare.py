@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 import gangkit as gk
-from gangkit.cli.main import main
 from gangkit.analysis.compare import COLUMNS
+from gangkit.cli.main import main
 
 
 @pytest.mark.parametrize("scenario, stack, finished, deadlocked, deadlock, dominant", [

@@ -6,13 +6,13 @@ import pytest
 
 import gangkit as gk
 from gangkit import Reason, Stack, job, nodes
-from gangkit.results.diagnosis import CODES, WAITING, diagnose_job
 from gangkit.engine.simulation import Simulation
-from gangkit.supply.karpenter import Karpenter, NodePool
-from gangkit.supply.cloud import InstanceType
 from gangkit.kueue import GPU, ClusterQueue, FlavorQuotas, KueueConfig, LocalQueue, Quota, ResourceFlavor, ResourceGroup
 from gangkit.kueue.layer import KueueLayer, default_setup
 from gangkit.kueue.objects import KueueSetup
+from gangkit.results.diagnosis import CODES, WAITING, diagnose_job
+from gangkit.supply.cloud import InstanceType
+from gangkit.supply.karpenter import Karpenter, NodePool
 from gangkit.volcano.scheduler import VolcanoGang
 
 

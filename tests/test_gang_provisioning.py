@@ -23,8 +23,8 @@ import pytest
 
 import gangkit as gk
 from gangkit import Job, Node, PodSet, Scenario, job
-from gangkit.supply.karpenter import Karpenter, NodePool
 from gangkit.supply.cloud import InstanceType, Stages, uniform
+from gangkit.supply.karpenter import Karpenter, NodePool
 
 CPU_ONLY = [Node("system-0", 0)]
 PLACEMENTS = ("pod", "gang", "coscheduling", "yunikorn", "kube-gang")

@@ -19,8 +19,19 @@ import pytest
 from gangkit import nodes, simulate
 from gangkit.model.errors import ScenarioError
 from gangkit.workloads.generators import (
-    PHILLY_QUANTILES, Bursty, Constant, Empirical, Exponential, JobClass, Lognormal, Poisson, Stream,
-    mm_c, philly_runtime, quantile_table, tiered_training,
+    PHILLY_QUANTILES,
+    Bursty,
+    Constant,
+    Empirical,
+    Exponential,
+    JobClass,
+    Lognormal,
+    Poisson,
+    Stream,
+    mm_c,
+    philly_runtime,
+    quantile_table,
+    tiered_training,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -348,6 +359,7 @@ GOOD_SPEC = """
 
 def test_the_example_gives_the_same_jobs_as_the_python_stream():
     import warnings as w
+
     from gangkit.manifests import load_file
 
     with w.catch_warnings():

@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 
 from gangkit import simulate
-from gangkit.lessons import lesson03
-from gangkit.workloads import scenarios
 from gangkit.engine.simulation import Simulation
 from gangkit.kueue.objects import ClusterQueue, Cohort, FlavorQuotas, Quota, ResourceGroup
 from gangkit.kueue.quota import QuotaTree
+from gangkit.lessons import lesson03
+from gangkit.workloads import scenarios
 
 TABLES = ("jobs", "pods", "events", "timeline", "holders", "nodes")
 

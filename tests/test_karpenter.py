@@ -13,9 +13,9 @@ import pytest
 
 import gangkit as gk
 from gangkit import Node, Stack, job
-from gangkit.supply.karpenter import Karpenter, NodePool
-from gangkit.supply.cloud import InstanceType, Stages, lognormal
 from gangkit.placement.kube_scheduler import KubeScheduler
+from gangkit.supply.cloud import InstanceType, Stages, lognormal
+from gangkit.supply.karpenter import Karpenter, NodePool
 from gangkit.volcano.scheduler import VolcanoGang
 
 TYPES = [InstanceType("g1", 1, 1.0), InstanceType("g2a", 2, 2.5), InstanceType("g2b", 2, 2.2),

@@ -19,8 +19,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 import yaml
 
-from gangkit.cli.main import main
 from gangkit.analysis.admit import admit, format_report
+from gangkit.cli.main import main
 from gangkit.kueue.snapshot import load_kueue
 from gangkit.manifests import GangkitInputWarning
 from gangkit.model.quantity import parse_quantity

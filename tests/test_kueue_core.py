@@ -9,8 +9,20 @@ from __future__ import annotations
 
 import pytest
 
-from gangkit.kueue import (Admission, ClusterQueue, Cohort, FlavorQuotas, Kueue, LocalQueue, PodSetSpec, Preemption, Quota,
-                           ResourceFlavor, ResourceGroup, Workload)
+from gangkit.kueue import (
+    Admission,
+    ClusterQueue,
+    Cohort,
+    FlavorQuotas,
+    Kueue,
+    LocalQueue,
+    PodSetSpec,
+    Preemption,
+    Quota,
+    ResourceFlavor,
+    ResourceGroup,
+    Workload,
+)
 from gangkit.kueue.quota import QuotaTree
 
 CPU = "cpu"

@@ -17,7 +17,17 @@ import pandas as pd
 import pytest
 
 import gangkit as gk
-from gangkit.kueue import GPU, ClusterQueue, FlavorQuotas, KueueConfig, LocalQueue, Preemption, Quota, ResourceFlavor, ResourceGroup
+from gangkit.kueue import (
+    GPU,
+    ClusterQueue,
+    FlavorQuotas,
+    KueueConfig,
+    LocalQueue,
+    Preemption,
+    Quota,
+    ResourceFlavor,
+    ResourceGroup,
+)
 from gangkit.kueue.objects import KueueSetup
 
 

@@ -4,8 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from gangkit.kueue import (Admission, ClusterQueue, FlavorQuotas, Kueue, KueueConfig, LocalQueue, PodSetSpec, Preemption, Quota,
-                           ResourceFlavor, ResourceGroup, Workload)
+from gangkit.kueue import (
+    Admission,
+    ClusterQueue,
+    FlavorQuotas,
+    Kueue,
+    KueueConfig,
+    LocalQueue,
+    PodSetSpec,
+    Preemption,
+    Quota,
+    ResourceFlavor,
+    ResourceGroup,
+    Workload,
+)
 from gangkit.kueue.fair_sharing import drs
 from gangkit.kueue.quota import QuotaTree
 

@@ -16,12 +16,24 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gangkit.model.errors import ScenarioError
 from gangkit.kueue.manifests import API_VERSIONS, known_fields
+from gangkit.kueue.objects import (
+    Admission,
+    ClusterQueue,
+    Cohort,
+    FlavorFungibility,
+    FlavorQuotas,
+    KueueConfig,
+    LocalQueue,
+    PodSetSpec,
+    Preemption,
+    Quota,
+    ResourceFlavor,
+    ResourceGroup,
+)
 from gangkit.kueue.snapshot import load_kueue
-from gangkit.kueue.objects import (Admission, ClusterQueue, Cohort, FlavorFungibility, FlavorQuotas, KueueConfig, LocalQueue,
-                                   PodSetSpec, Preemption, Quota, ResourceFlavor, ResourceGroup)
 from gangkit.manifests import GangkitInputWarning, load_file, load_manifests
+from gangkit.model.errors import ScenarioError
 
 try:
     from schema_util import requires_schemas, schema_for, validate_manifest, validate_yaml

@@ -13,7 +13,18 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gangkit.kueue import ClusterQueue, FlavorQuotas, Kueue, LocalQueue, PodSetSpec, Preemption, Quota, ResourceFlavor, ResourceGroup, Workload
+from gangkit.kueue import (
+    ClusterQueue,
+    FlavorQuotas,
+    Kueue,
+    LocalQueue,
+    PodSetSpec,
+    Preemption,
+    Quota,
+    ResourceFlavor,
+    ResourceGroup,
+    Workload,
+)
 
 FR = ("default", "cpu")
 
@@ -36,7 +47,7 @@ def build(qs):
 
 def check(k: Kueue, qs) -> None:
     total_lendable = 0
-    for i, (nominal, borrow, lend, *_rest) in enumerate(qs):
+    for nominal, _borrow, lend, *_rest in qs:
         lend = None if lend is None else min(lend, nominal)
         total_lendable += nominal if lend is None else lend
     for i, (nominal, borrow, lend, *_rest) in enumerate(qs):

@@ -17,8 +17,8 @@ import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 import gangkit as gk  # noqa: E402
-from gangkit.lessons import lesson03  # noqa: E402
 from gangkit.kueue.objects import GPU, KueueConfig  # noqa: E402
+from gangkit.lessons import lesson03  # noqa: E402
 
 OFF = KueueConfig(wait_for_pods_ready=False)
 

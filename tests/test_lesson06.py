@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+import gangkit as gk
 from gangkit.lessons import lesson06
 from gangkit.supply.cloud import Stages
-import gangkit as gk
 
 
 def test_stage_breakdown_reads_each_node_stage_from_the_events():

@@ -9,21 +9,21 @@ is also checked against the real Kubernetes/Volcano schemas in
 from __future__ import annotations
 
 import copy
-import json
 import dataclasses
+import json
 import warnings
 from pathlib import Path
 
 import pytest
 import yaml
 
-from gangkit.model.nodes import Node, nodes
-from gangkit.model.errors import ScenarioError
 from gangkit.manifests import DEFAULT_RUN_TIME, GangkitInputWarning, dump_manifests, load_file, load_manifests
 from gangkit.manifests.core import KNOWN_FIELDS as CORE_KNOWN_FIELDS
-from gangkit.placement.manifests import KNOWN_FIELDS as GANG_KNOWN_FIELDS
-from gangkit.model.scenario import RunSettings, Scenario
+from gangkit.model.errors import ScenarioError
 from gangkit.model.jobs import Job, PodSet, job
+from gangkit.model.nodes import Node, nodes
+from gangkit.model.scenario import RunSettings, Scenario
+from gangkit.placement.manifests import KNOWN_FIELDS as GANG_KNOWN_FIELDS
 
 try:
     from schema_util import SCHEMAS as SCHEMAS_DIR
@@ -888,9 +888,9 @@ def test_the_full_example_on_the_reference_page_is_the_three_workers_example():
 
 # --- Volcano's Queue and Job (gangkit.volcano.manifests) ----------------------------------
 
-from gangkit.volcano.manifests import KNOWN_FIELDS as VOLCANO_KNOWN_FIELDS  # noqa: E402
-from gangkit.volcano.api import Queue  # noqa: E402
 from gangkit.model.resources import Resources  # noqa: E402
+from gangkit.volcano.api import Queue  # noqa: E402
+from gangkit.volcano.manifests import KNOWN_FIELDS as VOLCANO_KNOWN_FIELDS  # noqa: E402
 
 INF = float("inf")
 

@@ -15,12 +15,12 @@ import pytest
 
 import gangkit as gk
 from gangkit import Job, PodSet, job, nodes
-from gangkit.model.scenario import ORDERINGS
-from gangkit.stacks import build_stack
 from gangkit.engine.simulation import Simulation
-from gangkit.results.result import build_result
-from gangkit.volcano.api import Queue, VolcanoSetup
 from gangkit.model.resources import Resources
+from gangkit.model.scenario import ORDERINGS
+from gangkit.results.result import build_result
+from gangkit.stacks import build_stack
+from gangkit.volcano.api import Queue, VolcanoSetup
 
 NAN = math.nan
 

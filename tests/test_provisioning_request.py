@@ -12,11 +12,20 @@ import pytest
 
 import gangkit as gk
 from gangkit import Node, job
-from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup
-from gangkit.supply.provisioning_request import CHECK_CAPACITY
-from gangkit.supply.cloud import InstanceType
-from gangkit.kueue.objects import GPU, ClusterQueue, FlavorQuotas, KueueSetup, LocalQueue, Quota, ResourceFlavor, ResourceGroup
+from gangkit.kueue.objects import (
+    GPU,
+    ClusterQueue,
+    FlavorQuotas,
+    KueueSetup,
+    LocalQueue,
+    Quota,
+    ResourceFlavor,
+    ResourceGroup,
+)
 from gangkit.kueue.provisioning import AdmissionCheck, ProvisioningRequestCheck, ProvisioningRequestConfig
+from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup
+from gangkit.supply.cloud import InstanceType
+from gangkit.supply.provisioning_request import CHECK_CAPACITY
 
 G8 = InstanceType("g8", 8, 8.0)
 CPU_ONLY = [Node("system-0", 0)]

@@ -48,8 +48,16 @@ import pandas as pd
 import pytest
 
 from gangkit import nodes, simulate
-from gangkit.workloads.generators import (Constant, Exponential, JobClass, Lognormal, Poisson, Stream, mm_c,
-                                tiered_training)
+from gangkit.workloads.generators import (
+    Constant,
+    Exponential,
+    JobClass,
+    Lognormal,
+    Poisson,
+    Stream,
+    mm_c,
+    tiered_training,
+)
 
 pytestmark = pytest.mark.statistical
 

@@ -6,10 +6,10 @@ import importlib
 
 import pytest
 
-from gangkit.results import waiting
-from gangkit.model.errors import ScenarioError
-from gangkit.workloads.generators import Constant, Exponential, JobClass, Poisson, Stream, stream_to_dict
 from gangkit.analysis.sweep import GRID_KEYS, points, run_point, scenario_for, sweep
+from gangkit.model.errors import ScenarioError
+from gangkit.results import waiting
+from gangkit.workloads.generators import Constant, Exponential, JobClass, Poisson, Stream, stream_to_dict
 
 TINY = {"scenario": ["mixed"], "ordering": ["strict", "skip"], "load": [0.7, 1.1], "seed": [0], "n_jobs": [200],
         "n_nodes": [8]}

@@ -21,10 +21,10 @@ import pytest
 
 import gangkit as gk
 from gangkit import Job, PodSet, job, nodes
+from gangkit.model.resources import Resources
 from gangkit.model.scenario import ORDERINGS
 from gangkit.volcano.api import Queue, VolcanoSetup
 from gangkit.volcano.plugins.proportion import QueueAttr, proportion
-from gangkit.model.resources import Resources
 
 NAN = math.nan
 INF = math.inf

@@ -15,13 +15,12 @@ import pytest
 import gangkit as gk
 from gangkit import Job, PodSet, job, nodes
 from gangkit.engine.simulation import Simulation
-from gangkit.results.result import build_result
 from gangkit.model.errors import ScenarioError
-from gangkit.stacks import build_stack
-from gangkit.volcano.api import job_min_resources
-from gangkit.volcano.api import Queue, VolcanoSetup
-from gangkit.volcano.plugins.proportion import QueueAttr, proportion
 from gangkit.model.resources import Resources
+from gangkit.results.result import build_result
+from gangkit.stacks import build_stack
+from gangkit.volcano.api import Queue, VolcanoSetup, job_min_resources
+from gangkit.volcano.plugins.proportion import QueueAttr, proportion
 
 NAN = math.nan
 

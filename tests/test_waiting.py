@@ -16,12 +16,22 @@ import pytest
 
 from gangkit import Scenario, nodes, simulate
 from gangkit.model.errors import ScenarioError
-from gangkit.workloads.generators import mm_c
+from gangkit.model.jobs import job
 from gangkit.model.scenario import RunSettings
 from gangkit.results.waiting import (
-    SIZE_CLASSES, TAU_S, idle_while_waiting, job_waits, metrics, size_class, stability, starvation, t_quantile, utilization, wait_table,
+    SIZE_CLASSES,
+    TAU_S,
+    idle_while_waiting,
+    job_waits,
+    metrics,
+    size_class,
+    stability,
+    starvation,
+    t_quantile,
+    utilization,
+    wait_table,
 )
-from gangkit.model.jobs import job
+from gangkit.workloads.generators import mm_c
 
 
 def story(ordering: str, **settings):

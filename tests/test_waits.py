@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 import gangkit as gk
 from gangkit import Job, Node, PodSet, Reason, Stack, job, nodes
-from gangkit.supply.karpenter import Karpenter, NodePool
-from gangkit.supply.cloud import InstanceType, Stages
-from gangkit.volcano.scheduler import VolcanoGang
 from gangkit.engine.waits import awaited_at, split_placement, stage_bucket
+from gangkit.supply.cloud import InstanceType, Stages
+from gangkit.supply.karpenter import Karpenter, NodePool
+from gangkit.volcano.scheduler import VolcanoGang
 
 STAGES = {
     "n1": {"launched": 10.0, "registered": 70.0, "initialized": 160.0},

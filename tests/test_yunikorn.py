@@ -16,8 +16,8 @@ import gangkit as gk
 from gangkit import Scenario, job, nodes
 from gangkit.placement.coscheduling import Coscheduling
 from gangkit.placement.kube_gang import KubeGang
-from gangkit.stacks import Stack
 from gangkit.placement.yunikorn import PLACEHOLDER_TIMEOUT, YuniKorn
+from gangkit.stacks import Stack
 
 NAN = math.nan
 

@@ -21,9 +21,9 @@ import sys
 from pathlib import Path
 
 import nbformat
-from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"

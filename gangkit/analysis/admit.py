@@ -32,9 +32,9 @@ import argparse
 import json
 from typing import Any
 
-from gangkit.model.errors import load_reporting
-from gangkit.kueue.snapshot import KueueInput, load_kueue
 from gangkit.kueue.scheduler import Kueue
+from gangkit.kueue.snapshot import KueueInput, load_kueue
+from gangkit.model.errors import load_reporting
 
 __all__ = ["admit", "cmd_admit", "format_report"]
 

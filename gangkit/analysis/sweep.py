@@ -52,15 +52,15 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pandas as pd
 
-from gangkit.results import waiting
-from gangkit.model.nodes import nodes as make_nodes
 from gangkit.model.errors import Problem, ScenarioError
-from gangkit.workloads.generators import Stream, stream_from_dict, stream_to_dict
+from gangkit.model.nodes import nodes as make_nodes
 from gangkit.model.scenario import RunSettings
-from gangkit.workloads.scenarios import NAMES as SCENARIO_NAMES
-from gangkit.workloads.scenarios import load as load_scenario
+from gangkit.results import waiting
 from gangkit.simulate import simulate
 from gangkit.stacks import STACKS
+from gangkit.workloads.generators import Stream, stream_from_dict
+from gangkit.workloads.scenarios import NAMES as SCENARIO_NAMES
+from gangkit.workloads.scenarios import load as load_scenario
 
 #: The keys a grid may use, in the order the table shows them.
 GRID_KEYS = ("scenario", "stack", "ordering", "load", "seed", "n_jobs", "n_nodes", "gpus_per_node", "horizon")

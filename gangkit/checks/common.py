@@ -16,7 +16,6 @@ import numbers
 
 from gangkit.simulate import simulate
 
-
 #: Times (seconds) within this distance of the simulated value are right.
 TIME_TOLERANCE_S = 0.5
 

@@ -19,7 +19,6 @@ from gangkit.model.scenario import Scenario
 from gangkit.simulate import simulate
 from gangkit.workloads.scenarios import load as load_scenario
 
-
 #: Utilizations (fractions) within this distance of the summary figure are right.
 UTILIZATION_TOLERANCE = 0.005
 #: ``check_01_min_nodes`` simulates clusters of 1 to this many one-GPU nodes.

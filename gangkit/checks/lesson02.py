@@ -18,7 +18,6 @@ from gangkit.checks.common import TIME_TOLERANCE_S, close, figure, fmt, kind, mi
 from gangkit.simulate import simulate
 from gangkit.workloads.scenarios import mixed
 
-
 #: The stream of ``check_02_best_ordering``.
 MIXED_ARGS = {"n_jobs": 300, "n_nodes": 32, "load": 0.9, "seed": 1}
 #: Exercise 2.4: big's YuniKorn placeholder timeout (s), with gangSchedulingStyle Hard.

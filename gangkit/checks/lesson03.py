@@ -16,7 +16,6 @@ import numbers
 from gangkit.checks.common import fmt, kind, not_done, number
 from gangkit.simulate import simulate
 
-
 #: Exercise 3.1: the GPUs team B must keep for itself.
 LENDING_KEEP = 8
 #: Kueue's two queueing strategies, as Kueue spells them.

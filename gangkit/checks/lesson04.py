@@ -13,9 +13,8 @@ from __future__ import annotations
 import functools
 import numbers
 
-from gangkit.model.precision import TOLERANCE
 from gangkit.checks.common import close, fmt, kind, not_done, number
-
+from gangkit.model.precision import TOLERANCE
 
 #: Exercise 4.1: the share of whole-node gangs in the mix whose stability limit is asked for.
 SATURATION_NODE_SHARE = 0.3

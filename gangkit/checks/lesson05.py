@@ -14,7 +14,6 @@ import functools
 from gangkit.checks.common import TIME_TOLERANCE_S, close, fmt, kind, not_done, number
 from gangkit.simulate import simulate
 
-
 #: Why a learner's reason is wrong, for the usual confusions: (expected, given) -> the explanation.
 _CONFUSIONS = {
     ("PartiallyPlaced", "Unschedulable"): "one of its pods is already bound and holds GPUs without progress: "
@@ -137,7 +136,7 @@ def check_05_node_initialization(answer) -> bool:
               f"{fmt(expected)} s while their GPU device plugin initialized. Quota cost it {fmt(w['quota'])} s.")
         return True
     hints = [
-        (w["total"], f"that is train-d's whole wait (wait_s); the question asks for one bucket of it"),
+        (w["total"], "that is train-d's whole wait (wait_s); the question asks for one bucket of it"),
         (w["node_registration"], "that is the node_registration bucket (boot and kubelet registration)"),
         (w["node_registration"] + expected, "that is registration and initialization together: the node's "
                                             "launch-to-ready time; the question asks for initialization only"),

@@ -15,7 +15,6 @@ import functools
 from gangkit.checks.common import TIME_TOLERANCE_S, close, fmt, minutes_note, not_done, number
 from gangkit.simulate import simulate
 
-
 IMAGE_PULL_S = 300.0  # exercise 6.1's image pull stage
 WAIT_TARGET_S = 60.0  # exercise 6.2's target mean wait
 PROVREQ_HORIZON_S = 10000.0  # exercise 6.3's run length
@@ -124,8 +123,8 @@ def check_06_warm_nodes(answer) -> bool:
 @functools.lru_cache(maxsize=None)
 def _provreq_deactivated() -> tuple:
     """(deactivation time, expiry, backoffs) of ``train`` in ``lesson06.provreq_story(2)``."""
-    from gangkit.lessons import lesson06
     from gangkit.kueue.provisioning import ProvisioningRequestConfig
+    from gangkit.lessons import lesson06
 
     result = lesson06.provreq_story(max_size=2, expiry=PROVREQ_EXPIRY_S, horizon=PROVREQ_HORIZON_S)
     ev = result.events

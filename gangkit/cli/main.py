@@ -49,7 +49,7 @@ def _load(spec: str, seed: int | None):
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """``gangkit run SCENARIO --compare a,b,c``: one comparison row per stack."""
-    from gangkit.analysis.compare import table, run_stacks
+    from gangkit.analysis.compare import run_stacks, table
 
     stacks = [s.strip() for s in args.compare.split(",") if s.strip()]
     results, status = load_reporting(lambda: run_stacks(_load(args.scenario, args.seed), stacks, seed=args.seed, ordering=args.ordering))

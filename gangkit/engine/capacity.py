@@ -383,7 +383,7 @@ class _KindIndex:
         least = self.cap.scoring == "LeastAllocated"
         eps = self.EPS
         tol = TOLERANCE
-        best, best_key, best_index = None, None, -1
+        best_key, best_index = None, -1
         for bound, kind in self._kind_order(gpus, cpu, memory, selector):
             if least and best_key is not None and bound + self.BOUND_MARGIN < best_key:
                 break

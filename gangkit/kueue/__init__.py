@@ -8,8 +8,22 @@ flavor assignment (:mod:`.flavor_assigner`), victim choice
 (:mod:`.layer`).
 """
 
-from gangkit.kueue.objects import (GPU, Admission, ClusterQueue, Cohort, FlavorFungibility, FlavorQuotas, KueueConfig, LocalQueue,
-                      PodSetSpec, Preemption, Quota, ResourceFlavor, ResourceGroup, Workload)
+from gangkit.kueue.objects import (
+                      GPU,
+                      Admission,
+                      ClusterQueue,
+                      Cohort,
+                      FlavorFungibility,
+                      FlavorQuotas,
+                      KueueConfig,
+                      LocalQueue,
+                      PodSetSpec,
+                      Preemption,
+                      Quota,
+                      ResourceFlavor,
+                      ResourceGroup,
+                      Workload,
+)
 from gangkit.kueue.scheduler import CycleResult, Kueue
 
 __all__ = [

@@ -16,12 +16,22 @@ submission time as creation time.
 
 from __future__ import annotations
 
-from gangkit.model.reasons import Reason
-from gangkit.kueue.objects import GPU, ClusterQueue, FlavorQuotas, LocalQueue, PodSetSpec, Quota, ResourceFlavor, ResourceGroup, Workload
-from gangkit.kueue.pods_ready import PODS_READY_TIMEOUT, REQUEUING_LIMIT_EXCEEDED, on_timeout, pods_ready
-from gangkit.kueue.metrics import KueueMetrics
-from gangkit.kueue.scheduler import Kueue
 from gangkit.engine.sockets import AdmissionLayer
+from gangkit.kueue.metrics import KueueMetrics
+from gangkit.kueue.objects import (
+    GPU,
+    ClusterQueue,
+    FlavorQuotas,
+    LocalQueue,
+    PodSetSpec,
+    Quota,
+    ResourceFlavor,
+    ResourceGroup,
+    Workload,
+)
+from gangkit.kueue.pods_ready import PODS_READY_TIMEOUT, REQUEUING_LIMIT_EXCEEDED, on_timeout, pods_ready
+from gangkit.kueue.scheduler import Kueue
+from gangkit.model.reasons import Reason
 
 
 def workload_for(js, known: dict | None = None) -> Workload:

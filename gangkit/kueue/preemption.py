@@ -22,13 +22,19 @@ nominal quota stops being a source of victims. Rules after Kueue's
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gangkit.kueue.fair_sharing import fair_targets
 from gangkit.kueue.objects import ClusterQueue, FlavorResource, Workload
 from gangkit.kueue.quota import QuotaNode, QuotaTree
-from gangkit.kueue.targets import (HIERARCHICAL_RECLAIM, RECLAIM_WHILE_BORROWING, RECLAIM_WITHOUT_BORROWING, WITHIN_CQ,
-                                   Target, fill_back, satisfies)
+from gangkit.kueue.targets import (
+    HIERARCHICAL_RECLAIM,
+    RECLAIM_WHILE_BORROWING,
+    RECLAIM_WITHOUT_BORROWING,
+    WITHIN_CQ,
+    Target,
+    fill_back,
+    satisfies,
+)
+
 
 def _uses(wl: Workload, frs: set[FlavorResource]) -> bool:
     return any(fr in frs for fr in wl.admission.usage)
@@ -145,7 +151,6 @@ class Preemptor:
             for fr, v in t.workload.admission.usage.items():
                 cq.add_usage(fr, v)
 
-        result: list[Target] = []
         try:
             for t in candidates:
                 if t.workload.cluster_queue != cq_name:

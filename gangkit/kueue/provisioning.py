@@ -51,9 +51,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from gangkit.supply.provisioning_request import BEST_EFFORT_ATOMIC, PROVISIONING_CLASSES, ProvisioningRequest
-from gangkit.model.reasons import Reason
 from gangkit.engine.sockets import AdmissionLayer
+from gangkit.model.reasons import Reason
+from gangkit.supply.provisioning_request import BEST_EFFORT_ATOMIC, PROVISIONING_CLASSES, ProvisioningRequest
 
 CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 EVICTED_BY_ADMISSION_CHECK = "AdmissionCheck"

@@ -33,11 +33,19 @@ from dataclasses import dataclass, field
 
 from gangkit.kueue.fair_sharing import order_entries
 from gangkit.kueue.flavor_assigner import FIT, NOFIT, PREEMPT, Assignment, FlavorAssigner
-from gangkit.kueue.objects import (Admission, ClusterQueue, Cohort, KueueConfig, KueueSetup, LocalQueue, ResourceFlavor,
-                                  Workload)
+from gangkit.kueue.objects import (
+    Admission,
+    ClusterQueue,
+    Cohort,
+    KueueConfig,
+    KueueSetup,
+    LocalQueue,
+    ResourceFlavor,
+    Workload,
+)
 from gangkit.kueue.preemption import Preemptor
-from gangkit.kueue.targets import Target
 from gangkit.kueue.quota import QuotaTree
+from gangkit.kueue.targets import Target
 
 PENDING_PREEMPTION = "PendingPreemption"
 SKIPPED = "FailedAfterNomination"

@@ -20,8 +20,17 @@ from fractions import Fraction
 from typing import Any
 
 from gangkit.kueue.objects import (
-    ClusterQueue, Cohort, FlavorFungibility, FlavorQuotas, KueueConfig, KueueSetup, LocalQueue, Preemption, Quota,
-    ResourceFlavor, ResourceGroup,
+    ClusterQueue,
+    Cohort,
+    FlavorFungibility,
+    FlavorQuotas,
+    KueueConfig,
+    KueueSetup,
+    LocalQueue,
+    Preemption,
+    Quota,
+    ResourceFlavor,
+    ResourceGroup,
 )
 from gangkit.kueue.provisioning import CONTROLLER, AdmissionCheck, ProvisioningRequestConfig
 from gangkit.manifests.reader import ManifestObject, Reader

@@ -24,7 +24,13 @@ from gangkit.kueue.setup_manifests import KIND_NAMES
 from gangkit.manifests.core import read_priority_classes
 from gangkit.manifests.load import REGISTRY, check_unique
 from gangkit.manifests.reader import (
-    QUEUE_LABEL, SUBMIT_TIME, GangkitInputWarning, ManifestObject, Reader, looks_like_path, parse_yaml,
+    QUEUE_LABEL,
+    SUBMIT_TIME,
+    GangkitInputWarning,
+    ManifestObject,
+    Reader,
+    looks_like_path,
+    parse_yaml,
 )
 from gangkit.model.errors import Problem, ScenarioError
 

@@ -52,13 +52,14 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from gangkit.lessons.explorer import Explorer
-from gangkit.model.nodes import Node, nodes as make_nodes
+from gangkit.model.jobs import job as make_job
+from gangkit.model.nodes import Node
+from gangkit.model.nodes import nodes as make_nodes
 from gangkit.model.scenario import Scenario
 from gangkit.results import plots
 from gangkit.simulate import simulate
-from gangkit.model.jobs import job as make_job
-from gangkit.supply.karpenter import Karpenter, NodePool
 from gangkit.supply.cloud import InstanceType, Stages, uniform
+from gangkit.supply.karpenter import Karpenter, NodePool
 from gangkit.workloads.scenarios import mixed
 
 #: The stacks the lesson compares, in the order of the table.

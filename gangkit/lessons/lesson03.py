@@ -41,13 +41,24 @@ import ipywidgets as W
 import pandas as pd
 from matplotlib.figure import Figure
 
+from gangkit.kueue.objects import (
+    GPU,
+    ClusterQueue,
+    FlavorQuotas,
+    KueueConfig,
+    KueueSetup,
+    LocalQueue,
+    Preemption,
+    Quota,
+    ResourceFlavor,
+    ResourceGroup,
+)
 from gangkit.lessons.explorer import Explorer
+from gangkit.model.jobs import Job
+from gangkit.model.jobs import job as make_job
 from gangkit.model.nodes import nodes as make_nodes
-from gangkit.kueue.objects import (GPU, ClusterQueue, FlavorQuotas, KueueConfig, KueueSetup, LocalQueue, Preemption, Quota,
-                            ResourceFlavor, ResourceGroup)
 from gangkit.model.scenario import Scenario
 from gangkit.simulate import simulate
-from gangkit.model.jobs import Job, job as make_job
 from gangkit.workloads.scenarios import load as load_scenario
 
 #: The one ResourceFlavor of the lesson's clusters (every node is of this kind).

@@ -43,13 +43,13 @@ import ipywidgets as W
 import pandas as pd
 from matplotlib.figure import Figure
 
-from gangkit.lessons.explorer import Explorer
-from gangkit.results import plots, waiting
-from gangkit.model.nodes import nodes
-from gangkit.workloads.generators import Exponential, JobClass, Poisson, Stream
-from gangkit.model.scenario import Scenario
-from gangkit.simulate import simulate
 from gangkit.analysis.sweep import points, sweep
+from gangkit.lessons.explorer import Explorer
+from gangkit.model.nodes import nodes
+from gangkit.model.scenario import Scenario
+from gangkit.results import plots, waiting
+from gangkit.simulate import simulate
+from gangkit.workloads.generators import Exponential, JobClass, Poisson, Stream
 
 #: The cluster: nodes x GPUs per node.
 N_NODES, GPUS_PER_NODE = 4, 8

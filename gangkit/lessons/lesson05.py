@@ -34,9 +34,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from gangkit.lessons.explorer import Explorer
+from gangkit.model.jobs import job
 from gangkit.model.nodes import nodes
 from gangkit.model.scenario import Scenario
-from gangkit.model.jobs import job
 from gangkit.results import plots
 from gangkit.simulate import simulate
 

@@ -33,20 +33,29 @@ import ipywidgets as W
 import pandas as pd
 from matplotlib.figure import Figure
 
-from gangkit.lessons.explorer import Explorer
-from gangkit.results import plots
-from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup
-from gangkit.model.nodes import Node
-from gangkit.supply.karpenter import Karpenter, NodePool
-from gangkit.supply.cloud import InstanceType, Stages
-from gangkit.kueue.objects import GPU, ClusterQueue, FlavorQuotas, KueueSetup, LocalQueue, Quota, ResourceFlavor, ResourceGroup
+from gangkit.engine.waits import NODE_BUCKETS
+from gangkit.kueue.objects import (
+    GPU,
+    ClusterQueue,
+    FlavorQuotas,
+    KueueSetup,
+    LocalQueue,
+    Quota,
+    ResourceFlavor,
+    ResourceGroup,
+)
 from gangkit.kueue.provisioning import AdmissionCheck, ProvisioningRequestConfig
+from gangkit.lessons.explorer import Explorer
+from gangkit.model.jobs import job
+from gangkit.model.nodes import Node
 from gangkit.model.scenario import Scenario
+from gangkit.results import plots
 from gangkit.simulate import simulate
 from gangkit.stacks import Stack
+from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup
+from gangkit.supply.cloud import InstanceType, Stages
+from gangkit.supply.karpenter import Karpenter, NodePool
 from gangkit.volcano.scheduler import VolcanoGang
-from gangkit.engine.waits import NODE_BUCKETS
-from gangkit.model.jobs import job
 
 G8 = InstanceType("gpu-8", 8, 8.0)  # one price unit per GPU-hour: only relative prices matter here
 CPU_NODE = Node("system-0", 0)

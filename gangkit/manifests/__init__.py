@@ -11,7 +11,13 @@ from gangkit.manifests.core import DEFAULT_RUN_TIME
 from gangkit.manifests.dump import dump_manifests
 from gangkit.manifests.load import load_file, load_manifests
 from gangkit.manifests.reader import (
-    CHECKPOINT_INTERVAL, GPU, PROGRESS, QUEUE_LABEL, RUN_TIME, SUBMIT_TIME, GangkitInputWarning,
+    CHECKPOINT_INTERVAL,
+    GPU,
+    PROGRESS,
+    QUEUE_LABEL,
+    RUN_TIME,
+    SUBMIT_TIME,
+    GangkitInputWarning,
 )
 
 __all__ = [

@@ -47,8 +47,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from gangkit.manifests.reader import (
-    ANY, CHECKPOINT_INTERVAL, GPU, JOB_ANNOTATIONS, META, POD_SPEC, PROGRESS, QUEUE_LABEL, RUN_TIME, SUBMIT_TIME,
-    ManifestObject, Reader,
+    ANY,
+    CHECKPOINT_INTERVAL,
+    GPU,
+    JOB_ANNOTATIONS,
+    META,
+    POD_SPEC,
+    PROGRESS,
+    QUEUE_LABEL,
+    RUN_TIME,
+    SUBMIT_TIME,
+    ManifestObject,
+    Reader,
 )
 from gangkit.model.jobs import PROGRESS_MODES, Job, PodSet
 from gangkit.model.nodes import Node

@@ -19,7 +19,12 @@ from typing import Any
 import yaml
 
 from gangkit.manifests.core import (
-    has_pod_group, job_manifest, node_manifest, pod_group_manifest, priority_class_manifest, simulation_manifest,
+    has_pod_group,
+    job_manifest,
+    node_manifest,
+    pod_group_manifest,
+    priority_class_manifest,
+    simulation_manifest,
 )
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.scenario import Scenario

@@ -14,9 +14,9 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 
-from gangkit.model.nodes import Node, validate_nodes
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.jobs import Job, validate_jobs
+from gangkit.model.nodes import Node, validate_nodes
 
 ORDERINGS = ("skip", "strict", "easy-backfill", "conservative-backfill", "volcano-backfill", "largest-first")
 SCORINGS = ("LeastAllocated", "MostAllocated")

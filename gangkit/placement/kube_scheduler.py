@@ -33,11 +33,10 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 
-from gangkit.model.resources import Room
-from gangkit.engine.state import NodeState
-from gangkit.engine.state import JobState, PodState
-from gangkit.model.reasons import Reason
 from gangkit.engine.sockets import Cluster, PlacementLayer
+from gangkit.engine.state import JobState, NodeState, PodState
+from gangkit.model.reasons import Reason
+from gangkit.model.resources import Room
 
 
 class KubeScheduler(PlacementLayer):

@@ -39,9 +39,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gangkit.engine.sockets import Cluster, PlacementLayer
 from gangkit.engine.state import JobState, PodState
 from gangkit.model.reasons import Reason
-from gangkit.engine.sockets import Cluster, PlacementLayer
 
 
 @dataclass(eq=False)

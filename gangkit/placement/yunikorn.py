@@ -62,11 +62,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gangkit.engine.sockets import Cluster, PlacementLayer
 from gangkit.engine.state import JobState, PodState
 from gangkit.model.errors import Problem, ScenarioError
-from gangkit.model.reasons import Reason
 from gangkit.model.jobs import GANG_STYLES
-from gangkit.engine.sockets import Cluster, PlacementLayer
+from gangkit.model.reasons import Reason
 
 PLACEHOLDER_TIMEOUT = 900.0  # placeholderTimeoutInSeconds default: 15 minutes
 DEFAULT_STYLE = "Soft"

@@ -65,8 +65,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from gangkit.model.errors import Problem, ScenarioError
 from gangkit.engine.waits import awaited_at
+from gangkit.model.errors import Problem, ScenarioError
 
 #: What a node does while a job waits for it, by wait bucket.
 STAGE_VERBS = {

@@ -80,13 +80,18 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from gangkit.engine.sockets import NodeSupplier
 from gangkit.model.nodes import Node
 from gangkit.model.precision import TOLERANCE, next_boundary
+from gangkit.model.reasons import Reason
 from gangkit.model.resources import Room, labels_match
 from gangkit.supply.cloud import GPU, TYPE_LABEL, InstanceType, Stages
-from gangkit.supply.provisioning_request import BEST_EFFORT_ATOMIC, CHECK_CAPACITY, PROVISIONING_CLASSES, ProvisioningRequest
-from gangkit.model.reasons import Reason
-from gangkit.engine.sockets import NodeSupplier
+from gangkit.supply.provisioning_request import (
+    BEST_EFFORT_ATOMIC,
+    CHECK_CAPACITY,
+    PROVISIONING_CLASSES,
+    ProvisioningRequest,
+)
 
 NODE_GROUP_LABEL = "gangkit.io/node-group"  # clouds use their own label (e.g. a GKE node pool's)
 EXPANDERS = ("random", "least-waste", "most-pods", "price")

@@ -94,11 +94,11 @@ from typing import Union
 
 import pandas as pd
 
-from gangkit.model.precision import TOLERANCE
-from gangkit.model.nodes import Node
-from gangkit.model.resources import Room, labels_match
-from gangkit.model.reasons import Reason
 from gangkit.engine.sockets import NodeSupplier
+from gangkit.model.nodes import Node
+from gangkit.model.precision import TOLERANCE
+from gangkit.model.reasons import Reason
+from gangkit.model.resources import Room, labels_match
 from gangkit.supply.cloud import GPU, TYPE_LABEL, InstanceType, Stages
 
 POOL_LABEL = "karpenter.sh/nodepool"

@@ -56,7 +56,17 @@ from typing import Any
 from gangkit.manifests.core import job_manifest as batch_job_manifest
 from gangkit.manifests.core import priority_class_name
 from gangkit.manifests.reader import (
-    ANY, CHECKPOINT_INTERVAL, GPU, JOB_ANNOTATIONS, META, POD_SPEC, PROGRESS, RUN_TIME, SUBMIT_TIME, ManifestObject, Reader,
+    ANY,
+    CHECKPOINT_INTERVAL,
+    GPU,
+    JOB_ANNOTATIONS,
+    META,
+    POD_SPEC,
+    PROGRESS,
+    RUN_TIME,
+    SUBMIT_TIME,
+    ManifestObject,
+    Reader,
 )
 from gangkit.model.jobs import PROGRESS_MODES, Job, PodSet
 from gangkit.model.quantity import format_cpu, format_memory

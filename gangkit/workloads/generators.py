@@ -46,10 +46,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Union
 
-from gangkit.model.precision import TOLERANCE
 from gangkit.model.errors import Problem, ScenarioError
-from gangkit.model.scenario import RunSettings, Scenario
 from gangkit.model.jobs import PROGRESS_MODES, Job, PodSet
+from gangkit.model.precision import TOLERANCE
+from gangkit.model.scenario import RunSettings, Scenario
 
 #: The committed quantile table of Philly run times (see tools/make_runtime_quantiles.py).
 PHILLY_QUANTILES = Path(__file__).resolve().parents[1] / "data" / "philly_runtime_quantiles.csv"

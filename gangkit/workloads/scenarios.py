@@ -18,10 +18,10 @@ from __future__ import annotations
 import math
 import random
 
-from gangkit.model.nodes import nodes
 from gangkit.model.errors import problem
-from gangkit.model.scenario import RunSettings, Scenario
 from gangkit.model.jobs import Job, PodSet, job
+from gangkit.model.nodes import nodes
+from gangkit.model.scenario import RunSettings, Scenario
 
 NAMES = ("three-workers", "two-gangs-deadlock", "mixed")
 

@@ -58,10 +58,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from gangkit.model.nodes import Node
 from gangkit.model.errors import Problem, ScenarioError
-from gangkit.model.scenario import Scenario
 from gangkit.model.jobs import Job, PodSet
+from gangkit.model.nodes import Node
+from gangkit.model.scenario import Scenario
 
 __all__ = [
     "GPU_MODEL_LABEL", "SWF_FIELDS", "TraceLoad", "derive_gangs", "load_alibaba_openb", "load_philly_runtimes", "load_swf",

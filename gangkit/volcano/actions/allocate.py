@@ -170,7 +170,7 @@ def _allocate_reserving(ssn: Session, shortcuts: bool, estimate_factor: float) -
         js = by_queue[q][nxt[q]]
         nxt[q] += 1
         placement = book.consider(
-            js, lambda pl: attr is None or attr.allocatable(sum_resources(p for p, _ in pl)))
+            js, lambda pl, attr=attr: attr is None or attr.allocatable(sum_resources(p for p, _ in pl)))
         if placement:
             ssn.commit(js, placement)
         else:
