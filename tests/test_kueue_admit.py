@@ -25,6 +25,8 @@ from gangkit.kueue.snapshot import load_kueue
 from gangkit.manifests import GangkitInputWarning
 from gangkit.model.quantity import parse_quantity
 
+from conftest import case
+
 try:
     from schema_util import requires_schemas, validate_manifest
 except ImportError:  # tests/ imported as a package
@@ -33,10 +35,6 @@ except ImportError:  # tests/ imported as a package
 V1BETA2 = "kueue.x-k8s.io/v1beta2"
 T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
 
-
-def case(id, *values, xfail=None):
-    marks = [pytest.mark.xfail(strict=True, reason=xfail)] if xfail else []
-    return pytest.param(*values, id=id, marks=marks)
 
 
 # --- building blocks: Kueue manifests as YAML text ----------------------------------------------

@@ -35,9 +35,12 @@ from gangkit.kueue.snapshot import load_kueue
 from gangkit.manifests import GangkitInputWarning, load_file, load_manifests
 from gangkit.model.errors import ScenarioError
 
+from conftest import case, edit
+
 try:
-    from schema_util import requires_schemas, schema_for, validate_manifest, validate_yaml
     from test_kueue_admit import DEFAULT, cohort, cq, flavor, lq, manifest, meta, rg, ts, wl
+
+    from schema_util import requires_schemas, schema_for, validate_manifest, validate_yaml
 except ImportError:  # tests/ imported as a package
     from tests.schema_util import requires_schemas, schema_for, validate_manifest, validate_yaml
     from tests.test_kueue_admit import DEFAULT, cohort, cq, flavor, lq, manifest, meta, rg, ts, wl
@@ -49,24 +52,6 @@ V1B1 = "kueue.x-k8s.io/v1beta1"
 GI = 2**30
 
 
-def case(id, *values):
-    return pytest.param(*values, id=id)
-
-
-def edit(doc, path, value):
-    """A copy of ``doc`` with the value at a dotted path set (list indexes as numbers)."""
-    doc = copy.deepcopy(doc)
-    keys = path.split(".")
-    here = doc
-    for k in keys[:-1]:
-        here = here[int(k)] if isinstance(here, list) else here.setdefault(k, {})
-    if isinstance(here, list) and int(keys[-1]) == len(here):
-        here.append(value)
-    elif isinstance(here, list):
-        here[int(keys[-1])] = value
-    else:
-        here[keys[-1]] = value
-    return doc
 
 
 def drop(doc, path):

@@ -25,6 +25,8 @@ from gangkit.model.nodes import Node, nodes
 from gangkit.model.scenario import RunSettings, Scenario
 from gangkit.placement.manifests import KNOWN_FIELDS as GANG_KNOWN_FIELDS
 
+from conftest import case, edit
+
 try:
     from schema_util import SCHEMAS as SCHEMAS_DIR
     from schema_util import requires_schemas, schema_for, validate_manifest, validate_yaml
@@ -36,9 +38,6 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
 GPU = "nvidia.com/gpu"
 
-
-def case(id, *values):
-    return pytest.param(*values, id=id)
 
 
 # --- building blocks: small valid manifests, changed per case ------------------
@@ -95,21 +94,6 @@ def priority_class(name, value, default=False):
 def simulation(name="sim", **spec):
     return {"apiVersion": "gangkit/v1alpha1", "kind": "Simulation", "metadata": {"name": name}, "spec": spec}
 
-
-def edit(doc, path, value):
-    """A copy of ``doc`` with the value at a dotted path (``spec.template.spec.containers.0.image``) set or appended."""
-    doc = copy.deepcopy(doc)
-    keys = path.split(".")
-    here = doc
-    for k in keys[:-1]:
-        here = here[int(k)] if isinstance(here, list) else here.setdefault(k, {})
-    if isinstance(here, list) and int(keys[-1]) == len(here):
-        here.append(value)
-    elif isinstance(here, list):
-        here[int(keys[-1])] = value
-    else:
-        here[keys[-1]] = value
-    return doc
 
 
 def container(doc, **fields):

@@ -18,6 +18,8 @@ from gangkit import Job, Node, PodSet, job, nodes
 from gangkit.model.scenario import ORDERINGS
 from gangkit.volcano.scheduler import VolcanoGang
 
+from conftest import same_start_finish, start_finish
+
 NAN = math.nan
 
 
@@ -29,13 +31,6 @@ def run(ordering: str, jobs: list[Job], node_list=None, **settings):
     return result, layer
 
 
-def table(result) -> dict:
-    return {r.job: (r.start_s, r.finish_s, r.state) for r in result.jobs.itertuples()}
-
-
-def same(a: dict, b: dict) -> bool:
-    return a.keys() == b.keys() and all(
-        all((x == y) or (isinstance(x, float) and math.isnan(x) and math.isnan(y)) for x, y in zip(a[k], b[k])) for k in a)
 
 
 # R holds node-0 until 100; H (2 x 8 GPUs) waits for both nodes; node-1 is free now.
@@ -133,7 +128,7 @@ CASES = [
 def test_ordering_case(ordering, jobs, settings, expected, reservations):
     result, layer = run(ordering, jobs, **settings)
     want = {k: (float(a), float(b), s) for k, (a, b, s) in expected.items()}
-    assert same(table(result), want), table(result)
+    assert same_start_finish(start_finish(result), want), start_finish(result)
     assert layer.first_reservation == reservations
 
 

@@ -22,6 +22,8 @@ from gangkit.results.result import build_result
 from gangkit.stacks import build_stack
 from gangkit.volcano.api import Queue, VolcanoSetup
 
+from conftest import same_start_finish, start_finish
+
 NAN = math.nan
 
 
@@ -38,13 +40,6 @@ def run(node_list, jobs, queues, ordering, **settings):
     return build_result(sim), sim.stack.placement
 
 
-def table(result) -> dict:
-    return {r.job: (r.start_s, r.finish_s, r.state) for r in result.jobs.itertuples()}
-
-
-def same(a: dict, b: dict) -> bool:
-    return a.keys() == b.keys() and all(
-        all((x == y) or (isinstance(x, float) and math.isnan(x) and math.isnan(y)) for x, y in zip(a[k], b[k])) for k in a)
 
 
 # Two 8-GPU nodes. R (queue b) holds 2 GPUs on each node until 100, so H (queue a, one 8-GPU pod)
@@ -106,7 +101,7 @@ CASES = [
 def test_ordering_with_queues(node_list, queues, jobs, ordering, expected, reservations):
     result, layer = run(node_list, jobs, queues, ordering, horizon=2000)
     want = {k: (float(a), float(b), s) for k, (a, b, s) in expected.items()}
-    assert same(table(result), want), table(result)
+    assert same_start_finish(start_finish(result), want), start_finish(result)
     assert layer.first_reservation == reservations
 
 
@@ -115,7 +110,7 @@ def test_preempt_works_under_every_ordering(ordering):
     """A higher-priority gang of the same queue evicts a running sync gang whatever the ordering."""
     jobs = [job("low", pods=4, run_time=100), job("high", pods=2, run_time=50, priority=10, submit_time=10)]
     result, _ = run(nodes(1, gpus=4), jobs, [], ordering, preemption=True)
-    t = table(result)
+    t = start_finish(result)
     assert t["high"] == (10.0, 60.0, "Finished") and t["low"] == (0.0, 160.0, "Finished")
     pods = result.pods
     assert pods[pods.state == "Evicted"].job.value_counts().to_dict() == {"low": 4}
@@ -127,7 +122,7 @@ def test_reclaim_works_under_every_ordering(ordering):
     jobs = [job(f"a{i}", pods=1, gpus=1, run_time=1000, submit_time=0, volcano_queue="a") for i in range(8)]
     jobs.append(job("b", pods=4, run_time=100, volcano_queue="b", submit_time=10))
     result, _ = run(nodes(1, gpus=8), jobs, [Queue("a"), Queue("b")], ordering, preemption=True)
-    assert table(result)["b"] == (10.0, 110.0, "Finished")
+    assert start_finish(result)["b"] == (10.0, 110.0, "Finished")
     pods = result.pods
     assert pods[pods.state == "Evicted"].job.value_counts().to_dict() == {"a4": 1, "a5": 1, "a6": 1, "a7": 1}
 

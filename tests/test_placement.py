@@ -13,6 +13,8 @@ import pytest
 import gangkit as gk
 from gangkit import Job, PodSet, job, nodes
 
+from conftest import check_times
+
 NAN = math.nan
 
 
@@ -114,13 +116,7 @@ CASES = [
 @pytest.mark.parametrize("nodes_, jobs, settings, expected, extra", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_placement_rule(nodes_, jobs, settings, expected, extra):
     result = gk.simulate(gk.Scenario(nodes_, jobs), **settings)
-    table = result.jobs.set_index("job")
-    for name, (start, finish, state) in expected.items():
-        row = table.loc[name]
-        assert row["state"] == state, f"{name}: {row['state']} ({row['reason']})"
-        for col, want in (("start_s", start), ("finish_s", finish)):
-            got = row[col]
-            assert (math.isnan(want) and math.isnan(got)) or got == pytest.approx(want), f"{name}.{col}: {got} != {want}"
+    check_times(result, expected)
     figures = result.summary()
     for key, want in extra.items():
         assert figures[key] == want, f"{key}: {figures[key]} != {want}"

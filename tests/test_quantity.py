@@ -16,11 +16,10 @@ from gangkit.model.quantity import (
     parse_quantity,
 )
 
+from conftest import case
+
 WHERE = {"obj": "Job team-a/train", "field": "spec.x"}
 
-
-def case(id, *values):
-    return pytest.param(*values, id=id)
 
 
 @pytest.mark.parametrize(

@@ -23,8 +23,10 @@ import gangkit as gk
 from gangkit import Job, PodSet, job, nodes
 from gangkit.model.resources import Resources
 from gangkit.model.scenario import ORDERINGS
-from gangkit.volcano.api import Queue, VolcanoSetup
+from gangkit.volcano.api import Queue
 from gangkit.volcano.plugins.proportion import QueueAttr, proportion
+
+from conftest import check_times, run_with_queues
 
 NAN = math.nan
 INF = math.inf
@@ -34,25 +36,7 @@ def res(g: float, cpu: float = 0.0) -> Resources:
     return Resources(float(g), float(cpu), 0.0)
 
 
-def run(node_list, jobs, queues, **settings):
-    settings.setdefault("stack", "gang")
-    return gk.simulate(gk.Scenario(node_list, jobs, volcano=VolcanoSetup(list(queues))), **settings)
 
-
-def table(result):
-    return result.jobs.set_index("job")
-
-
-def check(result, expected: dict, reasons: dict | None = None) -> None:
-    t = table(result)
-    for name, (start, finish, state) in expected.items():
-        row = t.loc[name]
-        assert row["state"] == state, f"{name}: {row['state']} ({row['reason']})"
-        for col, want in (("start_s", start), ("finish_s", finish)):
-            got = row[col]
-            assert (math.isnan(want) and math.isnan(got)) or got == pytest.approx(want), f"{name}.{col}: {got} != {want}"
-    for name, code in (reasons or {}).items():
-        assert f"] {code}:" in t.loc[name, "reason"], t.loc[name, "reason"]
 
 
 def ones(queue: str, n: int, run_time: float = 100, submit_time: float = 0, first: int = 0) -> list[Job]:
@@ -190,8 +174,8 @@ OVER_SHARE = [
 
 @pytest.mark.parametrize("queues, jobs, expected, reasons", [c[1:] for c in OVER_SHARE], ids=[c[0] for c in OVER_SHARE])
 def test_a_gang_larger_than_its_deserved_share(queues, jobs, expected, reasons):
-    result = run(nodes(1, gpus=8), jobs, queues, horizon=5000)
-    check(result, expected, reasons)
+    result = run_with_queues(nodes(1, gpus=8), jobs, queues, horizon=5000)
+    check_times(result, expected, reasons)
     assert result.summary()["held_idle_gpus_at_end"] == 0  # a waiting gang holds nothing
 
 
@@ -206,8 +190,8 @@ def test_two_gangs_above_their_shares_wait_under_every_ordering(ordering, preemp
     and nothing runs to take from). This is Volcano's behaviour: an operator
     gives one queue more weight or a guarantee (rows above).
     """
-    result = run(nodes(1, gpus=8), [A6, B6], [Queue("a"), Queue("b")], horizon=5000, ordering=ordering, preemption=preemption)
-    check(result, {"A": (NAN, NAN, "WaitingAtEnd"), "B": (NAN, NAN, "WaitingAtEnd")})
+    result = run_with_queues(nodes(1, gpus=8), [A6, B6], [Queue("a"), Queue("b")], horizon=5000, ordering=ordering, preemption=preemption)
+    check_times(result, {"A": (NAN, NAN, "WaitingAtEnd"), "B": (NAN, NAN, "WaitingAtEnd")})
 
 
 # --- an overused queue in allocate -----------------------------------------------------------
@@ -249,7 +233,7 @@ OVERUSED = [
 @pytest.mark.parametrize("node_list, jobs, horizon, expected, reasons", [c[1:] for c in OVERUSED], ids=[c[0] for c in OVERUSED])
 def test_an_overused_queue_is_skipped_in_allocate(node_list, jobs, horizon, expected, reasons):
     settings = {} if horizon is None else {"horizon": horizon}
-    check(run(node_list, jobs, [Queue("a"), Queue("b")], **settings), expected, reasons)
+    check_times(run_with_queues(node_list, jobs, [Queue("a"), Queue("b")], **settings), expected, reasons)
 
 
 # --- enqueue against realCapability ------------------------------------------------------------
@@ -274,7 +258,7 @@ ENQUEUE = [
 
 @pytest.mark.parametrize("queues, jobs, expected, reasons", [c[1:] for c in ENQUEUE], ids=[c[0] for c in ENQUEUE])
 def test_enqueue_against_real_capability(queues, jobs, expected, reasons):
-    check(run([gk.Node("n", 8, cpu=32.0)], jobs, queues, horizon=1000), expected, reasons)
+    check_times(run_with_queues([gk.Node("n", 8, cpu=32.0)], jobs, queues, horizon=1000), expected, reasons)
 
 
 # --- reclaim ------------------------------------------------------------------------------------
@@ -309,6 +293,6 @@ RECLAIM = [
 
 @pytest.mark.parametrize("jobs, expected, pods_evicted", [c[1:] for c in RECLAIM], ids=[c[0] for c in RECLAIM])
 def test_reclaim_takes_only_what_is_above_deserved(jobs, expected, pods_evicted):
-    result = run(nodes(1, gpus=8), jobs, THREE, preemption=True)
-    check(result, expected)
+    result = run_with_queues(nodes(1, gpus=8), jobs, THREE, preemption=True)
+    check_times(result, expected)
     assert evicted(result) == pods_evicted

@@ -22,6 +22,8 @@ from gangkit.stacks import build_stack
 from gangkit.volcano.api import Queue, VolcanoSetup, job_min_resources
 from gangkit.volcano.plugins.proportion import QueueAttr, proportion
 
+from conftest import by_job, check_times, run_with_queues
+
 NAN = math.nan
 
 
@@ -29,24 +31,7 @@ def gpus(n: float) -> Resources:
     return Resources(gpus=float(n))
 
 
-def run(nodes_, jobs, queues=(), **settings):
-    sc = gk.Scenario(nodes_, jobs, volcano=VolcanoSetup(list(queues)))
-    settings.setdefault("stack", "gang")
-    return gk.simulate(sc, **settings)
 
-
-def table(result):
-    return result.jobs.set_index("job")
-
-
-def check_times(result, expected):
-    t = table(result)
-    for name, (start, finish, state) in expected.items():
-        row = t.loc[name]
-        assert row["state"] == state, f"{name}: {row['state']} ({row['reason']})"
-        for col, want in (("start_s", start), ("finish_s", finish)):
-            got = row[col]
-            assert (math.isnan(want) and math.isnan(got)) or got == pytest.approx(want), f"{name}.{col}: {got} != {want}"
 
 
 def vcjob(name, pods=1, gpus_=1, **kw):
@@ -134,16 +119,16 @@ ENQUEUE = [
 
 @pytest.mark.parametrize("nodes_, queues, jobs, settings, expected, reasons", [c[1:] for c in ENQUEUE], ids=[c[0] for c in ENQUEUE])
 def test_enqueue(nodes_, queues, jobs, settings, expected, reasons):
-    result = run(nodes_, jobs, queues, **settings)
+    result = run_with_queues(nodes_, jobs, queues, **settings)
     check_times(result, expected)
     for name, code in reasons.items():
-        assert f"] {code}:" in table(result).loc[name, "reason"]
+        assert f"] {code}:" in by_job(result).loc[name, "reason"]
 
 
 def test_overcommit_factor_1_refuses_what_1_2_promises():
     jobs = [job("fill", pods=8, run_time=1000), vcjob("X", pods=4, run_time=100, submit_time=5)]
     sc = gk.Scenario(nodes(1, gpus=10), jobs, volcano=VolcanoSetup(overcommit_factor=1.0))
-    row = table(gk.simulate(sc, stack="gang", horizon=500)).loc["X"]
+    row = by_job(gk.simulate(sc, stack="gang", horizon=500)).loc["X"]
     assert "ClusterOverused" in row["reason"]
 
 
@@ -170,7 +155,7 @@ def test_what_an_autoscaler_sees_of_a_pending_podgroup(controller, listed, launc
     assert len(sim.stack.placement.unschedulable()) == listed
     result = gk.simulate(_held_at_the_door(controller), stack="gang+karpenter")
     assert len(result.nodes) - 1 == launched
-    assert table(result).loc["X", "start_s"] == start
+    assert by_job(result).loc["X", "start_s"] == start
 
 
 # --- queues in allocate ---------------------------------------------------------------
@@ -196,7 +181,7 @@ SHARING = [
 
 @pytest.mark.parametrize("queues, jobs, expected", [c[1:] for c in SHARING], ids=[c[0] for c in SHARING])
 def test_queues_share_a_node(queues, jobs, expected):
-    t = run(nodes(1, gpus=8), jobs, queues).jobs
+    t = run_with_queues(nodes(1, gpus=8), jobs, queues).jobs
     started = t[t.start_s == 0].job.str[0].value_counts().to_dict()
     assert started == expected
 
@@ -214,7 +199,7 @@ NEVER_FITS = [
 def test_a_never_fitting_gang(queue, ordering, start):
     jobs = [job("huge", pods=3, gpus=4, run_time=600, volcano_queue="a"),
             job("small", pods=2, gpus=1, run_time=600, volcano_queue=queue, submit_time=1)]
-    t = table(run(nodes(2, gpus=4), jobs, [Queue("a"), Queue("b")], ordering=ordering, horizon=2000))
+    t = by_job(run_with_queues(nodes(2, gpus=4), jobs, [Queue("a"), Queue("b")], ordering=ordering, horizon=2000))
     assert t.loc["huge", "state"] == "WaitingAtEnd" and t.loc["huge", "held_idle_gpu_s"] == 0
     got = t.loc["small", "start_s"]
     assert (math.isnan(start) and math.isnan(got)) or got == start
@@ -242,7 +227,7 @@ ROLES = [
 @pytest.mark.parametrize("the_job, state, held", [c[1:] for c in ROLES], ids=[c[0] for c in ROLES])
 def test_a_master_must_fit_as_well_as_the_workers(the_job, state, held):
     result = gk.simulate(gk.Scenario(nodes(1, gpus=4), [the_job]), stack="gang", horizon=500)
-    assert table(result).loc["mw", "state"] == state
+    assert by_job(result).loc["mw", "state"] == state
     assert result.summary()["held_idle_gpus_at_end"] == held
 
 
@@ -269,7 +254,7 @@ def test_cpu_and_memory_count_beside_gpus():
     node = gk.Node("n", 0, cpu=16.0, memory=64 * 2**30)
     jobs = [Job(f"c{i}", [PodSet("w", 1, 0, cpu=3.0, memory=2**30)], 100, controller="volcano", volcano_queue="q")
             for i in range(2)]
-    result = run([node], jobs, [Queue("q", capability=Resources(math.inf, 4.0, math.inf))])
+    result = run_with_queues([node], jobs, [Queue("q", capability=Resources(math.inf, 4.0, math.inf))])
     check_times(result, {"c0": (1, 101, "Finished"), "c1": (102, 202, "Finished")})
 
 
@@ -311,15 +296,15 @@ def evicted_pods(result) -> dict:
 @pytest.mark.parametrize("jobs, expected, evicted", [c[1:] for c in PREEMPT], ids=[c[0] for c in PREEMPT])
 def test_preempt(jobs, expected, evicted):
     queues = [Queue("a", reclaimable=False), Queue("b")] if any(j.volcano_queue != "default" for j in jobs) else []
-    result = run(nodes(1, gpus=4), jobs, queues, preemption=True)
+    result = run_with_queues(nodes(1, gpus=4), jobs, queues, preemption=True)
     check_times(result, expected)
     assert evicted_pods(result) == evicted
 
 
 def test_without_the_preemption_setting_nobody_is_evicted():
     jobs = [job("low", pods=4, run_time=100), job("high", pods=1, run_time=50, priority=10, submit_time=10)]
-    result = run(nodes(1, gpus=4), jobs)
-    assert evicted_pods(result) == {} and table(result).loc["high", "start_s"] == 100
+    result = run_with_queues(nodes(1, gpus=4), jobs)
+    assert evicted_pods(result) == {} and by_job(result).loc["high", "start_s"] == 100
 
 
 RECLAIM = [
@@ -353,7 +338,7 @@ RECLAIM = [
 
 @pytest.mark.parametrize("queues, jobs, expected, evicted", [c[1:] for c in RECLAIM], ids=[c[0] for c in RECLAIM])
 def test_reclaim(queues, jobs, expected, evicted):
-    result = run(nodes(1, gpus=8), jobs, queues, preemption=True)
+    result = run_with_queues(nodes(1, gpus=8), jobs, queues, preemption=True)
     check_times(result, expected)
     assert evicted_pods(result) == evicted
 
@@ -454,5 +439,5 @@ def test_the_autoscaler_example(controller, start, node_count):
     if controller == "batch":
         sc.jobs[sc.jobs.index(train)] = dataclasses.replace(train, controller="batch", min_resources=job_min_resources(train))
     result = gk.simulate(sc)
-    assert table(result).loc["train", "start_s"] == start
+    assert by_job(result).loc["train", "start_s"] == start
     assert len(result.nodes) == node_count
