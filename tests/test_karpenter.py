@@ -374,6 +374,8 @@ from pathlib import Path  # noqa: E402
 from gangkit.manifests import load_manifests  # noqa: E402
 from gangkit.supply.manifests import KNOWN_FIELDS  # noqa: E402
 
+from schema_util import requires_schemas, schema_for, validate_yaml  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT_EXAMPLE = ROOT / "examples" / "kueue-karpenter-nodepool-limit.yaml"
 
@@ -441,11 +443,8 @@ def test_nodepool_requirements_other_than_instance_type_are_noted():
     assert any("requirements[1] (karpenter.sh/capacity-type In) is not modelled" in w for w in sc.warnings)
 
 
+@requires_schemas
 def test_every_nodepool_field_gangkit_reads_exists_in_the_real_schema():
-    try:
-        from schema_util import schema_for, validate_yaml
-    except ImportError:  # pragma: no cover
-        from tests.schema_util import schema_for, validate_yaml
     schema = schema_for("karpenter.sh/v1", "NodePool")
     missing = []
 
