@@ -6,8 +6,16 @@ The public surface the lessons use::
     sc = gk.Scenario(gk.nodes(4, gpus=1), [gk.job("A", pods=4), gk.job("B", pods=4)])
     gk.simulate(sc, stack="pod").deadlock      # True: each job holds half of what it needs
     gk.simulate(sc, stack="gang").deadlock     # False: all or nothing
+
+Where things live (one package per part of the architecture; README, "Contributing"):
+``model`` (plain data), ``engine`` (the run and its sockets), the layers ``placement``,
+``volcano``, ``kueue`` and ``supply``, ``workloads`` and ``manifests`` (what goes in),
+``results`` (what comes out), ``simulate`` and ``stacks`` (the wiring), ``analysis``
+(many runs), ``lessons`` and ``checks`` (the course), ``cli``.
 """
 
+from gangkit.analysis.compare import compare
+from gangkit.analysis.sweep import sweep
 from gangkit.engine.sockets import AdmissionLayer, NodeSupplier, PlacementLayer
 from gangkit.manifests import dump_manifests, load_file, load_manifests
 from gangkit.model.errors import Problem, ScenarioError
@@ -15,41 +23,13 @@ from gangkit.model.jobs import Job, PodSet, job
 from gangkit.model.nodes import Node, nodes
 from gangkit.model.reasons import Reason
 from gangkit.model.scenario import RunSettings, Scenario
+from gangkit.results.diagnosis import Diagnosis
 from gangkit.results.result import Result
+from gangkit.results.waiting import Stability, job_waits, metrics, stability, starvation, utilization, wait_table
 from gangkit.simulate import simulate
 from gangkit.stacks import STACKS, Stack, build_stack
+from gangkit.supply import InstanceType, Karpenter, NodePool, Stages, default_karpenter
 from gangkit.workloads import scenarios
-
-__version__ = "0.1.0"
-
-
-def __getattr__(name: str):
-    """``gk.plots`` and ``gk.checks`` load on first use (matplotlib and ipywidgets are slow to import)."""
-    lazy = {"plots": "gangkit.results.plots", "checks": "gangkit.checks"}
-    if name in lazy:
-        import importlib
-
-        return importlib.import_module(lazy[name])
-    raise AttributeError(f"module 'gangkit' has no attribute {name!r}")
-
-__all__ = [
-    "AdmissionLayer", "Job", "Node", "NodeSupplier", "PlacementLayer", "PodSet", "Problem", "Reason",
-    "Result", "RunSettings", "STACKS", "Scenario", "ScenarioError", "Stack", "build_stack", "dump_manifests", "job",
-    "load_file", "load_manifests", "nodes",
-    "scenarios", "simulate",
-]
-
-# per-layer diagnosis and stack comparison (lesson 05)
-from gangkit.analysis.compare import compare  # noqa: E402
-from gangkit.results.diagnosis import Diagnosis  # noqa: E402
-
-__all__ += ["Diagnosis", "compare"]
-
-# Workload generators, trace loaders, Karpenter node supply, waiting metrics and sweeps.
-from gangkit.analysis.sweep import sweep  # noqa: E402 - the function gangkit.analysis.sweep; the module stays importable as gangkit.analysis.sweep
-from gangkit.results.waiting import Stability, job_waits, metrics, stability, starvation, utilization, wait_table
-from gangkit.supply.cloud import InstanceType, Stages
-from gangkit.supply.karpenter import Karpenter, NodePool, default_karpenter
 from gangkit.workloads.generators import (
     Bursty,
     Constant,
@@ -67,10 +47,34 @@ from gangkit.workloads.generators import (
 )
 from gangkit.workloads.traces import TraceLoad, derive_gangs, load_alibaba_openb, load_philly_runtimes, load_swf
 
-__all__ += [
+__version__ = "0.1.0"
+
+__all__ = [
+    # scenarios and runs
+    "Job", "Node", "PodSet", "Problem", "Result", "RunSettings", "STACKS", "Scenario", "ScenarioError", "Stack",
+    "build_stack", "job", "nodes", "scenarios", "simulate",
+    # manifests
+    "dump_manifests", "load_file", "load_manifests",
+    # your own layers
+    "AdmissionLayer", "NodeSupplier", "PlacementLayer", "Reason",
+    # diagnosis, comparison and sweeps (lessons 04 and 05)
+    "Diagnosis", "compare", "sweep",
+    # workload generators and real traces
     "Bursty", "Constant", "Empirical", "Exponential", "JobClass", "Lognormal", "Poisson", "Stream", "mm_c",
     "philly_runtime", "stream_from_dict", "stream_to_dict", "tiered_training",
     "TraceLoad", "derive_gangs", "load_alibaba_openb", "load_philly_runtimes", "load_swf",
+    # node supply
     "InstanceType", "Karpenter", "NodePool", "Stages", "default_karpenter",
-    "Stability", "job_waits", "metrics", "stability", "starvation", "sweep", "utilization", "wait_table",
+    # waiting metrics
+    "Stability", "job_waits", "metrics", "stability", "starvation", "utilization", "wait_table",
 ]
+
+
+def __getattr__(name: str):
+    """``gk.plots`` and ``gk.checks`` load on first use (matplotlib and ipywidgets are slow to import)."""
+    lazy = {"plots": "gangkit.results.plots", "checks": "gangkit.checks"}
+    if name in lazy:
+        import importlib
+
+        return importlib.import_module(lazy[name])
+    raise AttributeError(f"module 'gangkit' has no attribute {name!r}")
