@@ -6,7 +6,7 @@ its kind, which writes it out as the manifest it would have read. The result
 is one multi-document YAML file that :func:`gangkit.manifests.load.load_manifests`
 reads back into the same scenario::
 
-    # Scenario two-gangs, written by gangkit.manifests.load.dump_manifests
+    # Scenario two-gangs, written by gangkit.manifests.dump_manifests
     apiVersion: v1
     kind: Node
     ...
@@ -70,7 +70,7 @@ def dump_manifests(scenario: Scenario) -> str:
         if has_pod_group(j) and holding_gang(j) is None:
             docs.append(pod_group_manifest(j, volcano.pod_group_fields(j)))
     docs.append(simulation_manifest(scenario))
-    header = f"# Scenario {scenario.name}, written by gangkit.manifests.load.dump_manifests\n"
+    header = f"# Scenario {scenario.name}, written by gangkit.manifests.dump_manifests\n"
     return header + yaml.dump_all(docs, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
                                   allow_unicode=True, width=100)
 
