@@ -82,7 +82,7 @@ def test_refuses_to_copy_onto_the_course_itself(checkout):
         course.open_course(checkout, launch=False)
 
 
-def test_launch_runs_jupyterlab_in_the_folder(checkout, tmp_path, monkeypatch):
+def test_launch_serves_the_working_folder_and_opens_the_first_lesson(checkout, tmp_path, monkeypatch, capsys):
     calls = []
 
     class FakePopen:
@@ -94,18 +94,73 @@ def test_launch_runs_jupyterlab_in_the_folder(checkout, tmp_path, monkeypatch):
 
     monkeypatch.setattr(course.subprocess, "Popen", FakePopen)
     monkeypatch.setattr(course.os, "geteuid", lambda: 1000, raising=False)
-    course.open_course(tmp_path / "work", lab_args=["--port", "8890"])
-    assert calls == [
-        ([sys.executable, "-m", "jupyterlab", "--port", "8890"], tmp_path / "work")
+    monkeypatch.setattr(course, "free_port", lambda: 8899)
+    monkeypatch.setattr(course.secrets, "token_hex", lambda n: "t0k3n")
+    work = tmp_path / "work"
+    course.open_course(work, lab_args=["--ServerApp.port=8890"])
+    (cmd, cwd), = calls
+    assert cmd[:3] == [sys.executable, "-m", "jupyterlab"] and cwd == work
+    assert f"--ServerApp.root_dir={work.resolve()}" in cmd  # the folder, not course/: exercises/ is visible
+    assert "--LabApp.default_url=/lab/tree/course/00_welcome.ipynb" in cmd and "--LabApp.news_url=None" in cmd
+    assert cmd[-1] == "--ServerApp.port=8890"  # the learner's own arguments come last and win
+    assert not any(a.endswith(".ipynb") and not a.startswith("--") for a in cmd)  # no file argument
+    out = capsys.readouterr().out.splitlines()
+    assert out[-3:] == [
+        "Open http://localhost:8899/lab/tree/course/00_welcome.ipynb?token=t0k3n (your browser should open it by itself).",
+        f"Lessons are in course/, exercises in exercises/ (the file browser on the left); your work stays in {work}.",
+        "To stop: Ctrl-C in this terminal, then y (save your notebooks first).",
     ]
     calls.clear()
-    course.open_course(tmp_path / "work")
-    assert calls[0][0][-1] == "course/00_welcome.ipynb"  # opens on the first lesson
-
-    calls.clear()
     monkeypatch.setattr(course.os, "geteuid", lambda: 0, raising=False)
-    course.open_course(tmp_path / "work")
-    assert calls[0][0][-2:] == ["course/00_welcome.ipynb", "--allow-root"]
+    course.open_course(work)
+    assert "--allow-root" in calls[0][0]
+
+
+def test_the_real_server_serves_lessons_and_exercises(tmp_path):
+    """Start JupyterLab as `gangkit course` does (no browser) and ask its contents API for the folders."""
+    pytest.importorskip("jupyterlab")
+    import json
+    import re
+    import subprocess
+    import time
+    import urllib.request
+
+    work = course.open_course(tmp_path / "work", launch=False)
+    port, token = course.free_port(), "test-token"
+    cmd = course.lab_command(work, port, token, open_browser=False)
+    proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+
+    def get(path: str):
+        with urllib.request.urlopen(f"{base}{path}?token={token}", timeout=5) as r:
+            return r.status, r.read().decode()
+
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                status, body = get("/api/contents/exercises")
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"JupyterLab did not answer: {proc.stderr.read() if proc.poll() is not None else ''}")
+                time.sleep(0.5)
+        names = sorted(item["name"] for item in json.loads(body)["content"])
+        assert names == sorted(p.name for p in (course.REPO_ROOT / "exercises").glob("*.ipynb"))
+        lessons = {item["name"] for item in json.loads(get("/api/contents/course")[1])["content"]}
+        assert "00_welcome.ipynb" in lessons
+        pages = {item["name"] for item in json.loads(get("/api/contents/docs/reference")[1])["content"]}
+        assert "kueue.md" in pages  # the lessons link to the reference pages
+        status, page = get("/lab/tree/course/00_welcome.ipynb")
+        config = re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>', page, re.S)
+        assert status == 200 and config is not None
+        assert json.loads(config.group(1))["news"] == {"disabled": True}  # no news prompt for learners
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            proc.kill()
 
 
 def test_course_subcommand(checkout, tmp_path, monkeypatch):
@@ -126,3 +181,25 @@ def test_course_subcommand(checkout, tmp_path, monkeypatch):
     monkeypatch.setattr(course, "REPO_ROOT", tmp_path / "nothing-here")
     args = parser.parse_args(["course", "--no-launch", "--dir", str(tmp_path / "x")])
     assert args.func(args) == 1
+
+
+def test_every_link_in_the_notebooks_resolves_in_the_working_folder(tmp_path):
+    """A learner who follows any relative link of a lesson or an exercise in their copy finds the file."""
+    import re
+
+    work = course.open_course(tmp_path / "work", launch=False)
+    notebooks = sorted(work.glob("course/*.ipynb")) + sorted(work.glob("exercises/*.ipynb"))
+    assert notebooks
+    broken, seen = [], 0
+    for nb_path in notebooks:
+        nb = nbformat.read(nb_path, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type != "markdown":
+                continue
+            for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", cell.source):
+                if "://" in target:
+                    continue
+                seen += 1
+                if not (nb_path.parent / target).exists():
+                    broken.append(f"{nb_path.relative_to(work)}: {target}")
+    assert seen >= 14 and not broken, broken

@@ -6,14 +6,16 @@ gets a photocopy to scribble on. The notebooks in ``course/`` (the lessons) and 
 every stored output with a fresh run, so nobody works in them directly. ``gangkit course`` makes
 your photocopy:
 
-1. it copies ``course/`` and ``exercises/`` into a working folder, by default ``my-course/`` at
+1. it copies ``course/``, ``exercises/`` and ``docs/`` (the reference pages the lessons link to)
+   into a working folder, by default ``my-course/`` at
    the top of the source checkout (git ignores that folder, so your edits never show up as
    changes to the course);
 2. it never overwrites a notebook that is already there and differs from the reference copy
    (you may have worked in it): it says it *kept* it. Pass ``overwrite=True``
    (``--overwrite``) to start that notebook again from a clean copy. Lessons added since your
    last run (after a ``git pull``) are copied in;
-3. it starts JupyterLab in that folder, on the first lesson.
+3. it starts JupyterLab on that folder (its file browser shows ``course/`` and ``exercises/``),
+   opens the first lesson, and prints the address, where things are and how to stop.
 
 The working folder keeps the checkout's layout (``course/...`` next to ``exercises/...``), so the
 link at the end of each lesson to ``../exercises/NN_slug.ipynb`` works in both places.
@@ -28,7 +30,9 @@ import argparse
 import filecmp
 import importlib.util
 import os
+import secrets
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -38,8 +42,8 @@ from pathlib import Path
 #: The top of the source checkout: the folder that holds the ``gangkit`` package.
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-#: The folders copied into the working folder, in this order.
-COURSE_FOLDERS = ("course", "exercises")
+#: The folders copied into the working folder, in this order (the lessons link to the reference pages in docs/).
+COURSE_FOLDERS = ("course", "exercises", "docs")
 
 #: Where the working copy goes when no folder is given (relative to :data:`REPO_ROOT`).
 DEFAULT_FOLDER = "my-course"
@@ -69,7 +73,7 @@ def course_files(root: Path | None = None) -> list[Path]:
     """Every file of the course under ``root`` (default: the checkout), relative to ``root``.
 
     That is each notebook (and any picture or small table beside it) in ``course/`` and
-    ``exercises/``, without Jupyter's checkpoints. Raises :class:`CourseNotFoundError` if there
+    ``exercises/``, and the reference pages in ``docs/``, without Jupyter's checkpoints. Raises :class:`CourseNotFoundError` if there
     is no lesson notebook in ``root/course``.
     """
     root = Path(root) if root is not None else REPO_ROOT
@@ -130,12 +134,51 @@ def copy_course(folder: Path, *, overwrite: bool = False, root: Path | None = No
     return report
 
 
-def launch_lab(folder: Path, lab_args: Sequence[str] = ()) -> int:
-    """Run JupyterLab in ``folder`` with this Python (``python -m jupyterlab``); return its exit code.
+def free_port(start: int = 8888, tries: int = 50) -> int:
+    """The first port from ``start`` on that nothing listens on at 127.0.0.1 (JupyterLab's default is 8888)."""
+    for port in range(start, start + tries):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port between {start} and {start + tries - 1} on this machine")
 
-    Without ``lab_args``, JupyterLab opens on the first lesson; as root, ``--allow-root`` is
-    added (JupyterLab refuses to start as root otherwise). Ctrl-C goes to JupyterLab, which
-    asks before it shuts down; this function waits until it has exited.
+
+def first_lesson(folder: Path) -> str | None:
+    """The first lesson's path in the working folder, as Jupyter names it (``course/00_welcome.ipynb``)."""
+    lessons = sorted((Path(folder) / "course").glob("*.ipynb"))
+    return lessons[0].relative_to(folder).as_posix() if lessons else None
+
+
+def lab_command(folder: Path, port: int, token: str, lab_args: Sequence[str] = (), *,
+                open_browser: bool = True) -> list[str]:
+    """The ``python -m jupyterlab`` command that serves the whole working folder and opens the first lesson.
+
+    The server's root is the working folder itself (so the file browser shows ``course/`` and
+    ``exercises/``, and a lesson's link to ``../exercises/...`` works); JupyterLab opens on the
+    first lesson; its news prompt is off; the port and the token are fixed, so the address can be
+    printed before the server starts. ``lab_args`` come last and win.
+    """
+    args = [f"--ServerApp.root_dir={Path(folder).resolve()}", f"--ServerApp.port={port}",
+            "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", "--LabApp.news_url=None"]
+    lesson = first_lesson(folder)
+    if lesson:
+        args.append(f"--LabApp.default_url=/lab/tree/{lesson}")
+    if not open_browser:
+        args.append("--ServerApp.open_browser=False")
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in lab_args:
+        # JupyterLab refuses to start as root unless told; containers and lab VMs often are root.
+        args.append("--allow-root")
+    return [sys.executable, "-m", "jupyterlab", *args, *lab_args]
+
+
+def launch_lab(folder: Path, lab_args: Sequence[str] = ()) -> int:
+    """Run JupyterLab on the working folder with this Python; say where to go and how to stop; return its exit code.
+
+    Ctrl-C goes to JupyterLab, which asks before it shuts down; this function waits until it
+    has exited.
     """
     folder = Path(folder)
     if importlib.util.find_spec("jupyterlab") is None:
@@ -143,16 +186,12 @@ def launch_lab(folder: Path, lab_args: Sequence[str] = ()) -> int:
             "JupyterLab is not installed in this environment; install the course extra with "
             "`pip install -c constraints.txt -e \".[lab]\"` from the top of the checkout"
         )
-    args = list(lab_args)
-    if not args:
-        lessons = sorted((folder / "course").glob("*.ipynb"))
-        if lessons:
-            args = [lessons[0].relative_to(folder).as_posix()]
-    if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in args:
-        # JupyterLab refuses to start as root unless told; containers and lab VMs often are root.
-        print("Running as root: passing --allow-root to JupyterLab.")
-        args.append("--allow-root")
-    cmd = [sys.executable, "-m", "jupyterlab", *args]
+    port, token = free_port(), secrets.token_hex(16)
+    cmd = lab_command(folder, port, token, lab_args)
+    lesson = first_lesson(folder) or ""
+    print(f"Open http://localhost:{port}/lab/tree/{lesson}?token={token} (your browser should open it by itself).")
+    print(f"Lessons are in course/, exercises in exercises/ (the file browser on the left); your work stays in {folder}.")
+    print("To stop: Ctrl-C in this terminal, then y (save your notebooks first).")
     try:
         proc = subprocess.Popen(cmd, cwd=folder)
     except OSError as exc:  # pragma: no cover - depends on the machine
