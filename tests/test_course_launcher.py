@@ -141,9 +141,10 @@ def test_the_real_server_serves_lessons_and_exercises(tmp_path):
             try:
                 status, body = get("/api/contents/exercises")
                 break
-            except OSError:
+            except OSError as exc:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"JupyterLab did not answer: {proc.stderr.read() if proc.poll() is not None else ''}")
+                    said = proc.stderr.read() if proc.poll() is not None else ""
+                    raise AssertionError(f"JupyterLab did not answer: {said}") from exc
                 time.sleep(0.5)
         names = sorted(item["name"] for item in json.loads(body)["content"])
         assert names == sorted(p.name for p in (course.REPO_ROOT / "exercises").glob("*.ipynb"))
