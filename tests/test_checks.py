@@ -300,11 +300,18 @@ CASES_04 = [
     (check_04_saturation_load, "too high", 0.95, False, ["cannot keep up"]),
     (check_04_saturation_load, "too low", 0.5, False, ["still keeps up"]),
     (check_04_saturation_load, "a word", "stable", False, ["got the text 'stable'"]),
-    # --- 4.2: the ordering that bounds the big gangs' wait while keeping utilization >= 0.6
-    (check_04_policy_for_big_gangs, "right", "strict", True, ["Correct!", "worst gang wait", "'strict' keeps"]),
-    (check_04_policy_for_big_gangs, "right, odd spelling", " Strict ", True, ["Correct!"]),
-    (check_04_policy_for_big_gangs, "the utilization-first policy", "skip", False, ["you said 'skip'"]),
-    (check_04_policy_for_big_gangs, "a queue-layer strategy", "StrictFIFO", False, ["the orderings to compare are"]),
+    # --- 4.2: the ordering that bounds the big gangs' wait while keeping every job's mean wait <= 600 s
+    (check_04_policy_for_big_gangs, "right", "conservative-backfill", True,
+     ["Correct!", "worst gang wait", "holds a reservation", "A utilization target cannot pick the policy"]),
+    (check_04_policy_for_big_gangs, "right, odd spelling", " Conservative-Backfill ", True, ["Correct!"]),
+    (check_04_policy_for_big_gangs, "the gang-first policy: head-of-line blocking", "strict", False,
+     ["you said 'strict'", "on average, above the target of 600 s", "blocks the small jobs"]),
+    (check_04_policy_for_big_gangs, "the utilization-first policy", "skip", False,
+     ["you said 'skip'", "above the target of 600 s"]),
+    (check_04_policy_for_big_gangs, "backfilling with one reservation", "easy-backfill", False,
+     ["meets the mean-wait target", "another ordering that meets the target does better"]),
+    (check_04_policy_for_big_gangs, "a queue-layer strategy", "StrictFIFO", False,
+     ["the orderings to compare are", "Kueue's queueing strategies"]),
     (check_04_policy_for_big_gangs, "a number", 0.6, False, ["expected the name of an ordering", "the number 0.6"]),
     # --- 4.3: the longest wait of a whole-node gang under skip, load 0.7, seed 0
     (check_04_starved_gang_wait, "right", _STARVED[1], True, ["Correct!", _STARVED[0], "under skip", "under strict"]),
@@ -328,17 +335,21 @@ def test_check_answers_04(capsys, check, answer, passes, phrases):
 def test_lesson04_expected_answers_come_from_the_simulator():
     """The story the exercises rely on: strict saturates below the naive bound; skip starves the big gang."""
     assert 0.5 < _SAT < lesson04.naive_bound()
-    rows = {o: (w, u) for o, w, u in checks_04._policy_rows()}
-    assert rows["strict"][0] < rows["skip"][0]  # strict bounds the gangs' wait better
+    rows = {o: (w, m) for o, w, m, _ in checks_04._policy_rows()}
+    assert rows["strict"][0] < rows["skip"][0]  # strict bounds the gangs' wait better ...
+    assert rows["strict"][1] > rows["skip"][1] > 600 >= rows["conservative-backfill"][1]  # ... at every job's expense
     job, wait, mean, same_strict, _ = _STARVED
     assert wait > same_strict and wait > mean and job.startswith("whole-node-")
 
 
 def test_policy_check_follows_the_target(capsys, monkeypatch):
-    monkeypatch.setattr(checks_04, "_policy_rows", lambda: (("strict", 100.0, 0.5), ("skip", 900.0, 0.8)))
-    assert check_04_policy_for_big_gangs("skip") is True  # strict misses the utilization target
+    rows = (("strict", 100.0, 900.0, 0.7), ("skip", 900.0, 500.0, 0.6), ("easy-backfill", 950.0, 400.0, 0.6),
+            ("conservative-backfill", 990.0, 300.0, 0.6), ("largest-first", 999.0, 700.0, 0.6),
+            ("volcano-backfill", 999.0, 700.0, 0.6))
+    monkeypatch.setattr(checks_04, "_policy_rows", lambda: rows)
+    assert check_04_policy_for_big_gangs("skip") is True  # strict misses the mean-wait target
     assert check_04_policy_for_big_gangs("strict") is False
-    assert "below the target 0.6" in capsys.readouterr().out
+    assert "above the target of 600 s" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------------------ lesson 05
