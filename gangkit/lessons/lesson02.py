@@ -112,10 +112,10 @@ def plot_compare(table: pd.DataFrame, axes=None):
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(10, 3.4))
     names = list(table.index)
-    axes[0].bar(names, table["held_idle_gpu_s"] / 3600.0, color="tab:red")
+    axes[0].bar(names, table["held_idle_gpu_s"] / 3600.0, color="#D55E00")
     axes[0].set_ylabel("GPU-hours held idle")
     axes[0].set_title("What a waiting gang holds")
-    axes[1].bar(names, table["big_wait_s"] / 60.0, color="tab:blue")
+    axes[1].bar(names, table["big_wait_s"] / 60.0, color="#0072B2")
     axes[1].set_ylabel("minutes")
     axes[1].set_title("How long the big gang waits")
     for ax in axes:

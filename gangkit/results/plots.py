@@ -33,13 +33,16 @@ from gangkit.model.precision import TOLERANCE
 #: Display units for simulated time: name -> (seconds per unit, words for axis labels).
 UNITS = {"s": (1.0, "seconds"), "min": (60.0, "minutes"), "h": (3600.0, "hours"), "d": (86400.0, "days")}
 
-#: Colours of the GPU states (stacked in this order from the bottom).
+#: The Okabe-Ito palette: eight colours that people with the common colour-vision deficiencies tell apart.
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442", "#000000")
+#: Colours of the GPU states (stacked in this order from the bottom); held idle is also hatched.
 STATE_COLOURS = {
-    "useful": "#2a9d4b",
-    "held idle": "#d1495b",
+    "useful": "#009E73",
+    "held idle": "#D55E00",
     "free": "#d9d9d9",
-    "not ready": "#6c8ebf",
+    "not ready": "#56B4E9",
 }
+STATE_HATCHES = {"held idle": "///"}
 STATE_COLUMNS = {
     "useful": "useful_gpus",
     "held idle": "held_idle_gpus",
@@ -125,18 +128,22 @@ def placements(result) -> pd.DataFrame:
 
 def job_colours(jobs: list[str]) -> dict[str, tuple]:
     """A fixed colour per job, in the order given (the jobs table's order)."""
+    if len(jobs) <= len(OKABE_ITO) - 1:  # black is kept for outlines
+        return {job: OKABE_ITO[i] for i, job in enumerate(jobs)}
     from matplotlib import colormaps
 
-    cmap = colormaps["tab10" if len(jobs) <= 10 else "tab20"]
+    cmap = colormaps["tab20"]
     return {job: cmap(i % cmap.N) for i, job in enumerate(jobs)}
 
 
 def _new_ax(ax, figsize):
-    if ax is not None:
-        return ax
-    import matplotlib.pyplot as plt
+    """The axes to draw on (new ones of ``figsize`` if None); an empty one cycles through :data:`OKABE_ITO`."""
+    if ax is None:
+        import matplotlib.pyplot as plt
 
-    _, ax = plt.subplots(figsize=figsize)
+        _, ax = plt.subplots(figsize=figsize)
+    if not ax.lines and not ax.collections and not ax.patches:
+        ax.set_prop_cycle(color=list(OKABE_ITO))
     return ax
 
 
@@ -272,7 +279,7 @@ def gpu_states(result, ax=None, *, until: float | None = None, unit: str | None 
     """What the GPUs were doing over time, stacked: useful, held idle, free (and not ready, if any).
 
     At every instant the bands add up to the cluster's capacity, so the top
-    edge is the number of GPUs. Held idle (red) is allocated but useless: a
+    edge is the number of GPUs. Held idle (vermillion, hatched) is allocated but useless: a
     sync job holds those GPUs while it waits for the rest of its workers.
     ``until`` cuts the picture at that simulated time (seconds; default: the
     end of the run).
@@ -292,7 +299,9 @@ def gpu_states(result, ax=None, *, until: float | None = None, unit: str | None 
     for state, v in values.items():
         if state == "not ready" and not v.any():
             continue
-        ax.fill_between(t / per, bottom, bottom + v, step="post", color=STATE_COLOURS[state], label=state, linewidth=0)
+        hatch = STATE_HATCHES.get(state)
+        ax.fill_between(t / per, bottom, bottom + v, step="post", facecolor=STATE_COLOURS[state], label=state,
+                        linewidth=0.6 if hatch else 0, hatch=hatch, edgecolor="white" if hatch else None)
         bottom = bottom + v
     ax.set_xlim(0, end / per if end > 0 else 1)
     ax.set_ylim(0, max(float(bottom.max()) if len(bottom) else 0.0, 1.0) * 1.05)
@@ -344,7 +353,7 @@ def wait_distribution(result, ax=None, *, unit: str | None = None, label: str | 
 BUCKET_COLOURS = {
     "quota": "#e9c46a",
     "admission_check": "#f4a261",
-    "placement": "#d1495b",
+    "placement": "#D55E00",
     "node_launch": "#a8c5e6",
     "node_registration": "#6c8ebf",
     "node_initialization": "#3d5a80",
