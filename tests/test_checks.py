@@ -22,6 +22,7 @@ from gangkit.checks import (
     check_02_best_ordering,
     check_02_gang_finishes,
     check_02_y_wait_strict,
+    common,
 )
 from gangkit.checks import lesson01 as checks_01
 from gangkit.checks import lesson02 as checks_02
@@ -126,13 +127,42 @@ def test_check_answers(capsys, check, answer, passes, phrases):
         assert "Correct" not in out
 
 
+@pytest.fixture(autouse=True)
+def fresh_kernel(monkeypatch):
+    """Each test starts as a fresh kernel does: no wrong answer given yet."""
+    monkeypatch.setattr(common, "WRONG_ANSWERS", common.Counter())
+
+
 @pytest.mark.parametrize("check", CHECKS, ids=lambda f: f.__name__)
 def test_none_means_not_done_yet(capsys, check):
     assert check(None) is False
     out = capsys.readouterr().out
     assert out.startswith("Exercise ")
-    assert ": not done yet — " in out
+    assert ": not done yet — hint: " in out  # first the idea, not the recipe
     assert out.count("\n") == 1  # one line: a learner sees a hint, not a wall of text
+
+
+WRONG = {  # a typical wrong answer per check, to see the recipe follow the hint
+    "check_00_jobs_finished": 99, "check_01_held_idle": 99, "check_01_min_nodes": 99,
+    "check_01_effective_utilization": 0.99, "check_02_y_wait_strict": 99999, "check_02_gang_finishes": 99999,
+    "check_02_best_ordering": "nonsense", "check_02_hard_timeout": 99999, "check_02_nine_of_ten": 99999,
+    "check_03_lending_limit": 99, "check_03_preempted_workload": "nobody", "check_03_strategy_for_big_job": "FIFO",
+    "check_04_saturation_load": 0.01, "check_04_policy_for_big_gangs": "nonsense", "check_04_starved_gang_wait": 1,
+    "check_05_classify_waits": ["Running"], "check_05_node_initialization": 99999, "check_06_start_with_image_pull": 1,
+    "check_06_warm_nodes": 99, "check_06_deactivated_at": 1,
+}
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda f: f.__name__)
+def test_after_a_wrong_answer_not_done_shows_the_recipe(capsys, check):
+    check(None)
+    hint = capsys.readouterr().out
+    assert check(WRONG[check.__name__]) is False
+    capsys.readouterr()
+    check(None)
+    recipe = capsys.readouterr().out
+    assert ": not done yet — " in recipe and "hint:" not in recipe and recipe != hint
+
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=lambda f: f.__name__)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+from collections import Counter
 
 from gangkit.simulate import simulate
 
@@ -43,10 +44,36 @@ def _fmt_inf(x: float) -> str:
     return "infinity" if x > 0 else "minus infinity"
 
 
-def not_done(ex: str, hint: str) -> bool:
-    """Print that exercise ``ex`` is not done yet, with a hint where to start; return False."""
-    print(f"Exercise {ex}: not done yet — {hint}")
+#: Wrong answers given so far in this kernel, per exercise: the second "not done yet" shows the recipe.
+WRONG_ANSWERS: Counter = Counter()
+
+
+def not_done(ex: str, recipe: str, hint: str | None = None) -> bool:
+    """Print that exercise ``ex`` is not done yet; return False.
+
+    The first time, and until a wrong answer was given, only ``hint``: where to start thinking.
+    After a wrong answer, the ``recipe``: what to run and what to read (a learner who tried gets the
+    steps; one who has not yet gets the idea first). A check without a hint shows the recipe.
+    """
+    if hint is None or WRONG_ANSWERS[ex]:
+        print(f"Exercise {ex}: not done yet — {recipe}")
+    else:
+        print(f"Exercise {ex}: not done yet — hint: {hint} (answer once, even a guess, and the next "
+              "\"not done yet\" shows the steps)")
     return False
+
+
+def counts_wrong_answers(ex: str):
+    """Decorate a check of exercise ``ex``: a wrong answer (not None, check False) is counted in WRONG_ANSWERS."""
+    def wrap(check):
+        @functools.wraps(check)
+        def checked(answer):
+            ok = check(answer)
+            if answer is not None and not ok:
+                WRONG_ANSWERS[ex] += 1
+            return ok
+        return checked
+    return wrap
 
 
 def kind(answer) -> str:

@@ -8,15 +8,22 @@ count is impossible (negative, or more jobs than the scenario has).
 
 from __future__ import annotations
 
-from gangkit.checks.common import figure, fmt, not_done, number
+from gangkit.checks.common import counts_wrong_answers, figure, fmt, not_done, number
+
+#: First hints of "not done yet" (the recipe follows after a wrong answer: common.not_done).
+HINTS = {
+    "0.1": "every job ends a run in exactly one state, and the summary counts the jobs in each.",
+}
 
 
+
+@counts_wrong_answers("0.1")
 def check_00_jobs_finished(answer) -> bool:
     """Exercise 0.1: how many jobs of ``three-workers`` finish under stack 'gang'."""
     ex = "0.1"
     if answer is None:
         return not_done(ex, "run gk.simulate('three-workers', stack='gang') and count the jobs whose "
-                            "state is 'Finished' (result.summary()['jobs_finished'] has it too).")
+                            "state is 'Finished' (result.summary()['jobs_finished'] has it too).", hint=HINTS[ex])
     value = number(ex, answer, whole=True, what="jobs")
     if value is None:
         return False

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 
-from gangkit.checks.common import close, figure, fmt, not_done, number
+from gangkit.checks.common import close, counts_wrong_answers, figure, fmt, not_done, number
 from gangkit.model.jobs import job
 from gangkit.model.nodes import nodes
 from gangkit.model.scenario import Scenario
@@ -25,6 +25,14 @@ UTILIZATION_TOLERANCE = 0.005
 MIN_NODES_SWEEP = 16
 #: ``check_01_min_nodes``: workers per job (one GPU each).
 PODS_PER_JOB = 4
+
+#: First hints of "not done yet" (the recipe follows after a wrong answer: common.not_done).
+HINTS = {
+    "1.1": "a deadlocked job keeps the GPUs its bound pods hold; the result lists who holds what.",
+    "1.2": "with enough nodes every pod of both jobs fits at once; with fewer, the jobs' pods can split the nodes between them.",
+    "1.3": "effective utilization counts only the GPU-seconds of pods that make progress, out of capacity times time.",
+}
+
 
 
 @functools.lru_cache(maxsize=None)
@@ -70,12 +78,13 @@ def _min_nodes_expected() -> int:
     return best
 
 
+@counts_wrong_answers("1.1")
 def check_01_held_idle(answer) -> bool:
     """Exercise 1.1: GPUs held idle at the end of ``two-gangs-deadlock`` under stack 'pod'."""
     ex = "1.1"
     if answer is None:
         return not_done(ex, "simulate 'two-gangs-deadlock' with stack='pod', then read "
-                            "result.summary()['held_idle_gpus_at_end'] or add up result.holders['gpus_held'].")
+                            "result.summary()['held_idle_gpus_at_end'] or add up result.holders['gpus_held'].", hint=HINTS[ex])
     value = number(ex, answer, whole=True, what="GPUs")
     if value is None:
         return False
@@ -125,6 +134,7 @@ def _describe_n(n: int) -> str:
     return f"with {n} nodes there is no deadlock"
 
 
+@counts_wrong_answers("1.2")
 def check_01_min_nodes(answer) -> bool:
     """Exercise 1.2: the smallest cluster of one-GPU nodes on which two 4-worker jobs never deadlock.
 
@@ -139,7 +149,7 @@ def check_01_min_nodes(answer) -> bool:
                             "[gk.job('A', pods=4, gpus=1), gk.job('B', pods=4, gpus=1)]) with stack='pod' and "
                             "look at result.deadlock. Careful below 4 nodes: the jobs cannot run at all there, "
                             "and the simulator reports that as a deadlock too. Answer the smallest n from "
-                            "which no deadlock happens for any larger n.")
+                            "which no deadlock happens for any larger n.", hint=HINTS[ex])
     value = number(ex, answer, whole=True, what="nodes")
     if value is None:
         return False
@@ -161,6 +171,7 @@ def check_01_min_nodes(answer) -> bool:
     return False
 
 
+@counts_wrong_answers("1.3")
 def check_01_effective_utilization(answer) -> bool:
     """Exercise 1.3: the effective utilization of ``three-workers`` under stack 'pod'.
 
@@ -172,7 +183,7 @@ def check_01_effective_utilization(answer) -> bool:
     if answer is None:
         return not_done(ex, "simulate 'three-workers' with stack='pod' and read "
                             "result.summary()['effective_utilization']: the share of GPU-seconds "
-                            "that did useful work.")
+                            "that did useful work.", hint=HINTS[ex])
     value = number(ex, answer, whole=False, what="the effective utilization, a fraction from 0 to 1")
     if value is None:
         return False

@@ -14,7 +14,17 @@ from __future__ import annotations
 import functools
 import numbers
 
-from gangkit.checks.common import TIME_TOLERANCE_S, close, figure, fmt, kind, minutes_note, not_done, number
+from gangkit.checks.common import (
+    TIME_TOLERANCE_S,
+    close,
+    counts_wrong_answers,
+    figure,
+    fmt,
+    kind,
+    minutes_note,
+    not_done,
+    number,
+)
 from gangkit.simulate import simulate
 from gangkit.workloads.scenarios import mixed
 
@@ -27,6 +37,16 @@ NINE_OF_TEN_LIMIT = 72
 NINE_OF_TEN_SEED = 3
 #: Tolerance for an answer in GPU-hours (the check's numbers are rounded to 0.01).
 GPU_HOURS_TOLERANCE = 0.01
+
+#: First hints of "not done yet" (the recipe follows after a wrong answer: common.not_done).
+HINTS = {
+    "2.1": "under strict, a job that fits still waits while an earlier job that does not fit heads the queue.",
+    "2.2": "gang by gang, the second job waits until the first has finished and released all its GPUs.",
+    "2.3": "run the same stream under both orderings and compare the mean wait of all jobs.",
+    "2.4": "with gangSchedulingStyle Hard, YuniKorn fails the application when its placeholders time out.",
+    "2.5": "coscheduling keeps placed pods at Permit, holding their GPUs, until the group is complete or its timeout fires.",
+}
+
 
 
 @functools.lru_cache(maxsize=None)
@@ -55,12 +75,13 @@ def _mixed_mean_waits() -> tuple:
     )
 
 
+@counts_wrong_answers("2.1")
 def check_02_y_wait_strict(answer) -> bool:
     """Exercise 2.1: the wait (s) of job Y in ``three-workers`` under stack 'gang', ordering 'strict'."""
     ex = "2.1"
     if answer is None:
         return not_done(ex, "simulate 'three-workers' with stack='gang' and ordering='strict', then read "
-                            "the wait_s of Y's row in result.jobs.")
+                            "the wait_s of Y's row in result.jobs.", hint=HINTS[ex])
     value = number(ex, answer, whole=False, what="Y's wait in seconds")
     if value is None:
         return False
@@ -91,12 +112,13 @@ def check_02_y_wait_strict(answer) -> bool:
     return False
 
 
+@counts_wrong_answers("2.2")
 def check_02_gang_finishes(answer) -> bool:
     """Exercise 2.2: when (s) the second job of ``two-gangs-deadlock`` finishes under stack 'gang'."""
     ex = "2.2"
     if answer is None:
         return not_done(ex, "simulate 'two-gangs-deadlock' with stack='gang' and read the finish_s of the "
-                            "second job (B) in result.jobs.")
+                            "second job (B) in result.jobs.", hint=HINTS[ex])
     value = number(ex, answer, whole=False, what="a time in seconds",
                    nan_hint=" Under stack='pod' neither job ever finishes; simulate with stack='gang'.")
     if value is None:
@@ -127,6 +149,7 @@ def check_02_gang_finishes(answer) -> bool:
     return False
 
 
+@counts_wrong_answers("2.3")
 def check_02_best_ordering(answer) -> bool:
     """Exercise 2.3: the ordering ('strict' or 'skip') with the lower mean wait on a ``mixed`` stream.
 
@@ -138,7 +161,7 @@ def check_02_best_ordering(answer) -> bool:
     if answer is None:
         return not_done(ex, "simulate gk.scenarios.mixed(n_jobs=300, n_nodes=32, load=0.9, seed=1) with "
                             "stack='gang' twice, once with ordering='strict' and once with ordering='skip', "
-                            "and compare result.summary()['mean_wait_s'].")
+                            "and compare result.summary()['mean_wait_s'].", hint=HINTS[ex])
     if not isinstance(answer, str):
         got = kind(answer)
         if isinstance(answer, numbers.Real) and not isinstance(answer, bool):
@@ -186,6 +209,7 @@ def _big_under_yunikorn(timeout: float | None, style: str | None) -> tuple:
     return big["state"], float(gone.iloc[0]) if len(gone) else float(big["start_s"]), float(big["submit_s"])
 
 
+@counts_wrong_answers("2.4")
 def check_02_hard_timeout(answer) -> bool:
     """Exercise 2.4: when (s) ``big`` of ``lesson02.contended()`` fails under stack 'yunikorn'
     with ``placeholder_timeout=1200`` and ``gang_style='Hard'``."""
@@ -193,7 +217,7 @@ def check_02_hard_timeout(answer) -> bool:
     if answer is None:
         return not_done(ex, "make the scenario with lesson02.with_big(lesson02.contended(), placeholder_timeout=1200, "
                             "gang_style='Hard'), simulate it with stack='yunikorn', and read when big is deactivated "
-                            "(result.events, event 'deactivated').")
+                            "(result.events, event 'deactivated').", hint=HINTS[ex])
     value = number(ex, answer, whole=False, what="a time in seconds",
                    nan_hint=" big never starts, so its start_s is NaN; look for its 'deactivated' event instead.")
     if value is None:
@@ -230,6 +254,7 @@ def _nine_of_ten(stack: str) -> tuple:
     return r.figures["held_idle_gpu_seconds"] / 3600.0, r.figures["capacity_gpu_seconds"] / 3600.0
 
 
+@counts_wrong_answers("2.5")
 def check_02_nine_of_ten(answer) -> bool:
     """Exercise 2.5: GPU-hours ``big`` holds idle on ``lesson02.scale_to_zero(limit=72)`` under
     'coscheduling+karpenter' with seed 3 (the NodePool allows 9 of its 10 nodes)."""
@@ -237,7 +262,7 @@ def check_02_nine_of_ten(answer) -> bool:
     stack = "coscheduling+karpenter"
     if answer is None:
         return not_done(ex, f"simulate lesson02.scale_to_zero(limit={NINE_OF_TEN_LIMIT}) with stack='{stack}' and "
-                            f"seed={NINE_OF_TEN_SEED}, then divide result.figures['held_idle_gpu_seconds'] by 3600.")
+                            f"seed={NINE_OF_TEN_SEED}, then divide result.figures['held_idle_gpu_seconds'] by 3600.", hint=HINTS[ex])
     value = number(ex, answer, whole=False, what="GPU-hours")
     if value is None:
         return False

@@ -13,13 +13,21 @@ import functools
 import math
 import numbers
 
-from gangkit.checks.common import fmt, kind, not_done, number
+from gangkit.checks.common import counts_wrong_answers, fmt, kind, not_done, number
 from gangkit.simulate import simulate
 
 #: Exercise 3.1: the GPUs team B must keep for itself.
 LENDING_KEEP = 8
 #: Kueue's two queueing strategies, as Kueue spells them.
 QUEUEING_STRATEGIES = ("StrictFIFO", "BestEffortFIFO")
+
+#: First hints of "not done yet" (the recipe follows after a wrong answer: common.not_done).
+HINTS = {
+    "3.1": "lendingLimit caps how much of a team's own quota the cohort may borrow; team B needs 8 GPUs when its jobs come.",
+    "3.2": "Kueue takes quota back from the borrowing team's workloads, the lowest priority first, then the most recently admitted.",
+    "3.3": "one strategy lets a small job pass a big head that does not fit yet: which of the two protects the big job?",
+}
+
 
 
 @functools.lru_cache(maxsize=None)
@@ -41,6 +49,7 @@ def _lending_expected() -> int:
     return max(fits)
 
 
+@counts_wrong_answers("3.1")
 def check_03_lending_limit(answer) -> bool:
     """Exercise 3.1: team B's lendingLimit that keeps exactly 8 of its 12 GPUs for itself.
 
@@ -52,7 +61,7 @@ def check_03_lending_limit(answer) -> bool:
     if answer is None:
         return not_done(ex, "for a few lendingLimits L, simulate gangkit.lessons.lesson03.lending_story(L) with "
                             "stack='kueue+gang' and count the GPUs team B gets when its jobs arrive, "
-                            "lesson03.gpus_admitted_at(result, 'team-b', 600); answer the L that leaves team B 8.")
+                            "lesson03.gpus_admitted_at(result, 'team-b', 600); answer the L that leaves team B 8.", hint=HINTS[ex])
     value = number(ex, answer, whole=True, what="GPUs (the lendingLimit)")
     if value is None:
         return False
@@ -125,6 +134,7 @@ def _bare(key: str) -> str:
     return key.rsplit("/", 1)[-1]
 
 
+@counts_wrong_answers("3.2")
 def check_03_preempted_workload(answer) -> bool:
     """Exercise 3.2: which workload Kueue preempts when team B reclaims its quota in ``lesson03.reclaim_puzzle()``.
 
@@ -135,7 +145,7 @@ def check_03_preempted_workload(answer) -> bool:
     ex = "3.2"
     if answer is None:
         return not_done(ex, "predict first, then simulate gangkit.lessons.lesson03.reclaim_puzzle() with stack='kueue+gang' "
-                            "and read lesson03.preemptions(result, scenario): answer the victim's name, like 'a-1'.")
+                            "and read lesson03.preemptions(result, scenario): answer the victim's name, like 'a-1'.", hint=HINTS[ex])
     names = _workload_names(answer)
     if names is None or not names:
         got = kind(answer)
@@ -214,6 +224,7 @@ def _strategy_name(text: str) -> str | None:
     return None
 
 
+@counts_wrong_answers("3.3")
 def check_03_strategy_for_big_job(answer) -> bool:
     """Exercise 3.3: the queueingStrategy under which job 'big' of ``lesson03.starvation_story`` waits less.
 
@@ -224,7 +235,7 @@ def check_03_strategy_for_big_job(answer) -> bool:
     if answer is None:
         return not_done(ex, "simulate gangkit.lessons.lesson03.starvation_story('StrictFIFO') and "
                             "starvation_story('BestEffortFIFO') with stack='kueue+gang' and compare the wait_s of "
-                            "'team-a/big' in result.jobs; answer the strategy's name.")
+                            "'team-a/big' in result.jobs; answer the strategy's name.", hint=HINTS[ex])
     if not isinstance(answer, str):
         got = kind(answer)
         if isinstance(answer, numbers.Real) and not isinstance(answer, bool):

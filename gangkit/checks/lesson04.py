@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import numbers
 
-from gangkit.checks.common import close, fmt, kind, not_done, number
+from gangkit.checks.common import close, counts_wrong_answers, fmt, kind, not_done, number
 from gangkit.model.precision import TOLERANCE
 
 #: Exercise 4.1: the share of whole-node gangs in the mix whose stability limit is asked for.
@@ -28,7 +28,16 @@ STARVED_LOAD, STARVED_SEED = 0.7, 0
 #: Exercise 4.3: waits (seconds) within this distance of the simulated one are right.
 WAIT_TOLERANCE_S = 1.0
 
+#: First hints of "not done yet" (the recipe follows after a wrong answer: common.not_done).
+HINTS = {
+    "4.1": "the load a policy can carry is the utilization it reaches when its queue never empties.",
+    "4.2": "an ordering can serve small jobs promptly and still protect the gangs if it plans ahead for them.",
+    "4.3": "under skip, small jobs keep slipping past the whole-node gangs: find the unluckiest gang.",
+}
 
+
+
+@counts_wrong_answers("4.1")
 def check_04_saturation_load(answer) -> bool:
     """Exercise 4.1: the offered load at which ``strict`` stops being stable, for the mix with 30% gangs.
 
@@ -39,7 +48,7 @@ def check_04_saturation_load(answer) -> bool:
     ex = "4.1"
     if answer is None:
         return not_done(ex, "measure the saturated system, gangkit.lessons.lesson04.saturated('strict', node_share=0.3), "
-                            "and answer its effective_utilization, a load such as 0.7.")
+                            "and answer its effective_utilization, a load such as 0.7.", hint=HINTS[ex])
     value = number(ex, answer, whole=False, what="the offered load (a fraction of the cluster's GPUs)")
     if value is None:
         return False
@@ -99,6 +108,7 @@ def _policy_rows() -> tuple:
     return tuple(out)
 
 
+@counts_wrong_answers("4.2")
 def check_04_policy_for_big_gangs(answer) -> bool:
     """Exercise 4.2: among the orderings whose mean wait is at most 600 s, the one whose worst gang waits least.
 
@@ -112,7 +122,7 @@ def check_04_policy_for_big_gangs(answer) -> bool:
     if answer is None:
         return not_done(ex, f"for each ordering ({names}) run gangkit.lessons.lesson04.run(ordering, 0.6, seed=1) "
                             "and read result.figures['mean_wait_s'] and gk.starvation(result)['starvation_wait_s']; "
-                            "answer the ordering's name.")
+                            "answer the ordering's name.", hint=HINTS[ex])
     if not isinstance(answer, str):
         got = kind(answer)
         if isinstance(answer, numbers.Real) and not isinstance(answer, bool):
@@ -170,6 +180,7 @@ def _starved() -> tuple:
             starvation(strict)["starvation_wait_s"])
 
 
+@counts_wrong_answers("4.3")
 def check_04_starved_gang_wait(answer) -> bool:
     """Exercise 4.3: the longest wait of a whole-node gang under ``skip`` at load 0.7, seed 0, in seconds.
 
@@ -178,7 +189,7 @@ def check_04_starved_gang_wait(answer) -> bool:
     ex = "4.3"
     if answer is None:
         return not_done(ex, "run gangkit.lessons.lesson04.run('skip', 0.7, seed=0) and read gk.starvation(result), or the "
-                            "first row of lesson04.gang_waits(result); answer the wait in seconds.")
+                            "first row of lesson04.gang_waits(result); answer the wait in seconds.", hint=HINTS[ex])
     value = number(ex, answer, whole=False, what="seconds (the longest wait of a whole-node gang)")
     if value is None:
         return False

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 
-from gangkit.checks.common import TIME_TOLERANCE_S, close, fmt, kind, not_done, number
+from gangkit.checks.common import TIME_TOLERANCE_S, close, counts_wrong_answers, fmt, kind, not_done, number
 from gangkit.simulate import simulate
 
 #: Why a learner's reason is wrong, for the usual confusions: (expected, given) -> the explanation.
@@ -35,6 +35,13 @@ _CONFUSIONS = {
 }
 _QUOTA_CODES = ("QuotaExhausted", "QuotaTooSmall")
 _PLACEMENT_CODES = ("Unschedulable", "PartiallyPlaced", "GangCannotFit")
+
+#: First hints of "not done yet" (the recipe follows after a wrong answer: common.not_done).
+HINTS = {
+    "5.1": "each layer holds a job back for its own reason: ask the simulator which layer holds it at that instant.",
+    "5.2": "a job's wait is cut into buckets by the stage of the nodes it waits for.",
+}
+
 
 
 @functools.lru_cache(maxsize=None)
@@ -67,6 +74,7 @@ def _why_wrong(stack: str, expected: str, given: str) -> str:
     return "ask the simulator: result.diagnose(job=..., at=...)"
 
 
+@counts_wrong_answers("5.1")
 def check_05_classify_waits(answer) -> bool:
     """Exercise 5.1: the reason each job of ``lesson05.CLASSIFY`` waits, in that order.
 
@@ -79,7 +87,7 @@ def check_05_classify_waits(answer) -> bool:
     expected = _classified()
     if answer is None:
         return not_done(ex, "for each (stack, job, time) in lesson05.CLASSIFY, simulate lesson05.layered_story() "
-                            "with that stack and read result.diagnose(job=..., at=...).code; answer the list of codes.")
+                            "with that stack and read result.diagnose(job=..., at=...).code; answer the list of codes.", hint=HINTS[ex])
     if isinstance(answer, str) or not isinstance(answer, (list, tuple)):
         print(f"Exercise {ex}: expected a list of {len(expected)} reason names (texts such as 'GangCannotFit'), one "
               f"per line of lesson05.CLASSIFY, but got {kind(answer) if not isinstance(answer, str) else 'one text'}.")
@@ -119,12 +127,13 @@ def _train_d_waits() -> tuple:
                  if c.startswith("wait_") and c.endswith("_s")) + (("start", float(row["start_s"])),)
 
 
+@counts_wrong_answers("5.2")
 def check_05_node_initialization(answer) -> bool:
     """Exercise 5.2: seconds of train-d's wait charged to ``node_initialization`` under 'kueue+gang+karpenter'."""
     ex = "5.2"
     if answer is None:
         return not_done(ex, "simulate lesson05.layered_story() with stack='kueue+gang+karpenter' and read the "
-                            "column wait_node_initialization_s of train-d's row in result.jobs.")
+                            "column wait_node_initialization_s of train-d's row in result.jobs.", hint=HINTS[ex])
     value = number(ex, answer, whole=False, what="seconds of train-d's wait in the node_initialization bucket")
     if value is None:
         return False

@@ -12,13 +12,21 @@ from __future__ import annotations
 
 import functools
 
-from gangkit.checks.common import TIME_TOLERANCE_S, close, fmt, minutes_note, not_done, number
+from gangkit.checks.common import TIME_TOLERANCE_S, close, counts_wrong_answers, fmt, minutes_note, not_done, number
 from gangkit.simulate import simulate
 
 IMAGE_PULL_S = 300.0  # exercise 6.1's image pull stage
 WAIT_TARGET_S = 60.0  # exercise 6.2's target mean wait
 PROVREQ_HORIZON_S = 10000.0  # exercise 6.3's run length
 PROVREQ_EXPIRY_S = 1800.0  # exercise 6.3: cluster-autoscaler gives a request up after this long
+
+#: First hints of "not done yet" (the recipe follows after a wrong answer: common.not_done).
+HINTS = {
+    "6.1": "an image pull is one more stage a new node passes before a pod can run on it.",
+    "6.2": "a warm node helps only a gang that fits on the warm nodes entirely.",
+    "6.3": "each failed ProvisioningRequest sends the check to Retry with a growing backoff, until backoffLimitCount is used up.",
+}
+
 
 
 @functools.lru_cache(maxsize=None)
@@ -41,12 +49,13 @@ def _train_waits_with_pull(pull: float) -> dict:
     return lesson06.wait_stages(result, "train").to_dict()
 
 
+@counts_wrong_answers("6.1")
 def check_06_start_with_image_pull(answer) -> bool:
     """Exercise 6.1: when (s) ``train`` starts when every new node must also pull a 300 s image."""
     ex = "6.1"
     if answer is None:
         return not_done(ex, "simulate lesson06.from_zero(Stages(image_pull=300)) with stack='kueue+gang+karpenter' "
-                            "and read train's start_s in result.jobs.")
+                            "and read train's start_s in result.jobs.", hint=HINTS[ex])
     value = number(ex, answer, whole=False, what="a time in seconds")
     if value is None:
         return False
@@ -88,12 +97,13 @@ def _warm_pool_waits() -> tuple:
     return tuple((int(n), float(row.mean_wait_s), float(row.gpu_hours_paid)) for n, row in table.iterrows())
 
 
+@counts_wrong_answers("6.2")
 def check_06_warm_nodes(answer) -> bool:
     """Exercise 6.2: the fewest warm nodes for which the day's gangs wait under 60 s on average."""
     ex = "6.2"
     if answer is None:
         return not_done(ex, "call lesson06.warm_pool_table() and find the smallest warm_nodes whose mean_wait_s "
-                            "is below 60.")
+                            "is below 60.", hint=HINTS[ex])
     value = number(ex, answer, whole=True, what="warm nodes")
     if value is None:
         return False
@@ -134,12 +144,13 @@ def _provreq_deactivated() -> tuple:
     return t, PROVREQ_EXPIRY_S, backoffs
 
 
+@counts_wrong_answers("6.3")
 def check_06_deactivated_at(answer) -> bool:
     """Exercise 6.3: when (s) Kueue deactivates ``train`` of ``lesson06.provreq_story(max_size=2)``."""
     ex = "6.3"
     if answer is None:
         return not_done(ex, "simulate lesson06.provreq_story(max_size=2, horizon=10000) and find the time of "
-                            "train's 'deactivated' event in result.events.")
+                            "train's 'deactivated' event in result.events.", hint=HINTS[ex])
     value = number(ex, answer, whole=False, what="a time in seconds")
     if value is None:
         return False
