@@ -44,7 +44,7 @@ def run(stack, jobs, nodes=CPU_ONLY, limit=None, stages=None, horizon=3000, seed
 
 
 def seen(result) -> pd.DataFrame:
-    return result.metrics["karpenter_provisioner_pods_seen"]
+    return result.metrics["gangkit_karpenter_pods_seen"]
 
 
 def launched(result) -> int:
@@ -188,7 +188,7 @@ SPREAD = Stages(registered=uniform(30, 400), initialized=90)
 
 
 def ready_times(result) -> list[float]:
-    return sorted(result.metrics["karpenter_nodeclaims_launch_to_ready_seconds"].ready_s)
+    return sorted(result.metrics["gangkit_karpenter_nodeclaim_stages"].ready_s)
 
 
 @pytest.mark.parametrize("seed", [0, 3, 7])

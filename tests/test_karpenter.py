@@ -66,7 +66,7 @@ BATCHING = {
 def test_batching_windows(case):
     kind, jobs, batch_max, expected = BATCHING[case]
     result, _ = run(jobs, kind, batch_max=batch_max)
-    batches = result.metrics["karpenter_provisioner_batches"]
+    batches = result.metrics["gangkit_karpenter_batches"]
     assert list(zip(batches.start_s, batches.end_s, batches.pods, batches.nodeclaims)) == expected
     assert (result.jobs.state == "Finished").all()
     assert (result.jobs.wait_unattributed_s == 0).all()
@@ -94,7 +94,7 @@ def test_a_nodepool_limit_provisions_part_of_a_gang(case):
     result, k = run([job("big", pods=4, gpus=8, run_time=100)], kind, limit=16, horizon=1000)
     created = result.metrics["karpenter_nodeclaims_created_total"]
     assert list(created.instance_type) == ["g8", "g8"]  # per NodeClaim: a third would make 24 > 16
-    first = result.metrics["karpenter_provisioner_batches"].iloc[0]
+    first = result.metrics["gangkit_karpenter_batches"].iloc[0]
     assert (first.nodeclaims, first.pods_not_provisioned, first.not_provisioned) == (2, 2, "big-2, big-3")
     usage = result.metrics["karpenter_nodepools_usage"]
     assert usage.value.max() == 16
@@ -132,7 +132,7 @@ def test_node_stages_are_events_and_not_ready_gpu_seconds(case):
     s = result.summary()
     assert s["not_ready_gpu_seconds"] == 8 * (start - 1.0)
     assert s["useful_gpu_seconds"] + s["held_idle_gpu_seconds"] + s["free_gpu_seconds"] + s["not_ready_gpu_seconds"] == s["capacity_gpu_seconds"]
-    l2r = result.metrics["karpenter_nodeclaims_launch_to_ready_seconds"]
+    l2r = result.metrics["gangkit_karpenter_nodeclaim_stages"]
     assert l2r.value.tolist() == [start - 1.0]
 
 
@@ -266,7 +266,7 @@ def test_scale_from_zero_through_kueue_gang_and_karpenter():
     assert (jobs_.state == "Finished").all()
     assert (jobs_.wait_unattributed_s == 0).all()
     # a and b are admitted at once (quota 32) and provisioned in one batch (b seen at the 1 s session)
-    batches = result.metrics["karpenter_provisioner_batches"]
+    batches = result.metrics["gangkit_karpenter_batches"]
     assert list(zip(batches.start_s, batches.end_s, batches.pods, batches.nodeclaims))[0] == (0.0, 2.0, 6, 4)
     assert jobs_.loc["a", "start_s"] == jobs_.loc["b", "start_s"] == 152.0
     # c waits for quota, then runs on a's and b's nodes, which are not yet empty for 60 s
@@ -278,7 +278,7 @@ def test_scale_from_zero_through_kueue_gang_and_karpenter():
 
 def test_two_gangs_of_one_shape_are_provisioned_in_one_batch():
     result, _ = run([job("a", pods=2, gpus=8, run_time=100), job("b", pods=2, gpus=8, run_time=100)], "gang", types=("g8",))
-    assert len(result.metrics["karpenter_provisioner_batches"]) == 1
+    assert len(result.metrics["gangkit_karpenter_batches"]) == 1
 
 
 def test_nodeclaim_names_skip_the_names_of_scenario_nodes():
@@ -310,7 +310,7 @@ def test_same_seed_same_tables_and_another_seed_other_stage_times():
     for name in a.metrics:
         pd.testing.assert_frame_equal(a.metrics[name], b.metrics[name])
     assert a.summary() == b.summary()
-    l2r = "karpenter_nodeclaims_launch_to_ready_seconds"
+    l2r = "gangkit_karpenter_nodeclaim_stages"
     assert a.metrics[l2r].value.tolist() != c.metrics[l2r].value.tolist()
     assert (a.jobs.state == "Finished").all()
 
@@ -388,7 +388,7 @@ def test_the_nodepool_example_loads_and_provisions_half_the_gang():
         "a100", ("p4d.24xlarge",), 16, "WhenEmpty", 300.0)
     assert sc.karpenter.instance_types["p4d.24xlarge"].gpus == 8
     result = gk.simulate(sc)
-    batches = result.metrics["karpenter_provisioner_batches"]
+    batches = result.metrics["gangkit_karpenter_batches"]
     assert batches.nodeclaims.iloc[0] == 2 and batches.not_provisioned.iloc[0] == "train-2, train-3"
     assert result.jobs.state.tolist() == ["WaitingAtEnd"]
 

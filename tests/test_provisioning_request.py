@@ -78,7 +78,7 @@ def test_admitted_when_provisioned(case):
     row = result.jobs.set_index("job").loc["a"]
     assert row.wait_node_registration_s + row.wait_node_initialization_s == (150.0 if ups else 0.0)
     assert result.metrics["cluster_autoscaler_scaled_up_nodes_total"].value.tolist() == ups
-    states = result.metrics["kueue_admission_check_states"].state.tolist()
+    states = result.metrics["gangkit_admission_check_states"].state.tolist()
     assert states == ["Pending", "Ready"] and result.jobs.state.tolist() == ["Finished"]
 
 
@@ -115,7 +115,7 @@ def test_failed_requests_retry_with_backoff_then_reject(case):
     assert waits(result, "big") == (quota_wait, deactivated - quota_wait, 0.0)
     evicted = result.metrics["kueue_evicted_workloads_total"]
     assert evicted["count"].sum() == len(evictions) and set(evicted.reason) <= {"AdmissionCheck"}
-    requests = result.metrics["cluster_autoscaler_provisioning_requests"]
+    requests = result.metrics["gangkit_provisioning_requests"]
     assert requests[requests.state == "Failed"].provisioning_request.tolist() == [f"big-provisioning-{n}" for n in range(1, len(evictions) + 2)]
 
 
@@ -145,7 +145,7 @@ def test_capacity_found_for_one_request_is_booked_and_not_counted_for_the_next()
     # one free 8-GPU node: the first request books it, the second (one scan later) needs a new node
     jobs = [job("a", gpus=8, run_time=100), job("b", gpus=8, run_time=100)]
     result = run(jobs, nodes=[Node("n0", 8)])
-    requests = result.metrics["cluster_autoscaler_provisioning_requests"]
+    requests = result.metrics["gangkit_provisioning_requests"]
     provisioned = requests[requests.state == "Provisioned"]
     assert provisioned.reason.tolist() == ["CapacityIsFound", "CapacityIsProvisioned"]
     assert provisioned.time_s.tolist() == [0.0, 10.0]
@@ -196,7 +196,7 @@ def test_the_example_loads_the_check_and_the_node_groups_and_runs():
     jobs = result.jobs.set_index("job")
     assert jobs.state.tolist() == ["Finished", "Finished"]
     assert (jobs.loc["team-a/pretrain", "start_s"], jobs.loc["team-a/sweep", "start_s"]) == (150.0, 3840.0)
-    states = result.metrics["kueue_admission_check_states"]
+    states = result.metrics["gangkit_admission_check_states"]
     assert states[states.state == "Retry"].time_s.tolist() == [1860.0, 3720.0]
 
 
@@ -256,5 +256,5 @@ def test_a_workload_preempted_while_its_request_waits_keeps_every_second_of_its_
     assert low.state == "WaitingAtEnd" and low.restarts == 1
     # admission check 0-100 s, preempted: quota layer 100-350 s (high holds the quota), admission check again 350-1000 s
     assert (low.wait_quota_s, low.wait_admission_check_s, low.wait_unattributed_s) == (250.0, 750.0, 0.0)
-    names = result.metrics["cluster_autoscaler_provisioning_requests"].provisioning_request
+    names = result.metrics["gangkit_provisioning_requests"].provisioning_request
     assert sorted(set(names[names.str.startswith("low")])) == ["low-provisioning-1"]  # a preemption is not a retry

@@ -233,7 +233,7 @@ def test_unschedulable_counts_are_kept_only_at_the_full_level():
 @pytest.mark.parametrize("stack, names", [
     ("kueue+gang", ["kueue_pending_workloads", "kueue_admission_wait_time_seconds", "volcano_unschedule_job_count"]),
     ("kueue+gang+karpenter", ["kueue_pending_workloads", "karpenter_nodepools_usage", "karpenter_nodepools_limit",
-                              "karpenter_nodeclaims_launch_to_ready_seconds", "volcano_unschedule_task_count"]),
+                              "gangkit_karpenter_nodeclaim_stages", "volcano_unschedule_task_count"]),
     ("pod", ["scheduler_pending_pods"]),
 ])
 def test_every_layer_reports_under_result_metrics(stack, names):

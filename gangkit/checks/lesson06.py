@@ -173,5 +173,5 @@ def check_06_deactivated_at(answer) -> bool:
               "to Retry, not Rejected: the workload is evicted and tries again after a backoff.")
     else:
         print(f"Exercise {ex}: you said {fmt(value)}. Look for the 'deactivated' event of train in result.events, "
-              f"or at result.metrics['kueue_admission_check_states'].{minutes_note(value, expected)}")
+              f"or at result.metrics['gangkit_admission_check_states'].{minutes_note(value, expected)}")
     return False

@@ -135,12 +135,13 @@ class PlacementLayer(Protocol):
     aligns the cycles to it (:func:`gangkit.model.precision.next_boundary`).
     ``pending_metrics``: the names of the unschedulable pods and jobs counts
     the engine samples after each cycle at the ``full`` level (``None``: not
-    reported), named after the real metric where one exists.
+    reported), named after the real metric where one exists (the default names, with ``gangkit_``,
+    are gangkit's own).
     """
 
     name: str
     period: float = 0.0
-    pending_metrics: tuple[str, str | None] = ("unschedulable_pods", "unschedulable_jobs")
+    pending_metrics: tuple[str, str | None] = ("gangkit_unschedulable_pods", "gangkit_unschedulable_jobs")
 
     @abstractmethod
     def enqueue(self, jobs: list["JobState"], now: float) -> None:

@@ -216,6 +216,6 @@ class ProvisioningRequestCheck(AdmissionLayer):
         return {
             "kueue_admission_checks_wait_time_seconds": pd.DataFrame(
                 self._wait_rows, columns=["time_s", "workload", "cluster_queue", "wait_s"]).astype({"time_s": float}),
-            "kueue_admission_check_states": pd.DataFrame(
+            "gangkit_admission_check_states": pd.DataFrame(
                 self._rows, columns=["time_s", "workload", "provisioning_request", "state", "message"]).astype({"time_s": float}),
         }

@@ -173,7 +173,7 @@ def compare_scale_to_zero(scenario: Scenario | None = None, rows=SCALE_TO_ZERO_R
     out = []
     for label, stack, fields in rows:
         r = simulate(with_big(scenario, **fields), stack=stack, seed=seed)
-        seen = r.metrics["karpenter_provisioner_pods_seen"]
+        seen = r.metrics["gangkit_karpenter_pods_seen"]
         big = r.jobs.set_index("job").loc["big"]
         out.append({
             "variant": label,

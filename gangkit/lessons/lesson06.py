@@ -151,7 +151,7 @@ def batching_table(windows: list[tuple[float, float]], n: int = 24, every: float
     rows = []
     for idle, most in windows:
         r = batching(idle, most, n, every)
-        b = r.metrics["karpenter_provisioner_batches"]
+        b = r.metrics["gangkit_karpenter_batches"]
         rows.append({"batchIdleDuration_s": idle, "batchMaxDuration_s": most, "batches": len(b),
                      "nodes_launched": int(b.nodeclaims.sum()), "first_window_closes_s": float(b.end_s.iloc[0]),
                      "mean_wait_s": r.summary()["mean_wait_s"], "max_wait_s": r.summary()["max_wait_s"]})

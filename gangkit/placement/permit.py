@@ -168,6 +168,9 @@ class PermitLayer(PlacementLayer):
     when a group may start and when its held pods are released.
     """
 
+    # both are kube-scheduler plugins: their unschedulable pods sit in kube-scheduler's own queue
+    pending_metrics = ("scheduler_pending_pods", None)
+
     name = "placement"
 
     def __init__(self) -> None:

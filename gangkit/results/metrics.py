@@ -27,7 +27,9 @@ metric (``Result.metrics[name]``)             layer, and what a row is
                                               launch-to-ready seconds
 ============================================  ==============================================
 
-plus the other Kueue and Karpenter frames (reservations, evictions,
+Names that start with ``gangkit_`` are gangkit's own tables (a NodeClaim's stage times,
+Karpenter's batches, a ProvisioningRequest's states...), not metrics any project exports; the
+reference pages name the closest real metric for each. Plus the other Kueue and Karpenter frames (reservations, evictions,
 NodeClaims created and disrupted, provisioning batches), see
 :mod:`gangkit.kueue.metrics` and :mod:`gangkit.supply.karpenter`. The real
 metrics are Prometheus gauges, counters and histograms; here a gauge is a

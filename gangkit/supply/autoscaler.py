@@ -640,10 +640,10 @@ class ClusterAutoscaler(NodeSupplier):
                 self._scale_downs, columns=["time_s", "node_group", "node", "reason"]),
             "cluster_autoscaler_failed_scale_ups_total": pd.DataFrame(
                 self._failures, columns=["time_s", "node_group", "node", "failures", "backoff_until_s"]),
-            "cluster_autoscaler_node_launch_to_ready_seconds": pd.DataFrame(
+            "gangkit_autoscaler_node_stages": pd.DataFrame(
                 self._ready_rows, columns=["node", "node_group", "instance_type", "launched_s", "registered_s",
                                            "initialized_s", "ready_s", "value"]),
-            "cluster_autoscaler_provisioning_requests": pd.DataFrame(
+            "gangkit_provisioning_requests": pd.DataFrame(
                 self._provreq_rows, columns=["time_s", "provisioning_request", "state", "reason", "pods"]),
         }
 

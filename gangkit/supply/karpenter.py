@@ -505,13 +505,13 @@ class Karpenter(NodeSupplier):
                 self._disrupted, columns=["time_s", "nodepool", "nodeclaim", "reason", "value"]),
             "karpenter_nodepools_usage": pd.DataFrame(self._usage, columns=["time_s", "nodepool", "resource_type", "value"]),
             "karpenter_nodepools_limit": pd.DataFrame(limits, columns=["nodepool", "resource_type", "value"]),
-            "karpenter_nodeclaims_launch_to_ready_seconds": pd.DataFrame(
+            "gangkit_karpenter_nodeclaim_stages": pd.DataFrame(
                 self._ready_rows, columns=["nodeclaim", "nodepool", "instance_type", "launched_s", "registered_s",
                                            "initialized_s", "ready_s", "value"]),
-            "karpenter_provisioner_batches": pd.DataFrame(
+            "gangkit_karpenter_batches": pd.DataFrame(
                 self._batches, columns=["start_s", "end_s", "pods", "nodeclaims", "pods_not_provisioned", "not_provisioned"]),
             # gangkit's own table, not a Karpenter metric: when each pod first looked provisionable to Karpenter
-            "karpenter_provisioner_pods_seen": pd.DataFrame(
+            "gangkit_karpenter_pods_seen": pd.DataFrame(
                 list(self._seen.values()), columns=["time_s", "job", "pod"]),
         }
 
