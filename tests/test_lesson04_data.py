@@ -47,7 +47,7 @@ def test_the_command_reproduces_the_committed_rows_on_a_reduced_grid():
                     "--workers", "2")
     assert done.returncode == 0, done.stdout + done.stderr
     gangs = int((lesson04.story_data()["ordering"] == "strict").sum())
-    assert f"up to date (2 rows and {2 * gangs} story rows compared)" in done.stdout
+    assert f"up to date (2 rows, {2 * gangs} story rows and 2 packing rows compared)" in done.stdout
 
 
 def test_check_notices_a_changed_row(tmp_path, capsys):
@@ -136,3 +136,21 @@ def test_wait_explorer_follows_its_controls(capsys):
     assert ex.table.loc["all", "mean_wait_s"] == expected.loc["all", "mean_wait_s"]
     assert ex.updates == 3
     assert repr(ex) == "Waiting explorer (run this cell to use it)"
+
+
+def test_the_packing_file_matches_the_live_runs():
+    """One seed of the packing experiment, run live under both scorings and both orderings."""
+    live = lesson04.packing_rows(seeds=[2])
+    data = lesson04.packing_data()
+    committed = data[data["seed"] == 2].reset_index(drop=True)
+    pd.testing.assert_frame_equal(committed, live, check_dtype=False)
+    assert set(data["scoring"]) == set(lesson04.SCORINGS) and sorted(set(data["seed"])) == list(lesson04.PACKING["seeds"])
+
+
+def test_packing_shortens_the_starvation_under_skip():
+    """The lesson's reading: packed, skip's worst gang wait is far shorter than spread."""
+    t = lesson04.packing_data().groupby(["scoring", "ordering"])["worst_gang_wait_s"].mean()
+    assert t["MostAllocated", "skip"] < 0.5 * t["LeastAllocated", "skip"]
+    table = lesson04.packing_table(lesson04.packing_data())
+    assert list(table.columns) == ["scoring", "ordering", "seeds", "worst gang wait (min)", "mean wait (min)"]
+    assert table["worst gang wait (min)"].str.fullmatch(r"\d+ ± \d+").all()

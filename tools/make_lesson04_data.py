@@ -1,4 +1,4 @@
-"""Write gangkit/data/lesson04_sweep.csv and lesson04_story.csv: lesson 04's runs too slow for the lesson.
+"""Write gangkit/data/lesson04_sweep.csv, lesson04_story.csv and lesson04_packing.csv: lesson 04's runs too slow for it.
 
 The grids are ``gangkit.lessons.lesson04.SWEEP_GRIDS``: the lesson's mix (90% one-GPU jobs, 10% whole-node
 gangs, exponential run times of mean 30 minutes, 4 nodes x 8 GPUs, stack gang) under each
@@ -6,7 +6,9 @@ ordering, at each offered load, for each seed, 2000 jobs per run (strict and ski
 5 seeds; the backfilling orderings, slower, at 6 loads and 3 seeds); one row per run with the
 columns ``gangkit.lessons.lesson04.SWEEP_COLUMNS`` (metrics of ``gangkit.results.waiting``). And the starvation
 story: the wait of every whole-node gang of one run (``gangkit.lessons.lesson04.STORY``) under every
-ordering (``gangkit.lessons.lesson04.story_table``). Simulated figures.
+ordering (``gangkit.lessons.lesson04.story_table``). And the packing experiment: the story's run under
+both orderings and both node scorings for each seed of ``lesson04.PACKING`` (``lesson04.packing_rows``).
+Simulated figures.
 
     python tools/make_lesson04_data.py                          # from the repository root (a few minutes)
     python tools/make_lesson04_data.py --check                  # exit 1 if the committed file differs
@@ -28,6 +30,7 @@ from gangkit.lessons import lesson04  # noqa: E402
 
 OUTPUT = ROOT / "gangkit" / "data" / "lesson04_sweep.csv"
 STORY_OUTPUT = ROOT / "gangkit" / "data" / "lesson04_story.csv"
+PACKING_OUTPUT = ROOT / "gangkit" / "data" / "lesson04_packing.csv"
 COMMAND = "python tools/make_lesson04_data.py"
 KEYS = ["ordering", "load", "seed"]
 
@@ -64,6 +67,12 @@ def render_story(table: pd.DataFrame) -> str:
     return header + table.to_csv(index=False)
 
 
+def render_packing(table: pd.DataFrame) -> str:
+    header = (f"# Lesson 04 spread or pack (simulated with gangkit, not measured): gangkit.lessons.lesson04.PACKING "
+              f"{lesson04.PACKING} under each ordering and node scoring; made by: {COMMAND}\n")
+    return header + table.to_csv(index=False)
+
+
 def compare(fresh: pd.DataFrame, committed: pd.DataFrame, keys=KEYS) -> list[str]:
     """Differences between fresh rows and the committed rows with the same keys."""
     merged = fresh.merge(committed, on=keys, how="left", suffixes=("", "_committed"), indicator=True)
@@ -89,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--output", type=Path, default=OUTPUT)
     ap.add_argument("--story-output", type=Path, default=STORY_OUTPUT)
+    ap.add_argument("--packing-output", type=Path, default=PACKING_OUTPUT)
     ap.add_argument("--check", action="store_true", help="compare with the committed file instead of writing")
     ap.add_argument("--loads", type=float, nargs="*", help="with --check: only these loads")
     ap.add_argument("--seeds", type=int, nargs="*", help="with --check: only these seeds")
@@ -101,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     grids = reduced_grids(args.loads, args.seeds, args.orderings)
     table = lesson04.sweep_table(grids, workers=args.workers, progress=False)
     story = lesson04.story_table(args.orderings)
+    packing_seeds = [s for s in lesson04.PACKING["seeds"] if not args.seeds or s in args.seeds]
+    packing_orderings = [o for o in lesson04.ORDERINGS if not args.orderings or o in args.orderings]
+    packing = lesson04.packing_rows(packing_seeds, packing_orderings)
     if args.check:
         if not args.output.exists():
             print(f"{args.output} is missing; make it with {COMMAND}")
@@ -110,16 +123,24 @@ def main(argv: list[str] | None = None) -> int:
             problems.append(f"{args.story_output} is missing")
         else:
             problems += compare(story, pd.read_csv(args.story_output, comment="#"), keys=["ordering", "job"])
+        if not args.packing_output.exists():
+            problems.append(f"{args.packing_output} is missing")
+        elif len(packing):
+            problems += compare(packing, pd.read_csv(args.packing_output, comment="#"),
+                                keys=["scoring", "ordering", "seed"])
         if not reduced and not problems and len(pd.read_csv(args.output, comment="#")) != len(table):
             problems = [f"{args.output} has other rows than the grid"]
         for p in problems[:20]:
             print(p)
-        print(f"up to date ({len(table)} rows and {len(story)} story rows compared)" if not problems else
+        print(f"up to date ({len(table)} rows, {len(story)} story rows and {len(packing)} packing rows compared)"
+              if not problems else
               f"{args.output} differs from what {COMMAND} makes ({len(problems)} differences)")
         return 0 if not problems else 1
     args.output.write_text(render(table))
     args.story_output.write_text(render_story(story))
-    print(f"wrote {args.output} ({len(table)} rows) and {args.story_output} ({len(story)} rows)")
+    args.packing_output.write_text(render_packing(packing))
+    print(f"wrote {args.output} ({len(table)} rows), {args.story_output} ({len(story)} rows) and "
+          f"{args.packing_output} ({len(packing)} rows)")
     return 0
 
 

@@ -21,6 +21,10 @@ Everything here is a plain function over :mod:`gangkit.workloads.generators`,
 - :data:`SWEEP_GRIDS` and :func:`sweep_table` are the load sweep whose
   results are committed in ``gangkit/data/lesson04_sweep.csv`` (made by
   ``python tools/make_lesson04_data.py``; a test re-runs part of it);
+- :func:`packing_rows` and :func:`packing_table` are the same story with pods
+  spread over the nodes or packed onto the fullest (committed in
+  ``gangkit/data/lesson04_packing.csv``): packing leaves whole nodes free
+  more often, so the whole-node gangs starve far less;
 - :func:`saturated` measures the throughput of a *saturated* system (every
   job submitted at once, so the queue never runs dry): the utilization a
   policy sustains when work is never lacking, which is where it stops
@@ -79,14 +83,20 @@ def mix(load: float, node_share: float = NODE_SHARE, n_jobs: int = 1000, seed: i
     return stream.scenario(nodes(N_NODES, gpus=GPUS_PER_NODE))
 
 
-def run(ordering: str, load: float, node_share: float = NODE_SHARE, n_jobs: int = 1000, seed: int = 0):
-    """The mix simulated under stack ``gang`` with this placement ordering (cached; do not modify the result)."""
-    return _run(ordering, float(load), float(node_share), int(n_jobs), int(seed))
+def run(ordering: str, load: float, node_share: float = NODE_SHARE, n_jobs: int = 1000, seed: int = 0,
+        scoring: str = "LeastAllocated"):
+    """The mix simulated under stack ``gang`` with this placement ordering (cached; do not modify the result).
+
+    ``scoring`` is how a pod's node is chosen among those with room: ``LeastAllocated`` spreads pods
+    (the most free node), ``MostAllocated`` packs them (the fullest node that still has room).
+    """
+    return _run(ordering, float(load), float(node_share), int(n_jobs), int(seed), scoring)
 
 
 @lru_cache(maxsize=32)
-def _run(ordering: str, load: float, node_share: float, n_jobs: int, seed: int):
-    return simulate(mix(load, node_share, n_jobs, seed), stack="gang", ordering=ordering, record="jobs")
+def _run(ordering: str, load: float, node_share: float, n_jobs: int, seed: int, scoring: str = "LeastAllocated"):
+    return simulate(mix(load, node_share, n_jobs, seed), stack="gang", ordering=ordering, record="jobs",
+                    scoring=scoring)
 
 
 #: The starvation story's run: the mix at load 0.6, 1000 jobs, seed 0.
@@ -114,6 +124,53 @@ def gang_waits(result) -> pd.DataFrame:
     w = waiting.job_waits(result)
     gangs = w[w["gpus"] == GPUS_PER_NODE][["job", "submit_s", "wait_s", "censored"]]
     return gangs.sort_values(["wait_s", "job"], ascending=[False, True]).reset_index(drop=True)
+
+
+# ------------------------------------------------------------------- spread or pack
+#: Node scoring: spread pods over nodes, or pack them. kube-scheduler's NodeResourcesFit has both
+#: strategies (LeastAllocated is its default); Volcano's nodeorder plugin with its default weights
+#: spreads (leastrequested), its binpack plugin packs.
+SCORINGS = ("LeastAllocated", "MostAllocated")
+#: The packing experiment: the story's load and length, both orderings, under both scorings, these seeds.
+PACKING = {"load": 0.6, "n_jobs": 1000, "seeds": (0, 1, 2, 3, 4)}
+#: Its committed rows (see tools/make_lesson04_data.py): too many runs for the lesson's time budget.
+PACKING_DATA = Path(__file__).resolve().parents[1] / "data" / "lesson04_packing.csv"
+
+
+def packing_rows(seeds=None, orderings=None) -> pd.DataFrame:
+    """One row per (scoring, ordering, seed): the worst wait of a whole-node gang and the mean wait of all jobs."""
+    rows = []
+    for scoring in SCORINGS:
+        for ordering in orderings or ORDERINGS:
+            for seed in seeds if seeds is not None else PACKING["seeds"]:
+                r = run(ordering, PACKING["load"], NODE_SHARE, PACKING["n_jobs"], seed, scoring)
+                rows.append((scoring, ordering, seed, waiting.starvation(r)["starvation_wait_s"],
+                             r.figures["mean_wait_s"]))
+    return pd.DataFrame(rows, columns=["scoring", "ordering", "seed", "worst_gang_wait_s", "mean_wait_s"])
+
+
+def packing_data() -> pd.DataFrame:
+    """The committed :func:`packing_rows` (``gangkit/data/lesson04_packing.csv``)."""
+    return pd.read_csv(PACKING_DATA, comment="#")
+
+
+def packing_table(rows: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Mean over seeds and the half-width of its ``confidence`` interval (Student t), per scoring and ordering.
+
+    Minutes, rounded: one row per (scoring, ordering), the columns ``worst gang wait`` and ``mean wait``
+    as "mean ± half-width".
+    """
+    out = []
+    for (scoring, ordering), g in rows.groupby(["scoring", "ordering"], sort=False):
+        n = len(g)
+        t = waiting.t_quantile(0.5 + confidence / 2, n - 1) if n > 1 else float("nan")
+        cells = []
+        for col in ("worst_gang_wait_s", "mean_wait_s"):
+            v = g[col] / 60.0
+            half = t * v.std(ddof=1) / n ** 0.5
+            cells.append(f"{v.mean():.0f} ± {half:.0f}")
+        out.append((scoring, ordering, n, *cells))
+    return pd.DataFrame(out, columns=["scoring", "ordering", "seeds", "worst gang wait (min)", "mean wait (min)"])
 
 
 # --------------------------------------------------------------------------- the sweep
