@@ -25,7 +25,17 @@ from gangkit.model.reasons import Reason
 from gangkit.model.scenario import RunSettings, Scenario
 from gangkit.results.diagnosis import Diagnosis
 from gangkit.results.result import Result
-from gangkit.results.waiting import Stability, job_waits, metrics, stability, starvation, utilization, wait_table
+from gangkit.results.waiting import (
+    Stability,
+    batch_means,
+    job_waits,
+    metrics,
+    mmc_wait,
+    stability,
+    starvation,
+    utilization,
+    wait_table,
+)
 from gangkit.simulate import simulate
 from gangkit.stacks import STACKS, Stack, build_stack
 from gangkit.supply import InstanceType, Karpenter, NodePool, Stages, default_karpenter
@@ -66,7 +76,8 @@ __all__ = [
     # node supply
     "InstanceType", "Karpenter", "NodePool", "Stages", "default_karpenter",
     # waiting metrics
-    "Stability", "job_waits", "metrics", "stability", "starvation", "utilization", "wait_table",
+    "Stability", "batch_means", "job_waits", "metrics", "mmc_wait", "stability", "starvation", "utilization",
+    "wait_table",
 ]
 
 

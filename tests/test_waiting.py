@@ -203,3 +203,31 @@ def test_summary_only_run_is_refused_with_a_reason():
 ])
 def test_idle_while_waiting_counts_free_gpus_only_when_someone_waits(ordering, start, end, share):
     assert idle_while_waiting(story(ordering), start, end) == pytest.approx(share, abs=5e-5)
+
+
+@pytest.mark.parametrize("servers, offered, expected", [
+    (1, 0.5, 0.5),  # M/M/1: P(wait) = rho
+    (2, 1.0, 1 / 3),  # M/M/2 at a = 1: C = 1/3
+    (8, 6.0, None),  # M/M/8 at load 0.75: against the textbook sum below
+    (64, 57.6, None),
+])
+def test_erlang_c_against_known_values(servers, offered, expected):
+    import math
+
+    from gangkit.results.waiting import erlang_c
+
+    if expected is None:  # C = (a^c / c!) (c / (c - a)) / (sum_{k<c} a^k / k! + (a^c / c!) (c / (c - a)))
+        tail = offered ** servers / math.factorial(servers) * servers / (servers - offered)
+        expected = tail / (sum(offered ** k / math.factorial(k) for k in range(servers)) + tail)
+    assert erlang_c(servers, offered) == pytest.approx(expected, rel=1e-9)
+
+
+def test_mmc_wait_and_batch_means():
+    from gangkit.results.waiting import batch_means, mmc_wait
+
+    wq, p = mmc_wait(1, 0.5, 100.0)  # M/M/1: E[Wq] = rho / (mu - lambda) = 0.5 / (0.01 - 0.005)
+    assert (wq, p) == (pytest.approx(100.0), pytest.approx(0.5))
+    mean, half = batch_means([0.0] * 100 + [1.0] * 100, batches=4, warmup=0.0)
+    assert mean == 0.5 and half > 0
+    with pytest.raises(ValueError, match="0 < offered load < servers"):
+        mmc_wait(2, 1.0, 10.0)

@@ -295,6 +295,51 @@ def stability(result, batches: int = 10, confidence: float = 0.95) -> Stability:
                      batches, confidence, round(float(np.mean(means)), 4))
 
 
+# --------------------------------------------------------------------- queueing theory
+def erlang_c(servers: int, offered: float) -> float:
+    """P(wait > 0) in an M/M/c queue with ``servers`` servers and offered load ``offered`` = arrival rate / service rate.
+
+    Erlang's C formula, through Erlang B's recursion (stable for large ``servers``):
+    B(0) = 1, B(k) = a B(k-1) / (k + a B(k-1)); C = B / (1 - rho + rho B) with rho = a / c.
+    """
+    if not 0 < offered < servers:
+        raise ValueError(f"erlang_c needs 0 < offered load < servers, got {offered} and {servers}")
+    b = 1.0
+    for k in range(1, servers + 1):
+        b = offered * b / (k + offered * b)
+    rho = offered / servers
+    return b / (1.0 - rho + rho * b)
+
+
+def mmc_wait(servers: int, load: float, mean_service_s: float) -> tuple[float, float]:
+    """(mean wait in queue E[Wq], P(wait > 0)) of an M/M/c queue at utilization ``load`` (0 < load < 1).
+
+    E[Wq] = C(c, a) x mean service / (c - a), with a = c x load. For one-GPU jobs on ``servers`` GPUs
+    (gangkit's :func:`gangkit.workloads.generators.mm_c` stream) these are the closed forms the
+    simulator must reproduce.
+    """
+    a = servers * load
+    p = erlang_c(servers, a)
+    return p * mean_service_s / (servers - a), p
+
+
+def batch_means(values, batches: int = 20, confidence: float = 0.95, warmup: float = 0.05) -> tuple[float, float]:
+    """The mean of ``values`` (in arrival order) and the half-width of its ``confidence`` interval.
+
+    The first ``warmup`` share is dropped (the queue starts empty); the rest is cut into ``batches``
+    equal batches whose means are treated as independent draws (Student t): waits of successive jobs
+    are correlated, so the plain standard error of all values would be far too narrow.
+    """
+    v = np.asarray(values, dtype=float)
+    v = v[int(len(v) * warmup):]
+    m = len(v) // batches
+    if m < 1 or batches < 2:
+        raise ValueError(f"batch_means needs at least {batches} values after the warm-up, got {len(v)}")
+    means = np.array([v[i * m:(i + 1) * m].mean() for i in range(batches)])
+    half = t_quantile(0.5 + confidence / 2, batches - 1) * float(means.std(ddof=1)) / math.sqrt(batches)
+    return float(means.mean()), half
+
+
 # --------------------------------------------------------------------------- one flat row
 def metrics(result, tau: float = TAU_S, classes=SIZE_CLASSES, batches: int = 10, confidence: float = 0.95) -> dict:
     """Every figure of this module for one run, as one flat dict (one row of a sweep).
