@@ -154,3 +154,11 @@ def test_packing_shortens_the_starvation_under_skip():
     table = lesson04.packing_table(lesson04.packing_data())
     assert list(table.columns) == ["scoring", "ordering", "seeds", "worst gang wait (min)", "mean wait (min)"]
     assert table["worst gang wait (min)"].str.fullmatch(r"\d+ ± \d+").all()
+
+
+def test_the_sweep_summary_is_one_table_of_the_loads_every_ordering_ran():
+    table = lesson04.sweep_summary(lesson04.sweep_data())
+    assert list(table.index.get_level_values("load").unique()) == list(lesson04.SUMMARY_LOADS)
+    assert table.notna().all().all()  # every ordering ran every one of these loads
+    skip = table.xs("skip", level="ordering")["utilization"]
+    assert skip[0.8] > skip[1.0]  # the lesson's reading: skip's utilization falls past 0.8 (starvation)

@@ -228,6 +228,26 @@ def unstable_share(data: pd.DataFrame, orderings=None) -> pd.DataFrame:
     return by_load(flagged, "unstable", orderings)
 
 
+#: The loads every ordering of the sweep ran, for the lesson's one table.
+SUMMARY_LOADS = (0.6, 0.8, 0.9, 1.0)
+
+
+def sweep_summary(data: pd.DataFrame, loads=SUMMARY_LOADS, seeds=(0, 1, 2)) -> pd.DataFrame:
+    """One readable table of the sweep: per load and ordering, the waits (hours), the utilization in the
+    stability window and the share of seeds that read unstable (means over ``seeds``, which every ordering ran).
+    """
+    common = data[data["seed"].isin(list(seeds)) & data["load"].isin(list(loads))]
+    columns = {"mean_wait_s[1]": "one-GPU mean wait (h)", "mean_wait_s[2-8]": "gang mean wait (h)",
+               "max_wait_s[2-8]": "gang longest wait (h)"}
+    g = common.groupby(["load", "ordering"], sort=False)
+    out = pd.DataFrame({label: g[col].mean() / 3600.0 for col, label in columns.items()})
+    out["utilization"] = g["window_effective_utilization"].mean()
+    out["unstable seeds"] = g["stability"].apply(lambda s: float((s == "unstable").mean()))
+    order = [o for o in (*ORDERINGS, *BACKFILL_ORDERINGS) if o in set(common["ordering"])]
+    out = out.reindex(pd.MultiIndex.from_product([list(loads), order], names=["load", "ordering"]))
+    return out.round({**{label: 2 for label in columns.values()}, "utilization": 3, "unstable seeds": 2})
+
+
 def first_unstable_load(data: pd.DataFrame, ordering: str, share: float = 0.5) -> float:
     """The lowest load from which on more than ``share`` of the seeds read unstable at every higher load."""
     s = unstable_share(data)[ordering].dropna()
