@@ -1,9 +1,9 @@
 """Checks of lesson 01 (the pod-level deadlock): GPUs held idle, the cluster size that avoids it, utilization.
 
-Exercises 1.1 to 1.3 ask for the GPUs bound to jobs that cannot progress in ``two-gangs-deadlock``,
-the smallest cluster of one-GPU nodes on which two 4-worker jobs never deadlock, and the effective
+Exercises 1.1 to 1.3 ask for the GPUs bound to jobs that cannot progress when the two four-worker jobs
+of ``two-gangs-deadlock`` get six nodes instead of four (a prediction: the lesson ran four), the smallest cluster of one-GPU nodes on which two 4-worker jobs never deadlock, and the effective
 utilization of ``three-workers``, all under stack 'pod'. When a number is off, the message names
-what it probably is (what one job holds instead of both, the answer under 'gang', the allocated
+what it probably is (what one job holds instead of both, the lesson's four-node answer, the allocated
 utilization instead of the effective one) or, for a cluster size, what the simulator says happens
 on that many nodes; a utilization written as a percentage is accepted, with a note.
 """
@@ -17,7 +17,6 @@ from gangkit.model.jobs import job
 from gangkit.model.nodes import nodes
 from gangkit.model.scenario import Scenario
 from gangkit.simulate import simulate
-from gangkit.workloads.scenarios import load as load_scenario
 
 #: Utilizations (fractions) within this distance of the summary figure are right.
 UTILIZATION_TOLERANCE = 0.005
@@ -28,24 +27,11 @@ PODS_PER_JOB = 4
 
 #: First hints of "not done yet" (the recipe follows after a wrong answer: common.not_done).
 HINTS = {
-    "1.1": "a deadlocked job keeps the GPUs its bound pods hold; the result lists who holds what.",
+    "1.1": "two more nodes: which pods get them, in the order the pods are created, and can either job then start?",
     "1.2": "with enough nodes every pod of both jobs fits at once; with fewer, the jobs' pods can split the nodes between them.",
     "1.3": "effective utilization counts only the GPU-seconds of pods that make progress, out of capacity times time.",
 }
 
-
-
-@functools.lru_cache(maxsize=None)
-def _held_by_job(scenario: str, stack: str) -> tuple:
-    """(job, GPUs held without progress) for every deadlocked job, from ``Result.holders``."""
-    holders = simulate(scenario, stack=stack).holders
-    return tuple((r.job, int(r.gpus_held)) for r in holders.itertuples())
-
-
-@functools.lru_cache(maxsize=None)
-def _capacity(scenario: str) -> int:
-    """GPUs in a built-in scenario's cluster."""
-    return sum(n.gpus for n in load_scenario(scenario).nodes)
 
 
 def two_four_worker_jobs(n_nodes: int) -> Scenario:
@@ -78,42 +64,63 @@ def _min_nodes_expected() -> int:
     return best
 
 
+#: Exercise 1.1: the lesson's two four-worker jobs, on this many one-GPU nodes instead of four.
+HELD_IDLE_NODES = 6
+
+
+@functools.lru_cache(maxsize=None)
+def _six_nodes() -> tuple:
+    """(held idle GPUs at the end, ((job, GPUs held), ...)) for exercise 1.1's run."""
+    r = simulate(two_four_worker_jobs(HELD_IDLE_NODES), stack="pod")
+    return int(r.summary()["held_idle_gpus_at_end"]), tuple((h.job, int(h.gpus_held)) for h in r.holders.itertuples())
+
+
 @counts_wrong_answers("1.1")
 def check_01_held_idle(answer) -> bool:
-    """Exercise 1.1: GPUs held idle at the end of ``two-gangs-deadlock`` under stack 'pod'."""
+    """Exercise 1.1: GPUs held idle at the end when the two four-worker jobs get six one-GPU nodes, pod by pod.
+
+    A change-a-parameter task: the lesson ran the jobs on four nodes (``two-gangs-deadlock``, 4 GPUs held);
+    with six nodes the interleaved pods still split the cluster between the jobs (3 and 3 of their 4), so
+    all six GPUs are held idle. Typical wrong answers: the lesson's 4, one job's 3, the 8 GPUs both jobs
+    need, and 0 (more nodes, but not enough for one whole job).
+    """
     ex = "1.1"
     if answer is None:
-        return not_done(ex, "simulate 'two-gangs-deadlock' with stack='pod', then read "
-                            "result.summary()['held_idle_gpus_at_end'] or add up result.holders['gpus_held'].", hint=HINTS[ex])
+        return not_done(ex, f"simulate gk.Scenario(gk.nodes({HELD_IDLE_NODES}, gpus=1), [gk.job('A', pods=4, gpus=1), "
+                            "gk.job('B', pods=4, gpus=1)]) with stack='pod', then read "
+                            "result.summary()['held_idle_gpus_at_end'] or add up result.holders['gpus_held'].",
+                        hint=HINTS[ex])
     value = number(ex, answer, whole=True, what="GPUs")
     if value is None:
         return False
-    expected = figure("two-gangs-deadlock", "pod", "held_idle_gpus_at_end")
-    held = _held_by_job("two-gangs-deadlock", "pod")
-    under_gang = figure("two-gangs-deadlock", "gang", "held_idle_gpus_at_end")
+    expected, held = _six_nodes()
+    lesson = figure("two-gangs-deadlock", "pod", "held_idle_gpus_at_end")
+    shares = " and ".join(f"{j} {g}" for j, g in held)
     if value == expected:
-        print(f"Correct! All {fmt(expected)} GPUs are bound to workers of jobs that cannot progress: "
-              "each job holds part of what it needs and waits for ever for the rest.")
+        print(f"Correct! All {fmt(expected)} GPUs are held idle ({shares}): the pods of the two jobs are created "
+              "interleaved and each takes a free node, so the jobs split the nodes between them and neither gets "
+              "all four workers. Two more nodes changed nothing but the number of idle GPUs; how many does it "
+              "take for one job to win (exercise 1.2)?")
         return True
     per_job = {g for _, g in held}
-    capacity = _capacity("two-gangs-deadlock")
     if value < 0:
         print(f"Exercise {ex}: you said {fmt(value)}; a number of GPUs cannot be negative.")
-    elif value > capacity:
-        print(f"Exercise {ex}: you said {fmt(value)}, but the cluster has only {capacity} GPUs: a job cannot "
-              "hold GPUs it has not got. Look at result.holders: what each job holds, and on which nodes.")
-    elif value in per_job and len(held) > 1:
-        names = " and ".join(j for j, _ in held)
-        print(f"Exercise {ex}: you said {fmt(value)}. That is what one job holds, but {names} both hold "
-              "GPUs without progress. Add up result.holders['gpus_held'].")
-    elif value == under_gang:
-        print(f"Exercise {ex}: you said {fmt(value)}. That is the answer under stack='gang', where the jobs "
-              "run one after the other. Under stack='pod' the run ends in a deadlock: look at "
+    elif value > HELD_IDLE_NODES:
+        print(f"Exercise {ex}: you said {fmt(value)}, but the cluster has only {HELD_IDLE_NODES} GPUs: a job cannot "
+              "hold GPUs it has not got. Both jobs together ask for 8; look at result.holders.")
+    elif value == lesson:
+        print(f"Exercise {ex}: you said {fmt(value)}: that is the lesson's run on four nodes. With "
+              f"{HELD_IDLE_NODES} nodes, which pods get the two extra nodes, and can either job then start?")
+    elif value in per_job:
+        print(f"Exercise {ex}: you said {fmt(value)}. That is what one job holds; both hold GPUs without "
+              "progress. Add up result.holders['gpus_held'].")
+    elif value == 0:
+        print(f"Exercise {ex}: you said 0: with {HELD_IDLE_NODES} nodes one job could run if it got 4 of them, but "
+              "the pods are created interleaved (A-0, B-0, A-1, B-1, ...), so each job gets 3. Look at "
               "result.deadlock_report().")
     else:
         print(f"Exercise {ex}: you said {fmt(value)}. Count the GPUs bound to pods of jobs that cannot "
-              "progress: look at result.holders (or result.summary()['held_idle_gpus_at_end']) for the "
-              "run with stack='pod'.")
+              "progress: result.holders, or result.summary()['held_idle_gpus_at_end'].")
     return False
 
 
