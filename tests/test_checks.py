@@ -411,15 +411,17 @@ CASES_05 = [
     (check_05_classify_waits, "one text", "GangCannotFit", False, ["expected a list of 6 reason names", "got one text"]),
     (check_05_classify_waits, "a number in the list", RIGHT_05[:5] + [3], False, ["expected a reason name in quotes"]),
     # --- 5.2: seconds of train-d's wait in node_initialization under kueue+gang+karpenter
-    (check_05_node_initialization, "right", 90, True, ["Correct!", "train-d waited 151 s in all", "60 s while its nodes booted"]),
-    (check_05_node_initialization, "right as a float", 90.0, True, ["Correct!"]),
-    (check_05_node_initialization, "the whole wait", 151, False, ["that is train-d's whole wait"]),
+    (check_05_node_initialization, "right", 300, True,
+     ["Correct!", "train-d waited 361 s in all", "against 90 s with the lesson's stages", "from t=271 s to t=481 s"]),
+    (check_05_node_initialization, "right as a float", 300.0, True, ["Correct!"]),
+    (check_05_node_initialization, "the lesson's default stages", 90, False, ["with the lesson's stages"]),
+    (check_05_node_initialization, "the whole wait", 361, False, ["that is train-d's whole wait"]),
     (check_05_node_initialization, "registration instead", 60, False, ["that is the node_registration bucket"]),
-    (check_05_node_initialization, "launch to ready", 150, False, ["the node's launch-to-ready time"]),
-    (check_05_node_initialization, "the start time", 271, False, ["that is when train-d started"]),
-    (check_05_node_initialization, "minutes", 1.5, False, ["in minutes"]),
+    (check_05_node_initialization, "launch to ready", 360, False, ["the node's launch-to-ready time"]),
+    (check_05_node_initialization, "the start time", 481, False, ["that is when train-d started"]),
+    (check_05_node_initialization, "minutes", 5, False, ["in minutes"]),
     (check_05_node_initialization, "something else", 42, False, ["you said 42", "wait_node_initialization_s"]),
-    (check_05_node_initialization, "a string", "90", False, ["got the text '90'", "answer = 90"]),
+    (check_05_node_initialization, "a string", "300", False, ["got the text '300'", "answer = 300"]),
 ]
 CASES.extend(CASES_05)
 
@@ -434,8 +436,10 @@ def test_lesson05_expected_answers_come_from_the_simulator():
     from gangkit.lessons import lesson05
 
     assert [code for *_, code in checks_05._classified()] == RIGHT_05
-    waits = dict(checks_05._train_d_waits())
-    assert (waits["node_initialization"], waits["node_registration"], waits["total"]) == (90.0, 60.0, 151.0)
+    lesson = dict(checks_05._train_d_waits(None))  # the lesson's stages
+    assert (lesson["node_initialization"], lesson["node_registration"], lesson["total"]) == (90.0, 60.0, 151.0)
+    slow = dict(checks_05._train_d_waits())  # the exercise's 300 s driver: only that bucket and the start move
+    assert (slow["node_initialization"], slow["node_registration"], slow["total"]) == (300.0, 60.0, 361.0)
     assert set(RIGHT_05) == set(lesson05.REASONS)
 
 

@@ -39,7 +39,7 @@ _PLACEMENT_CODES = ("Unschedulable", "PartiallyPlaced", "GangCannotFit")
 #: First hints of "not done yet" (the recipe follows after a wrong answer: common.not_done).
 HINTS = {
     "5.1": "each layer holds a job back for its own reason: ask the simulator which layer holds it at that instant.",
-    "5.2": "a job's wait is cut into buckets by the stage of the nodes it waits for.",
+    "5.2": "a slower GPU driver lengthens one stage of the nodes train-d waits for; which bucket does the wait land in, and by how much?",
 }
 
 
@@ -117,34 +117,53 @@ def check_05_classify_waits(answer) -> bool:
     return True
 
 
-@functools.lru_cache(maxsize=None)
-def _train_d_waits() -> tuple:
-    """train-d's wait columns under 'kueue+gang+karpenter' in lesson 05's story, as (bucket, seconds) pairs."""
-    from gangkit.lessons import lesson05
+#: Exercise 5.2: the GPU driver takes this long to initialize (seconds after the node registers; default 90).
+SLOW_DRIVER_S = 300.0
 
-    row = simulate(lesson05.layered_story(), stack="kueue+gang+karpenter").jobs.set_index("job").loc["train-d"]
+
+@functools.lru_cache(maxsize=None)
+def _train_d_waits(initialized: float | None = SLOW_DRIVER_S) -> tuple:
+    """train-d's wait columns under 'kueue+gang+karpenter' in lesson 05's story, as (bucket, seconds) pairs;
+    ``initialized``: the node stage's duration (None: the lesson's default stages)."""
+    from gangkit.lessons import lesson05
+    from gangkit.supply.cloud import Stages
+
+    sc = lesson05.layered_story(None if initialized is None else Stages(initialized=initialized))
+    row = simulate(sc, stack="kueue+gang+karpenter").jobs.set_index("job").loc["train-d"]
     return tuple((c[5:-2] if c != "wait_s" else "total", float(row[c])) for c in row.index
                  if c.startswith("wait_") and c.endswith("_s")) + (("start", float(row["start_s"])),)
 
 
 @counts_wrong_answers("5.2")
 def check_05_node_initialization(answer) -> bool:
-    """Exercise 5.2: seconds of train-d's wait charged to ``node_initialization`` under 'kueue+gang+karpenter'."""
+    """Exercise 5.2: with a 300 s GPU driver, seconds of train-d's wait charged to ``node_initialization``.
+
+    A change-a-parameter task: the lesson's stages give 90 s; ``Stages(initialized=300)`` moves the
+    bucket to 300 s and train-d's start by 210 s. Typical wrong answers are named: the lesson's 90, the
+    whole wait, another bucket, registration plus initialization, the start time, minutes.
+    """
     ex = "5.2"
     if answer is None:
-        return not_done(ex, "simulate lesson05.layered_story() with stack='kueue+gang+karpenter' and read the "
-                            "column wait_node_initialization_s of train-d's row in result.jobs.", hint=HINTS[ex])
+        return not_done(ex, f"simulate lesson05.layered_story(Stages(initialized={fmt(SLOW_DRIVER_S)})) with "
+                            "stack='kueue+gang+karpenter' (Stages from gangkit.supply) and read the column "
+                            "wait_node_initialization_s of train-d's row in result.jobs.", hint=HINTS[ex])
     value = number(ex, answer, whole=False, what="seconds of train-d's wait in the node_initialization bucket")
     if value is None:
         return False
     w = dict(_train_d_waits())
+    lesson = dict(_train_d_waits(None))
     expected = w["node_initialization"]
     if close(value, expected, TIME_TOLERANCE_S):
         print(f"Correct! train-d waited {fmt(w['total'])} s in all: {fmt(w['placement'])} s in placement (Karpenter's "
               f"batching window), {fmt(w['node_registration'])} s while its nodes booted and registered, and "
-              f"{fmt(expected)} s while their GPU device plugin initialized. Quota cost it {fmt(w['quota'])} s.")
+              f"{fmt(expected)} s while their GPU driver and device plugin initialized, against "
+              f"{fmt(lesson['node_initialization'])} s with the lesson's stages. The slower driver moved its start "
+              f"from t={fmt(lesson['start'])} s to t={fmt(w['start'])} s, and nothing else: quota cost it "
+              f"{fmt(w['quota'])} s either way. The bucket names the stage, so an operator sees where to look.")
         return True
     hints = [
+        (lesson["node_initialization"], "that is the bucket with the lesson's stages (90 s to initialize); "
+                                        f"the exercise gives the driver {fmt(SLOW_DRIVER_S)} s"),
         (w["total"], "that is train-d's whole wait (wait_s); the question asks for one bucket of it"),
         (w["node_registration"], "that is the node_registration bucket (boot and kubelet registration)"),
         (w["node_registration"] + expected, "that is registration and initialization together: the node's "
@@ -157,5 +176,5 @@ def check_05_node_initialization(answer) -> bool:
             print(f"Exercise {ex}: you said {fmt(value)}; {why}.")
             return False
     print(f"Exercise {ex}: you said {fmt(value)}. Look at train-d's row in result.jobs, column "
-          "wait_node_initialization_s.")
+          "wait_node_initialization_s, for the run with the slower driver.")
     return False

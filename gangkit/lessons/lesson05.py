@@ -39,6 +39,8 @@ from gangkit.model.nodes import nodes
 from gangkit.model.scenario import Scenario
 from gangkit.results import plots
 from gangkit.simulate import simulate
+from gangkit.supply.cloud import Stages
+from gangkit.supply.karpenter import default_karpenter
 
 #: The stacks of the lesson, from plain kube-scheduler to the full layered stack.
 STACKS = ("pod", "gang", "kueue+gang", "kueue+gang+karpenter", "kueue+provreq+autoscaler")
@@ -57,17 +59,24 @@ CLASSIFY = (
 )
 
 
-def layered_story() -> Scenario:
-    """The workload of lesson 05 (see the module docstring)."""
+def layered_story(stages: Stages | None = None) -> Scenario:
+    """The workload of lesson 05 (see the module docstring).
+
+    ``stages``: how long the nodes Karpenter launches take (under a ``+karpenter`` stack; default
+    :class:`~gangkit.supply.cloud.Stages`: registered 60 s after launch, initialized 90 s after that).
+    """
     jobs = [
         job("train-a", pods=2, gpus=8, run_time=1800),
         job("train-b", pods=2, gpus=8, run_time=1800),
         job("eval-c", pods=1, gpus=4, run_time=600, submit_time=60),
         job("train-d", pods=4, gpus=8, run_time=1200, submit_time=120),
     ]
-    return Scenario(nodes(2, gpus=8), jobs, name="layered-story",
+    sc = Scenario(nodes(2, gpus=8), jobs, name="layered-story",
                     description="2 nodes x 8 GPUs; train-a, train-b: 2 x 8 GPUs at t=0; eval-c: 4 GPUs at t=60 s; "
                                 "train-d: 4 x 8 GPUs at t=120 s").with_settings(horizon=HORIZON)
+    if stages is not None:
+        sc.karpenter = default_karpenter(sc, stages=stages)
+    return sc
 
 
 # --------------------------------------------------------------------------- the explorer

@@ -521,17 +521,18 @@ class Karpenter(NodeSupplier):
         return [(p, name) for p, name in self._covered.items() if p.node is None and not p.done]
 
 
-def default_karpenter(scenario=None) -> Karpenter:
+def default_karpenter(scenario=None, stages: Stages | None = None) -> Karpenter:
     """A Karpenter for a scenario that brings no NodePools of its own (what a ``+karpenter`` stack name uses).
 
     One NodePool ``default`` without limits, consolidating empty nodes after
     Karpenter's default of 0 s, allowing instance types of 1, 2, 4 and 8 GPUs
     plus the GPU counts of the scenario's nodes and pods, each priced 1.0 per
-    GPU-hour (an assumption: only relative prices matter here).
+    GPU-hour (an assumption: only relative prices matter here). ``stages``:
+    how long its new nodes take (default :class:`~gangkit.supply.cloud.Stages`).
     """
     sizes = {1, 2, 4, 8}
     if scenario is not None:
         sizes.update(n.gpus for n in scenario.nodes if n.gpus > 0)
         sizes.update(ps.gpus for j in scenario.jobs for ps in j.pod_sets if ps.gpus > 0)
     types = [InstanceType(f"gpu-{g}", g, float(g)) for g in sorted(sizes)]
-    return Karpenter([NodePool("default", [t.name for t in types])], types)
+    return Karpenter([NodePool("default", [t.name for t in types])], types, stages=stages)
