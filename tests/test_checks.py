@@ -452,14 +452,16 @@ from gangkit.checks import (  # noqa: E402
 
 CASES_06 = [
     # --- 6.1: when train starts when each new node pulls a 300 s image
-    (check_06_start_with_image_pull, "right", 451, True, ["Correct!", "t=451 s", "batch window closes at t=1 s",
-                                                          "1 s in placement", "300 s image_pull"]),
-    (check_06_start_with_image_pull, "right, as a float", 451.0, True, ["Correct!"]),
-    (check_06_start_with_image_pull, "without the pull", 151, False, ["start without an image pull", "adds 300 s"]),
-    (check_06_start_with_image_pull, "without the batch window", 450, False, ["batch window closes"]),
-    (check_06_start_with_image_pull, "a stage left out", 361, False, ["a stage is missing"]),
-    (check_06_start_with_image_pull, "the pull alone", 300, False, ["the pull alone"]),
-    (check_06_start_with_image_pull, "text", "451", False, ["got the text '451' (in quotes)"]),
+    (check_06_start_with_image_pull, "right", 311, True, ["Correct!", "t=311 s", "batch window closes at t=1 s",
+                                                          "registered 100 s", "120 s image_pull"]),
+    (check_06_start_with_image_pull, "right, as a float", 311.0, True, ["Correct!"]),
+    (check_06_start_with_image_pull, "the lesson's 300 s pull", 451, False, ["one of the lesson's runs"]),
+    (check_06_start_with_image_pull, "the lesson's default stages", 151, False, ["one of the lesson's runs"]),
+    (check_06_start_with_image_pull, "without the batch window", 310, False, ["batch window closes"]),
+    (check_06_start_with_image_pull, "the pull left out", 191, False, ["a stage is missing"]),
+    (check_06_start_with_image_pull, "the registration left out", 211, False, ["a stage is missing"]),
+    (check_06_start_with_image_pull, "the pull alone", 120, False, ["the pull alone"]),
+    (check_06_start_with_image_pull, "text", "311", False, ["got the text '311' (in quotes)"]),
     # --- 6.2: the fewest warm nodes for a mean wait under 60 s
     (check_06_warm_nodes, "right", 3, True, ["Correct!", "3 warm nodes", "50.3 s", "612 GPU-hours instead of 260.6"]),
     (check_06_warm_nodes, "one too few", 2, False, ["62.9 s, not under 60 s"]),
@@ -483,10 +485,11 @@ def test_check_answers_06(capsys, check, answer, passes, phrases):
 
 
 def test_lesson06_expected_answers_come_from_the_simulator():
-    assert checks_06._train_start_with_pull(300.0) == 451.0 and checks_06._train_start_with_pull(0.0) == 151.0
-    assert checks_06._train_waits_with_pull(300.0) == {"quota": 0.0, "placement": 1.0, "node_launch": 0.0,
-                                                       "node_registration": 60.0, "node_initialization": 90.0,
-                                                       "image_pull": 300.0, "total": 451.0}
+    assert checks_06._train_run(60.0, 300.0)[0] == 451.0 and checks_06._train_run(60.0, 0.0)[0] == 151.0
+    start, waits = checks_06._train_run(100.0, 120.0)
+    assert start == 311.0 and dict(waits) == {"quota": 0.0, "placement": 1.0, "node_launch": 0.0,
+                                              "node_registration": 100.0, "node_initialization": 90.0,
+                                              "image_pull": 120.0, "total": 311.0}
     assert [n for n, wait, _ in checks_06._warm_pool_waits() if wait < 60][0] == 3
     assert checks_06._provreq_deactivated()[0] == 7620.0
 
