@@ -462,10 +462,11 @@ CASES_06 = [
     (check_06_start_with_image_pull, "the registration left out", 211, False, ["a stage is missing"]),
     (check_06_start_with_image_pull, "the pull alone", 120, False, ["the pull alone"]),
     (check_06_start_with_image_pull, "text", "311", False, ["got the text '311' (in quotes)"]),
-    # --- 6.2: the fewest warm nodes for a mean wait under 60 s
-    (check_06_warm_nodes, "right", 3, True, ["Correct!", "3 warm nodes", "50.3 s", "612 GPU-hours instead of 260.6"]),
-    (check_06_warm_nodes, "one too few", 2, False, ["62.9 s, not under 60 s"]),
-    (check_06_warm_nodes, "more than needed", 4, False, ["so do fewer", "768 GPU-hours against 612"]),
+    # --- 6.2: the fewest warm nodes for a mean wait under 360 s when new nodes pull a 600 s image
+    (check_06_warm_nodes, "right", 2, True, ["Correct!", "2 warm nodes", "312.9 s", "477 GPU-hours instead of 299.7", "against 62.9 s without it"]),
+    (check_06_warm_nodes, "one too few", 1, False, ["with 1 warm node the mean wait is 751 s, not under 360 s"]),
+    (check_06_warm_nodes, "more than needed", 3, False, ["so do fewer", "617.3 GPU-hours against 477"]),
+    (check_06_warm_nodes, "the lesson's answer without the pull", 4, False, ["so do fewer", "768 GPU-hours"]),
     (check_06_warm_nodes, "outside the table", 9, False, ["tries 0 to 4 warm nodes"]),
     (check_06_warm_nodes, "a fraction", 2.5, False, ["a count has no fraction"]),
     # --- 6.3: when the ProvisioningRequest check deactivates train
@@ -490,7 +491,8 @@ def test_lesson06_expected_answers_come_from_the_simulator():
     assert start == 311.0 and dict(waits) == {"quota": 0.0, "placement": 1.0, "node_launch": 0.0,
                                               "node_registration": 100.0, "node_initialization": 90.0,
                                               "image_pull": 120.0, "total": 311.0}
-    assert [n for n, wait, _ in checks_06._warm_pool_waits() if wait < 60][0] == 3
+    assert [n for n, wait, _ in checks_06._warm_pool_waits(0.0) if wait < 60][0] == 3
+    assert [n for n, wait, _ in checks_06._warm_pool_waits() if wait < 360][0] == 2
     assert checks_06._provreq_deactivated()[0] == 7620.0
 
 
