@@ -125,6 +125,34 @@ def test_enqueue(nodes_, queues, jobs, settings, expected, reasons):
         assert f"] {code}:" in by_job(result).loc[name, "reason"]
 
 
+NO_ENQUEUE = [
+    # (id, nodes, queues, jobs, settings, expected {job: (start, finish, state)}, {job: reason code}); the
+    # scheduler's actions leave out enqueue: allocate moves every Pending PodGroup to Inqueue at once
+    ("without enqueue, a Volcano Job's pods exist from the first session and B starts the moment A ends",
+     nodes(1, gpus=8), [Queue("small", capability=gpus(4))],
+     [vcjob("A", pods=4, run_time=600, volcano_queue="small"), vcjob("B", pods=4, run_time=600, volcano_queue="small")],
+     dict(), {"A": (1, 601, "Finished"), "B": (601, 1201, "Finished")}, {}),
+    ("without enqueue, allocate still keeps the queue within its capability (reason named)",
+     nodes(1, gpus=8), [Queue("small", capability=gpus(4))],
+     [vcjob("A", pods=4, run_time=600, volcano_queue="small"), vcjob("B", pods=4, run_time=600, volcano_queue="small")],
+     dict(horizon=300), {"A": (1, NAN, "RunningAtEnd"), "B": (NAN, NAN, "WaitingAtEnd")}, {"B": "QueueOverDeserved"}),
+    ("without enqueue, the overcommit door is gone: X goes Inqueue on a full cluster and waits in allocate",
+     nodes(1, gpus=4), [],
+     [job("fill", pods=4, run_time=1000), vcjob("X", pods=4, run_time=100, submit_time=5)],
+     dict(horizon=500), {"X": (NAN, NAN, "WaitingAtEnd")}, {"X": "GangCannotFit"}),
+]
+
+
+@pytest.mark.parametrize("nodes_, queues, jobs, settings, expected, reasons", [c[1:] for c in NO_ENQUEUE],
+                         ids=[c[0] for c in NO_ENQUEUE])
+def test_without_the_enqueue_action(nodes_, queues, jobs, settings, expected, reasons):
+    sc = gk.Scenario(nodes_, jobs, volcano=VolcanoSetup(list(queues), enqueue=False))
+    result = gk.simulate(sc, stack="gang", **settings)
+    check_times(result, expected)
+    for name, code in reasons.items():
+        assert f"] {code}:" in by_job(result).loc[name, "reason"]
+
+
 def test_overcommit_factor_1_refuses_what_1_2_promises():
     jobs = [job("fill", pods=8, run_time=1000), vcjob("X", pods=4, run_time=100, submit_time=5)]
     sc = gk.Scenario(nodes(1, gpus=10), jobs, volcano=VolcanoSetup(overcommit_factor=1.0))
@@ -138,13 +166,16 @@ VISIBILITY = [
     # (id, controller, pods listed as unschedulable, nodes launched by Karpenter, start of X)
     ("a Volcano Job has no pods before Inqueue: nothing to scale up for, X waits for the filler", "volcano", 0, 0, 1001),
     ("a batch/v1 Job's pods exist, Pending: Karpenter adds a node and X starts early", "batch", 4, 1, 156),
+    ("without the enqueue action a Volcano Job goes Inqueue at once: its pods exist, one session later",
+     "volcano, no enqueue", 4, 1, 157),
 ]
 
 
 def _held_at_the_door(controller):
+    controller, _, no_enqueue = controller.partition(", ")
     jobs = [job("fill", pods=4, run_time=1000),
             job("X", pods=4, run_time=100, submit_time=5, controller=controller, min_resources=gpus(4))]
-    return gk.Scenario(nodes(1, gpus=4), jobs)
+    return gk.Scenario(nodes(1, gpus=4), jobs, volcano=VolcanoSetup(enqueue=not no_enqueue))
 
 
 @pytest.mark.parametrize("controller, listed, launched, start", [c[1:] for c in VISIBILITY], ids=[c[0] for c in VISIBILITY])
@@ -353,6 +384,7 @@ BAD = [
     ("a guarantee above the capability", VolcanoSetup([Queue("a", capability=gpus(2), guarantee=gpus(4))]), [],
      "Queue a", "spec.guarantee.resource", "at most the capability"),
     ("an overcommit factor below 1", VolcanoSetup(overcommit_factor=0.5), [], "Volcano setup", "overcommit_factor", ">= 1.0"),
+    ("enqueue as a word", VolcanoSetup(enqueue="no"), [], "Volcano setup", "enqueue", "expected True or False"),
     ("two queues of one name", VolcanoSetup([Queue("a"), Queue("a")]), [], "Queue a", "metadata.name", "unique"),
     ("a job naming a queue without any Volcano setup", None, [job("j", volcano_queue="a")],
      "Scenario scenario", "volcano", "declares no Volcano queues"),

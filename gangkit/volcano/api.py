@@ -77,10 +77,22 @@ class Queue:
 
 @dataclass
 class VolcanoSetup:
-    """The Volcano objects of a scenario that are not jobs: queues and the overcommit factor."""
+    """The Volcano objects of a scenario that are not jobs: queues, and two settings of the scheduler's configuration.
+
+    ``overcommit_factor`` is the overcommit plugin's ``overcommit-factor``.
+    ``enqueue`` says whether the configuration's ``actions`` list has
+    ``enqueue`` (Volcano's default, ``"enqueue, allocate, backfill"``). Without
+    it, the allocate action moves every Pending PodGroup to Inqueue at once,
+    with no proportion or overcommit check at the door (Volcano
+    ``pkg/scheduler/actions/allocate/allocate.go``, ``buildAllocateContext``,
+    since v1.7): a Volcano Job then gets its pods at once, which is how
+    Volcano is run in front of a node provisioner on a cluster that scales
+    to zero.
+    """
 
     queues: list[Queue] = field(default_factory=list)
     overcommit_factor: float = DEFAULT_OVERCOMMIT_FACTOR
+    enqueue: bool = True
 
     def all_queues(self) -> dict[str, Queue]:
         """Queues by name, with Volcano's ``default`` queue added when not declared."""
@@ -104,6 +116,9 @@ class VolcanoSetup:
         if not isinstance(self.overcommit_factor, (int, float)) or not self.overcommit_factor >= 1.0:
             problems.append(Problem("Volcano setup", "overcommit_factor",
                                     f"expected a number >= 1.0 (Volcano's overcommit-factor), got {self.overcommit_factor!r}"))
+        if not isinstance(self.enqueue, bool):
+            problems.append(Problem("Volcano setup", "enqueue",
+                                    f"expected True or False (whether the scheduler's actions include enqueue), got {self.enqueue!r}"))
         names = set(self.all_queues())
         for j in jobs:
             if j.volcano_queue not in names:

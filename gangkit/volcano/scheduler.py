@@ -11,7 +11,9 @@ overcommit plugins' figures), then runs its actions in turn (Volcano
    ``Pending`` to ``Inqueue`` when its ``minResources`` fit its queue's
    capability and the cluster's idle room times the overcommit factor. A
    Volcano Job's pods are created only then (they can be placed from the
-   next session on); a batch/v1 Job's pods exist from the start.
+   next session on); a batch/v1 Job's pods exist from the start. A
+   configuration without enqueue (``VolcanoSetup(enqueue=False)``) lets every
+   PodGroup in unchecked.
 2. **allocate** (:mod:`gangkit.volcano.actions.allocate`): queues lowest share
    first, one job at a time; each job's pods are placed in a trial, committed
    only if the gang is then ready, otherwise discarded: *nothing is held*
@@ -168,7 +170,7 @@ class VolcanoGang(PlacementLayer):
             return
         ssn = open_session(sim, now, self.cache, self.setup, self.queues, self.ordering, self.proportional)
         self.attrs = ssn.attrs
-        enqueue.execute(ssn, self.period)
+        enqueue.execute(ssn, self.period, checks=self.setup.enqueue)
         allocate.execute(ssn, self.shortcuts, self.estimate_factor)
         if self.ordering in RESERVING:
             self.reservations = ssn.reservations

@@ -22,6 +22,10 @@ A PodGroup without ``minResources`` is always enqueued (both plugins
 permit it). Queues are visited lowest share first and, within a queue, jobs
 by priority then creation; a refused job does not stop the jobs behind it.
 
+Without ``enqueue`` in the scheduler's actions (``VolcanoSetup(enqueue=False)``)
+nothing waits at this door: every Pending PodGroup goes Inqueue in the
+next session.
+
 What exists while a PodGroup is Pending decides what an autoscaler sees:
 
 - a **Volcano Job** (``batch.volcano.sh/v1alpha1``): its controller computes
@@ -48,13 +52,26 @@ from gangkit.volcano.plugins.proportion import QueueAttr
 from gangkit.volcano.session import Session
 
 
-def execute(ssn: Session, period: float) -> None:
+def execute(ssn: Session, period: float, checks: bool = True) -> None:
     """Run enqueue for this session: queues in queue order, each queue's Pending PodGroups in job order.
 
     ``period`` is the session period: a Volcano Job's pods, created when its
-    PodGroup goes Inqueue, can be placed from the next session on.
+    PodGroup goes Inqueue, can be placed from the next session on. With
+    ``checks=False`` the configuration has no enqueue action, and every
+    Pending PodGroup goes Inqueue unchecked, as Volcano's allocate action
+    then does (:class:`gangkit.volcano.api.VolcanoSetup`, ``enqueue``).
     """
     cache = ssn.cache
+    if not checks:
+        for heap in cache.pending.values():
+            waiting = sorted(heap)
+            heap.clear()
+            for entry in waiting:
+                js = entry[3]
+                if cache.waits_whole(js, PENDING):
+                    cache.refused.pop(js.index, None)
+                    _inqueue(ssn, js, period)
+        return
     for q in ssn.queue_order([q for q, h in cache.pending.items() if h]):
         heap, kept = cache.pending[q], []
         while heap:
