@@ -30,6 +30,7 @@ from gangkit.checks import lesson03 as checks_03
 from gangkit.checks import lesson04 as checks_04
 from gangkit.checks import lesson05 as checks_05
 from gangkit.checks import lesson06 as checks_06
+from gangkit.lessons import lesson06
 
 CHECKS = [getattr(checks, name) for name in checks.__all__]
 
@@ -144,11 +145,11 @@ def test_none_means_not_done_yet(capsys, check):
 WRONG = {  # a typical wrong answer per check, to see the recipe follow the hint
     "check_00_jobs_finished": 99, "check_01_held_idle": 99, "check_01_min_nodes": 99,
     "check_01_effective_utilization": 0.99, "check_02_y_wait_strict": 99999, "check_02_gang_finishes": 99999,
-    "check_02_best_ordering": "nonsense", "check_02_hard_timeout": 99999, "check_02_nine_of_ten": 99999,
+    "check_02_best_ordering": "nonsense", "check_02_hard_timeout": 99999,
     "check_03_lending_limit": 99, "check_03_preempted_workload": "nobody", "check_03_strategy_for_big_job": "FIFO",
     "check_04_saturation_load": 0.01, "check_04_policy_for_big_gangs": "nonsense", "check_04_starved_gang_wait": 1,
     "check_05_classify_waits": ["Running"], "check_05_node_initialization": 99999, "check_06_start_with_image_pull": 1,
-    "check_06_warm_nodes": 99, "check_06_deactivated_at": 1,
+    "check_06_warm_nodes": 99, "check_06_nine_of_ten": 99999, "check_06_deactivated_at": 1,
 }
 
 
@@ -496,30 +497,39 @@ def test_lesson06_expected_answers_come_from_the_simulator():
     assert checks_06._provreq_deactivated()[0] == 7620.0
 
 
-# --- lesson 02, exercise 2.5: nine of ten nodes at scale-to-zero (coscheduling + Karpenter) --------------
+# --- lesson 06, exercise 6.4: nine of ten nodes at scale-to-zero (coscheduling + Karpenter) --------------
 
-CASES_02_ZERO = [
-    (checks.check_02_nine_of_ten, "right", 1.2, True, ["Correct!", "1.20 GPU-hours", "10 % threshold"]),
-    (checks.check_02_nine_of_ten, "right, rounded", 1.2000001, True, ["Correct!"]),
-    (checks.check_02_nine_of_ten, "nothing held, as if PostFilter rejected", 0, False, ["you said 0", "exactly 10 %"]),
-    (checks.check_02_nine_of_ten, "in GPU-seconds", 4320, False, ["in GPU-seconds", "divide by 3600"]),
-    (checks.check_02_nine_of_ten, "the nodes' cost", 143.98, False, ["what the 9 nodes cost"]),
-    (checks.check_02_nine_of_ten, "pod by pod's figure", 138.66, False, ["pod-by-pod placement holds"]),
-    (checks.check_02_nine_of_ten, "kube-gang's figure", 9.18, False, ["kube-gang's figure"]),
-    (checks.check_02_nine_of_ten, "a stray number", 3, False, ["you said 3", "held_idle_gpu_seconds"]),
-    (checks.check_02_nine_of_ten, "text", "1.2", False, ["got the text '1.2'"]),
+CASES_06_ZERO = [
+    (checks.check_06_nine_of_ten, "right", 135.38, True, ["Correct!", "135.38 GPU-hours", "10 % threshold", "112 rounds"]),
+    (checks.check_06_nine_of_ten, "right, unrounded", 135.3827, True, ["Correct!", "nearly what pod by pod holds"]),
+    (checks.check_06_nine_of_ten, "one round only, as if the timeout ended the holding", 1.2, False,
+     ["That is one round", "What happens after the timeout?"]),
+    (checks.check_06_nine_of_ten, "one round in GPU-seconds", 4320, False, ["in GPU-seconds", "one round"]),
+    (checks.check_06_nine_of_ten, "nothing held, as if PostFilter rejected", 0, False, ["you said 0", "exactly 10 %"]),
+    (checks.check_06_nine_of_ten, "in GPU-seconds", 487377.8, False, ["in GPU-seconds", "divide by 3600"]),
+    (checks.check_06_nine_of_ten, "the nodes' cost", 143.98, False, ["what the 9 nodes cost"]),
+    (checks.check_06_nine_of_ten, "pod by pod's figure", 138.66, False, ["pod-by-pod placement holds", "kube-gang"]),
+    (checks.check_06_nine_of_ten, "a stray number", 3, False, ["you said 3", "held_idle_gpu_seconds"]),
+    (checks.check_06_nine_of_ten, "text", "1.2", False, ["got the text '1.2'"]),
 ]
-CASES.extend(CASES_02_ZERO)
+CASES.extend(CASES_06_ZERO)
 
 
-@pytest.mark.parametrize("check, answer, passes, phrases", [c[:1] + c[2:] for c in CASES_02_ZERO],
-                         ids=[f"{c[0].__name__}: {c[1]}" for c in CASES_02_ZERO])
-def test_check_answers_02_zero(capsys, check, answer, passes, phrases):
+@pytest.mark.parametrize("check, answer, passes, phrases", [c[:1] + c[2:] for c in CASES_06_ZERO],
+                         ids=[f"{c[0].__name__}: {c[1]}" for c in CASES_06_ZERO])
+def test_check_answers_06_zero(capsys, check, answer, passes, phrases):
     test_check_answers(capsys, check, answer, passes, phrases)
 
 
-def test_lesson02_nine_of_ten_comes_from_the_simulator():
-    """9 pods x 8 GPUs wait at Permit for the 60 s timeout: 4320 GPU-seconds; the 9 nodes run for the whole run."""
-    held, paid = checks_02._nine_of_ten("coscheduling+karpenter")
-    assert held == pytest.approx(9 * 8 * 60 / 3600)
+def test_lesson06_nine_of_ten_comes_from_the_simulator():
+    """9 pods x 8 GPUs wait at Permit for 60 s, are rejected and take the same nodes again at once, round after
+    round, until the run ends: nearly all of what pod by pod holds; the 9 nodes run for the whole run."""
+    held, paid, rounds = checks_06._nine_of_ten("coscheduling+karpenter")
+    pod_held, _, _ = checks_06._nine_of_ten("pod+karpenter")
+    r = gk.simulate(lesson06.scale_to_zero(limit=72), stack="coscheduling+karpenter", seed=3)
+    released = r.events.loc[r.events.event == "released", "time_s"].to_numpy()
+    assert len(released) == rounds and rounds > 100
+    assert set(np.diff(released)) == {60.0}  # each retry follows its timeout at once
+    assert held * 3600 >= 72 * (7200 - released[0]) + 72 * 60  # held without a gap from the first wait to the end
+    assert 0.95 * pod_held < held < pod_held
     assert paid == pytest.approx(9 * 8 * (7200 - 1) / 3600)  # launched at the end of Karpenter's 1 s batch window

@@ -29,55 +29,58 @@ def blocker(gpus, run_time=10_000):
 
 
 CASES = [
-    # (id, nodes, jobs, layer settings, {job: (start, state)}, GPU-seconds held idle in the run)
+    # (id, nodes, jobs, layer settings, {job: (start, state)}, GPU-seconds held idle in the run, Permit releases)
     ("a group of 3 on a node with room for 3 is admitted at once",
      nodes(1, gpus=3), [job("g", pods=3, run_time=100)], {},
-     {"g": (0, "Finished")}, 0.0),
+     {"g": (0, "Finished")}, 0.0, 0),
     ("a group of 4 on a node with room for 3 is rejected by PostFilter at once (25 % missing > 10 %): nothing held",
      nodes(1, gpus=3), [job("g", pods=4, run_time=100)], {},
-     {"g": (NAN, "WaitingAtEnd")}, 0.0),
-    ("a group of 10 with room for 9 keeps its seats (10 % missing) until the 60 s default timeout frees them",
+     {"g": (NAN, "WaitingAtEnd")}, 0.0, 0),
+    ("a group of 10 with room for 9 keeps its seats (10 % missing): each 60 s timeout frees them and the group "
+     "takes them again at once, to the end of the run",
      nodes(1, gpus=9), [job("g", pods=10, run_time=100)], {},
-     {"g": (NAN, "WaitingAtEnd")}, 9 * PERMIT_WAITING_TIME),
-    ("the PodGroup's scheduleTimeoutSeconds replaces the plugin's default",
+     {"g": (NAN, "WaitingAtEnd")}, 9 * 3600.0, 3600 / PERMIT_WAITING_TIME),
+    ("the PodGroup's scheduleTimeoutSeconds replaces the plugin's default: rounds of 30 s",
      nodes(1, gpus=9), [job("g", pods=10, run_time=100, schedule_timeout=30)], {},
-     {"g": (NAN, "WaitingAtEnd")}, 9 * 30.0),
-    ("the plugin's permitWaitingTimeSeconds is the default timeout",
+     {"g": (NAN, "WaitingAtEnd")}, 9 * 3600.0, 3600 / 30),
+    ("the plugin's permitWaitingTimeSeconds is the default timeout: rounds of 10 s",
      nodes(1, gpus=9), [job("g", pods=10, run_time=100)], {"permit_waiting_time": 10},
-     {"g": (NAN, "WaitingAtEnd")}, 9 * 10.0),
-    ("with podGroupRejectPercentage 30 a group missing 1 of 4 keeps its seats until the timeout",
+     {"g": (NAN, "WaitingAtEnd")}, 9 * 3600.0, 3600 / 10),
+    ("with podGroupRejectPercentage 30 a group missing 1 of 4 keeps its seats, round after round",
      nodes(1, gpus=3), [job("g", pods=4, run_time=100)], {"reject_percentage": 30},
-     {"g": (NAN, "WaitingAtEnd")}, 3 * PERMIT_WAITING_TIME),
-    ("a timeout frees the seats for a job that arrived behind the group; the group holds them again when it retries",
+     {"g": (NAN, "WaitingAtEnd")}, 3 * 3600.0, 3600 / PERMIT_WAITING_TIME),
+    ("a timeout frees the seats for a job queued behind the group (it sorts before the group's new failure time); "
+     "short of 2 of 10 the group is rejected, and it holds its seats again once the job has finished",
      nodes(1, gpus=10), [blocker(1, run_time=1000), job("g", pods=10, run_time=100),
                          job("late", pods=1, run_time=100, submit_time=10)], {},
-     {"late": (PERMIT_WAITING_TIME, "Finished"), "g": (1000, "Finished")}, 2 * 9 * PERMIT_WAITING_TIME),
+     {"late": (PERMIT_WAITING_TIME, "Finished"), "g": (1000, "Finished")},
+     9 * PERMIT_WAITING_TIME + 9 * (1000 - PERMIT_WAITING_TIME - 100), 1 + (1000 - 160) // 60),
     ("a rejected group is tried again when capacity is freed, and then starts whole",
      nodes(1, gpus=4), [blocker(2, run_time=500), job("g", pods=4, run_time=100)], {},
-     {"g": (500, "Finished")}, 0.0),
+     {"g": (500, "Finished")}, 0.0, 0),
     ("podGroupBackoffSeconds keeps a rejected group out until it expires, even when room appears earlier",
      nodes(1, gpus=4), [blocker(2, run_time=10), job("g", pods=4, run_time=100)], {"pod_group_backoff": 30},
-     {"g": (30, "Finished")}, 0.0),
+     {"g": (30, "Finished")}, 0.0, 0),
     ("without a backoff the same group starts as soon as room appears",
      nodes(1, gpus=4), [blocker(2, run_time=10), job("g", pods=4, run_time=100)], {},
-     {"g": (10, "Finished")}, 0.0),
+     {"g": (10, "Finished")}, 0.0, 0),
     ("minMember below the pod count: the group is permitted with 3, and a sync job then holds them for ever",
      nodes(1, gpus=3), [job("g", pods=4, run_time=100, min_member=3)], {},
-     {"g": (NAN, "Deadlocked")}, None),
+     {"g": (NAN, "Deadlocked")}, None, None),
     ("a group's pods are sorted together: the first group takes the whole node, the second waits whole",
      nodes(1, gpus=4), [job("a", pods=4, run_time=100), job("b", pods=4, run_time=100)], {},
-     {"a": (0, "Finished"), "b": (100, "Finished")}, 0.0),
+     {"a": (0, "Finished"), "b": (100, "Finished")}, 0.0, 0),
     ("higher priority first, whatever the creation order",
      nodes(1, gpus=4), [job("a", pods=4, run_time=100), job("b", pods=4, run_time=100, priority=5)], {},
-     {"b": (0, "Finished"), "a": (100, "Finished")}, 0.0),
+     {"b": (0, "Finished"), "a": (100, "Finished")}, 0.0, 0),
     ("independent pods have no group: they are placed one by one",
      nodes(1, gpus=3), [job("batch", pods=4, run_time=100, progress="independent")], {},
-     {"batch": (0, "Finished")}, 0.0),
+     {"batch": (0, "Finished")}, 0.0, 0),
 ]
 
 
-@pytest.mark.parametrize("node_list, jobs, layer, expected, held", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_coscheduling_case(node_list, jobs, layer, expected, held):
+@pytest.mark.parametrize("node_list, jobs, layer, expected, held, releases", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_coscheduling_case(node_list, jobs, layer, expected, held, releases):
     r = run(node_list, jobs, **layer)
     rows = r.jobs.set_index("job")
     for name, (start, state) in expected.items():
@@ -86,6 +89,8 @@ def test_coscheduling_case(node_list, jobs, layer, expected, held):
         assert (math.isnan(got) and math.isnan(start)) or got == start, (name, got)
     if held is not None:
         assert r.figures["held_idle_gpu_seconds"] == pytest.approx(held)
+    if releases is not None:
+        assert (r.events.event == "released").sum() == releases
 
 
 def test_the_documented_defaults():
@@ -118,10 +123,10 @@ def test_a_waiting_group_says_why(jobs, code, words):
 
 
 def test_pods_waiting_at_permit_are_released_not_evicted():
-    """A Permit timeout gives the GPUs back without a restart: the job never ran."""
+    """A Permit timeout gives the GPUs back without a restart (the job never ran), and the group takes them again."""
     sc = Scenario(nodes(1, gpus=9), [job("g", pods=10, run_time=100)], name="release")
-    r = gk.simulate(sc, stack="coscheduling", horizon=600)
-    assert list(r.events.event) == ["submitted"] + ["pod_bound"] * 9 + ["released"]
+    r = gk.simulate(sc, stack="coscheduling", horizon=90)
+    assert list(r.events.event) == ["submitted"] + ["pod_bound"] * 9 + ["released"] + ["pod_bound"] * 9
     assert r.jobs.restarts.tolist() == [0]
-    assert set(r.pods.state) == {"Released"}
-    assert r.events.detail.iloc[-1] == "9 of minMember 10 pods waited at Permit for 60 s; all rejected"
+    assert r.pods.state.value_counts().to_dict() == {"Released": 9, "Bound": 9}
+    assert r.events.detail.iloc[10] == "9 of minMember 10 pods waited at Permit for 60 s; all rejected"

@@ -47,13 +47,17 @@ from gangkit.checks.lesson02 import (
     check_02_best_ordering,
     check_02_gang_finishes,
     check_02_hard_timeout,
-    check_02_nine_of_ten,
     check_02_y_wait_strict,
 )
 from gangkit.checks.lesson03 import check_03_lending_limit, check_03_preempted_workload, check_03_strategy_for_big_job
 from gangkit.checks.lesson04 import check_04_policy_for_big_gangs, check_04_saturation_load, check_04_starved_gang_wait
 from gangkit.checks.lesson05 import check_05_classify_waits, check_05_node_initialization
-from gangkit.checks.lesson06 import check_06_deactivated_at, check_06_start_with_image_pull, check_06_warm_nodes
+from gangkit.checks.lesson06 import (
+    check_06_deactivated_at,
+    check_06_nine_of_ten,
+    check_06_start_with_image_pull,
+    check_06_warm_nodes,
+)
 
 __all__ = [
     "check_00_jobs_finished",
@@ -64,7 +68,6 @@ __all__ = [
     "check_02_gang_finishes",
     "check_02_best_ordering",
     "check_02_hard_timeout",
-    "check_02_nine_of_ten",
     "check_03_lending_limit",
     "check_03_preempted_workload",
     "check_03_strategy_for_big_job",
@@ -76,4 +79,5 @@ __all__ = [
     "check_06_start_with_image_pull",
     "check_06_warm_nodes",
     "check_06_deactivated_at",
+    "check_06_nine_of_ten",
 ]

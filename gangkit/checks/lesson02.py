@@ -32,11 +32,6 @@ from gangkit.workloads.scenarios import mixed
 MIXED_ARGS = {"n_jobs": 300, "n_nodes": 32, "load": 0.9, "seed": 1}
 #: Exercise 2.4: big's YuniKorn placeholder timeout (s), with gangSchedulingStyle Hard.
 HARD_TIMEOUT_S = 1200
-#: Exercise 2.5: the NodePool limit (GPUs) and seed of the scale-to-zero scenario.
-NINE_OF_TEN_LIMIT = 72
-NINE_OF_TEN_SEED = 3
-#: Tolerance for an answer in GPU-hours (the check's numbers are rounded to 0.01).
-GPU_HOURS_TOLERANCE = 0.01
 
 #: First hints of "not done yet" (the recipe follows after a wrong answer: common.not_done).
 HINTS = {
@@ -44,7 +39,6 @@ HINTS = {
     "2.2": "gang by gang, the second job waits until the first has finished and released all its GPUs.",
     "2.3": "run the same stream under both orderings and compare the mean wait of all jobs.",
     "2.4": "with gangSchedulingStyle Hard, YuniKorn fails the application when its placeholders time out.",
-    "2.5": "coscheduling keeps placed pods at Permit, holding their GPUs, until the group is complete or its timeout fires.",
 }
 
 
@@ -242,57 +236,4 @@ def check_02_hard_timeout(answer) -> bool:
     else:
         print(f"Exercise {ex}: you said {fmt(value)}. Look for big's 'deactivated' event in result.events of "
               f"the yunikorn run.{minutes_note(value, expected)}")
-    return False
-
-
-@functools.lru_cache(maxsize=None)
-def _nine_of_ten(stack: str) -> tuple:
-    """(GPU-hours held idle, GPU-hours of nodes paid) for ``lesson02.scale_to_zero(limit=72)`` under ``stack``, seed 3."""
-    from gangkit.lessons import lesson02
-
-    r = simulate(lesson02.scale_to_zero(limit=NINE_OF_TEN_LIMIT), stack=stack, seed=NINE_OF_TEN_SEED)
-    return r.figures["held_idle_gpu_seconds"] / 3600.0, r.figures["capacity_gpu_seconds"] / 3600.0
-
-
-@counts_wrong_answers("2.5")
-def check_02_nine_of_ten(answer) -> bool:
-    """Exercise 2.5: GPU-hours ``big`` holds idle on ``lesson02.scale_to_zero(limit=72)`` under
-    'coscheduling+karpenter' with seed 3 (the NodePool allows 9 of its 10 nodes)."""
-    ex = "2.5"
-    stack = "coscheduling+karpenter"
-    if answer is None:
-        return not_done(ex, f"simulate lesson02.scale_to_zero(limit={NINE_OF_TEN_LIMIT}) with stack='{stack}' and "
-                            f"seed={NINE_OF_TEN_SEED}, then divide result.figures['held_idle_gpu_seconds'] by 3600.", hint=HINTS[ex])
-    value = number(ex, answer, whole=False, what="GPU-hours")
-    if value is None:
-        return False
-    expected, paid = _nine_of_ten(stack)
-    if close(value, expected, GPU_HOURS_TOLERANCE):
-        print(f"Correct! big holds {expected:.2f} GPU-hours idle: with 9 of its 10 nodes, 1 of minMember 10 is "
-              "missing, which is within coscheduling's 10 % threshold, so PostFilter does not reject the group; "
-              "its 9 pods wait at Permit holding 72 GPUs for 60 s, are rejected, and then wait holding nothing, "
-              "because no 10th node can come.")
-        return True
-    pod_held, _ = _nine_of_ten("pod+karpenter")
-    kube_held, _ = _nine_of_ten("kube-gang+karpenter")
-    if close(value, 0.0, GPU_HOURS_TOLERANCE):
-        print(f"Exercise {ex}: you said 0. Coscheduling gives the seats back at once only when more than 10 % of "
-              "minMember is missing; here 1 of 10 is (exactly 10 %), so the placed pods wait at Permit until "
-              "the timeout.")
-    elif close(value, expected * 3600.0, 0.5):
-        print(f"Exercise {ex}: you said {fmt(value)}. That is in GPU-seconds; the question asks for GPU-hours "
-              "(divide by 3600).")
-    elif close(value, paid, GPU_HOURS_TOLERANCE):
-        print(f"Exercise {ex}: you said {fmt(value)}. That is what the 9 nodes cost over the run "
-              "(capacity_gpu_seconds); held idle counts only GPUs bound to big while it does not progress.")
-    elif close(value, pod_held, GPU_HOURS_TOLERANCE):
-        print(f"Exercise {ex}: you said {fmt(value)}. That is what pod-by-pod placement holds (for ever); "
-              f"simulate with stack='{stack}'.")
-    elif close(value, kube_held, GPU_HOURS_TOLERANCE):
-        print(f"Exercise {ex}: you said {fmt(value)}. That is kube-gang's figure (5-minute timeout); "
-              f"simulate with stack='{stack}'.")
-    else:
-        print(f"Exercise {ex}: you said {fmt(value)}. Simulate lesson02.scale_to_zero(limit={NINE_OF_TEN_LIMIT}) "
-              f"with stack='{stack}' and seed={NINE_OF_TEN_SEED}, and read result.figures['held_idle_gpu_seconds'] "
-              "(in GPU-seconds).")
     return False

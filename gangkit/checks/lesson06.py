@@ -1,11 +1,13 @@
-"""Checks of lesson 06 (node provisioning latency): a start time with image pulls, warm nodes, a failed request.
+"""Checks of lesson 06 (node provisioning latency): start times, warm nodes, a failed request, idle seats.
 
-Exercises 6.1 to 6.3 ask when ``train`` starts when new nodes register in 100 s and pull a 120 s image, the
-fewest warm nodes that keep the mean wait under 6 minutes when every new node pulls a 10-minute image, and when Kueue deactivates a workload whose
-ProvisioningRequests keep failing. The messages walk along the stages of the timeline: a start time
-that is off is recognised as a stage left out (the batch window, registration, initialization, the
-pull), a warm pool as too small or paid for in vain, a deactivation time as a backoff or an attempt
-forgotten.
+Exercise 6.1 asks when ``train`` starts when new nodes register in 100 s and pull a 120 s image;
+6.2 the fewest warm nodes that keep the mean wait under 6 minutes when every new node pulls a
+10-minute image; 6.3 when Kueue deactivates a workload whose ProvisioningRequests keep failing;
+6.4 the GPU-hours a coscheduling gang holds idle when its NodePool allows 9 of its 10 nodes. The
+messages walk along the stages of the timeline: a start time that is off is recognised as a stage
+left out (the batch window, registration, initialization, the pull), a warm pool as too small or
+paid for in vain, a deactivation time as a backoff or an attempt forgotten, a GPU-hour figure as
+another variant's or as what the nodes cost.
 """
 
 from __future__ import annotations
@@ -21,12 +23,18 @@ REGISTER_S, IMAGE_PULL_S = 100.0, 120.0
 WARM_PULL_S, WAIT_TARGET_S = 600.0, 360.0
 PROVREQ_HORIZON_S = 10000.0  # exercise 6.3's run length
 PROVREQ_EXPIRY_S = 1800.0  # exercise 6.3: cluster-autoscaler gives a request up after this long
+#: Exercise 6.4: the NodePool limit (GPUs) and seed of the scale-to-zero scenario.
+NINE_OF_TEN_LIMIT = 72
+NINE_OF_TEN_SEED = 3
+#: Tolerance for an answer in GPU-hours (the check's numbers are rounded to 0.01).
+GPU_HOURS_TOLERANCE = 0.01
 
 #: First hints of "not done yet" (the recipe follows after a wrong answer: common.not_done).
 HINTS = {
     "6.1": "a new node passes its stages one after another, and the gang starts when its last node has passed them all: add them up.",
     "6.2": "a warm node removes the node stages only for a gang that fits on the warm nodes entirely; a big image makes every other start slower.",
     "6.3": "each failed ProvisioningRequest sends the check to Retry with a growing backoff, until backoffLimitCount is used up.",
+    "6.4": "coscheduling keeps placed pods at Permit, holding their GPUs, until the group is complete or its timeout fires; and after the timeout?",
 }
 
 
@@ -186,4 +194,72 @@ def check_06_deactivated_at(answer) -> bool:
     else:
         print(f"Exercise {ex}: you said {fmt(value)}. Look for the 'deactivated' event of train in result.events, "
               f"or at result.metrics['gangkit_admission_check_states'].{minutes_note(value, expected)}")
+    return False
+
+
+@functools.lru_cache(maxsize=None)
+def _nine_of_ten(stack: str) -> tuple:
+    """(GPU-hours held idle, GPU-hours of nodes paid, Permit releases) for ``lesson06.scale_to_zero(limit=72)``
+    under ``stack``, seed 3."""
+    from gangkit.lessons import lesson06
+
+    r = simulate(lesson06.scale_to_zero(limit=NINE_OF_TEN_LIMIT), stack=stack, seed=NINE_OF_TEN_SEED)
+    releases = int((r.events["event"] == "released").sum())
+    return r.figures["held_idle_gpu_seconds"] / 3600.0, r.figures["capacity_gpu_seconds"] / 3600.0, releases
+
+
+@counts_wrong_answers("6.4")
+def check_06_nine_of_ten(answer) -> bool:
+    """Exercise 6.4: GPU-hours ``big`` holds idle on ``lesson06.scale_to_zero(limit=72)`` under
+    'coscheduling+karpenter' with seed 3 (the NodePool allows 9 of its 10 nodes).
+
+    The lesson to draw: a Permit timeout does not end the holding. At exactly 10 % missing PostFilter
+    never rejects the group, and after each 60 s timeout the group takes the same nodes again at once,
+    so it holds them nearly the whole run, almost as much as pod by pod.
+    """
+    ex = "6.4"
+    stack = "coscheduling+karpenter"
+    if answer is None:
+        return not_done(ex, f"simulate lesson06.scale_to_zero(limit={NINE_OF_TEN_LIMIT}) with stack='{stack}' and "
+                            f"seed={NINE_OF_TEN_SEED}, then divide result.figures['held_idle_gpu_seconds'] by 3600.", hint=HINTS[ex])
+    value = number(ex, answer, whole=False, what="GPU-hours")
+    if value is None:
+        return False
+    expected, paid, rounds = _nine_of_ten(stack)
+    one_round = NINE_OF_TEN_LIMIT * 60.0 / 3600.0  # 9 nodes x 8 GPUs held for one 60 s Permit wait
+    pod_held, _, _ = _nine_of_ten("pod+karpenter")
+    if close(value, expected, GPU_HOURS_TOLERANCE):
+        print(f"Correct! big holds {expected:.2f} GPU-hours idle, nearly what pod by pod holds for good "
+              f"({pod_held:.2f}). With 9 of its 10 nodes, 1 of minMember 10 is missing, within coscheduling's 10 % "
+              "threshold, so PostFilter never rejects the group. Its 9 pods wait at Permit holding 72 GPUs; after "
+              "60 s they are rejected, and the freed nodes requeue the group's 10th pod, which finds no node while "
+              f"the 9 pods take the same nodes again at once: {rounds} rounds of 60 s in the run. A timeout bounds "
+              "one wait, not the holding.")
+        return True
+    if close(value, 0.0, GPU_HOURS_TOLERANCE):
+        print(f"Exercise {ex}: you said 0. Coscheduling gives the seats back at once only when more than 10 % of "
+              "minMember is missing; here 1 of 10 is (exactly 10 %), so the placed pods wait at Permit until "
+              "the timeout.")
+    elif close(value, one_round, GPU_HOURS_TOLERANCE):
+        print(f"Exercise {ex}: you said {fmt(value)}: 72 GPUs for one 60 s wait at Permit. That is one round. "
+              "What happens after the timeout? The rejection frees 9 nodes, a change in the cluster that sends the "
+              "group's pods back to the scheduler, and nothing else wants those nodes. Count the 'released' events "
+              "in result.events.")
+    elif close(value, one_round * 3600.0, 0.5):
+        print(f"Exercise {ex}: you said {fmt(value)}: 72 GPUs for one 60 s wait at Permit, in GPU-seconds. That is "
+              "one round, and the question asks for GPU-hours. What happens after the timeout? Count the "
+              "'released' events in result.events.")
+    elif close(value, expected * 3600.0, 0.5):
+        print(f"Exercise {ex}: you said {fmt(value)}. That is in GPU-seconds; the question asks for GPU-hours "
+              "(divide by 3600).")
+    elif close(value, paid, GPU_HOURS_TOLERANCE):
+        print(f"Exercise {ex}: you said {fmt(value)}. That is what the 9 nodes cost over the run "
+              "(capacity_gpu_seconds); held idle counts only GPUs bound to big while it does not progress.")
+    elif close(value, pod_held, GPU_HOURS_TOLERANCE):
+        print(f"Exercise {ex}: you said {fmt(value)}. That is what pod-by-pod placement holds for good (and "
+              f"kube-gang, whose 5-minute waits follow each other at once); simulate with stack='{stack}'.")
+    else:
+        print(f"Exercise {ex}: you said {fmt(value)}. Simulate lesson06.scale_to_zero(limit={NINE_OF_TEN_LIMIT}) "
+              f"with stack='{stack}' and seed={NINE_OF_TEN_SEED}, and read result.figures['held_idle_gpu_seconds'] "
+              "(in GPU-seconds).")
     return False

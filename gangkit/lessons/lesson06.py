@@ -19,6 +19,11 @@ This module holds:
 - :func:`limit_story` and :func:`provreq_story`: a NodePool limit that provisions part
   of a gang, against a ProvisioningRequest that asks for all of it; :func:`paid_table`
   says what each paid for;
+- :func:`scale_to_zero` and :func:`compare_scale_to_zero`: a gang of 10 x 8 GPUs
+  and no GPU node, each gang scheduler with Karpenter behind it: what Karpenter
+  sees (a Volcano Job: nothing before Inqueue), the nodes it launches and pays
+  for, and what each variant holds while they boot or when a NodePool limit
+  stops them short; :func:`with_job` changes one job of a scenario;
 - :func:`warm_pool_story`, :func:`warm_pool` and :func:`warm_pool_table`: warm nodes
   paid for all day against waiting for new ones; :func:`provisioning_explorer` is the
   lesson's widget over them (:func:`render_warm_pool`).
@@ -26,6 +31,7 @@ This module holds:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from functools import lru_cache
 
@@ -53,8 +59,9 @@ from gangkit.results import plots
 from gangkit.simulate import simulate
 from gangkit.stacks import Stack
 from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup
-from gangkit.supply.cloud import InstanceType, Stages
+from gangkit.supply.cloud import InstanceType, Stages, uniform
 from gangkit.supply.karpenter import Karpenter, NodePool
+from gangkit.volcano.api import VolcanoSetup
 from gangkit.volcano.scheduler import VolcanoGang
 
 G8 = InstanceType("gpu-8", 8, 8.0)  # one price unit per GPU-hour: only relative prices matter here
@@ -189,6 +196,81 @@ def paid_table(runs: dict) -> pd.DataFrame:
                       "gpu_hours_useful": round(f["useful_gpu_seconds"] / 3600, 2), "train_state": j.state,
                       "train_start_s": j.start_s}
     return pd.DataFrame(rows).T
+
+
+# ------------------------------------- what each gang scheduler shows Karpenter at scale-to-zero
+
+#: (label, stack, fields changed on job ``big``[, fields changed on the scenario]) for
+#: :func:`compare_scale_to_zero`, in the order of the table.
+SCALE_TO_ZERO_ROWS = (
+    ("pod", "pod+karpenter", {}),
+    ("gang", "gang+karpenter", {}),
+    ("gang, Volcano Job", "gang+karpenter", {"controller": "volcano"}),
+    ("gang, Volcano Job, no enqueue", "gang+karpenter", {"controller": "volcano"}, {"volcano": VolcanoSetup(enqueue=False)}),
+    ("coscheduling", "coscheduling+karpenter", {}),
+    ("yunikorn", "yunikorn+karpenter", {}),
+    ("kube-gang", "kube-gang+karpenter", {}),
+)
+#: The columns of :func:`compare_scale_to_zero`.
+SCALE_TO_ZERO_COLUMNS = ["pods_seen", "first_seen_s", "nodes_launched", "node_gpu_h", "held_idle_gpu_h",
+                         "releases", "big_wait_s", "big_state"]
+
+
+def scale_to_zero(limit: int | None = None, horizon: float = 7200.0) -> Scenario:
+    """No GPU node at first; ``big``, a sync gang of 10 workers x 8 GPUs, arrives at t=0.
+
+    Karpenter (the scenario's ``karpenter``) has one NodePool of 8-GPU
+    nodes (price 1.0 per GPU-hour, an assumption), ``limit`` GPUs at most
+    (None: no limit), empty nodes removed after 30 s. A new node registers
+    30 to 400 s after launch (uniform, drawn from the run's seeded
+    generator) and is ready 90 s later: a wide spread on purpose, so that
+    the gang's nodes become ready at different times.
+    """
+    limits = {} if limit is None else {"nvidia.com/gpu": limit}
+    pool = NodePool("gpu", ["gpu-8"], limits=limits, consolidate_after=30.0, budget="100%")
+    karpenter = Karpenter([pool], [InstanceType("gpu-8", 8, 8.0)],
+                          stages=Stages(registered=uniform(30.0, 400.0), initialized=90.0))
+    what = "no limit" if limit is None else f"limit {limit} GPUs"
+    sc = Scenario([CPU_NODE], [job("big", pods=10, gpus=8, run_time=3600)], karpenter=karpenter,
+                  name="scale-to-zero", description=f"no GPU node at first; big = 10 sync workers x 8 GPUs at 0 s; "
+                                                    f"Karpenter: 8-GPU nodes, {what}, ready 120-490 s after launch")
+    return sc.with_settings(horizon=horizon)
+
+
+def compare_scale_to_zero(scenario: Scenario | None = None, rows=SCALE_TO_ZERO_ROWS, seed: int = 0) -> pd.DataFrame:
+    """One row per variant with Karpenter behind it, on :func:`scale_to_zero` (or ``scenario``):
+
+    how many pods Karpenter saw as provisionable and when it saw the first,
+    the nodes it launched, the GPU-hours of nodes paid (capacity from
+    launch until the run ends: the gang finishes, or the horizon), the
+    GPU-hours held idle, the releases (timeouts, rejections), and big's wait
+    and end state.
+    """
+    scenario = scale_to_zero() if scenario is None else scenario
+    out = []
+    for label, stack, fields, *changes in rows:
+        changed = dataclasses.replace(scenario, **changes[0]) if changes else scenario
+        r = simulate(with_job(changed, "big", **fields), stack=stack, seed=seed)
+        seen = r.metrics["gangkit_karpenter_pods_seen"]
+        big = r.jobs.set_index("job").loc["big"]
+        out.append({
+            "variant": label,
+            "pods_seen": len(seen),
+            "first_seen_s": float(seen.time_s.min()) if len(seen) else float("nan"),
+            "nodes_launched": len(r.metrics["karpenter_nodeclaims_created_total"]),
+            "node_gpu_h": round(r.figures["capacity_gpu_seconds"] / 3600.0, 2),
+            "held_idle_gpu_h": round(r.figures["held_idle_gpu_seconds"] / 3600.0, 2),
+            "releases": int((r.events["event"] == "released").sum()),
+            "big_wait_s": round(float(big["wait_s"]), 1),
+            "big_state": big["state"],
+        })
+    return pd.DataFrame(out, columns=["variant", *SCALE_TO_ZERO_COLUMNS]).set_index("variant")
+
+
+def with_job(scenario: Scenario, name: str, **fields) -> Scenario:
+    """The scenario with job ``name`` changed (``controller="volcano"``, ``gang_style="Hard"``, ...)."""
+    return dataclasses.replace(scenario, jobs=[dataclasses.replace(j, **fields) if j.name == name else j
+                                               for j in scenario.jobs])
 
 
 # ------------------------------------------------------------------ warm nodes against waiting

@@ -22,7 +22,10 @@ August 2026, ``v0.35.4-devel``; defaults from ``apis/config/v1/defaults.go``):
   bound) reach ``minMember``, else it waits, at most the PodGroup's
   ``scheduleTimeoutSeconds`` (default: the plugin's
   ``permitWaitingTimeSeconds``, 60 s), counted from the first waiting pod;
-  when it times out, Unreserve rejects all the group's waiting pods;
+  when it times out, Unreserve rejects all the group's waiting pods, and
+  the group tries again at once, holding its seats anew (the release
+  requeues its unplaced pod, whose Permit activates the others; see
+  :mod:`gangkit.placement.permit`): a timeout bounds one wait, not the holding;
 - PostFilter, the documented threshold: when a pod of a group finds no node
   and fewer than ``minMember`` pods are assigned, the group is rejected at
   once (its waiting pods freed) unless the missing share
@@ -44,7 +47,8 @@ listed. At scale-to-zero a group's nodes often become ready at different
 times: while more than 10 % of ``minMember`` is missing the group is
 rejected at once (nothing held); within 10 % the placed pods wait at
 Permit, and if the last node takes longer than the Permit timeout (60 s)
-they are rejected and tried again when it is ready.
+they are rejected each minute and take their nodes again at once, until it
+is ready.
 
 Simplified (see ``docs/reference/coscheduling.md``): ``minResources`` is
 not checked; no preemption; retries of rejected groups follow
@@ -206,7 +210,7 @@ class Coscheduling(PermitLayer):
                         f"PodGroup {js.name} gets rejected: pod {pod.name} is unschedulable and {missing} of "
                         f"minMember {g.min_member} are missing (more than {self.reject_percentage:g} %)",
                         {"missing": missing, "min_member": g.min_member})
-        self.room.reject(sim, g, now, reason, wakes_others=False)
+        self.room.reject(sim, g, now, reason, timed_out=False)
         if self.pod_group_backoff > 0 and len(js.pods) >= g.min_member:
             g.backoff_until = now + self.pod_group_backoff
             sim.call_at(g.backoff_until, lambda t: sim.request_cycle())
@@ -218,7 +222,7 @@ class Coscheduling(PermitLayer):
         reason = Reason("placement", "PermitTimeout",
                         f"{len(waiting)} of minMember {g.min_member} pods waited at Permit for "
                         f"{self.timeout_of(g.job):g} s; all rejected", {"waiting": len(waiting), "min_member": g.min_member})
-        self.room.reject(sim, g, now, reason, wakes_others=True)
+        self.room.reject(sim, g, now, reason, timed_out=True)
 
     # -- diagnosis ---------------------------------------------------------------
     def pending_reason(self, sim: Cluster, js: JobState) -> Reason | None:

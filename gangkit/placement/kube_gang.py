@@ -13,13 +13,16 @@ adds two barriers to the ordinary pod-by-pod cycle:
   the group are assumed or bound; then all are allowed. The wait has a
   fixed timeout of 5 minutes per attempt of the group (not configurable in
   1.35); when it expires, the waiting pods are rejected, their nodes freed,
-  and they go back to the queue for a new attempt.
+  and the group tries again at once (the release requeues its pods that
+  found no node; see :mod:`gangkit.placement.permit`), holding what it gets.
 
 Between the barriers nothing is gang-aware: pods are taken in the default
 queue order (priority, then the time each pod entered the queue, which a
 failed attempt refreshes), so two gangs created together interleave, each
-holds part of the cluster, and both wait out their 5 minutes. Unlike
-coscheduling there is no PostFilter that gives the seats back early.
+holds part of the cluster, both wait out their 5 minutes, and the freed
+pods interleave again: a livelock, which KEP-4671 lists among what the 1.35
+alpha does not address. Unlike coscheduling there is no PostFilter that
+gives the seats back early.
 
 What a node provisioner sees (``unschedulable()``): pods a cycle tried and
 found no node for, and pods rejected at Permit that wait for a cluster
@@ -32,7 +35,7 @@ the scheduler also writes the expected node into ``nominatedNodeName``,
 and Karpenter's ``IsProvisionable`` skips such pods). At scale-to-zero
 pods bind as nodes become ready and wait at Permit from the first node on:
 nodes whose start-up times spread over more than 5 minutes make the group
-time out, release its nodes and start again at the next node ready.
+time out, release its nodes and take them again at once.
 
 Queue order: a pod keeps its place in the queue until a failed attempt
 that a cluster event prompted (kube-scheduler requeues an unschedulable
@@ -172,7 +175,7 @@ class KubeGang(PermitLayer):
                         f"{self.scheduling_timeout:g} s; all rejected", {"waiting": len(waiting), "min_count": g.min_member})
         for p in waiting:
             self._refresh(p, rejected=True)
-        self.room.reject(sim, g, now, reason, wakes_others=True)
+        self.room.reject(sim, g, now, reason, timed_out=True)
 
     # -- diagnosis ---------------------------------------------------------------
     def pending_reason(self, sim: Cluster, js: JobState) -> Reason | None:

@@ -27,12 +27,29 @@ When is a rejected group tried again? kube-scheduler puts a rejected pod
 among the unschedulable pods and moves it back when a cluster event could
 help it (its queueing hints). gangkit keeps one count of *capacity
 events*: capacity that others free (a job finishes or is evicted, a node
-becomes ready) and capacity that a Permit timeout gives back. A rejected
-group waits for the next such event after its own rejection. Simplified:
-kube-scheduler's per-pod backoff (1 to 10 s) and its 5-minute flush of
-unschedulable pods are not modelled, and a group's own rejection never wakes
-a group rejected in the same cycle (otherwise two groups that can never fit
-would wake each other for ever at one instant).
+becomes ready) and capacity that a Permit timeout gives back.
+
+- A group whose Permit wait **timed out** tries again at once and holds
+  its seats again. In kube-scheduler the timeout's Unreserve forgets the
+  assumed pods (an ``AssignedPodDelete`` event); the group's pod that Filter
+  had found no node for is requeued by NodeResourcesFit's queueing hint for
+  that event, takes a freed node, and at Permit the plugin activates its
+  siblings (coscheduling's ``ActivateSiblings``; GangScheduling likewise).
+  So a gang that can never be complete holds its nodes round after round,
+  one timeout after another (scheduler-plugins v0.34/v0.35
+  ``pkg/coscheduling``; kube-scheduler ``pkg/scheduler/backend/queue``).
+- A group **rejected at once** (coscheduling's PostFilter, more than
+  ``podGroupRejectPercentage`` missing) held its seats for no time at all;
+  it waits for the next capacity event after its rejection. Its own
+  rejection never wakes it (otherwise it would retry for ever at one
+  instant; kube-scheduler's per-pod backoff, 1 s doubling to 10 s, spaces
+  those retries, each as fruitless as the last).
+
+Simplified: the per-pod backoff and the 5-minute flush of unschedulable
+pods (``podMaxInUnschedulablePodsDuration``) are not modelled. A retry they
+would cause without a change in the cluster finds the same nodes taken and
+ends the same way, so leaving them out changes no placement; the retry
+after a timeout, the one that holds seats again, is modelled.
 """
 
 from __future__ import annotations
@@ -85,6 +102,7 @@ class WaitingRoom:
         self._order = 0
         self._free_after_cycle: int | None = None
         self._released_since_cycle = 0
+        self._timed_out_at: float | None = None  # a deadline fired at this instant, and no cycle ran since
 
     def add(self, js: JobState, now: float) -> Group:
         g = self.groups.get(js.index)
@@ -119,19 +137,40 @@ class WaitingRoom:
     def end_cycle(self, sim: Cluster) -> None:
         self._free_after_cycle = sim.capacity.free_ready_gpus
         self._released_since_cycle = 0
+        self._timed_out_at = None
 
     def may_retry(self, g: Group) -> bool:
         return g.wake_at_event is None or self.events >= g.wake_at_event
 
     # -- Permit ------------------------------------------------------------------
     def wait(self, sim: Cluster, g: Group, now: float, timeout: float, on_timeout) -> None:
-        """The group has pods at Permit: start its deadline unless one is running."""
-        if g.deadline is not None and g.deadline > now:
+        """The group has pods at Permit: start its deadline unless one is running.
+
+        Deadlines that fall on one instant are handled one at a time, each
+        after the scheduling cycle that the one before it caused. In
+        kube-scheduler the group whose first pod reached Permit first times
+        out first, and the pods its Unreserve frees can complete another
+        group before that group's own deadline (two gangs created together
+        and interleaved: the first to time out lets the other start). gangkit
+        places those pods in one instant, so it keeps that order explicitly.
+        """
+        if g.deadline is not None and g.deadline >= now:  # one deadline per group, renewed only once it has fired
             return
         g.timer += 1
         g.deadline = now + timeout
         token = g.timer
-        sim.call_at(g.deadline, lambda t: on_timeout(g, t) if token == g.timer and not g.permitted else None)
+
+        def fire(t: float) -> None:
+            if token != g.timer or g.permitted:
+                return
+            if self._timed_out_at == t:  # another group's deadline freed pods at this instant: its cycle first
+                sim.call_at(t, fire, after_cycles=True)
+                self._timed_out_at = None
+                return
+            self._timed_out_at = t
+            on_timeout(g, t)
+
+        sim.call_at(g.deadline, fire)
 
     def allow(self, g: Group) -> None:
         """minMember reached: every waiting pod is allowed; the deadline no longer matters."""
@@ -140,11 +179,13 @@ class WaitingRoom:
         g.timer += 1
         g.wake_at_event = None
 
-    def reject(self, sim: Cluster, g: Group, now: float, reason: Reason, wakes_others: bool) -> None:
+    def reject(self, sim: Cluster, g: Group, now: float, reason: Reason, timed_out: bool) -> None:
         """Reject the group's pods waiting at Permit and give their nodes back.
 
-        ``wakes_others``: the released capacity counts as a capacity event
-        (a Permit timeout), so groups rejected earlier may try again.
+        ``timed_out``: a Permit timeout, not a rejection in the cycle. The
+        released capacity then counts as a capacity event, so groups rejected
+        earlier may try again, and the group itself tries again at once (see
+        the module docstring).
         """
         held = sum(p.pod_set.gpus for p in g.waiting())
         g.timer += 1
@@ -152,9 +193,9 @@ class WaitingRoom:
         g.failed_at = now
         g.rejections += 1
         g.rejected_because = reason.message
-        if wakes_others:
+        if timed_out:
             self.events += 1
-        g.wake_at_event = self.events + 1
+        g.wake_at_event = self.events if timed_out else self.events + 1
         if held:
             self._released_since_cycle += held
             sim.release(g.job, reason)
