@@ -93,6 +93,10 @@ def test_quota_for_puts_every_job_behind_one_cluster_queue():
          lesson03.starvation_story("StrictFIFO"), {"team-a/big": 750.0}),
         ("starvation, BestEffortFIFO: big waits for the stream of small jobs to end",
          lesson03.starvation_story("BestEffortFIFO"), {"team-a/big": 4050.0}),
+        ("fair sharing off: who borrowed first keeps the idle team's quota",
+         lesson03.fair_story(False), {"team-b/b-2": 0.0, "team-b/b-3": 2980.0, "team-b/b-4": 2980.0}),
+        ("fair sharing on: team B gets its share of the idle quota at once",
+         lesson03.fair_story(True), {"team-b/b-2": 0.0, "team-b/b-3": 0.0, "team-b/b-4": 2980.0}),
     ],
     ids=lambda v: v if isinstance(v, str) else "",
 )
@@ -111,6 +115,9 @@ def test_story_waits(case, scenario, expected_waits):
         ("the victim set is minimal: a-3 is put back", lesson03.reclaim_puzzle(), ["team-a/a-2"],
          "InCohortReclamation"),
         ("no reclaim, no preemption", lesson03.two_teams(reclaim="Never"), [], None),
+        ("fair sharing takes one borrowed job back from the team over its share", lesson03.fair_story(True),
+         ["team-a/a-4"], "InCohortFairSharing"),
+        ("without fair sharing nobody may reclaim quota that team C lent", lesson03.fair_story(False), [], None),
     ],
     ids=lambda v: v if isinstance(v, str) else "",
 )

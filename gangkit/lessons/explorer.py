@@ -94,10 +94,10 @@ def table_output(table: pd.DataFrame) -> dict:
 
 
 def figure_output(fig: Figure) -> dict:
-    """``fig`` drawn as a PNG display item of an ``Output`` (80 dpi), outside pyplot."""
+    """``fig`` drawn as a PNG display item of an ``Output`` (100 dpi, as inline figures), outside pyplot."""
     FigureCanvasAgg(fig)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=80)
+    fig.savefig(buf, format="png", dpi=100)
     w, h = fig.get_size_inches()
     return {"output_type": "display_data", "metadata": {},
             "data": {"image/png": base64.b64encode(buf.getvalue()).decode("ascii"),

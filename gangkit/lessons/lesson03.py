@@ -16,7 +16,7 @@ This module holds:
 
 - the stories as plain :class:`gangkit.Scenario` objects, two or three lines
   each in the lesson (:func:`two_teams`, :func:`fifo_story`,
-  :func:`priority_story`, :func:`lending_story`, ...), built from
+  :func:`priority_story`, :func:`lending_story`, :func:`fair_story`, ...), built from
   :func:`team_queue`, :func:`team_job` and :func:`kueue_setup`;
 - a run read back as tables: who was admitted when and who was preempted
   why, from its events (:func:`admission_log`, :func:`preemptions`,
@@ -260,6 +260,27 @@ def starvation_story(strategy: str = "StrictFIFO") -> Scenario:
     jobs.append(team_job("team-a", "big", 8, pods=2, run_time=1800, submit_time=150))
     return Scenario(_cluster(2), jobs, kueue=kueue_setup(queues), name=f"starvation-{strategy}",
                     description=f"one team, 8 GPUs, {strategy}; a 2-GPU job every 5 min, one 8-GPU job at t=150 s")
+
+
+def fair_story(fair_sharing: bool = False) -> Scenario:
+    """Section 6's story: two busy teams and an idle one, in one cohort.
+
+    Three nodes of 8 GPUs; teams A, B and C have 8 GPUs each and
+    ``reclaimWithinCohort: Any``. Team C submits nothing, so its 8 GPUs are
+    there to borrow. Team A submits four one-pod jobs of 4 GPUs (one hour
+    each) at t=0, 10, 20 and 30 s; team B four more at t=600 to 630 s.
+    ``fair_sharing`` turns on Kueue's fair sharing (the Configuration's
+    ``fairSharing``, with both preemption strategies): who gets C's GPUs is
+    then decided by the teams' shares, not by who came first.
+    """
+    queues = [team_queue(t, 8, reclaim="Any") for t in ("team-a", "team-b", "team-c")]
+    jobs = [team_job("team-a", f"a-{i + 1}", 4, submit_time=10 * i) for i in range(4)]
+    jobs += [team_job("team-b", f"b-{i + 1}", 4, submit_time=600 + 10 * i) for i in range(4)]
+    config = KueueConfig(fair_sharing=fair_sharing)
+    return Scenario(_cluster(3), jobs, kueue=kueue_setup(queues, config), name="fair-sharing" if fair_sharing else "no-fair-sharing",
+                    description=f"3 nodes x 8 GPUs; teams A, B, C 8 GPUs each in cohort {COHORT}, C idle; "
+                                f"A: 4 x 4 GPUs at t=0-30 s, B: 4 x 4 GPUs at t=600-630 s; "
+                                f"fair sharing {'on' if fair_sharing else 'off'}")
 
 
 # ------------------------------------------------------------------------------------ reading a run

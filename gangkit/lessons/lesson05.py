@@ -96,8 +96,9 @@ def render_diagnosis(stack: str = "kueue+gang+karpenter", time_s: float = 100.0,
     plots.gpu_states(result, ax=ax, until=until)
     name, per, _ = plots.time_unit(until)
     ax.axvline(time_s / per, color="black", linewidth=1.2, linestyle="--")
-    ax.set_title(view.headline, fontsize=8)
-    fig.subplots_adjust(left=0.08, right=0.82, bottom=0.16, top=0.88)
+    ax.set_title("")  # the headline replaces the plot's own title: two short lines, never clipped
+    ax.set_title(view.headline.replace("; ", "\n", 1), fontsize=9, loc="left")
+    fig.subplots_adjust(left=0.08, right=0.82, bottom=0.16, top=0.84)
     return table, fig
 
 

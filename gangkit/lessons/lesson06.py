@@ -312,7 +312,7 @@ def warm_pool_row(result) -> dict:
 def warm_pool_table(warm: range | list = range(0, 5), stages: Stages | None = None, consolidate_after: float = 300.0) -> pd.DataFrame:
     """:func:`warm_pool_row` for each number of warm nodes (runs are remembered: the explorer asks again)."""
     rows = {n: _warm_pool_row(n, stages or Stages(), float(consolidate_after)) for n in warm}
-    return pd.DataFrame(rows).T.rename_axis("warm_nodes")
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("warm_nodes")  # keeps counts as integers
 
 
 @lru_cache(maxsize=64)
