@@ -1,0 +1,315 @@
+"""Lesson 07's experiments: when a gang layer pays, when it does not, and what a migration can get wrong.
+
+A gang layer answers one question for every job: *does a partial start mean anything?* For a
+synchronous all-reduce training job it does not: a worker without its peers only waits, so the
+job must start whole or not at all. For a batch of independent tasks, or for one-GPU jobs, a
+partial start is real progress, and making such a job wait for all its pods only adds waiting.
+The experiments here measure both on the same cluster and the same arrivals, then show how each
+setting a migration adds (a gang size, a quota, an admission timeout, a second queue, a
+NodePool limit) fails when it is chosen wrong, and which layer says so.
+
+This module holds:
+
+- :data:`JOB_TYPES` and :func:`job_type_stream`: the workloads, one per kind of job
+  (one-GPU jobs, independent tasks, synchronous training), as seeded streams;
+  :func:`decision_table` runs each under the plain pod scheduler and under Volcano's gang
+  layer over several seeds; :func:`decision_runs` and :func:`with_min_member` are its parts;
+- :data:`MISTAKES` and :func:`mistake_table`: each wrong choice as a small scenario, the
+  stack it runs under, and what the simulation and the diagnosis show;
+  :func:`mistake_scenario` builds one;
+- :func:`migration_manifests`: the same workload before (a plain ``batch/v1`` Job) and after
+  (Kueue's queue label and a Volcano PodGroup), as gangkit writes them;
+- :func:`decision_explorer`: the lesson's widget over :func:`render_decision`.
+
+All figures are simulated by gangkit, never measured on a real cluster.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from functools import lru_cache
+
+import ipywidgets as W
+import pandas as pd
+from matplotlib.figure import Figure
+
+from gangkit.kueue.objects import (
+    GPU,
+    ClusterQueue,
+    FlavorQuotas,
+    KueueConfig,
+    KueueSetup,
+    LocalQueue,
+    Quota,
+    ResourceFlavor,
+    ResourceGroup,
+)
+from gangkit.lessons import lesson06
+from gangkit.lessons.explorer import Explorer
+from gangkit.manifests.dump import dump_manifests
+from gangkit.model.jobs import job
+from gangkit.model.nodes import nodes
+from gangkit.model.resources import Resources
+from gangkit.model.scenario import Scenario
+from gangkit.results import plots
+from gangkit.results.waiting import utilization
+from gangkit.simulate import simulate
+from gangkit.volcano.api import Queue, VolcanoSetup
+from gangkit.workloads.generators import Exponential, JobClass, Poisson, Stream
+
+#: The cluster of the decision experiment: 8 nodes of 8 GPUs.
+NODES, GPUS_PER_NODE = 8, 8
+#: Mean run time of every job in the decision experiment (exponential), seconds.
+MEAN_RUN_S = 1800.0
+
+
+def _mix(progress: str) -> tuple[JobClass, ...]:
+    """Seven jobs in ten of 2 pods x 4 GPUs, three in ten of 8 pods x 8 GPUs (the whole cluster)."""
+    return (JobClass("small", 0.7, pods=2, gpus_per_pod=4, progress=progress, run_time=Exponential(MEAN_RUN_S)),
+            JobClass("big", 0.3, pods=8, gpus_per_pod=8, progress=progress, run_time=Exponential(MEAN_RUN_S)))
+
+
+#: Each kind of job the decision test is asked about: its job classes, and whether a partial start means anything.
+JOB_TYPES: dict[str, tuple[tuple[JobClass, ...], str]] = {
+    "one-GPU jobs": ((JobClass("one", 1.0, pods=1, gpus_per_pod=1, progress="sync", run_time=Exponential(MEAN_RUN_S)),),
+                     "a job of one pod cannot start partly"),
+    "independent tasks": (_mix("independent"), "yes: each task that runs makes progress"),
+    "synchronous training": (_mix("sync"), "no: a worker without its peers only waits"),
+}
+
+#: The variants the decision table compares: the default scheduler; Volcano's gang layer as most clusters add it
+#: (every job in a PodGroup with ``minMember`` = all its pods); and the gang layer with ``minMember: 1`` (a PodGroup
+#: that waits for nothing), as a job whose partial start means something should be set.
+DECISION_VARIANTS: dict[str, tuple[str, int | None]] = {
+    "pod": ("pod", None),
+    "gang": ("gang", None),
+    "gang, minMember 1": ("gang", 1),
+}
+DECISION_STACKS = ("pod", "gang")
+
+
+def job_type_stream(kind: str, load: float = 0.8, n_jobs: int = 300, seed: int = 0) -> Stream:
+    """The arrivals of ``kind`` (a key of :data:`JOB_TYPES`) at ``load`` of the cluster's GPUs, seeded."""
+    if kind not in JOB_TYPES:
+        raise ValueError(f"unknown job type {kind!r}; expected one of {', '.join(JOB_TYPES)}")
+    classes = JOB_TYPES[kind][0]
+    gpus = NODES * GPUS_PER_NODE
+    rate = Stream(Poisson(1.0), classes, n_jobs=n_jobs, seed=seed).rate_for_load(load, gpus)
+    return Stream(Poisson(rate), classes, n_jobs=n_jobs, seed=seed, name=kind)
+
+
+def with_min_member(scenario: Scenario, min_member: int | None) -> Scenario:
+    """``scenario`` with every job's gang size set to ``min_member`` (``None``: all its pods, the default)."""
+    jobs = [dataclasses.replace(j, min_member=None if min_member is None else min(min_member, j.pod_count))
+            for j in scenario.jobs]
+    return dataclasses.replace(scenario, jobs=jobs)
+
+
+def decision_scenario(kind: str, load: float = 0.8, n_jobs: int = 300, seed: int = 0,
+                      min_member: int | None = None) -> Scenario:
+    """:func:`job_type_stream` on :data:`NODES` x :data:`GPUS_PER_NODE` GPUs, as a scenario."""
+    stream = job_type_stream(kind, load, n_jobs, seed)
+    sc = Scenario(nodes(NODES, gpus=GPUS_PER_NODE), stream.jobs(), name=f"{kind}, load {load:g}, seed {seed}",
+                  description=f"{NODES} nodes x {GPUS_PER_NODE} GPUs; {n_jobs} jobs of kind {kind!r}, "
+                              f"offered load {load:g}, seed {seed}")
+    return sc if min_member is None else with_min_member(sc, min_member)
+
+
+@lru_cache(maxsize=256)
+def _decision_run(kind: str, stack: str, load: float, n_jobs: int, seed: int, min_member: int | None):
+    return simulate(decision_scenario(kind, load, n_jobs, seed, min_member), stack=stack)
+
+
+def _row(result) -> dict:
+    """A run's figures.
+
+    ``mean_turnaround_s`` is submission to finish, over the jobs that finished: for a job of
+    independent tasks the time to its *first* pod says little (a scheduler that starts one task
+    of every job looks fast), the time to its last task's end is what its owner waits for.
+    Utilization is taken while jobs arrive (t=0 to the last submission), not over the drain.
+    """
+    s = result.summary()
+    jobs = result.jobs
+    done = jobs.dropna(subset=["finish_s"])
+    turnaround = float((done["finish_s"] - done["submit_s"]).mean()) if len(done) else math.nan
+    last = float(jobs["submit_s"].max())
+    return {"mean_turnaround_s": turnaround, "jobs_finished": int(s["jobs_finished"]),
+            "effective_utilization": utilization(result, 0.0, last)["effective_utilization"],
+            "held_idle_gpu_h": s["held_idle_gpu_seconds"] / 3600.0, "stalled": bool(s["deadlock"] or s["stalled"])}
+
+
+def decision_runs(kind: str, stack: str, load: float = 0.8, seeds=range(5), n_jobs: int = 300,
+                  min_member: int | None = None) -> pd.DataFrame:
+    """One row per seed: :func:`_row`'s figures (turnaround, jobs finished, utilization, held idle, stalled)."""
+    rows = {seed: _row(_decision_run(kind, stack, float(load), int(n_jobs), int(seed), min_member)) for seed in seeds}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("seed")
+
+
+def decision_table(load: float = 0.8, seeds=range(5), n_jobs: int = 300, kinds=None, variants=None) -> pd.DataFrame:
+    """The decision test, measured: each kind of job under each variant of :data:`DECISION_VARIANTS`, over ``seeds``.
+
+    Columns (means over the seeds): each run's mean turnaround of the jobs that finished (and the
+    lowest and highest seed's, to show the spread), the jobs finished, the effective utilization
+    while jobs arrive (GPU-time that made progress over capacity), the GPU-hours held idle (bound
+    to a job that does not progress); and how many seeds' runs stalled (deadlock).
+    """
+    out = []
+    for kind in (kinds or JOB_TYPES):
+        for variant in (variants or DECISION_VARIANTS):
+            stack, min_member = DECISION_VARIANTS[variant]
+            runs = decision_runs(kind, stack, load, seeds, n_jobs, min_member)
+            turn = runs["mean_turnaround_s"]
+            out.append({"job type": kind, "stack": variant, "mean_turnaround_s": round(float(turn.mean())),
+                        "lowest_seed_s": round(float(turn.min())), "highest_seed_s": round(float(turn.max())),
+                        "jobs_finished": round(float(runs["jobs_finished"].mean()), 1),
+                        "effective_utilization": round(float(runs["effective_utilization"].mean()), 3),
+                        "held_idle_gpu_h": round(float(runs["held_idle_gpu_h"].mean()), 1),
+                        "runs_stalled": int(runs["stalled"].sum())})
+    return pd.DataFrame(out).set_index(["job type", "stack"])
+
+
+# ------------------------------------------------------------------ what a wrong choice does
+def _kueue(quota: int, config: KueueConfig | None = None) -> KueueSetup:
+    cq = ClusterQueue("team", [ResourceGroup((GPU,), (FlavorQuotas("gpu", {GPU: Quota(quota)}),))])
+    return KueueSetup([ResourceFlavor("gpu")], [cq], [LocalQueue("default", "default", "team")],
+                      config=config or KueueConfig())
+
+
+def _train(**extra):
+    return job("train", pods=4, gpus=8, run_time=3600, **extra)
+
+
+#: Each wrong choice a migration can make: (what was chosen, the stack it runs under, the right choice).
+MISTAKES: dict[str, tuple[str, str]] = {
+    "minMember below what the job needs": ("gang", "minMember = all workers of a synchronous job"),
+    "quota smaller than the gang": ("kueue+gang", "nominalQuota (plus what may be borrowed) at least the gang"),
+    "waitForPodsReady shorter than node start": ("kueue+gang+karpenter",
+                                                  "timeout longer than the nodes' launch-to-ready time"),
+    "Volcano queue smaller than Kueue's quota": ("kueue+gang", "one layer owns the quota; the other has no cap"),
+    "NodePool limit below the gang": ("kueue+gang+karpenter", "NodePool limits at least the largest gang"),
+    "pod larger than any instance type": ("kueue+gang+karpenter", "an instance type that holds one whole pod"),
+}
+
+
+def mistake_scenario(mistake: str) -> Scenario:
+    """The small scenario that shows ``mistake`` (a key of :data:`MISTAKES`)."""
+    if mistake == "minMember below what the job needs":
+        jobs = [job("C", pods=2, gpus=1, run_time=300)]
+        jobs += [job(name, pods=4, gpus=1, run_time=600, min_member=2, submit_time=t) for name, t in (("A", 1), ("B", 2))]
+        return Scenario(nodes(4, gpus=1), jobs, name="min-member-too-small",
+                        description="4 nodes x 1 GPU; C: 2 pods for 300 s; then A and B: 4 synchronous workers "
+                                    "x 1 GPU each, minMember 2")
+    if mistake == "quota smaller than the gang":
+        return Scenario(nodes(4, gpus=8), [_train()], kueue=_kueue(16), name="quota-too-small",
+                        description="4 nodes x 8 GPUs; ClusterQueue team: 16 GPUs; train: 4 workers x 8 GPUs")
+    if mistake == "waitForPodsReady shorter than node start":
+        sc = lesson06.from_zero()
+        sc.kueue = _kueue(64, KueueConfig(pods_ready_timeout=120.0, backoff_limit_count=3))
+        sc.karpenter = lesson06.karpenter(consolidate_after=0.0)  # Karpenter v1's default consolidateAfter: 0s
+        sc.name, sc.description = "pods-ready-too-short", ("no GPU node at t=0; Karpenter nodes ready 150 s after "
+                                                           "launch, consolidateAfter 0s; waitForPodsReady timeout "
+                                                           "120 s, backoffLimitCount 3")
+        return sc
+    if mistake == "Volcano queue smaller than Kueue's quota":
+        volcano = VolcanoSetup([Queue("default", capability=Resources(16, 0.0, 0))])
+        return Scenario(nodes(4, gpus=8), [_train()], kueue=_kueue(32), volcano=volcano, name="two-quotas",
+                        description="4 nodes x 8 GPUs; ClusterQueue team: 32 GPUs; Volcano queue default: "
+                                    "capability 16 GPUs; train: 4 workers x 8 GPUs")
+    if mistake == "NodePool limit below the gang":
+        sc = lesson06.from_zero(limit=16)
+        sc.name = "nodepool-limit"
+        return sc
+    if mistake == "pod larger than any instance type":
+        sc = Scenario(lesson06.from_zero().nodes, [job("train", pods=2, gpus=16, run_time=3600)],
+                      kueue=_kueue(64), karpenter=lesson06.karpenter(), name="pod-too-big",
+                      description="no GPU node at t=0; instance types of 8 GPUs; train: 2 workers x 16 GPUs")
+        return sc
+    raise ValueError(f"unknown mistake {mistake!r}; expected one of {', '.join(MISTAKES)}")
+
+
+#: How long each mistake's scenario runs (simulated seconds).
+MISTAKE_HORIZON = 7200.0
+
+
+@lru_cache(maxsize=16)
+def mistake_run(mistake: str):
+    """:func:`mistake_scenario` under its stack, for :data:`MISTAKE_HORIZON` seconds."""
+    return simulate(mistake_scenario(mistake), stack=MISTAKES[mistake][0], horizon=MISTAKE_HORIZON)
+
+
+def _evictions(result) -> int:
+    ev = result.events
+    return int((ev["event"] == "evicted").sum()) if not ev.empty else 0
+
+
+def mistake_table(at: float = 3000.0) -> pd.DataFrame:
+    """Each mistake: its stack, the first job's fate, evictions, GPU-hours held idle, and the diagnosis at ``at``."""
+    rows = []
+    for mistake, (stack, fix) in MISTAKES.items():
+        r = mistake_run(mistake)
+        s = r.summary()
+        table = r.diagnose(at=at).table
+        waiting = table[table["code"] != "Finished"]
+        diag = (waiting if not waiting.empty else table).iloc[-1]  # the job the mistake is about
+        outcome = ("deadlock" if s["deadlock"] else "finished" if s["jobs_finished"] == s["jobs_total"]
+                   else "deactivated" if s["jobs_deactivated"] else "never started" if s["useful_gpu_seconds"] == 0
+                   else "waiting")
+        launched = int((r.events["event"] == "node_launched").sum()) if not r.events.empty else 0
+        rows.append({"mistake": mistake, "stack": stack, "outcome": outcome, "evictions": _evictions(r),
+                     "nodes_launched": launched,
+                     "held_idle_gpu_h": round(s["held_idle_gpu_seconds"] / 3600.0, 2),
+                     "layer": diag["layer"], "code": diag["code"], "fix": fix})
+    return pd.DataFrame(rows).set_index("mistake")
+
+
+# ------------------------------------------------------------------ manifests before and after
+def migration_manifests(before: bool) -> str:
+    """One training job as manifests: before (a plain Job for the default scheduler) or after (Kueue + Volcano)."""
+    if before:
+        sc = Scenario(nodes(1, gpus=8), [_train()], name="before")
+    else:
+        sc = Scenario(nodes(1, gpus=8), [_train(min_member=4)], kueue=_kueue(32), name="after")
+    return dump_manifests(sc)
+
+
+# ------------------------------------------------------------------ the explorer
+def render_decision(kind: str = "synchronous training", load: float = 0.8, seed: int = 0,
+                    min_member: int = 0) -> tuple[pd.DataFrame, Figure]:
+    """What :func:`decision_explorer` shows: one seed of ``kind`` under ``pod`` and ``gang``, side by side.
+
+    ``min_member`` 0 means every pod (the default gang); another value sets every job's gang size.
+    """
+    mm = None if min_member == 0 else int(min_member)
+    results = {stack: _decision_run(kind, stack, float(load), 300, int(seed), mm) for stack in DECISION_STACKS}
+    table = pd.DataFrame.from_dict({s: _row(r) for s, r in results.items()}, orient="index").rename_axis("stack")
+    table["mean_turnaround_s"] = table["mean_turnaround_s"].round(0)
+    table["effective_utilization"] = table["effective_utilization"].round(3)
+    table["held_idle_gpu_h"] = table["held_idle_gpu_h"].round(1)
+    fig = Figure(figsize=(10, 3.2))
+    axes = fig.subplots(1, 2, sharey=True)
+    until = max(float(r.summary()["makespan_s"]) for r in results.values())
+    for ax, (stack, r) in zip(axes, results.items(), strict=True):
+        plots.gpu_states(r, ax=ax, until=until)
+        ax.set_title("")
+        ax.set_title(f"{stack}: {kind}, load {load:g}, seed {seed}", fontsize=9, loc="left")
+        if ax is axes[0] and ax.get_legend() is not None:
+            ax.get_legend().remove()  # one legend, beside the right panel
+    axes[1].set_ylabel("")
+    fig.subplots_adjust(left=0.06, right=0.84, bottom=0.17, top=0.88, wspace=0.08)
+    return table, fig
+
+
+def decision_explorer(kind: str = "synchronous training", load: float = 0.8) -> Explorer:
+    """Lesson 07's explorer: a kind of job, a load, a seed and a gang size; both stacks side by side."""
+    style = {"description_width": "8em"}
+    controls = {
+        "kind": W.Dropdown(options=list(JOB_TYPES), value=kind, description="job type", style=style),
+        "load": W.FloatSlider(value=load, min=0.5, max=1.0, step=0.05, description="offered load",
+                              continuous_update=False, style=style),
+        "seed": W.IntSlider(value=0, min=0, max=9, description="seed", continuous_update=False, style=style),
+        "min_member": W.IntSlider(value=0, min=0, max=8, description="minMember (0: all)",
+                                  continuous_update=False, style=style),
+    }
+    return Explorer("Decision explorer", "the same arrivals under the default scheduler and under Volcano's gang "
+                    "layer (simulated; each setting is run once and remembered).", controls, render_decision)

@@ -1,0 +1,111 @@
+"""Lesson 07's experiments: the decision test by job type, and what each wrong migration choice does."""
+
+import math
+
+import pytest
+import yaml
+
+import gangkit as gk
+from gangkit.lessons import lesson07
+
+
+@pytest.fixture(scope="module")
+def decision():
+    return lesson07.decision_table(seeds=range(2), n_jobs=150)
+
+
+def test_streams_are_seeded_and_offer_the_load():
+    a = lesson07.job_type_stream("synchronous training", load=0.8, n_jobs=100, seed=3).jobs()
+    b = lesson07.job_type_stream("synchronous training", load=0.8, n_jobs=100, seed=3).jobs()
+    assert [(j.name, j.submit_time, j.run_time) for j in a] == [(j.name, j.submit_time, j.run_time) for j in b]
+    with pytest.raises(ValueError, match="unknown job type 'gpu'"):
+        lesson07.job_type_stream("gpu")
+
+
+def test_with_min_member_caps_at_each_jobs_pods():
+    sc = lesson07.decision_scenario("independent tasks", n_jobs=20, min_member=4)
+    assert {(j.pod_count, j.min_member) for j in sc.jobs} <= {(2, 2), (8, 4)}
+    assert lesson07.decision_scenario("independent tasks", n_jobs=20).jobs[0].min_member is None
+
+
+@pytest.mark.parametrize(
+    "case, kind, better, worse",
+    [
+        ("one-GPU jobs: a gang layer changes nothing that matters", "one-GPU jobs", None, None),
+        ("independent tasks: waiting for all pods doubles the turnaround", "independent tasks", "pod", "gang"),
+        ("independent tasks: minMember 1 gives the partial start back", "independent tasks", "gang, minMember 1", "gang"),
+        ("synchronous training: the gang layer halves the turnaround", "synchronous training", "gang", "pod"),
+    ],
+    ids=lambda v: v if isinstance(v, str) and " " in v and ":" in v else "",
+)
+def test_decision_table_says_when_a_gang_layer_pays(decision, case, kind, better, worse):
+    rows = decision.loc[kind]
+    if better is None:
+        turn = rows["mean_turnaround_s"]
+        assert turn.max() - turn.min() <= 0.01 * turn.min()  # within 1%: the session period's half second
+        assert rows["effective_utilization"].nunique() == 1
+    else:
+        assert rows.loc[better, "mean_turnaround_s"] < 0.75 * rows.loc[worse, "mean_turnaround_s"]
+
+
+def test_synchronous_training_with_min_member_1_deadlocks_and_holds_gpus_idle(decision):
+    rows = decision.loc["synchronous training"]
+    assert rows.loc["gang, minMember 1", "runs_stalled"] == 2
+    assert rows.loc["gang, minMember 1", "jobs_finished"] < 150
+    assert rows.loc["gang", "held_idle_gpu_h"] == 0.0 and rows.loc["pod", "held_idle_gpu_h"] > 100
+    assert decision["held_idle_gpu_h"].loc[["one-GPU jobs", "independent tasks"]].eq(0.0).all()
+
+
+@pytest.mark.parametrize(
+    "mistake, outcome, layer, code",
+    [
+        ("minMember below what the job needs", "deadlock", "placement", "PartiallyPlaced"),
+        ("quota smaller than the gang", "never started", "quota", "QuotaTooSmall"),
+        ("waitForPodsReady shorter than node start", "deactivated", "quota", "Deactivated"),
+        ("NodePool limit below the gang", "never started", "placement", "NodePoolLimit"),
+        ("pod larger than any instance type", "never started", "placement", "Rejected"),
+    ],
+)
+def test_each_mistake_fails_the_way_the_lesson_says(mistake, outcome, layer, code):
+    row = lesson07.mistake_table().loc[mistake]
+    assert (row["outcome"], row["layer"], row["code"]) == (outcome, layer, code)
+
+
+def test_two_quotas_that_disagree_never_start_the_gang():
+    row = lesson07.mistake_table().loc["Volcano queue smaller than Kueue's quota"]
+    assert row["outcome"] == "never started" and row["layer"] == "placement"
+    assert row["evictions"] >= 1  # Kueue admitted it and its waitForPodsReady gave up
+
+
+def test_pods_ready_shorter_than_node_start_evicts_every_attempt_and_pays_for_nodes():
+    row = lesson07.mistake_table().loc["waitForPodsReady shorter than node start"]
+    assert row["evictions"] == 4  # backoffLimitCount 3: the fourth eviction deactivates
+    assert row["nodes_launched"] == 16  # four nodes launched for each admission, removed at once (consolidateAfter 0s)
+
+
+def test_unknown_mistake_is_refused_with_the_known_ones():
+    with pytest.raises(ValueError, match="unknown mistake 'typo'; expected one of minMember"):
+        lesson07.mistake_scenario("typo")
+
+
+@pytest.mark.parametrize("before, kinds", [(True, {"Node", "Job"}), (False, {"Node", "Job", "PodGroup"})])
+def test_migration_manifests_read_back(before, kinds):
+    text = lesson07.migration_manifests(before)
+    found = {d["kind"] for d in yaml.safe_load_all(text) if d}
+    assert kinds <= found
+    sc = gk.load_manifests(text)
+    assert [j.name for j in sc.jobs] == ["train"]
+
+
+def test_render_decision_draws_both_stacks_outside_pyplot():
+    table, fig = lesson07.render_decision("independent tasks", 0.7, 1, 0)
+    assert list(table.index) == ["pod", "gang"]
+    assert len(fig.axes) == 2 and all(not math.isnan(v) for v in table["mean_turnaround_s"])
+
+
+def test_decision_explorer_follows_its_controls():
+    ex = lesson07.decision_explorer()
+    ex.controls["kind"].value = "one-GPU jobs"
+    ex.controls["min_member"].value = 1
+    assert ex.table is not None and ex.table["held_idle_gpu_h"].eq(0.0).all()
+    assert ex.updates == 3
