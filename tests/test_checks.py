@@ -150,6 +150,7 @@ WRONG = {  # a typical wrong answer per check, to see the recipe follow the hint
     "check_04_saturation_load": 0.01, "check_04_policy_for_big_gangs": "nonsense", "check_04_starved_gang_wait": 1,
     "check_05_classify_waits": ["Running"], "check_05_node_initialization": 99999, "check_06_start_with_image_pull": 1,
     "check_06_warm_nodes": 99, "check_06_nine_of_ten": 99999, "check_06_deactivated_at": 1,
+    "check_07_pods_ready_timeout": 120, "check_07_independent_saving": 5,
 }
 
 
@@ -533,3 +534,43 @@ def test_lesson06_nine_of_ten_comes_from_the_simulator():
     assert held * 3600 >= 72 * (7200 - released[0]) + 72 * 60  # held without a gap from the first wait to the end
     assert 0.95 * pod_held < held < pod_held
     assert paid == pytest.approx(9 * 8 * (7200 - 1) / 3600)  # launched at the end of Karpenter's 1 s batch window
+
+
+# --- lesson 07: migrating to gang admission -------------------------------------------------------
+from gangkit.checks import lesson07 as checks_07  # noqa: E402
+
+CASES_07 = [
+    # --- 7.1: the shortest waitForPodsReady timeout with which train finishes (nodes from Karpenter)
+    (checks.check_07_pods_ready_timeout, "right", 152, True, ["Correct!", "ready 151 s after admission",
+                                                              "1 s batch window", "leave minutes of margin"]),
+    (checks.check_07_pods_ready_timeout, "right, the tie", 151, True, ["Correct!", "one second more"]),
+    (checks.check_07_pods_ready_timeout, "the batch window left out", 150, False, ["batching window", "t=151 s"]),
+    (checks.check_07_pods_ready_timeout, "the lesson's failing timeout", 120, False, ["the lesson's timeout"]),
+    (checks.check_07_pods_ready_timeout, "initialization alone", 90, False, ["a stage is missing"]),
+    (checks.check_07_pods_ready_timeout, "long enough but not the shortest", 300, False, ["a shorter timeout works"]),
+    (checks.check_07_pods_ready_timeout, "a fraction", 151.5, False, ["a count has no fraction"]),
+    (checks.check_07_pods_ready_timeout, "text", "152", False, ["got the text '152'"]),
+    # --- 7.2: seconds of mean turnaround that minMember 1 saves independent tasks at load 0.9
+    (checks.check_07_independent_saving, "right", 8625, True, ["Correct!", "saves 8625 s", "7230 s at the lesson's 0.8"]),
+    (checks.check_07_independent_saving, "right, unrounded", 8625.292, True, ["Correct!"]),
+    (checks.check_07_independent_saving, "the lesson's load", 7230, False, ["the lesson's load 0.8"]),
+    (checks.check_07_independent_saving, "sign reversed", -8625, False, ["sign is reversed"]),
+    (checks.check_07_independent_saving, "the wait instead of the turnaround", 13960.7, False, ["saving in *wait*"]),
+    (checks.check_07_independent_saving, "gang against pod", 8750.3, False, ["compares the gang with the default"]),
+    (checks.check_07_independent_saving, "hours", 2.396, False, ["looks like hours"]),
+    (checks.check_07_independent_saving, "a stray number", 5, False, ["you said 5", "mean_turnaround_s"]),
+]
+CASES.extend(CASES_07)
+
+
+@pytest.mark.parametrize("check, answer, passes, phrases", [c[:1] + c[2:] for c in CASES_07],
+                         ids=[f"{c[0].__name__}: {c[1]}" for c in CASES_07])
+def test_check_answers_07(capsys, check, answer, passes, phrases):
+    test_check_answers(capsys, check, answer, passes, phrases)
+
+
+def test_lesson07_expected_answers_come_from_the_simulator():
+    assert checks_07._shortest_timeout() == (152, 151.0)
+    assert not checks_07._finishes(151) and checks_07._finishes(152)
+    at = checks_07._turnarounds(0.9)
+    assert at["gang"][0] > 2 * at["gang, minMember 1"][0]  # waiting for all pods doubles a task job's turnaround

@@ -59,7 +59,7 @@ def test_synchronous_training_with_min_member_1_deadlocks_and_holds_gpus_idle(de
 @pytest.mark.parametrize(
     "mistake, outcome, layer, code",
     [
-        ("minMember below what the job needs", "deadlock", "placement", "PartiallyPlaced"),
+        ("minMember below what the job needs", "deadlock", "placement", "PodsCannotFit"),
         ("quota smaller than the gang", "never started", "quota", "QuotaTooSmall"),
         ("waitForPodsReady shorter than node start", "deactivated", "quota", "Deactivated"),
         ("NodePool limit below the gang", "never started", "placement", "NodePoolLimit"),

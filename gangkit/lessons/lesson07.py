@@ -313,3 +313,99 @@ def decision_explorer(kind: str = "synchronous training", load: float = 0.8) -> 
     }
     return Explorer("Decision explorer", "the same arrivals under the default scheduler and under Volcano's gang "
                     "layer (simulated; each setting is run once and remembered).", controls, render_decision)
+
+
+# ------------------------------------------------------------------ evidence: the decision plot, signals, cycles
+def plot_decision(table: pd.DataFrame, ax=None):
+    """:func:`decision_table` as grouped bars: mean turnaround (hours) per job type and set-up, seeds' range as whiskers.
+
+    A set-up whose runs stalled is drawn hatched, with the number of stalled runs above it: its
+    turnaround counts only the few jobs that finished before the deadlock.
+    """
+    if ax is None:
+        fig = Figure(figsize=(9, 3.4))
+        ax = fig.subplots()
+    kinds = list(dict.fromkeys(table.index.get_level_values(0)))
+    variants = list(dict.fromkeys(table.index.get_level_values(1)))
+    width = 0.8 / len(variants)
+    colours = plots.OKABE_ITO
+    for k, variant in enumerate(variants):
+        xs, hs, lo, hi, stalled = [], [], [], [], []
+        for i, kind in enumerate(kinds):
+            row = table.loc[(kind, variant)]
+            xs.append(i + (k - (len(variants) - 1) / 2) * width)
+            hs.append(row["mean_turnaround_s"] / 3600)
+            lo.append((row["mean_turnaround_s"] - row["lowest_seed_s"]) / 3600)
+            hi.append((row["highest_seed_s"] - row["mean_turnaround_s"]) / 3600)
+            stalled.append(int(row["runs_stalled"]))
+        bars = ax.bar(xs, hs, width, yerr=[lo, hi], capsize=3, label=variant, color=colours[k % len(colours)],
+                      edgecolor="black", linewidth=0.5)
+        for bar, n in zip(bars, stalled, strict=True):
+            if n:
+                bar.set_hatch("//")
+                ax.annotate(f"{n} runs\ndeadlocked", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                            xytext=(0, 14), textcoords="offset points", ha="center", fontsize=8)
+    ax.set_xticks(range(len(kinds)), kinds)
+    ax.set_ylabel("mean turnaround (hours)")
+    ax.legend(frameon=False, fontsize=9, loc="upper left")
+    ax.set_title("Submission to finish, mean over seeds (whiskers: lowest and highest seed)", fontsize=10, loc="left")
+    return ax
+
+
+def _last(result, name: str, column: str = "value", **labels):
+    t = result.metric(name)
+    for key, value in labels.items():
+        t = t[t[key] == value]
+    return t[column].iloc[-1] if len(t) else 0
+
+
+def signals() -> pd.DataFrame:
+    """For each mistake: the real metric (name as the project exports it) that shows it in the run, and its value.
+
+    Read from gangkit's copies of those metrics (:meth:`gangkit.Result.metric`). Where no layer's
+    metric shows the failure, the row says so and gives gangkit's own figure instead.
+    """
+    rows = []
+    for mistake in MISTAKES:
+        r = mistake_run(mistake)
+        if mistake == "minMember below what the job needs":
+            rows.append((mistake, "Volcano", "volcano_unschedule_job_count", int(_last(r, "volcano_unschedule_job_count")),
+                         "0: Volcano sees nothing wrong; only the GPUs' own utilization shows it "
+                         f"(gangkit: {r.summary()['held_idle_gpu_seconds'] / 3600:.2f} GPU-hours held idle)"))
+        elif mistake == "quota smaller than the gang":
+            rows.append((mistake, "Kueue", "kueue_pending_workloads{status=inadmissible}",
+                         int(_last(r, "kueue_pending_workloads", "inadmissible")), "1 workload parked for good"))
+        elif mistake == "waitForPodsReady shorter than node start":
+            ev = r.metric("kueue_evicted_workloads_total")
+            rows.append((mistake, "Kueue", "kueue_evicted_workloads_total{reason=PodsReadyTimeout}",
+                         int(ev["count"].sum()), "evictions while nodes boot"))
+            rows.append((mistake, "Karpenter", "karpenter_nodeclaims_created_total",
+                         int(_last(r, "karpenter_nodeclaims_created_total")), "nodes launched for nothing"))
+        elif mistake == "Volcano queue smaller than Kueue's quota":
+            rows.append((mistake, "Volcano", "volcano_unschedule_job_count",
+                         int(r.metric("volcano_unschedule_job_count")["value"].max()), "Kueue admitted it; Volcano does not place it"))
+        elif mistake == "NodePool limit below the gang":
+            rows.append((mistake, "Karpenter", "karpenter_nodepools_usage / karpenter_nodepools_limit",
+                         f"{int(r.metric('karpenter_nodepools_usage')['value'].max())} / "
+                         f"{int(_last(r, 'karpenter_nodepools_limit'))}", "the pool is at its limit"))
+        else:
+            rows.append((mistake, "Karpenter", "karpenter_nodeclaims_created_total",
+                         int(_last(r, "karpenter_nodeclaims_created_total")),
+                         "no node launched: no instance type holds one pod"))
+    return pd.DataFrame(rows, columns=["mistake", "layer", "metric", "value", "what it says"]).set_index("mistake")
+
+
+def eviction_cycle(until: float = 900.0) -> pd.DataFrame:
+    """The waitForPodsReady mistake's events up to ``until``: admissions, evictions and the nodes they launch and lose."""
+    ev = mistake_run("waitForPodsReady shorter than node start").events
+    keep = ev[ev["event"].isin(["admitted", "evicted", "deactivated", "node_launched", "node_ready", "node_removed"])
+              & (ev["time_s"] <= until)]
+    out = keep.groupby(["time_s", "event"], sort=False).agg(nodes=("node", lambda s: sum(1 for n in s if n)),
+                                                               detail=("detail", "first")).reset_index()
+    return out.set_index("time_s")
+
+
+def manifest_docs(text: str, kinds=("ClusterQueue", "LocalQueue", "Job", "PodGroup")) -> str:
+    """Only the documents of ``kinds`` from a multi-document YAML text, in their order."""
+    docs = [d for d in text.split("\n---\n") if any(f"\nkind: {k}\n" in f"\n{d}\n" for k in kinds)]
+    return "\n---\n".join(d.strip() for d in docs) + "\n"
