@@ -350,14 +350,14 @@ def wait_distribution(result, ax=None, *, unit: str | None = None, label: str | 
 
 
 #: Colours of the wait buckets (gangkit.engine.waits), stacked in this order from the left.
-BUCKET_COLOURS = {
-    "quota": "#e9c46a",
-    "admission_check": "#f4a261",
+BUCKET_COLOURS = {  # the colours of course/figures/stack_path.svg (Okabe-Ito and shades), so plot and diagram agree
+    "quota": "#F0E442",
+    "admission_check": "#E69F00",
     "placement": "#D55E00",
-    "node_launch": "#a8c5e6",
-    "node_registration": "#6c8ebf",
-    "node_initialization": "#3d5a80",
-    "image_pull": "#293241",
+    "node_launch": "#56B4E9",
+    "node_registration": "#0072B2",
+    "node_initialization": "#00446B",
+    "image_pull": "#000000",
 }
 
 
