@@ -27,7 +27,7 @@ TIERS = {
 TIER_NAMES = {0: "model", 1: "engine", 2: "layers", 3: "workloads/manifests", 4: "results", 5: "simulate/stacks",
               6: "analysis", 7: "lessons/checks", 8: "cli"}
 #: Modules of a layer package that read or write manifests, and so sit in the manifests tier.
-MANIFEST_MODULES = ("manifests", "setup_manifests", "snapshot")
+MANIFEST_MODULES = ("manifests", "setup_manifests", "snapshot", "dump")
 MAX_LINES = 800
 
 

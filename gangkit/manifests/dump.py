@@ -14,10 +14,12 @@ reads back into the same scenario::
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import yaml
 
+from gangkit.kueue import dump as kueue
 from gangkit.manifests.core import (
     has_pod_group,
     job_manifest,
@@ -27,6 +29,7 @@ from gangkit.manifests.core import (
     simulation_manifest,
 )
 from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.jobs import Job
 from gangkit.model.scenario import Scenario
 from gangkit.placement.manifests import dump_problems as gang_dump_problems
 from gangkit.placement.manifests import gang_objects, holding_gang
@@ -39,11 +42,16 @@ def dump_manifests(scenario: Scenario) -> str:
     """The scenario as multi-document YAML that :func:`~gangkit.manifests.load.load_manifests` reads back.
 
     Writes Nodes, the PriorityClasses the jobs need (``gangkit-priority-<value>``),
+    the Kueue setup (:mod:`gangkit.kueue.dump`: ResourceFlavors, Cohorts,
+    ClusterQueues, LocalQueues, AdmissionChecks, the WorkloadPriorityClasses
+    the jobs name, and Kueue's Configuration when it is not the default),
     Jobs with gangkit's annotations, a PodGroup per Job with ``min_member``
     (or a Volcano queue or ``min_resources``), Volcano Queues and Volcano Jobs
     (:mod:`gangkit.volcano.manifests`), and one Simulation. A node's pool becomes a ``karpenter.sh/nodepool`` label
     and a job's queue a ``kueue.x-k8s.io/queue-name`` label when they are not
-    implied already. Jobs must have one pod set (a batch/v1 Job has one pod
+    implied already; with a Kueue setup every Job carries that label, as Kueue
+    manages only the Jobs that name their LocalQueue. A pod set's ``min_count``
+    becomes Kueue's ``kueue.x-k8s.io/job-min-parallelism`` annotation. Jobs must have one pod set (a batch/v1 Job has one pod
     template) and a whole number of seconds as ``max_run_time``.
     """
     problems = []
@@ -63,8 +71,9 @@ def dump_manifests(scenario: Scenario) -> str:
         raise ScenarioError(problems)
     docs: list[dict] = [node_manifest(n) for n in scenario.nodes]
     docs.extend(priority_class_manifest(value) for value in sorted({j.priority for j in scenario.jobs if j.priority != 0}))
+    docs.extend(kueue.kueue_manifests(scenario.kueue, scenario.jobs))
     docs.extend(volcano.queue_manifests(scenario.volcano))
-    docs.extend(job_manifest(j) if j.controller == "batch" else volcano.job_manifest(j) for j in scenario.jobs)
+    docs.extend(_job_manifest(j, scenario.kueue is not None) for j in scenario.jobs)
     for j in scenario.jobs:
         docs.extend(gang_objects(j))  # a scheduler-plugins PodGroup, when the job has coscheduling settings
         if has_pod_group(j) and holding_gang(j) is None:
@@ -73,6 +82,17 @@ def dump_manifests(scenario: Scenario) -> str:
     header = f"# Scenario {scenario.name}, written by gangkit.manifests.dump_manifests\n"
     return header + yaml.dump_all(docs, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
                                   allow_unicode=True, width=100)
+
+
+def _job_manifest(j: Job, kueue_managed: bool) -> dict:
+    """A batch/v1 or Volcano Job, with the label and annotation Kueue's Job integration reads."""
+    if kueue_managed:
+        j = dataclasses.replace(j, labels=kueue.job_labels(j))
+    if j.controller != "batch":
+        return volcano.job_manifest(j)
+    doc = job_manifest(j)
+    doc["metadata"]["annotations"].update(kueue.job_annotations(j))
+    return doc
 
 
 class _Dumper(yaml.SafeDumper):
