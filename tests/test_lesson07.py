@@ -8,6 +8,8 @@ import yaml
 import gangkit as gk
 from gangkit.lessons import lesson07
 
+from schema_util import requires_schemas, validate_manifest
+
 
 @pytest.fixture(scope="module")
 def decision():
@@ -64,6 +66,7 @@ def test_synchronous_training_with_min_member_1_deadlocks_and_holds_gpus_idle(de
         ("waitForPodsReady shorter than node start", "deactivated", "quota", "Deactivated"),
         ("NodePool limit below the gang", "never started", "placement", "NodePoolLimit"),
         ("pod larger than any instance type", "never started", "placement", "Rejected"),
+        ("ProvisioningRequest that cannot hold the gang", "never started", "admission_check", "AdmissionCheck"),
     ],
 )
 def test_each_mistake_fails_the_way_the_lesson_says(mistake, outcome, layer, code):
@@ -88,13 +91,37 @@ def test_unknown_mistake_is_refused_with_the_known_ones():
         lesson07.mistake_scenario("typo")
 
 
-@pytest.mark.parametrize("before, kinds", [(True, {"Node", "Job"}), (False, {"Node", "Job", "PodGroup"})])
-def test_migration_manifests_read_back(before, kinds):
-    text = lesson07.migration_manifests(before)
-    found = {d["kind"] for d in yaml.safe_load_all(text) if d}
-    assert kinds <= found
-    sc = gk.load_manifests(text)
-    assert [j.name for j in sc.jobs] == ["train"]
+@pytest.mark.parametrize(
+    "target, objects, gang",
+    [
+        ("default scheduler", {("batch/v1", "Job")}, 4),
+        ("Kueue + Volcano PodGroup", {("batch/v1", "Job"), ("scheduling.volcano.sh/v1beta1", "PodGroup"),
+                                      ("kueue.x-k8s.io/v1beta2", "ClusterQueue"), ("kueue.x-k8s.io/v1beta2", "LocalQueue")}, 4),
+        ("Volcano Job", {("batch.volcano.sh/v1alpha1", "Job")}, 4),
+        ("scheduler-plugins PodGroup", {("batch/v1", "Job"), ("scheduling.x-k8s.io/v1alpha1", "PodGroup")}, 4),
+        ("YuniKorn task group", {("batch/v1", "Job")}, 4),
+    ],
+)
+def test_each_migration_form_reads_back_as_the_same_job(target, objects, gang):
+    text = lesson07.migration_manifests(target=target)
+    docs = [d for d in yaml.safe_load_all(text) if d]
+    assert objects <= {(d["apiVersion"], d["kind"]) for d in docs}
+    (train,) = gk.load_manifests(text).jobs
+    assert (train.name, train.pod_count, train.gpus, train.gang_size) == ("train", 4, 32, gang)
+
+
+@requires_schemas
+@pytest.mark.parametrize("target", list(lesson07.MIGRATION_TARGETS))
+def test_each_migration_form_is_valid_against_the_real_schemas(target):
+    for doc in yaml.safe_load_all(lesson07.migration_manifests(target=target)):
+        if doc:
+            validate_manifest(doc)
+
+
+def test_before_is_the_default_scheduler_form_and_unknown_targets_are_refused():
+    assert lesson07.migration_manifests(before=True) == lesson07.migration_manifests(target="default scheduler")
+    with pytest.raises(ValueError, match="unknown target 'slurm'; expected one of default scheduler"):
+        lesson07.migration_manifests(target="slurm")
 
 
 def test_render_decision_draws_both_stacks_outside_pyplot():

@@ -26,7 +26,7 @@ def _finishes(timeout: float) -> bool:
     from gangkit.lessons import lesson07
 
     sc = lesson07.mistake_scenario("waitForPodsReady shorter than node start")
-    sc.kueue = lesson07._kueue(64, KueueConfig(pods_ready_timeout=float(timeout), backoff_limit_count=3))
+    sc.kueue = lesson07.team_kueue(64, KueueConfig(pods_ready_timeout=float(timeout), backoff_limit_count=3))
     r = simulate(sc, stack="kueue+gang+karpenter", horizon=lesson07.MISTAKE_HORIZON)
     return r.summary()["jobs_finished"] == 1
 
@@ -61,7 +61,7 @@ def check_07_pods_ready_timeout(answer) -> bool:
     ex = "7.1"
     if answer is None:
         return not_done(ex, "build lesson07.mistake_scenario('waitForPodsReady shorter than node start'), set "
-                            "sc.kueue = lesson07._kueue(64, KueueConfig(pods_ready_timeout=T, backoff_limit_count=3)) "
+                            "sc.kueue = lesson07.team_kueue(64, KueueConfig(pods_ready_timeout=T, backoff_limit_count=3)) "
                             "for a few T, simulate under 'kueue+gang+karpenter' and find the smallest T with which "
                             "train finishes; or add up the stages of its nodes.", hint=HINTS[ex])
     value = number(ex, answer, whole=True, what="seconds")
@@ -104,8 +104,8 @@ def _turnarounds(load: float) -> dict:
     for variant, (stack, min_member) in lesson07.DECISION_VARIANTS.items():
         turn, wait = [], []
         for seed in SEEDS_72:
-            r = lesson07._decision_run("independent tasks", stack, float(load), 300, seed, min_member)
-            turn.append(lesson07._row(r)["mean_turnaround_s"])
+            r = lesson07.decision_run("independent tasks", stack, float(load), 300, seed, min_member)
+            turn.append(lesson07.run_figures(r)["mean_turnaround_s"])
             wait.append(r.summary()["mean_wait_s"])
         out[variant] = (statistics.fmean(turn), statistics.fmean(wait))
     return out

@@ -45,6 +45,7 @@ from gangkit.kueue.objects import (
     ResourceFlavor,
     ResourceGroup,
 )
+from gangkit.kueue.provisioning import AdmissionCheck, ProvisioningRequestConfig
 from gangkit.lessons import lesson06
 from gangkit.lessons.explorer import Explorer
 from gangkit.manifests.dump import dump_manifests
@@ -55,6 +56,7 @@ from gangkit.model.scenario import Scenario
 from gangkit.results import plots
 from gangkit.results.waiting import utilization
 from gangkit.simulate import simulate
+from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup
 from gangkit.volcano.api import Queue, VolcanoSetup
 from gangkit.workloads.generators import Exponential, JobClass, Poisson, Stream
 
@@ -117,11 +119,12 @@ def decision_scenario(kind: str, load: float = 0.8, n_jobs: int = 300, seed: int
 
 
 @lru_cache(maxsize=256)
-def _decision_run(kind: str, stack: str, load: float, n_jobs: int, seed: int, min_member: int | None):
+def decision_run(kind: str, stack: str, load: float, n_jobs: int, seed: int, min_member: int | None):
+    """:func:`decision_scenario` simulated under ``stack`` (remembered: the table, the explorer and the checks ask again)."""
     return simulate(decision_scenario(kind, load, n_jobs, seed, min_member), stack=stack)
 
 
-def _row(result) -> dict:
+def run_figures(result) -> dict:
     """A run's figures.
 
     ``mean_turnaround_s`` is submission to finish, over the jobs that finished: for a job of
@@ -141,8 +144,8 @@ def _row(result) -> dict:
 
 def decision_runs(kind: str, stack: str, load: float = 0.8, seeds=range(5), n_jobs: int = 300,
                   min_member: int | None = None) -> pd.DataFrame:
-    """One row per seed: :func:`_row`'s figures (turnaround, jobs finished, utilization, held idle, stalled)."""
-    rows = {seed: _row(_decision_run(kind, stack, float(load), int(n_jobs), int(seed), min_member)) for seed in seeds}
+    """One row per seed: :func:`run_figures`'s figures (turnaround, jobs finished, utilization, held idle, stalled)."""
+    rows = {seed: run_figures(decision_run(kind, stack, float(load), int(n_jobs), int(seed), min_member)) for seed in seeds}
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("seed")
 
 
@@ -170,7 +173,8 @@ def decision_table(load: float = 0.8, seeds=range(5), n_jobs: int = 300, kinds=N
 
 
 # ------------------------------------------------------------------ what a wrong choice does
-def _kueue(quota: int, config: KueueConfig | None = None) -> KueueSetup:
+def team_kueue(quota: int, config: KueueConfig | None = None) -> KueueSetup:
+    """One ClusterQueue ``team`` with ``quota`` GPUs, its LocalQueue ``default``, and Kueue settings ``config``."""
     cq = ClusterQueue("team", [ResourceGroup((GPU,), (FlavorQuotas("gpu", {GPU: Quota(quota)}),))])
     return KueueSetup([ResourceFlavor("gpu")], [cq], [LocalQueue("default", "default", "team")],
                       config=config or KueueConfig())
@@ -189,6 +193,8 @@ MISTAKES: dict[str, tuple[str, str]] = {
     "Volcano queue smaller than Kueue's quota": ("kueue+gang", "one layer owns the quota; the other has no cap"),
     "NodePool limit below the gang": ("kueue+gang+karpenter", "NodePool limits at least the largest gang"),
     "pod larger than any instance type": ("kueue+gang+karpenter", "an instance type that holds one whole pod"),
+    "ProvisioningRequest that cannot hold the gang": ("kueue+provreq+autoscaler",
+                                                      "a node group whose max size holds the whole gang"),
 }
 
 
@@ -201,11 +207,11 @@ def mistake_scenario(mistake: str) -> Scenario:
                         description="4 nodes x 1 GPU; C: 2 pods for 300 s; then A and B: 4 synchronous workers "
                                     "x 1 GPU each, minMember 2")
     if mistake == "quota smaller than the gang":
-        return Scenario(nodes(4, gpus=8), [_train()], kueue=_kueue(16), name="quota-too-small",
+        return Scenario(nodes(4, gpus=8), [_train()], kueue=team_kueue(16), name="quota-too-small",
                         description="4 nodes x 8 GPUs; ClusterQueue team: 16 GPUs; train: 4 workers x 8 GPUs")
     if mistake == "waitForPodsReady shorter than node start":
         sc = lesson06.from_zero()
-        sc.kueue = _kueue(64, KueueConfig(pods_ready_timeout=120.0, backoff_limit_count=3))
+        sc.kueue = team_kueue(64, KueueConfig(pods_ready_timeout=120.0, backoff_limit_count=3))
         sc.karpenter = lesson06.karpenter(consolidate_after=0.0)  # Karpenter v1's default consolidateAfter: 0s
         sc.name, sc.description = "pods-ready-too-short", ("no GPU node at t=0; Karpenter nodes ready 150 s after "
                                                            "launch, consolidateAfter 0s; waitForPodsReady timeout "
@@ -213,7 +219,7 @@ def mistake_scenario(mistake: str) -> Scenario:
         return sc
     if mistake == "Volcano queue smaller than Kueue's quota":
         volcano = VolcanoSetup([Queue("default", capability=Resources(16, 0.0, 0))])
-        return Scenario(nodes(4, gpus=8), [_train()], kueue=_kueue(32), volcano=volcano, name="two-quotas",
+        return Scenario(nodes(4, gpus=8), [_train()], kueue=team_kueue(32), volcano=volcano, name="two-quotas",
                         description="4 nodes x 8 GPUs; ClusterQueue team: 32 GPUs; Volcano queue default: "
                                     "capability 16 GPUs; train: 4 workers x 8 GPUs")
     if mistake == "NodePool limit below the gang":
@@ -222,9 +228,15 @@ def mistake_scenario(mistake: str) -> Scenario:
         return sc
     if mistake == "pod larger than any instance type":
         sc = Scenario(lesson06.from_zero().nodes, [job("train", pods=2, gpus=16, run_time=3600)],
-                      kueue=_kueue(64), karpenter=lesson06.karpenter(), name="pod-too-big",
+                      kueue=team_kueue(64), karpenter=lesson06.karpenter(), name="pod-too-big",
                       description="no GPU node at t=0; instance types of 8 GPUs; train: 2 workers x 16 GPUs")
         return sc
+    if mistake == "ProvisioningRequest that cannot hold the gang":
+        ca = ClusterAutoscaler([NodeGroup("gpu-8", lesson06.G8, max_size=2)], provisioning_request_expiry=1800.0)
+        check = AdmissionCheck(config=ProvisioningRequestConfig(backoff_limit_count=3))
+        return Scenario(lesson06.from_zero().nodes, [_train()], kueue=team_kueue(64), autoscaler=ca, admission_check=check,
+                        name="provreq-too-small", description="no GPU node at t=0; node group gpu-8 of at most 2 "
+                        "nodes x 8 GPUs; train: 4 workers x 8 GPUs")
     raise ValueError(f"unknown mistake {mistake!r}; expected one of {', '.join(MISTAKES)}")
 
 
@@ -264,13 +276,47 @@ def mistake_table(at: float = 3000.0) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------ manifests before and after
-def migration_manifests(before: bool) -> str:
-    """One training job as manifests: before (a plain Job for the default scheduler) or after (Kueue + Volcano)."""
-    if before:
-        sc = Scenario(nodes(1, gpus=8), [_train()], name="before")
-    else:
-        sc = Scenario(nodes(1, gpus=8), [_train(min_member=4)], kueue=_kueue(32), name="after")
+#: The forms one training job takes, as gangkit writes them: the job's gang settings per target, and whether
+#: Kueue's queue and quota objects come with it.
+MIGRATION_TARGETS: dict[str, tuple[dict, bool]] = {
+    "default scheduler": ({}, False),
+    "Kueue + Volcano PodGroup": ({"min_member": 4}, True),
+    "Volcano Job": ({"controller": "volcano"}, False),
+    "scheduler-plugins PodGroup": ({"schedule_timeout": 60.0}, False),
+    "YuniKorn task group": ({"placeholder_timeout": 60.0}, False),
+}
+
+
+def migration_manifests(before: bool = False, target: str | None = None) -> str:
+    """One training job (4 workers x 8 GPUs) as manifests, in the form of ``target`` (a key of :data:`MIGRATION_TARGETS`).
+
+    ``before=True`` is the plain batch/v1 Job for the default scheduler; without a target, the
+    default after-form is Kueue in front of a Volcano PodGroup.
+    """
+    target = "default scheduler" if before else (target or "Kueue + Volcano PodGroup")
+    if target not in MIGRATION_TARGETS:
+        raise ValueError(f"unknown target {target!r}; expected one of {', '.join(MIGRATION_TARGETS)}")
+    fields, queued = MIGRATION_TARGETS[target]
+    sc = Scenario(nodes(1, gpus=8), [_train(**fields)], kueue=team_kueue(32) if queued else None,
+                  name=target.lower().replace(" ", "-").replace("+", "and"))
     return dump_manifests(sc)
+
+
+def migration_table() -> pd.DataFrame:
+    """Per target: the objects gangkit writes for the job (kind and apiVersion), and where the gang size sits."""
+    import yaml
+
+    where = {"default scheduler": "nowhere: every pod on its own",
+             "Kueue + Volcano PodGroup": "PodGroup spec.minMember",
+             "Volcano Job": "Volcano Job spec.minAvailable",
+             "scheduler-plugins PodGroup": "PodGroup spec.minMember (+ scheduleTimeoutSeconds)",
+             "YuniKorn task group": "pod annotation yunikorn.apache.org/task-groups: minMember"}
+    rows = []
+    for target in MIGRATION_TARGETS:
+        docs = [d for d in yaml.safe_load_all(migration_manifests(target=target)) if d]
+        objects = [f"{d['kind']} ({d['apiVersion']})" for d in docs if d["kind"] not in ("Node", "Simulation")]
+        rows.append({"target": target, "objects": ", ".join(objects), "gang size": where[target]})
+    return pd.DataFrame(rows).set_index("target")
 
 
 # ------------------------------------------------------------------ the explorer
@@ -281,8 +327,8 @@ def render_decision(kind: str = "synchronous training", load: float = 0.8, seed:
     ``min_member`` 0 means every pod (the default gang); another value sets every job's gang size.
     """
     mm = None if min_member == 0 else int(min_member)
-    results = {stack: _decision_run(kind, stack, float(load), 300, int(seed), mm) for stack in DECISION_STACKS}
-    table = pd.DataFrame.from_dict({s: _row(r) for s, r in results.items()}, orient="index").rename_axis("stack")
+    results = {stack: decision_run(kind, stack, float(load), 300, int(seed), mm) for stack in DECISION_STACKS}
+    table = pd.DataFrame.from_dict({s: run_figures(r) for s, r in results.items()}, orient="index").rename_axis("stack")
     table["mean_turnaround_s"] = table["mean_turnaround_s"].round(0)
     table["effective_utilization"] = table["effective_utilization"].round(3)
     table["held_idle_gpu_h"] = table["held_idle_gpu_h"].round(1)
@@ -388,6 +434,12 @@ def signals() -> pd.DataFrame:
             rows.append((mistake, "Karpenter", "karpenter_nodepools_usage / karpenter_nodepools_limit",
                          f"{int(r.metric('karpenter_nodepools_usage')['value'].max())} / "
                          f"{int(_last(r, 'karpenter_nodepools_limit'))}", "the pool is at its limit"))
+        elif mistake == "ProvisioningRequest that cannot hold the gang":
+            ev = r.metric("kueue_evicted_workloads_total")
+            rows.append((mistake, "Kueue", "kueue_evicted_workloads_total{reason=AdmissionCheck}",
+                         int(ev.loc[ev["reason"] == "AdmissionCheck", "count"].sum()),
+                         "the check failed each attempt: the ProvisioningRequest's reason is "
+                         f"{r.metric('gangkit_provisioning_requests')['reason'].iloc[-1]}"))
         else:
             rows.append((mistake, "Karpenter", "karpenter_nodeclaims_created_total",
                          int(_last(r, "karpenter_nodeclaims_created_total")),
