@@ -16,6 +16,7 @@ Where things live (one package per part of the architecture; README, "Contributi
 
 from gangkit.analysis.compare import compare
 from gangkit.analysis.sweep import sweep
+from gangkit.consistency import check_manifests
 from gangkit.engine.sockets import AdmissionLayer, NodeSupplier, PlacementLayer
 from gangkit.manifests import dump_manifests, load_file, load_manifests
 from gangkit.model.errors import Problem, ScenarioError
@@ -64,7 +65,7 @@ __all__ = [
     "Job", "Node", "PodSet", "Problem", "Result", "RunSettings", "STACKS", "Scenario", "ScenarioError", "Stack",
     "build_stack", "job", "nodes", "scenarios", "simulate",
     # manifests
-    "dump_manifests", "load_file", "load_manifests",
+    "check_manifests", "dump_manifests", "load_file", "load_manifests",
     # your own layers
     "AdmissionLayer", "NodeSupplier", "PlacementLayer", "Reason",
     # diagnosis, comparison and sweeps (lessons 04 and 05)

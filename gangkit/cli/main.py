@@ -10,6 +10,10 @@ simulates a built-in scenario (``three-workers``, ``two-gangs-deadlock``,
 *result* (exit 0); bad input is an *error*: one line per problem, naming the
 object and the field, on stderr, and exit status 2.
 
+``gangkit check FILE... [--json] [--strict] [--simulate [--stack NAME]]`` reads a stack's manifests and
+prints every inconsistency between its layers (:mod:`gangkit.consistency`): exit 0 when there is none
+or only warnings, 1 with an error (with ``--strict``, with any finding), 2 for bad input.
+
 ``gangkit run SCENARIO --compare pod,gang,kueue+gang`` runs the same scenario
 and seed through each stack and prints one comparison row per stack
 (:mod:`gangkit.analysis.compare`); with ``--json`` the object holds a ``stacks`` list,
@@ -126,6 +130,21 @@ def cmd_admit(args: argparse.Namespace) -> int:
     return admit(args)
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    """``gangkit check``: the findings of a stack's manifests (see gangkit.consistency)."""
+    from gangkit.consistency.check import check
+    from gangkit.consistency.report import format_json, format_text
+
+    if args.stack and not args.simulate:
+        print("gangkit check: --stack needs --simulate (it names the stack to run)", file=sys.stderr)
+        return 2
+    report, status = load_reporting(lambda: check([Path(f) for f in args.files], simulate=args.simulate, stack=args.stack))
+    if status is not None:
+        return status
+    print(format_json(report, args.strict) if args.json else format_text(report))
+    return report.exit_status(args.strict)
+
+
 def _positive(text: str) -> int:
     n = int(text)
     if n < 1:
@@ -155,6 +174,13 @@ def build_parser() -> argparse.ArgumentParser:
     how_long.add_argument("--until-quiet", action="store_true", help="run cycles until one changes nothing")
     admit.add_argument("--json", action="store_true", help="print one JSON object: admitted, preempted, pending")
     admit.set_defaults(func=cmd_admit)
+    check = sub.add_parser("check", help="every inconsistency between the layers of a stack's manifests")
+    check.add_argument("files", metavar="FILE", nargs="+", help="YAML files of one stack (Kueue, gang layer, nodes, Jobs)")
+    check.add_argument("--json", action="store_true", help="print one JSON object: findings and summary")
+    check.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
+    check.add_argument("--simulate", action="store_true", help="also run the stack and report what went wrong in the run")
+    check.add_argument("--stack", help=f"with --simulate: the stack to run ({', '.join(STACKS)})")
+    check.set_defaults(func=cmd_check)
     try:
         from gangkit.cli.course import add_course_parser
     except ImportError:  # pragma: no cover - the course launcher ships with the source checkout

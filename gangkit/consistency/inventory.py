@@ -1,0 +1,432 @@
+"""What ``gangkit check`` reads: every object of a stack's files, and gangkit's reading of each, side by side.
+
+Picture the stock-take before an inspection: every box on the shelves is
+counted, opened and labelled with what it holds, and every note that says
+"see box 12" is followed to box 12. :func:`read_stack` does that for a set of
+manifest files with gangkit's one reader (:mod:`gangkit.manifests`): the
+same registry of kinds, the same family readers, the same problems for bad
+input. The result, an :class:`Inventory`, holds each object next to what
+gangkit read from it (a :class:`~gangkit.model.jobs.Job`, the Kueue setup,
+the Volcano queues, the NodePools...) and every reference between objects
+(:class:`GangRef`, :class:`NameRef`), resolved or not.
+
+A reference that names nothing is what the check reports; gangkit's run
+refuses some of them as input errors. So that one dangling name does not
+hide everything else, the inventory reads such an object as if its target
+existed: a PriorityClass that is not there counts with the default priority,
+a Volcano Queue or a WorkloadPriorityClass that is not there is read as an
+empty stand-in (no capability, value 0). The reader's problems are kept in
+:attr:`Inventory.problems`; :mod:`gangkit.consistency.check` decides which
+of them are findings and which are input errors.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gangkit.consistency.files import Source, documents, screen, sources_of
+from gangkit.kueue.manifests import KueueReader, LoadedWorkload
+from gangkit.kueue.objects import KueueSetup
+from gangkit.kueue.setup_manifests import KIND_NAMES as KUEUE_KINDS
+from gangkit.kueue.snapshot import SnapshotReader
+from gangkit.manifests import core
+from gangkit.manifests.core import GROUP_NAME, SYSTEM_PRIORITY_CLASSES
+from gangkit.manifests.load import REGISTRY, check_unique
+from gangkit.manifests.reader import (
+    QUEUE_LABEL,
+    GangkitInputWarning,
+    ManifestObject,
+    Reader,
+)
+from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.jobs import Job
+from gangkit.model.nodes import Node
+from gangkit.model.scenario import RunSettings
+from gangkit.placement.manifests import POD_GROUP_LABEL, TASK_GROUP_NAME, TASK_GROUPS, GangObjects
+from gangkit.supply import manifests as supply
+from gangkit.volcano import manifests as volcano
+from gangkit.volcano.api import DEFAULT_QUEUE, VolcanoSetup
+
+__all__ = ["GangRef", "Inventory", "JobEntry", "NameRef", "Source", "dig", "display", "labels_of", "read_stack"]
+
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+DEFAULT_SCHEDULER = "default-scheduler"
+#: The display name of the kinds whose name two API groups share (``Kind.group``, as the API server writes them).
+QUALIFIED = {"VolcanoJob": "Job.batch.volcano.sh", "PodGroup": "PodGroup.scheduling.volcano.sh",
+             "CoschedulingPodGroup": "PodGroup.scheduling.x-k8s.io", "KubeWorkload": "Workload.scheduling.k8s.io",
+             "Workload": "Workload.kueue.x-k8s.io"}
+
+
+def display(o: ManifestObject) -> str:
+    """``Kind namespace/name`` for a namespaced object (namespace ``default`` when left out), else ``Kind name``."""
+    kind = QUALIFIED.get(o.role, o.role or o.kind)
+    if not o.name:  # a Kueue Configuration needs no name
+        return f"{kind} ({o.where})"
+    return f"{kind} {o.namespace or 'default'}/{o.name}" if o.namespaced else f"{kind} {o.name}"
+
+
+def dig(doc: Any, *keys: str) -> Any:
+    """``doc[k1][k2]...``, or None where a level is missing or not a mapping."""
+    for k in keys:
+        if not isinstance(doc, Mapping):
+            return None
+        doc = doc.get(k)
+    return doc
+
+
+@dataclass
+class NameRef:
+    """One object naming another by name: who, in which field, which kind and name, and what it found."""
+
+    owner: ManifestObject
+    field: str
+    kind: str
+    name: str
+    namespace: str | None = None
+    target: ManifestObject | None = None
+
+
+@dataclass
+class GangRef:
+    """A Job's reference to its gang: the gang layer, where the Job names it, and where the gang size is.
+
+    ``target`` is the PodGroup or Workload named (None: not in the files; a
+    YuniKorn task group lives in the Job's own annotations, so its target
+    is the Job). ``size`` is the raw gang size (None: absent, so every pod),
+    written in ``size_field`` of ``size_owner``.
+    """
+
+    layer: str  # volcano, coscheduling, yunikorn, kube-gang
+    field: str
+    name: str
+    missing: str = ""  # what is missing, in words ("" when the gang object was found)
+    target: ManifestObject | None = None
+    size_owner: ManifestObject | None = None
+    size_field: str = ""
+    size: Any = None
+
+
+@dataclass
+class JobEntry:
+    """One workload of the files (a batch/v1 Job or a Volcano Job) and what each layer reads of it."""
+
+    obj: ManifestObject
+    job: Job | None  # gangkit's reading; None when the reader refused the object
+    pods: int | None  # the pods the workload creates (parallelism, or the tasks' replicas)
+    scheduler: str
+    gang: GangRef | None = None
+    kueue: LoadedWorkload | None = None  # the Workload Kueue's job integration makes of it (queue-labelled Jobs)
+
+    @property
+    def name(self) -> str:
+        return display(self.obj)
+
+
+@dataclass
+class Inventory:
+    """Everything the rules look at: the objects, gangkit's reading of them, and the references between them."""
+
+    files: list[str]
+    objects: list[ManifestObject]
+    problems: list[Problem]
+    warnings: list[str]
+    nodes: list[Node]
+    jobs: list[JobEntry]
+    priority_classes: dict[str, int]
+    kueue: KueueSetup
+    kueue_workloads: list[tuple[ManifestObject, LoadedWorkload]]
+    volcano: VolcanoSetup | None
+    karpenter: Any  # gangkit.supply.Karpenter or None
+    autoscaler: Any  # gangkit.supply.ClusterAutoscaler or None
+    settings: RunSettings
+    has_simulation: bool
+    name_refs: list[NameRef] = field(default_factory=list)
+    docs: list = field(default_factory=list)  # every document, for the run (gangkit.manifests.load_manifests)
+
+    def of_role(self, role: str) -> list[ManifestObject]:
+        return [o for o in self.objects if o.role == role]
+
+    def by_label(self, label: str) -> ManifestObject | None:
+        return next((o for o in self.objects if o.label == label), None)
+
+    @property
+    def has_supply(self) -> bool:
+        """The files say something about nodes: Nodes, NodePools or node groups."""
+        return bool(self.nodes or self.karpenter is not None or self.autoscaler is not None)
+
+    def display_of(self, label: str) -> str:
+        """The display name of the object a reader label names (the label itself for a stand-in)."""
+        o = self.by_label(label)
+        return display(o) if o is not None else label
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+def read_stack(sources: Source | Iterable[Source]) -> Inventory:
+    """Read every file (a path, YAML text, a dict or a list of dicts, or a list of paths) into an :class:`Inventory`.
+
+    Bad YAML and a missing file raise :class:`ScenarioError` at once; every
+    other problem is collected in ``Inventory.problems``.
+    """
+    items = sources_of(sources)
+    if not items:
+        raise ScenarioError([Problem("gangkit check", "FILE", "expected at least one file of manifests")])
+    r = Reader("YAML input")
+    objects: list[ManifestObject] = []
+    base_of: dict[int, Path | None] = {}
+    files, all_docs = [], []
+    for source in items:
+        docs, label, base = documents(source)
+        bad = screen(docs, label)
+        if bad:
+            raise ScenarioError(bad)
+        r.label = label
+        files.append(label)
+        all_docs.extend(docs)
+        found = REGISTRY.objects(r, docs)
+        for o in found:
+            if len(items) > 1:
+                o.where = f"{label}, {o.where}"
+            base_of[id(o)] = base
+        objects.extend(found)
+    check_unique(r, objects)
+    try:
+        return _read_families(r, files, all_docs, objects, base_of)
+    except (TypeError, AttributeError, KeyError, IndexError) as e:  # a reader that met a value of a type it did not expect
+        raise ScenarioError([Problem(", ".join(files), "", f"gangkit's reader stopped at a value of a type it does not "
+                                     f"expect ({type(e).__name__}: {e}); check that every field holds the kind of value "
+                                     "its API asks for (a mapping, a list, a name)")]) from None
+
+
+def _read_families(r: Reader, files: list[str], all_docs: list, objects: list[ManifestObject],
+                   base_of: dict[int, Path | None]) -> Inventory:
+    """Every family of kinds read with gangkit's readers, in the order their answers depend on each other."""
+    by_role: dict[str, list[ManifestObject]] = {}
+    for o in objects:
+        by_role.setdefault(o.role, []).append(o)
+    roles = lambda name: by_role.get(name, [])  # noqa: E731
+
+    refs: list[NameRef] = []
+    classes, default_priority = core.read_priority_classes(r, roles("PriorityClass"))
+    tolerant = dict(classes)  # a missing class counts with the default priority (and is a finding)
+    for ref in _priority_refs(objects):
+        ref.target = next((o for o in roles("PriorityClass") if o.name == ref.name), None)
+        refs.append(ref)
+        if ref.name not in classes:
+            tolerant[ref.name] = default_priority
+    nodes = [n for n in (core.read_node(r, o) for o in roles("Node")) if n is not None]
+
+    # batch/v1 Jobs with their gangs, then Volcano's objects (Volcano Jobs are appended to the jobs)
+    groups = {(o.namespace or "default", o.name): o for o in roles("PodGroup")}
+    gangs = GangObjects.collect(by_role)
+    used_groups: dict[tuple, str] = {}
+    entries: list[JobEntry] = []
+    jobs: list[Job] = []
+    for o in roles("Job"):
+        j = core.read_job(r, o, tolerant, default_priority, groups, used_groups, gangs)
+        if j is not None:
+            jobs.append(j)
+        entries.append(JobEntry(o, j, _parallelism(o), _scheduler(o, "Job"), _gang_ref(o, groups, gangs)))
+    queue_refs = _volcano_queue_refs(objects)
+    queue_names = {o.name for o in roles("Queue")} | {DEFAULT_QUEUE}
+    stand_ins = [_stand_in("Queue", name) for name in sorted({q.name for q in queue_refs} - queue_names)]
+    for ref in queue_refs:
+        ref.target = next((o for o in roles("Queue") if o.name == ref.name), None)
+    refs.extend(queue_refs)
+    before = len(jobs)
+    volcano_setup = volcano.read_for_scenario(r, objects + stand_ins, jobs, groups, used_groups, tolerant, default_priority)
+    read_volcano = {j.key: j for j in jobs[before:]}
+    del jobs[before:]
+    for o in roles("VolcanoJob"):
+        key = f"{o.namespace}/{o.name}" if o.namespace else o.name
+        entries.append(JobEntry(o, read_volcano.get(key), _replicas(o), _scheduler(o, "VolcanoJob"),
+                                _volcano_job_gang(o)))
+    for o in roles("WorkloadGenerator"):  # checked as gangkit run checks them; the rules do not look at their jobs
+        r.base = base_of.get(id(o))
+        core.read_generated_jobs(r, [o], nodes, jobs)
+    r.base = None
+
+    # Kueue: the setup as gangkit run reads it, and each queue-labelled Job as Kueue's job integration sees it
+    kueue_objects = [o for o in objects if o.role == o.kind and o.kind in KUEUE_KINDS]
+    wpc_refs = _workload_priority_class_refs(objects)
+    wpc_names = {o.name for o in kueue_objects if o.kind == "WorkloadPriorityClass"}
+    for ref in wpc_refs:
+        ref.target = next((o for o in kueue_objects if o.kind == "WorkloadPriorityClass" and o.name == ref.name), None)
+    refs.extend(wpc_refs)
+    wpc_stand_ins = [_stand_in("WorkloadPriorityClass", n) for n in sorted({x.name for x in wpc_refs} - wpc_names)]
+    kr = KueueReader(r, kueue_objects, classes, default_priority)
+    setup = kr.setup()
+    kueue_workloads = []
+    for o in (o for o in kueue_objects if o.kind == "Workload"):
+        got = kr.workload(o)
+        if got is not None:
+            kueue_workloads.append((o, got[0]))
+    view = SnapshotReader(Reader("Kueue's view"), kueue_objects + wpc_stand_ins, tolerant, default_priority)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GangkitInputWarning)
+        view.setup()  # its problems are the ones above; it is read again only to answer job_workload
+    for e in entries:
+        if e.obj.role == "Job" and labels_of(e.obj).get(QUEUE_LABEL):
+            got = view.job_workload(e.obj)
+            e.kueue = got[0] if got is not None else None
+
+    settings, _, _ = core.read_simulation(r, roles("Simulation"), "scenario")
+    karpenter = _with_own_reader(r, lambda rr: supply.read_karpenter(rr, roles("Karpenter"), roles("NodePool")))
+    autoscaler = _with_own_reader(r, lambda rr: supply.read_cluster_autoscaler(rr, roles("ClusterAutoscaler")))
+    return Inventory(files, objects, list(r.problems), r.report(), nodes, entries, tolerant, setup, kueue_workloads,
+                     volcano_setup, karpenter, autoscaler, settings, bool(roles("Simulation")), refs, all_docs)
+
+
+def _with_own_reader(r: Reader, read):
+    """A supplier reader gives up after any problem of its reader: give it a fresh one, then merge its report."""
+    own = Reader(r.label)
+    value = read(own)
+    r.problems.extend(own.problems)
+    r.unknown.extend(own.unknown)
+    r.notes.extend(own.notes)
+    return value
+
+
+def _stand_in(kind: str, name: str) -> ManifestObject:
+    """An empty object of a kind, for a name the files reference but do not hold (see the module docstring)."""
+    api = {"Queue": volcano.QUEUE_API, "WorkloadPriorityClass": "kueue.x-k8s.io/v1beta2"}[kind]
+    doc = {"apiVersion": api, "kind": kind, "metadata": {"name": name}}
+    if kind == "WorkloadPriorityClass":
+        doc["value"] = 0
+    return ManifestObject(doc, kind, "(not in the files)", name, None, role=kind)
+
+
+def _mapping(value: Any) -> Mapping:
+    return value if isinstance(value, Mapping) else {}
+
+
+def labels_of(o: ManifestObject) -> dict:
+    """An object's metadata.labels that are strings."""
+    labels = dig(o.doc, "metadata", "labels")
+    return {str(k): v for k, v in labels.items() if isinstance(v, str)} if isinstance(labels, Mapping) else {}
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _parallelism(o: ManifestObject) -> int | None:
+    spec = o.doc.get("spec")
+    return _whole(spec.get("parallelism", 1)) if isinstance(spec, Mapping) else None
+
+
+def _replicas(o: ManifestObject) -> int | None:
+    tasks = dig(o.doc, "spec", "tasks")
+    if not isinstance(tasks, list):
+        return None
+    counts = [_whole(t.get("replicas")) if isinstance(t, Mapping) else None for t in tasks]
+    return sum(counts) if all(c is not None for c in counts) else None
+
+
+def _scheduler(o: ManifestObject, role: str) -> str:
+    """The scheduler a workload's pods go to: the pod template's schedulerName (a Volcano Job's: ``volcano``)."""
+    if role == "VolcanoJob":
+        name = dig(o.doc, "spec", "schedulerName")
+        return name if isinstance(name, str) and name else "volcano"
+    name = dig(o.doc, "spec", "template", "spec", "schedulerName")
+    return name if isinstance(name, str) and name else DEFAULT_SCHEDULER
+
+
+def _gang_ref(o: ManifestObject, groups: dict, gangs: GangObjects) -> GangRef | None:
+    """The gang a batch/v1 Job's pods name (the first of them; the reader refuses a second one)."""
+    ns = o.namespace or "default"
+    tann = _mapping(dig(o.doc, "spec", "template", "metadata", "annotations"))
+    tlabels = _mapping(dig(o.doc, "spec", "template", "metadata", "labels"))
+    jann = _mapping(dig(o.doc, "metadata", "annotations"))
+    for where, ann in (("spec.template.metadata", tann), ("metadata", jann)):
+        name = ann.get(GROUP_NAME)
+        if isinstance(name, str):
+            g = groups.get((ns, name))
+            return GangRef("volcano", f"{where}.annotations.{GROUP_NAME}", name,
+                           "" if g else f"PodGroup {name!r} (scheduling.volcano.sh) in namespace {ns!r}",
+                           g, g, "spec.minMember", dig(g.doc, "spec", "minMember") if g else None)
+    name = tlabels.get(POD_GROUP_LABEL)
+    if isinstance(name, str):
+        g = gangs.pod_groups.get((ns, name))
+        return GangRef("coscheduling", f"spec.template.metadata.labels.{POD_GROUP_LABEL}", name,
+                       "" if g else f"PodGroup {name!r} (scheduling.x-k8s.io) in namespace {ns!r}",
+                       g, g, "spec.minMember", dig(g.doc, "spec", "minMember") if g else None)
+    if isinstance(tann.get(TASK_GROUP_NAME), str) and isinstance(tann.get(TASK_GROUPS), str):
+        name = tann[TASK_GROUP_NAME]
+        try:
+            task_groups = json.loads(tann[TASK_GROUPS])
+        except json.JSONDecodeError:
+            return None  # the reader reports it
+        mine = [g for g in task_groups if isinstance(g, Mapping) and g.get("name") == name] \
+            if isinstance(task_groups, list) else []
+        where = f"spec.template.metadata.annotations.{TASK_GROUP_NAME}"
+        if not mine:
+            return GangRef("yunikorn", where, name, f"task group {name!r} among the Job's {TASK_GROUPS}")
+        return GangRef("yunikorn", where, name, "", o, o,
+                       f"spec.template.metadata.annotations.{TASK_GROUPS}[{name}].minMember", mine[0].get("minMember"))
+    ref = dig(o.doc, "spec", "template", "spec", "workloadRef")
+    if isinstance(ref, Mapping) and isinstance(ref.get("name"), str):
+        name, group = ref["name"], ref.get("podGroup")
+        w = gangs.workloads.get((ns, name))
+        if w is None:
+            return GangRef("kube-gang", "spec.template.spec.workloadRef.name", name,
+                           f"Workload {name!r} (scheduling.k8s.io) in namespace {ns!r}")
+        pod_groups = dig(w.doc, "spec", "podGroups")
+        index = next((i for i, g in enumerate(pod_groups if isinstance(pod_groups, list) else [])
+                      if isinstance(g, Mapping) and g.get("name") == group), None)
+        if index is None:
+            return GangRef("kube-gang", "spec.template.spec.workloadRef.podGroup", str(group),
+                           f"pod group {group!r} in Workload {name!r}", w)
+        policy = pod_groups[index].get("policy") if isinstance(pod_groups[index].get("policy"), Mapping) else {}
+        size = dig(policy, "gang", "minCount") if "gang" in policy else 1  # basic: pod by pod
+        return GangRef("kube-gang", "spec.template.spec.workloadRef.name", name, "", w, w,
+                       f"spec.podGroups[{index}].policy.gang.minCount", size)
+    return None
+
+
+def _volcano_job_gang(o: ManifestObject) -> GangRef:
+    """A Volcano Job is its own gang: ``spec.minAvailable`` (default: the tasks' minAvailable, each its replicas)."""
+    return GangRef("volcano", "spec.minAvailable", o.name, "", o, o, "spec.minAvailable", dig(o.doc, "spec", "minAvailable"))
+
+
+def _priority_refs(objects: list[ManifestObject]) -> list[NameRef]:
+    """Every priorityClassName: pod templates, Volcano Jobs and their tasks, Volcano PodGroups."""
+    out = []
+    for o in objects:
+        places: list[tuple[str, Any]] = []
+        if o.role == "Job":
+            places.append(("spec.template.spec.priorityClassName", dig(o.doc, "spec", "template", "spec", "priorityClassName")))
+        elif o.role == "VolcanoJob":
+            places.append(("spec.priorityClassName", dig(o.doc, "spec", "priorityClassName")))
+            tasks = dig(o.doc, "spec", "tasks")
+            for i, t in enumerate(tasks if isinstance(tasks, list) else []):
+                places.append((f"spec.tasks[{i}].template.spec.priorityClassName",
+                               dig(t, "template", "spec", "priorityClassName")))
+        elif o.role == "PodGroup":
+            places.append(("spec.priorityClassName", dig(o.doc, "spec", "priorityClassName")))
+        for where, name in places:
+            if isinstance(name, str) and name and name not in SYSTEM_PRIORITY_CLASSES:
+                out.append(NameRef(o, where, "PriorityClass", name))
+    return out
+
+
+def _volcano_queue_refs(objects: list[ManifestObject]) -> list[NameRef]:
+    """Every Volcano queue a Volcano Job or PodGroup names (``default`` always exists)."""
+    out = []
+    for o in objects:
+        if o.role in ("VolcanoJob", "PodGroup"):
+            name = dig(o.doc, "spec", "queue")
+            if isinstance(name, str) and name and name != DEFAULT_QUEUE:
+                out.append(NameRef(o, "spec.queue", "Queue", name))
+    return out
+
+
+def _workload_priority_class_refs(objects: list[ManifestObject]) -> list[NameRef]:
+    return [NameRef(o, f"metadata.labels.{PRIORITY_CLASS_LABEL}", "WorkloadPriorityClass", labels_of(o)[PRIORITY_CLASS_LABEL])
+            for o in objects if o.role == "Job" and PRIORITY_CLASS_LABEL in labels_of(o)]

@@ -1,0 +1,299 @@
+"""The most a cluster can ever hold: Nodes, plus what the node suppliers may launch, for one pod shape.
+
+Picture a removal firm asked "can your vans carry these twelve wardrobes at
+once?". It counts the vans in the yard (the Nodes), then the vans it may
+still hire (a Karpenter NodePool up to its ``spec.limits``, a
+cluster-autoscaler node group up to ``maxSize``), and how many wardrobes fit
+in each kind of van: a wardrobe never goes half in one van and half in
+another, as a pod never splits across nodes. :class:`Supply` answers that
+question for a pod *shape* (GPUs, cores, bytes, nodeSelector):
+
+- :meth:`Supply.most_pods`: how many such pods could be placed at once in an
+  empty cluster at its largest (every Node, every NodePool filled to its GPU
+  limit with the instance types that hold the most such pods, every node
+  group at ``maxSize``);
+- :meth:`Supply.holds`: could a single such pod be placed at all;
+- :meth:`Supply.provisioning_time`: the shortest time from an unschedulable
+  pod to a ready new node that holds it, in gangkit's stage model
+  (:class:`gangkit.supply.cloud.Stages`): Karpenter's batching window
+  (``batchIdleDuration``) plus the stages registered, initialized and image
+  pull; cluster-autoscaler's stages (its scan may come at once).
+
+A new machine carries the labels gangkit's suppliers give it (a NodePool's
+template labels, ``karpenter.sh/nodepool``, the instance type; a node
+group's labels) and may carry any value a NodePool requirement allows (``In``
+its values, ``Exists``...) or a well-known label the supplier picks (zone,
+architecture, capacity type, the clouds' instance labels): :func:`may_carry`.
+
+These are *upper* bounds on capacity (and a lower bound on time), so a gang
+they cannot hold can never run. Simplified: every Node counts in full, and a
+NodePool's limit counts in full too (gangkit's Karpenter charges only the
+nodes it launched to the limit; the real one charges every node of the pool,
+so it holds less); only the ``nvidia.com/gpu`` limit is applied (gangkit
+enforces no other); a node group's existing nodes are not subtracted from
+``maxSize``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from gangkit.model.nodes import Node
+from gangkit.model.resources import Room
+from gangkit.supply.cloud import InstanceType, Stages
+
+__all__ = ["Shape", "Supply", "may_carry", "per_machine", "requirement_values", "supply_of"]
+
+DP_LIMIT = 200_000  # GPUs of NodePool headroom counted exactly; above, a continuous bound
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One pod's request: GPUs, cores, bytes, and its nodeSelector (sorted pairs)."""
+
+    gpus: int
+    cpu: float = 0.0
+    memory: int = 0
+    selector: tuple[tuple[str, str], ...] = ()
+
+    def with_labels(self, labels: tuple[tuple[str, str], ...]) -> "Shape":
+        """The same pod with more nodeSelector labels (Kueue adds a flavor's nodeLabels)."""
+        merged = dict(self.selector)
+        merged.update(labels)
+        return Shape(self.gpus, self.cpu, self.memory, tuple(sorted(merged.items())))
+
+    def words(self) -> str:
+        parts = [f"{self.gpus} nvidia.com/gpu"]
+        if self.cpu:
+            parts.append(f"{self.cpu:g} cpu")
+        if self.memory:
+            parts.append(f"{self.memory / 2**30:g}Gi memory")
+        return ", ".join(parts)
+
+
+def per_machine(gpus: int, cpu: float | None, memory: int | None, shape: Shape) -> float:
+    """How many pods of ``shape`` an empty machine of this room holds (``inf`` when nothing limits them)."""
+    if not Room(gpus, cpu, memory).fits(shape.gpus, shape.cpu, shape.memory):
+        return 0.0
+    counts = [math.inf]
+    if shape.gpus:
+        counts.append(gpus // shape.gpus)
+    if shape.cpu and cpu is not None:
+        counts.append(math.floor(cpu / shape.cpu + 1e-9))
+    if shape.memory and memory is not None:
+        counts.append(memory // shape.memory)
+    return float(min(counts))
+
+
+def _most_in_budget(budget: float, options: list[tuple[int, float]]) -> float:
+    """Unbounded knapsack: the most pods in machines of (GPUs, pods per machine) within ``budget`` GPUs."""
+    options = [(g, k) for g, k in options if k > 0 and g <= budget]
+    if not options:
+        return 0.0
+    if any(g == 0 or math.isinf(k) for g, k in options) or math.isinf(budget):
+        return math.inf
+    cap = int(budget)
+    if cap > DP_LIMIT:
+        return math.floor(cap * max(k / g for g, k in options))
+    best = [0.0] * (cap + 1)
+    for b in range(1, cap + 1):
+        best[b] = max([best[b - 1]] + [best[b - g] + k for g, k in options if g <= b])
+    return best[cap]
+
+
+#: Labels every new machine gets some value of, chosen by the supplier when the pod asks (Karpenter's
+#: well-known labels and the clouds' instance labels): a pod selecting any value of them is not refused here.
+OPEN_KEYS = ("topology.kubernetes.io/zone", "topology.kubernetes.io/region", "kubernetes.io/arch", "kubernetes.io/os",
+             "karpenter.sh/capacity-type")
+OPEN_PREFIXES = ("karpenter.k8s.aws/", "karpenter.azure.com/", "cloud.google.com/")
+ANY_VALUE = None
+
+
+def requirement_values(pool_doc) -> dict[str, frozenset | None]:
+    """A NodePool's ``spec.template.spec.requirements`` as label key -> allowed values (None: any value).
+
+    ``In`` allows its values; ``Exists``, ``NotIn`` and ``Gt``/``Lt`` allow any
+    value here (an upper bound); ``DoesNotExist`` allows none.
+    """
+    reqs = pool_doc
+    for key in ("spec", "template", "spec", "requirements"):
+        reqs = reqs.get(key) if isinstance(reqs, Mapping) else None
+    out: dict[str, frozenset | None] = {}
+    for req in reqs if isinstance(reqs, list) else []:
+        if not isinstance(req, Mapping) or not isinstance(req.get("key"), str):
+            continue
+        op, values = req.get("operator"), req.get("values")
+        if op == "In" and isinstance(values, list):
+            out[req["key"]] = frozenset(str(v) for v in values)
+        elif op == "DoesNotExist":
+            out[req["key"]] = frozenset()
+        else:
+            out[req["key"]] = ANY_VALUE
+    return out
+
+
+def may_carry(fixed: dict, open_values: dict, selector) -> bool:
+    """Could a new machine with these fixed labels (and these requirement-chosen ones) match ``selector``?"""
+    for k, v in selector:
+        if k in fixed:
+            if fixed[k] != v:
+                return False
+        elif k in open_values:
+            allowed = open_values[k]
+            if allowed is not ANY_VALUE and v not in allowed:
+                return False
+        elif not (k in OPEN_KEYS or k.startswith(OPEN_PREFIXES)):
+            return False
+    return True
+
+
+@dataclass
+class Supply:
+    """The Nodes and the node suppliers of a stack's files (a supplier may be None).
+
+    ``requirements``: per NodePool name, the labels its requirements let
+    Karpenter choose (:func:`requirement_values`); gangkit's Karpenter reads
+    only the instance-type requirement, the check allows them all.
+    """
+
+    nodes: list[Node]
+    karpenter: object = None  # gangkit.supply.Karpenter
+    autoscaler: object = None  # gangkit.supply.ClusterAutoscaler
+    requirements: dict = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return not self.nodes and self.karpenter is None and self.autoscaler is None
+
+    def _pool_match(self, pool, type_name: str, selector) -> bool:
+        return may_carry(pool.node_labels(type_name), self.requirements.get(pool.name, {}), selector)
+
+    def _group_match(self, group, selector) -> bool:
+        return may_carry(group.node_labels(), {}, selector)
+
+    def _pool_types(self) -> list[tuple[object, InstanceType]]:
+        k = self.karpenter
+        if k is None:
+            return []
+        return [(pool, k.instance_types[t]) for pool in k.nodepools for t in pool.instance_types]
+
+    def _groups(self) -> list:
+        return [] if self.autoscaler is None else [g for g in self.autoscaler.node_groups if g.max_size > 0]
+
+    def carries(self, labels: tuple[tuple[str, str], ...]) -> bool:
+        """Does some Node, or some machine a supplier may launch, carry all these labels?"""
+        return (any(n.matches(labels) for n in self.nodes)
+                or any(self._pool_match(pool, it.name, labels) for pool, it in self._pool_types())
+                or any(self._group_match(g, labels) for g in self._groups()))
+
+    # -- one pod --------------------------------------------------------------------------
+    def holds(self, shape: Shape) -> bool:
+        """Could one pod of this shape be placed on some Node, or on a machine some supplier may launch?"""
+        if any(n.matches(shape.selector) and per_machine(n.gpus, n.cpu, n.memory, shape) >= 1 for n in self.nodes):
+            return True
+        return self._new_machine_holds(shape) is not None
+
+    def _new_machine_holds(self, shape: Shape) -> str | None:
+        """Which supplier may launch a machine that holds one such pod (None: none)."""
+        for pool, it in self._pool_types():
+            if it.gpus <= pool.gpu_limit and per_machine(it.gpus, it.cpu, it.memory, shape) >= 1 \
+                    and self._pool_match(pool, it.name, shape.selector):
+                return "karpenter"
+        for g in self._groups():
+            it = g.instance_type
+            if per_machine(it.gpus, it.cpu, it.memory, shape) >= 1 and self._group_match(g, shape.selector):
+                return "autoscaler"
+        return None
+
+    def pools_for(self, shape: Shape) -> list[str]:
+        """The NodePools with an instance type that holds such a pod and may carry its labels (limits aside)."""
+        return list(dict.fromkeys(pool.name for pool, it in self._pool_types()
+                                  if per_machine(it.gpus, it.cpu, it.memory, shape) >= 1
+                                  and self._pool_match(pool, it.name, shape.selector)))
+
+    def groups_for(self, shape: Shape) -> list[str]:
+        """The node groups whose machines hold such a pod and carry its labels."""
+        return [g.name for g in self._groups() if self._group_match(g, shape.selector)
+                and per_machine(g.instance_type.gpus, g.instance_type.cpu, g.instance_type.memory, shape) >= 1]
+
+    def largest(self, shape: Shape) -> dict[str, int]:
+        """The most GPUs of one Node and of one machine each supplier may launch, for the pod's labels."""
+        out = {"node_gpus": max((n.gpus for n in self.nodes if n.matches(shape.selector)), default=0)}
+        if self.karpenter is not None:
+            out["nodepool_gpus"] = max((it.gpus for pool, it in self._pool_types() if it.gpus <= pool.gpu_limit
+                                        and self._pool_match(pool, it.name, shape.selector)), default=0)
+        if self.autoscaler is not None:
+            out["node_group_gpus"] = max((g.instance_type.gpus for g in self._groups()
+                                          if self._group_match(g, shape.selector)), default=0)
+        return out
+
+    # -- many pods -----------------------------------------------------------------------
+    def most_pods(self, shape: Shape) -> tuple[float, dict[str, float]]:
+        """The most pods of ``shape`` placed at once, and where they would be (``nodes``, each pool and group)."""
+        parts: dict[str, float] = {"nodes": self.on_nodes(shape)}
+        if self.karpenter is not None:
+            for pool in self.karpenter.nodepools:
+                options = [(it.gpus, per_machine(it.gpus, it.cpu, it.memory, shape))
+                           for it in (self.karpenter.instance_types[t] for t in pool.instance_types)
+                           if self._pool_match(pool, it.name, shape.selector)]
+                parts[f"NodePool {pool.name}"] = _most_in_budget(pool.gpu_limit, options)
+        for g in self._groups():
+            it = g.instance_type
+            k = per_machine(it.gpus, it.cpu, it.memory, shape) if self._group_match(g, shape.selector) else 0.0
+            parts[f"node group {g.name}"] = g.max_size * k
+        return sum(parts.values()), parts
+
+    def on_nodes(self, shape: Shape) -> float:
+        """The most pods of ``shape`` the existing Nodes hold at once."""
+        return sum(per_machine(n.gpus, n.cpu, n.memory, shape) for n in self.nodes if n.matches(shape.selector))
+
+    def gpus_for(self, labels: tuple[tuple[str, str], ...]) -> float:
+        """Every GPU of the Nodes and of the machines the suppliers may launch that carry these labels."""
+        total: float = sum(n.gpus for n in self.nodes if n.matches(labels))
+        if self.karpenter is not None:
+            for pool in self.karpenter.nodepools:
+                if any(self._pool_match(pool, t, labels) for t in pool.instance_types):
+                    total += pool.gpu_limit
+        total += sum(g.max_size * g.instance_type.gpus for g in self._groups() if self._group_match(g, labels))
+        return total
+
+    # -- time -----------------------------------------------------------------------------
+    def provisioning_time(self, shape: Shape) -> tuple[float, str] | None:
+        """The shortest wait for a new ready node that holds ``shape``, and how it adds up (None: no supplier can)."""
+        best: tuple[float, str] | None = None
+        k = self.karpenter
+        if k is not None and any(it.gpus <= pool.gpu_limit and per_machine(it.gpus, it.cpu, it.memory, shape) >= 1
+                                 and self._pool_match(pool, it.name, shape.selector) for pool, it in self._pool_types()):
+            t = _stages_total(k.stages)
+            if t is not None:
+                best = (k.batch_idle + t, f"Karpenter: batchIdleDuration {k.batch_idle:g} s + {_stage_words(k.stages)}")
+        a = self.autoscaler
+        if a is not None and any(per_machine(g.instance_type.gpus, g.instance_type.cpu, g.instance_type.memory, shape) >= 1
+                                 and self._group_match(g, shape.selector) for g in self._groups()):
+            t = _stages_total(a.stages)
+            if t is not None and (best is None or t < best[0]):
+                best = (t, f"cluster-autoscaler: {_stage_words(a.stages)}")
+        return best
+
+
+def _stages_total(stages: Stages) -> float | None:
+    """Seconds from launch to a usable node; None when a stage is a random distribution (not judged)."""
+    parts = (stages.registered, stages.initialized, stages.image_pull)
+    if any(callable(p) for p in parts):
+        return None
+    return float(sum(max(0.0, float(p)) for p in parts))
+
+
+def _stage_words(stages: Stages) -> str:
+    text = f"registered {float(stages.registered):g} s + initialized {float(stages.initialized):g} s"
+    if float(stages.image_pull):
+        text += f" + image pull {float(stages.image_pull):g} s"
+    return text
+
+
+def supply_of(inv) -> Supply:
+    """The supply an :class:`~gangkit.consistency.inventory.Inventory` describes (its Nodes, NodePools, node groups)."""
+    return Supply(inv.nodes, inv.karpenter, inv.autoscaler,
+                  {o.name: requirement_values(o.doc) for o in inv.of_role("NodePool")})
