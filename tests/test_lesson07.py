@@ -136,3 +136,36 @@ def test_decision_explorer_follows_its_controls():
     ex.controls["min_member"].value = 1
     assert ex.table is not None and ex.table["held_idle_gpu_h"].eq(0.0).all()
     assert ex.updates == 3
+
+
+@pytest.mark.parametrize(
+    "name, static, simulated",
+    [
+        ("after.yaml", set(), {"run-waited-for-nodes"}),
+        ("min-member-too-small.yaml", {"gang-smaller-than-sync-job"}, {"run-waited-for-nodes"}),
+        ("quota-too-small.yaml", {"kueue-quota-never-fits"}, set()),
+        ("pods-ready-too-short.yaml", {"kueue-pods-ready-timeout"}, {"run-never-admitted"}),
+        ("two-quotas.yaml", {"volcano-capability-too-small"}, set()),
+        ("nodepool-limit.yaml", {"supply-too-small", "kueue-quota-exceeds-supply"}, set()),
+        ("pod-too-big.yaml", {"pod-fits-no-node"}, set()),
+    ],
+)
+def test_gangkit_check_finds_each_mistake_of_the_migration_examples(name, static, simulated):
+    path = lesson07.migration_examples() / name
+    assert {f.code for f in gk.check_manifests(path)} == static
+    assert {f.code for f in gk.check_manifests(path, simulate=True)} == static | simulated
+
+
+def test_every_migration_example_is_in_the_lesson_table_and_valid_against_the_schemas():
+    files = {p.name for p in lesson07.migration_examples().glob("*.yaml")}
+    assert files == set(lesson07.MIGRATION_FILES)
+    assert list(lesson07.check_table().index) == list(lesson07.MIGRATION_FILES)
+
+
+@requires_schemas
+@pytest.mark.parametrize("name", list(lesson07.MIGRATION_FILES))
+def test_migration_examples_validate_against_the_real_schemas(name):
+    text = (lesson07.migration_examples() / name).read_text()
+    for doc in yaml.safe_load_all(text):
+        if doc and not doc["apiVersion"].startswith("config.kueue.x-k8s.io"):  # Kueue ships no schema for it
+            validate_manifest(doc)

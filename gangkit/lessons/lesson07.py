@@ -17,8 +17,10 @@ This module holds:
 - :data:`MISTAKES` and :func:`mistake_table`: each wrong choice as a small scenario, the
   stack it runs under, and what the simulation and the diagnosis show;
   :func:`mistake_scenario` builds one;
-- :func:`migration_manifests`: the same workload before (a plain ``batch/v1`` Job) and after
-  (Kueue's queue label and a Volcano PodGroup), as gangkit writes them;
+- :func:`migration_manifests` and :func:`migration_table`: the same workload before (a plain
+  ``batch/v1`` Job) and after, in each gang scheduler's form, as gangkit writes them;
+- :func:`signals`: the real metric that shows each mistake; :func:`check_table`: what
+  ``gangkit check`` finds in the stack files of ``examples/migration/`` before anything runs;
 - :func:`decision_explorer`: the lesson's widget over :func:`render_decision`.
 
 All figures are simulated by gangkit, never measured on a real cluster.
@@ -29,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from functools import lru_cache
+from pathlib import Path
 
 import ipywidgets as W
 import pandas as pd
@@ -461,3 +464,42 @@ def manifest_docs(text: str, kinds=("ClusterQueue", "LocalQueue", "Job", "PodGro
     """Only the documents of ``kinds`` from a multi-document YAML text, in their order."""
     docs = [d for d in text.split("\n---\n") if any(f"\nkind: {k}\n" in f"\n{d}\n" for k in kinds)]
     return "\n---\n".join(d.strip() for d in docs) + "\n"
+
+
+# ------------------------------------------------------------------ gangkit check, before anything runs
+#: The stack files of ``examples/migration/`` (in the source checkout): the clean stack, then one file per mistake.
+MIGRATION_FILES: dict[str, str] = {
+    "after.yaml": "none: the clean stack",
+    "min-member-too-small.yaml": "minMember below what the job needs",
+    "quota-too-small.yaml": "quota smaller than the gang",
+    "pods-ready-too-short.yaml": "waitForPodsReady shorter than node start",
+    "two-quotas.yaml": "Volcano queue smaller than Kueue's quota",
+    "nodepool-limit.yaml": "NodePool limit below the gang",
+    "pod-too-big.yaml": "pod larger than any instance type",
+}
+
+
+def migration_examples() -> Path:
+    """The folder ``examples/migration`` of the source checkout, where lesson 07's stack files are."""
+    folder = Path(__file__).resolve().parents[2] / "examples" / "migration"
+    if not folder.is_dir():
+        raise FileNotFoundError(f"lesson 07's stack files are not at {folder}: they ship with the source checkout "
+                                "(clone the repository and install it with pip install -e .)")
+    return folder
+
+
+def check_table() -> pd.DataFrame:
+    """For each file of :data:`MIGRATION_FILES`: what ``gangkit check`` finds before running, and what ``--simulate`` adds."""
+    from gangkit.consistency import check_manifests
+
+    rows = []
+    for name, mistake in MIGRATION_FILES.items():
+        path = migration_examples() / name
+        before = check_manifests(path)
+        after = check_manifests(path, simulate=True)
+        static = {(f.code, f.severity) for f in before}
+        added = sorted(f"{f.code} ({f.severity})" for f in after if (f.code, f.severity) not in static)
+        rows.append({"file": name, "mistake": mistake,
+                     "found before running": ", ".join(sorted(f"{c} ({s})" for c, s in static)) or "nothing",
+                     "--simulate adds": ", ".join(added) or "nothing"})
+    return pd.DataFrame(rows).set_index("file")
