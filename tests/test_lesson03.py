@@ -314,3 +314,19 @@ def test_backoff_limit_count_deactivates_and_the_log_says_so():
     log = lesson03.admission_log(r, sc)
     assert log.loc[log["event"] == "deactivated", "job"].tolist() == ["A", "B"]
     assert r.summary()["jobs_deactivated"] == 2
+
+
+@pytest.mark.parametrize("jobs, kinds", [
+    (0, ["ResourceFlavor", "ClusterQueue", "ClusterQueue", "LocalQueue", "LocalQueue"]),
+    (1, ["ResourceFlavor", "ClusterQueue", "ClusterQueue", "LocalQueue", "LocalQueue", "Job"]),
+    (2, ["ResourceFlavor", "ClusterQueue", "ClusterQueue", "LocalQueue", "LocalQueue", "Job", "Job"]),
+])
+def test_kueue_manifests_show_the_story_as_a_real_cluster_takes_it(jobs, kinds):
+    import yaml
+
+    docs = [d for d in yaml.safe_load_all(lesson03.kueue_manifests(lesson03.two_teams(), jobs=jobs)) if d]
+    assert [d["kind"] for d in docs] == kinds
+    queues = [d for d in docs if d["kind"] == "ClusterQueue"]
+    assert {q["spec"]["cohortName"] for q in queues} == {"research"}
+    if jobs:
+        assert docs[5]["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "team-a"}

@@ -17,7 +17,8 @@ This module holds:
 - the stories as plain :class:`gangkit.Scenario` objects, two or three lines
   each in the lesson (:func:`two_teams`, :func:`fifo_story`,
   :func:`priority_story`, :func:`lending_story`, :func:`fair_story`, ...), built from
-  :func:`team_queue`, :func:`team_job` and :func:`kueue_setup`;
+  :func:`team_queue`, :func:`team_job` and :func:`kueue_setup`; :func:`kueue_manifests` shows
+  a story as the manifests a real cluster takes;
 - a run read back as tables: who was admitted when and who was preempted
   why, from its events (:func:`admission_log`, :func:`preemptions`,
   :func:`job_table`); how much quota each team held over time, from its
@@ -54,6 +55,7 @@ from gangkit.kueue.objects import (
     ResourceGroup,
 )
 from gangkit.lessons.explorer import Explorer
+from gangkit.manifests.dump import dump_manifests, select_documents
 from gangkit.model.jobs import Job
 from gangkit.model.jobs import job as make_job
 from gangkit.model.nodes import nodes as make_nodes
@@ -281,6 +283,19 @@ def fair_story(fair_sharing: bool = False) -> Scenario:
                     description=f"3 nodes x 8 GPUs; teams A, B, C 8 GPUs each in cohort {COHORT}, C idle; "
                                 f"A: 4 x 4 GPUs at t=0-30 s, B: 4 x 4 GPUs at t=600-630 s; "
                                 f"fair sharing {'on' if fair_sharing else 'off'}")
+
+
+def kueue_manifests(scenario: Scenario, jobs: int = 1) -> str:
+    """The Kueue objects of ``scenario`` and its first ``jobs`` Jobs, as the manifests a real cluster takes.
+
+    Written by :func:`gangkit.dump_manifests` (Kueue ``v1beta2``); ``gangkit run`` reads the full
+    file back into the same scenario. The Jobs' ``gangkit/...`` annotations are gangkit's own
+    (run time, progress) and mean nothing to a real cluster.
+    """
+    text = dump_manifests(scenario)
+    kueue = select_documents(text, ("ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue"))
+    job_docs = select_documents(text, ("Job",)).split("\n---\n")[:jobs] if jobs else []
+    return kueue + ("---\n" + "\n---\n".join(d.strip() for d in job_docs) + "\n" if job_docs else "")
 
 
 # ------------------------------------------------------------------------------------ reading a run

@@ -51,7 +51,7 @@ from gangkit.kueue.objects import (
 from gangkit.kueue.provisioning import AdmissionCheck, ProvisioningRequestConfig
 from gangkit.lessons import lesson06
 from gangkit.lessons.explorer import Explorer
-from gangkit.manifests.dump import dump_manifests
+from gangkit.manifests.dump import dump_manifests, select_documents
 from gangkit.model.jobs import job
 from gangkit.model.nodes import nodes
 from gangkit.model.resources import Resources
@@ -461,9 +461,8 @@ def eviction_cycle(until: float = 900.0) -> pd.DataFrame:
 
 
 def manifest_docs(text: str, kinds=("ClusterQueue", "LocalQueue", "Job", "PodGroup")) -> str:
-    """Only the documents of ``kinds`` from a multi-document YAML text, in their order."""
-    docs = [d for d in text.split("\n---\n") if any(f"\nkind: {k}\n" in f"\n{d}\n" for k in kinds)]
-    return "\n---\n".join(d.strip() for d in docs) + "\n"
+    """Only the documents of ``kinds`` from a multi-document YAML text (:func:`gangkit.manifests.dump.select_documents`)."""
+    return select_documents(text, kinds)
 
 
 # ------------------------------------------------------------------ gangkit check, before anything runs

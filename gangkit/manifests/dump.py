@@ -35,7 +35,7 @@ from gangkit.placement.manifests import dump_problems as gang_dump_problems
 from gangkit.placement.manifests import gang_objects, holding_gang
 from gangkit.volcano import manifests as volcano
 
-__all__ = ["dump_manifests"]
+__all__ = ["dump_manifests", "select_documents"]
 
 
 def dump_manifests(scenario: Scenario) -> str:
@@ -100,3 +100,15 @@ class _Dumper(yaml.SafeDumper):
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
+
+
+def select_documents(text: str, kinds) -> str:
+    """Only the documents of ``kinds`` (e.g. ``("ClusterQueue", "Job")``) from a multi-document YAML text, in order.
+
+    For showing part of what :func:`dump_manifests` wrote: the text of each document is kept as
+    written, comments before the first document are dropped.
+    """
+    wanted = set(kinds)
+    docs = [d.strip() for d in text.split("\n---\n")]
+    keep = [d for d in docs if any(line == f"kind: {k}" for line in d.splitlines() for k in wanted)]
+    return "\n---\n".join(keep) + "\n" if keep else ""
