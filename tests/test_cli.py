@@ -97,3 +97,19 @@ def test_every_problem_in_a_yaml_file_gets_its_line(capsys, tmp_path):
     assert lines[0].startswith("error: Node n: status.allocatable.nvidia.com/gpu:")
     assert lines[1].startswith("error: Job j: spec.parallelism: expected a whole number >= 1")
     assert "nvidia.com/gpu: must be an integer" in lines[2]
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (float("inf"), None),
+        (float("nan"), None),
+        ({"a": float("-inf"), "b": [1.5, float("nan")], "c": "x"}, {"a": None, "b": [1.5, None], "c": "x"}),
+        (3, 3),
+    ],
+)
+def test_json_has_no_infinity_or_nan(value, expected):
+    from gangkit.cli.main import _finite
+
+    assert _finite(value) == expected
+    json.dumps(_finite(value), allow_nan=False)  # strict JSON

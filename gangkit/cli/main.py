@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -67,7 +68,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         df.to_csv(out / "compare.csv", index=False)
     if args.json:
         rows = json.loads(df.to_json(orient="records"))
-        print(json.dumps({"scenario": first.scenario_name, "ordering": first.ordering, "seed": first.seed, "stacks": rows}))
+        print(json.dumps(_finite({"scenario": first.scenario_name, "ordering": first.ordering, "seed": first.seed,
+                                  "stacks": rows}), allow_nan=False))
         return 0
     print(f"scenario {first.scenario_name}   ordering {first.ordering}   seed {first.seed}")
     print()
@@ -100,7 +102,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         payload = {"scenario": result.scenario_name, "stack": result.stack, "ordering": result.ordering, "seed": result.seed}
         payload.update(figures)
-        print(json.dumps(payload, sort_keys=False))
+        print(json.dumps(_finite(payload), sort_keys=False, allow_nan=False))
         return 0
     print(f"scenario {result.scenario_name}   stack {result.stack}   ordering {result.ordering}   seed {result.seed}")
     print()
@@ -121,6 +123,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out:
         print(f"\ntables written to {args.out}")
     return 0
+
+
+def _finite(value):
+    """``value`` with every non-finite float (NaN, infinity) replaced by None: JSON has no Infinity or NaN.
+
+    A figure that does not exist (the p95 wait of a run without a finished job) is ``null``.
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def cmd_admit(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ jitter on the backoff (Kueue adds up to 0.01 %), and no recoveryTimeout
 from __future__ import annotations
 
 from gangkit.kueue.objects import KueueConfig, Workload
+from gangkit.model.backoff import doubling
 
 PODS_READY_TIMEOUT = "PodsReadyTimeout"
 REQUEUING_LIMIT_EXCEEDED = "RequeuingLimitExceeded"
@@ -29,8 +30,7 @@ REQUEUING_LIMIT_EXCEEDED = "RequeuingLimitExceeded"
 
 def backoff(config: KueueConfig, n: int) -> float:
     """Seconds before the n-th requeue after a PodsReady timeout (n >= 1)."""
-    wait = config.backoff_base * 2 ** (n - 1)
-    return min(wait, config.backoff_max) if config.backoff_max else wait
+    return doubling(config.backoff_base, n, config.backoff_max or None)  # backoffMaxSeconds 0: no cap
 
 
 def pods_ready(wl: Workload) -> bool:

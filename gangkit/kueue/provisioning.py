@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from gangkit.engine.sockets import AdmissionLayer
+from gangkit.model.backoff import doubling
 from gangkit.model.reasons import Reason
 from gangkit.supply.provisioning_request import BEST_EFFORT_ATOMIC, PROVISIONING_CLASSES, ProvisioningRequest
 
@@ -79,7 +80,7 @@ class ProvisioningRequestConfig:
 
     def retry_after(self, attempt: int) -> float:
         """Seconds the workload waits after its ``attempt``-th request failed (attempt >= 1)."""
-        return min(self.backoff_base_seconds * 2 ** (attempt - 1), self.backoff_max_seconds)
+        return doubling(self.backoff_base_seconds, attempt, self.backoff_max_seconds)
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from gangkit.engine.sockets import NodeSupplier
+from gangkit.model.backoff import doubling
 from gangkit.model.nodes import Node
 from gangkit.model.precision import TOLERANCE, next_boundary
 from gangkit.model.reasons import Reason
@@ -523,7 +524,7 @@ class ClusterAutoscaler(NodeSupplier):
                                 f"scale-up of node group {g.name} by {count} requested for all {len(pr.pods)} pods", now)
                 return True
         gpus = sum(pr.pods[i][0] for i in left)
-        backoff = min(self.provisioning_request_initial_backoff * 2 ** (pr.tries - 1), self.provisioning_request_max_backoff)
+        backoff = doubling(self.provisioning_request_initial_backoff, pr.tries, self.provisioning_request_max_backoff)
         pr.next_try = now + backoff
         why = ("no node group can hold all of them within its max size" if pr.provisioning_class == BEST_EFFORT_ATOMIC
                else "check-capacity only counts existing nodes")
@@ -548,7 +549,7 @@ class ClusterAutoscaler(NodeSupplier):
                 state.failures = 0
             state.failures += 1
             state.last_failure = now
-            duration = min(self.initial_backoff * 2 ** (state.failures - 1), self.max_backoff)
+            duration = doubling(self.initial_backoff, state.failures, self.max_backoff)
             state.backoff_until = max(state.backoff_until, now + duration)
             del self._nodes[n.name]
             for pr in self._requests:
