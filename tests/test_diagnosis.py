@@ -10,7 +10,7 @@ from gangkit.engine.simulation import Simulation
 from gangkit.kueue import GPU, ClusterQueue, FlavorQuotas, KueueConfig, LocalQueue, Quota, ResourceFlavor, ResourceGroup
 from gangkit.kueue.layer import KueueLayer, default_setup
 from gangkit.kueue.objects import KueueSetup
-from gangkit.results.diagnosis import CODES, WAITING, diagnose_job
+from gangkit.results.diagnosis import CODES, LAYER_CODES, WAITING, diagnose_job
 from gangkit.supply.cloud import InstanceType
 from gangkit.supply.karpenter import Karpenter, NodePool
 from gangkit.volcano.scheduler import VolcanoGang
@@ -76,7 +76,8 @@ CASES = [
     ("pod by pod: half a gang holds GPUs", gk.scenarios.two_gangs_deadlock(), "pod", "A", 100, "PartiallyPlaced",
      "placement", ["2 of 4 pods bound hold 2 GPUs without progress", "deadlock"]),
     ("pod by pod: nothing fits", busy(job("A", pods=2, gpus=8)), "pod", "A", 100, "Unschedulable", "placement",
-     ["2 of 2 pods of 8 GPUs unschedulable: Insufficient nvidia.com/gpu"]),
+     ["2 of 2 pods of 8 GPUs unschedulable (largest free block is 0 GPUs): "
+      "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."]),
     ("fits now, waits for the next Volcano session", busy(job("A", gpus=8)).with_settings(session_period=7.0), "gang", "A",
      1000, "WaitingForSession", "placement", ["fits now; placed at the next session"]),
     ("running", gk.scenarios.three_workers(), "gang", "Z", 100, "Running", "", ["running since t=0 s on 2 GPUs"]),
@@ -97,7 +98,8 @@ def test_each_reason(scenario, stack, name, at, code, layer, words):
 
 
 def test_every_code_has_a_case():
-    assert {c[5] for c in CASES} | {"AdmissionCheck"} == set(CODES)
+    """The diagnosis's own codes here; the placement layers' codes it passes on in tests/test_diagnosis_layers.py."""
+    assert {c[5] for c in CASES} | {"AdmissionCheck"} | set(LAYER_CODES) == set(CODES)
 
 
 class Check(gk.AdmissionLayer):

@@ -71,7 +71,7 @@ from gangkit.engine.sockets import Cluster
 from gangkit.engine.state import JobState, PodState
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.reasons import Reason
-from gangkit.placement.permit import Group, PermitLayer, WaitingRoom
+from gangkit.placement.permit import Group, PermitLayer, WaitingRoom, asked_dims, free_room, in_words, requested
 
 PERMIT_WAITING_TIME = 60.0  # permitWaitingTimeSeconds
 REJECT_PERCENTAGE = 10  # podGroupRejectPercentage
@@ -236,7 +236,11 @@ class Coscheduling(PermitLayer):
 
 def permit_reason(sim: Cluster, room: WaitingRoom, g: Group, pending: list[PodState], timeout: float, *,
                   now: float, backoff_until: float, who: str, size: str) -> Reason:
-    """Why a Permit-based gang still waits: too few pods, backed off, rejected, or waiting at Permit."""
+    """Why a Permit-based gang still waits: too few pods, backed off, rejected, or waiting at Permit.
+
+    The words name GPUs when the gang's pods ask for GPUs, else the cores and
+    bytes they ask for (a CPU-only gang holds cores, not "0 GPUs").
+    """
     js = g.job
     k = g.min_member
     if len(js.pods) < k:
@@ -246,22 +250,30 @@ def permit_reason(sim: Cluster, room: WaitingRoom, g: Group, pending: list[PodSt
     if now < backoff_until:
         return Reason("placement", "PodGroupBackoff", f"{who} {js.name} failed recently; backed off until t={backoff_until:g} s",
                       {"until": backoff_until})
-    free = sim.capacity.free_ready_gpus
+    cap = sim.capacity
+    free = cap.free_ready_gpus
+    dims = asked_dims(js.pods)
+    free_words = f"{free} GPUs" if dims == ("gpus",) else in_words(free_room(cap), dims)
     if not room.may_retry(g):
         return Reason("placement", "GangRejected",
                       f"{who} {js.name} was rejected at t={g.failed_at:g} s ({g.rejections} times; last: "
-                      f"{g.rejected_because}); it waits for capacity to be freed ({free} GPUs free now)",
+                      f"{g.rejected_because}); it waits for capacity to be freed ({free_words} free now)",
                       {"rejections": g.rejections, "free_gpus": free})
     waiting = g.waiting()
     if waiting and not g.permitted:
-        gpus = sum(p.pod_set.gpus for p in waiting)
+        held = requested(waiting)
+        gpus = int(held.gpus)
+        held_words = f"{gpus} GPUs" if dims == ("gpus",) else in_words(held, dims)
+        deadline = "" if g.deadline is None else f"; rejected at t={g.deadline:g} s if not complete"
         return Reason("placement", "WaitingAtPermit",
-                      f"{len(waiting)} of {size} {k} pods wait at Permit holding {gpus} GPUs; "
-                      f"{len(pending)} pods unschedulable ({free} GPUs free); rejected at t={g.deadline:g} s if not complete",
-                      {"waiting": len(waiting), "held_gpus": gpus, "deadline": g.deadline})
+                      f"{len(waiting)} of {size} {k} pods wait at Permit holding {held_words}; "
+                      f"{len(pending)} pods unschedulable ({free_words} free){deadline}",
+                      {"waiting": len(waiting), "held_gpus": gpus, "held_cpu": held.cpu, "held_memory": held.memory,
+                       "deadline": g.deadline})
+    block = f", largest free block {cap.max_free_gpus()} GPUs" if dims == ("gpus",) else ""
     return Reason("placement", "Unschedulable",
-                  f"{len(pending)} of {len(js.pods)} pods unschedulable: {free} GPUs free, largest free block "
-                  f"{sim.capacity.max_free_gpus()} GPUs", {"pending": len(pending), "free_gpus": free})
+                  f"{len(pending)} of {len(js.pods)} pods unschedulable: {free_words} free{block}",
+                  {"pending": len(pending), "free_gpus": free})
 
 
 def _number(x) -> bool:

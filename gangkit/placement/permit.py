@@ -14,9 +14,13 @@ per-group record, the timer that ends a wait, and when a rejected group is
 worth trying again.
 
 In gangkit a pod waiting at Permit is bound through ``Cluster.bind``, so
-its GPUs count as *held idle* (bound to a job that does not progress), and a
-rejection gives them back through ``Cluster.release`` (not an eviction:
-nothing ran, no restart is counted).
+what it asks for (GPUs, cores, bytes) is taken on its node and its GPUs
+count as *held idle* (bound to a job that does not progress); a rejection
+gives all of it back through ``Cluster.release`` (not an eviction: nothing
+ran, no restart is counted). Every resource is held and given back the
+same way: a pod that asks only for CPU or memory waits at Permit and is
+rejected like a GPU pod (kube-scheduler's Unreserve forgets the assumed pod
+whatever it requests).
 
 What a node provisioner sees: pods waiting at Permit hold a node (assumed,
 not bound) and are not unschedulable; each layer's ``unschedulable()``
@@ -27,7 +31,14 @@ When is a rejected group tried again? kube-scheduler puts a rejected pod
 among the unschedulable pods and moves it back when a cluster event could
 help it (its queueing hints). gangkit keeps one count of *capacity
 events*: capacity that others free (a job finishes or is evicted, a node
-becomes ready) and capacity that a Permit timeout gives back.
+becomes ready) and capacity that a Permit timeout gives back. Capacity is
+every resource gangkit models: free GPUs, and free cores and bytes where
+nodes model them (:func:`free_room`); more free room in any of them is an
+event. kube-scheduler requeues a pod on any deletion of a scheduled pod
+(NodeResourcesFit's queueing hint, ``plugins/noderesources/fit.go``, 1.35),
+but freed cores help only a pod that asks for cores: gangkit counts cores
+and bytes only while some pod in the room asks for them, and leaves out
+the retries that cannot help (see "Simplified" below).
 
 - A group whose Permit wait **timed out** tries again at once and holds
   its seats again. In kube-scheduler the timeout's Unreserve forgets the
@@ -56,9 +67,54 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gangkit.engine.capacity import FreeCapacity
 from gangkit.engine.sockets import Cluster, PlacementLayer
 from gangkit.engine.state import JobState, PodState
+from gangkit.model.precision import TOLERANCE
 from gangkit.model.reasons import Reason
+from gangkit.model.resources import ZERO, Resources
+
+
+def free_room(cap: FreeCapacity, dims: tuple[str, ...] = ("cpu", "memory")) -> Resources:
+    """The free GPUs of the ready nodes, and their free cores and bytes where nodes model them (only ``dims`` of those).
+
+    The cores and bytes are a sum over the nodes (``FreeCapacity`` keeps a
+    running total of free GPUs only), so the waiting room asks for them only
+    when some pod in it asks for cores or bytes.
+    """
+    if not dims or not cap.models_cpu_or_memory:
+        return Resources(cap.free_ready_gpus, 0.0, 0.0)
+    cpu = memory = 0.0
+    for st in cap.nodes:
+        if st.ready:
+            cpu += st.free_cpu or 0.0
+            memory += st.free_memory or 0
+    return Resources(cap.free_ready_gpus, cpu if "cpu" in dims else 0.0, memory if "memory" in dims else 0.0)
+
+
+def requested(pods: list[PodState]) -> Resources:
+    """What ``pods`` ask for together: GPUs, cores, bytes."""
+    return Resources(sum(p.pod_set.gpus for p in pods), sum(p.pod_set.cpu for p in pods),
+                     sum(p.pod_set.memory for p in pods))
+
+
+def asked_dims(pods: list[PodState]) -> tuple[str, ...]:
+    """The resources a gang is described in: GPUs when its pods ask for any, else the cores and bytes they ask for."""
+    if any(p.pod_set.gpus for p in pods):
+        return ("gpus",)
+    return tuple(d for d in ("cpu", "memory") if any(getattr(p.pod_set, d) for p in pods)) or ("gpus",)
+
+
+def in_words(room: Resources, dims: tuple[str, ...]) -> str:
+    """``room`` in the resources ``dims``: ``8 GPUs``, ``2.5 cpu``, ``16Gi memory``."""
+    words = {"gpus": lambda x: f"{x:.12g} GPUs", "cpu": lambda x: f"{round(x, 3):.12g} cpu",
+             "memory": lambda x: f"{round(x / 2**30, 3):.12g}Gi memory"}
+    return ", ".join(words[d](getattr(room, d)) for d in dims)
+
+
+def _grew(now: Resources, before: Resources) -> bool:
+    """More free room in some resource than ``before`` (cores with the float tolerance)."""
+    return now.gpus > before.gpus or now.cpu > before.cpu + TOLERANCE or now.memory > before.memory
 
 
 @dataclass(eq=False)
@@ -81,8 +137,10 @@ class Group:
         return [p for p in self.job.pods if p.node is None and not p.done]
 
     def waiting(self) -> list[PodState]:
-        """Pods holding a node at Permit (none once the group is permitted)."""
-        return [] if self.permitted else [p for p in self.job.pods if p.node is not None]
+        """Pods holding a node at Permit (none once the group is permitted, none of a job without a gang)."""
+        if self.permitted or self.job.spec.progress != "sync":
+            return []
+        return [p for p in self.job.pods if p.node is not None]
 
     @property
     def min_member(self) -> int:
@@ -100,17 +158,32 @@ class WaitingRoom:
         self.groups: dict[int, Group] = {}
         self.events = 0  # capacity events seen so far
         self._order = 0
-        self._free_after_cycle: int | None = None
-        self._released_since_cycle = 0
+        self._free_after_cycle: Resources | None = None
+        self._released_since_cycle = ZERO
+        # how many groups have pods that ask for cores, for bytes: freed cores can help only pods that ask for cores
+        self._asking = {"cpu": 0, "memory": 0}
+        self._dims_after_cycle: tuple[str, ...] = ()
         self._timed_out_at: float | None = None  # a deadline fired at this instant, and no cycle ran since
 
     def add(self, js: JobState, now: float) -> Group:
         g = self.groups.get(js.index)
         if g is None or g.job is not js:
+            if g is not None:
+                self._count(g.job, -1)
             g = Group(js, now, self._order)
             self._order += 1
             self.groups[js.index] = g
+            self._count(js, +1)
         return g
+
+    def _count(self, js: JobState, sign: int) -> None:
+        for d in self._asking:
+            if any(getattr(ps, d) for ps in js.spec.pod_sets):
+                self._asking[d] += sign
+
+    def watched(self) -> tuple[str, ...]:
+        """The resources besides GPUs whose freeing is a capacity event: those some pod in the room asks for."""
+        return tuple(d for d, n in self._asking.items() if n > 0)
 
     def reset(self, js: JobState, now: float) -> Group:
         """The job's pods were recreated (an eviction): same group and place in line, fresh state."""
@@ -125,18 +198,21 @@ class WaitingRoom:
         g = self.groups.pop(js.index, None)
         if g is not None:
             g.timer += 1
+            self._count(g.job, -1)
 
     # -- capacity events ---------------------------------------------------------
     def start_cycle(self, sim: Cluster) -> None:
-        """Count capacity freed by others since the last cycle as one event."""
-        free = sim.capacity.free_ready_gpus
-        if self._free_after_cycle is not None and free > self._free_after_cycle + self._released_since_cycle:
+        """Count capacity freed by others since the last cycle (GPUs, cores or bytes) as one event."""
+        before = self._free_after_cycle
+        if before is not None and _grew(free_room(sim.capacity, self._dims_after_cycle),
+                                        before + self._released_since_cycle):
             self.events += 1
-        self._released_since_cycle = 0
+        self._released_since_cycle = ZERO
 
     def end_cycle(self, sim: Cluster) -> None:
-        self._free_after_cycle = sim.capacity.free_ready_gpus
-        self._released_since_cycle = 0
+        self._dims_after_cycle = self.watched()
+        self._free_after_cycle = free_room(sim.capacity, self._dims_after_cycle)
+        self._released_since_cycle = ZERO
         self._timed_out_at = None
 
     def may_retry(self, g: Group) -> bool:
@@ -187,7 +263,7 @@ class WaitingRoom:
         earlier may try again, and the group itself tries again at once (see
         the module docstring).
         """
-        held = sum(p.pod_set.gpus for p in g.waiting())
+        waiting = g.waiting()
         g.timer += 1
         g.deadline = None
         g.failed_at = now
@@ -196,8 +272,8 @@ class WaitingRoom:
         if timed_out:
             self.events += 1
         g.wake_at_event = self.events if timed_out else self.events + 1
-        if held:
-            self._released_since_cycle += held
+        if waiting:  # whatever they ask for: GPUs, cores, bytes
+            self._released_since_cycle += requested(waiting)
             sim.release(g.job, reason)
 
 

@@ -24,34 +24,63 @@ The reasons (``code``), in the order a job meets them (each is also in the one
 catalogue of codes, :data:`gangkit.model.reasons.CATALOGUE`; the diagnosis decides
 from the layers' codes and causes, never from their messages):
 
-=======================  ==========================================================
-code                     meaning
-=======================  ==========================================================
-``NotSubmitted``         submitted after ``at``
-``Rejected``             no node could ever hold one of its pods
-``QuotaExhausted``       Kueue: not enough unused quota in its ClusterQueue (and
-                         its cohort) for the whole workload, now
-``QuotaTooSmall``        Kueue: the workload asks for more than its ClusterQueue can
-                         ever have (nominal quota plus borrowing): it stays
-                         inadmissible, as Kueue never rejects
-``Queued``               Kueue: quota would allow it, but it waits its turn (next
-                         cycle, behind a StrictFIFO head, preemption in progress)
-``AdmissionCheck``       quota reserved; an admission check (e.g.
-                         ProvisioningRequest) has not said Ready yet
-``WaitingForNodes``      admitted; nodes a supplier launched for it are not ready
-``NodePoolLimit``        cannot fit, and the provisioner will not launch a node: its
-                         NodePools are at their GPU limits
-``GangCannotFit``        gang placement: the whole gang does not fit on the nodes
-                         there are (nothing held), no node coming
-``PartiallyPlaced``      pod-by-pod placement: some pods bound and hold GPUs
-                         without progress, the others unschedulable
-``Unschedulable``        pod-by-pod placement: no pod of the job fits
-``WaitingForSession``    it fits now; the placement layer binds it at its next
-                         session (or it waits behind a gang that blocks, strict)
-``Running``              started, progressing
-``Finished``             finished (the diagnosis says where its wait went)
-``Deactivated``          taken out by an admission layer
-=======================  ==========================================================
+===========================  ==========================================================
+code                         meaning
+===========================  ==========================================================
+``NotSubmitted``             submitted after ``at``
+``Rejected``                 no node could ever hold one of its pods
+``QuotaExhausted``           Kueue: not enough unused quota in its ClusterQueue (and
+                             its cohort) for the whole workload, now
+``QuotaTooSmall``            Kueue: the workload asks for more than its ClusterQueue can
+                             ever have (nominal quota plus borrowing): it stays
+                             inadmissible, as Kueue never rejects
+``Queued``                   Kueue: quota would allow it, but it waits its turn (next
+                             cycle, behind a StrictFIFO head, preemption in progress)
+``AdmissionCheck``           quota reserved; an admission check (e.g.
+                             ProvisioningRequest) has not said Ready yet
+``QueueCapabilityExceeded``  Volcano's enqueue: its minimum would take its queue above
+                             its capability (the PodGroup stays Pending; a Volcano Job
+                             has no pods yet)
+``ClusterOverused``          Volcano's enqueue: its minimum does not fit the idle room
+                             times the overcommit factor
+``NotEnoughPods``            coscheduling: fewer pods exist than ``minMember``
+``WaitingForPods``           kube-gang: fewer pods exist than ``minCount`` (PreEnqueue)
+``PodGroupBackoff``          coscheduling: the group failed recently and is backed off
+``GangRejected``             coscheduling: the group was rejected and waits for capacity
+                             to be freed
+``WaitingForNodes``          admitted; nodes a supplier launched for it are not ready
+``NodePoolLimit``            cannot fit, and the provisioner will not launch a node: its
+                             NodePools are at their GPU limits
+``GangCannotFit``            gang placement: the whole gang does not fit on the nodes
+                             there are (nothing held), no node coming
+``QueueOverDeserved``        Volcano's allocate: its pods fit, but would take its queue
+                             above its deserved share
+``WaitingForReservation``    Volcano backfilling orderings: it holds a reservation later
+``PlaceholdersPending``      YuniKorn: its placeholders are not all allocated
+``WaitingAtPermit``          coscheduling, kube-gang: some pods wait at Permit holding
+                             their nodes until the group is complete or its timeout
+``PartiallyPlaced``          pod-by-pod placement: some pods bound and hold GPUs
+                             without progress, the others unschedulable
+``PodsCannotFit``            Volcano: the gang is ready; its pods above ``minMember`` do
+                             not fit
+``Unschedulable``            pod-by-pod placement: no pod of the job fits (in
+                             kube-scheduler's words: "0/N nodes are available: ...")
+``WaitingForSession``        it fits now; the placement layer binds it at its next
+                             session (or it waits behind a gang that blocks, strict)
+``Running``                  started, progressing
+``Finished``                 finished (the diagnosis says where its wait went)
+``Deactivated``              taken out by an admission layer
+===========================  ==========================================================
+
+Where a placement layer has a reason of its own (every code above from
+``QueueCapabilityExceeded`` on that is not the diagnosis's: see
+:data:`LAYER_CODES`), its code and words are the diagnosis: the layer knows
+why. The diagnosis adds what only the whole cluster knows: nodes launched
+for the job (``WaitingForNodes`` comes first), a NodePool limit where more
+nodes would help (the code becomes ``NodePoolLimit``, the words get "no node
+coming: ..."), and "deadlock" when the job holds pods and nothing can change
+any more. Shortages are named in the resources that are short: a pod that
+asks for 4 cores on nodes with 2 free is short of CPU, not of GPUs.
 
 Simplification: a job is diagnosed by the first layer that holds it; a job
 whose pods are partly placed under gang placement (``minMember`` below the
@@ -67,6 +96,9 @@ import pandas as pd
 
 from gangkit.engine.waits import awaited_at
 from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.precision import TOLERANCE
+from gangkit.model.resources import Resources
+from gangkit.placement.permit import asked_dims, in_words, requested
 
 #: What a node does while a job waits for it, by wait bucket.
 STAGE_VERBS = {
@@ -75,12 +107,33 @@ STAGE_VERBS = {
     "node_initialization": "initializing",
     "image_pull": "pulling images",
 }
-#: The codes of :mod:`gangkit.results.diagnosis`, in the order a job meets them.
-CODES = ("NotSubmitted", "Rejected", "QuotaExhausted", "QuotaTooSmall", "Queued", "AdmissionCheck", "WaitingForNodes",
-         "NodePoolLimit", "GangCannotFit", "PartiallyPlaced", "Unschedulable", "WaitingForSession",
+#: The placement codes that say only "it does not fit": the diagnosis words them itself, from the free capacity.
+GENERIC_CODES = ("Unschedulable", "GangCannotFit")
+#: The codes of the built-in placement layers' own reasons that the diagnosis passes on as they are
+#: (``Reason("placement", ...)`` of each layer's ``pending_reason``), in the order a job meets them:
+#: Volcano's enqueue (``QueueCapabilityExceeded``, ``ClusterOverused``), PreEnqueue and PreFilter of the
+#: Permit layers (``NotEnoughPods``, ``WaitingForPods``, ``PodGroupBackoff``, ``GangRejected``), then
+#: Volcano's allocate (``QueueOverDeserved``, ``WaitingForReservation``), YuniKorn's placeholders, the
+#: Permit waiting room and Volcano's pods beyond ``minMember``. A hand-made layer's other codes pass too.
+LAYER_CODES = ("QueueCapabilityExceeded", "ClusterOverused", "NotEnoughPods", "WaitingForPods", "PodGroupBackoff",
+               "GangRejected", "QueueOverDeserved", "WaitingForReservation", "PlaceholdersPending", "WaitingAtPermit",
+               "PodsCannotFit")
+#: Of the layers' own codes, those that more nodes would end: there a supplier's limit is worth saying (NodePoolLimit).
+WANTS_NODES = ("ClusterOverused", "GangRejected", "PlaceholdersPending", "WaitingAtPermit", "PodsCannotFit")
+
+#: kube-scheduler's names for what a pod asks for (NodeResourcesFit's "Insufficient <name>").
+RESOURCE_NAMES = {"gpus": "nvidia.com/gpu", "cpu": "cpu", "memory": "memory"}
+#: NodeAffinity's Filter reason for a node whose labels do not match the pod's node selector.
+SELECTOR_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
+#: The codes of :mod:`gangkit.results.diagnosis`, in the order a job meets them (the placement
+#: layers' own codes it passes on, LAYER_CODES, where a job meets them).
+CODES = ("NotSubmitted", "Rejected", "QuotaExhausted", "QuotaTooSmall", "Queued", "AdmissionCheck",
+         "QueueCapabilityExceeded", "ClusterOverused", "NotEnoughPods", "WaitingForPods", "PodGroupBackoff", "GangRejected",
+         "WaitingForNodes", "NodePoolLimit", "GangCannotFit", "QueueOverDeserved", "WaitingForReservation",
+         "PlaceholdersPending", "WaitingAtPermit", "PartiallyPlaced", "PodsCannotFit", "Unschedulable", "WaitingForSession",
          "Running", "Finished", "Deactivated")
-WAITING = ("QuotaExhausted", "QuotaTooSmall", "Queued", "AdmissionCheck", "WaitingForNodes", "NodePoolLimit", "GangCannotFit",
-           "PartiallyPlaced", "Unschedulable", "WaitingForSession")
+#: The codes of a job that still waits (each has a wait bucket in the catalogue).
+WAITING = tuple(c for c in CODES if c not in ("NotSubmitted", "Rejected", "Running", "Finished", "Deactivated"))
 
 
 @dataclass(frozen=True)
@@ -202,12 +255,23 @@ def _admission(sim, layer, js, at: float) -> Diagnosis:
 
 
 def _placement(sim, js, at: float) -> Diagnosis:
+    """A job held by the placement layer (or waiting for nodes).
+
+    Nodes launched for it come first (only the diagnosis sees the
+    suppliers). Then the layer's own reason wins whenever it has a specific
+    one (:data:`LAYER_CODES`): it knows why. The diagnosis adds what only the
+    whole cluster knows: a supplier that will not launch a node
+    (``NodePoolLimit``) where more nodes would help, and the deadlock tail.
+    For the generic codes (``GangCannotFit``, ``Unschedulable``) the
+    diagnosis words the shortage itself, in the resources that are short.
+    """
     admitted = "admitted" if sim.stack.admission else "pods pending"
     hit = awaited_at(at, js.awaited, sim.node_stages)
     waiting = [p for p in js.pods if p.node is None and not p.done]
     g = max((p.pod_set.gpus for p in waiting), default=0)
     if hit is not None:
         # nodes launched for it: those still in flight, and those ready with room for one of its pods
+        biggest = max(waiting, key=lambda p: p.pod_set.gpus).request if waiting else (0, 0.0, 0, ())
         pending: dict[str, int] = {}
         ready = 0
         for n, since in sorted(js.awaited.items()):
@@ -218,7 +282,7 @@ def _placement(sim, js, at: float) -> Diagnosis:
                 pending[h[1]] = pending.get(h[1], 0) + 1
             else:
                 st = sim.capacity.by_name.get(n)
-                ready += st is not None and st.ready and st.free_gpus >= g
+                ready += st is not None and st.fits(*biggest)
         k = sum(pending.values())
         nodes = range(k + ready)
         doing = ", ".join(f"{c} {STAGE_VERBS.get(b, b)}" for b, c in pending.items()) if len(pending) > 1 \
@@ -231,26 +295,166 @@ def _placement(sim, js, at: float) -> Diagnosis:
     free, largest = cap.free_ready_gpus, cap.max_free_gpus()
     numbers = {"free_gpus": free, "largest_free_block": largest, "pod_gpus": g}
     why = sim.stack.placement.pending_reason(sim, js)
-    if why is not None and why.code == "WaitingForSession":
+    code = why.code if why is not None else ""
+    if why is not None:
+        numbers = {**why.numbers, **numbers}  # the layer's numbers, and the diagnosis's under their documented names
+    if code == "WaitingForSession":
         return Diagnosis(js.name, at, "placement", "WaitingForSession", why.message, numbers)
-    limit = _supplier_limit(sim, waiting)
+    own = why is not None and code not in GENERIC_CODES  # the layer's own, specific reason
+    limit = _supplier_limit(sim, waiting) if not own or code in WANTS_NODES else ""
     tail = f"; no node coming: {limit}" if limit else ""
-    code = "NodePoolLimit" if limit else None
-    if js.bound and js.spec.progress == "sync":
-        stuck = "; nothing can change any more: deadlock" if sim.env.peek() == math.inf else ""
-        return Diagnosis(js.name, at, "placement", code or "PartiallyPlaced",
-                         f"{js.bound} of {len(js.pods)} pods bound hold {js.gpus_bound} GPUs without progress; "
-                         f"{_n(len(waiting), 'pod')} of {g} GPUs unschedulable (largest free block is {largest} GPUs){tail}{stuck}",
-                         {**numbers, "bound_pods": js.bound, "held_gpus": js.gpus_bound})
-    if why is not None and why.code == "GangCannotFit":
+    holds = js.bound and js.spec.progress == "sync"
+    stuck = "; nothing can change any more: deadlock" if holds and sim.env.peek() == math.inf else ""
+    if holds:
+        numbers.update(bound_pods=js.bound, held_gpus=js.gpus_bound)
+    if own:
+        return Diagnosis(js.name, at, "placement", "NodePoolLimit" if limit else code, why.message + tail + stuck, numbers)
+    dims = asked_dims(js.pods)
+    if holds:
+        bound = [p for p in js.pods if p.node is not None and not p.done]
+        held = f"{js.gpus_bound} GPUs" if dims == ("gpus",) else in_words(requested(bound), dims)
+        rest = ""
+        if waiting:
+            short = _short_dims(cap, waiting[0], dims)
+            rest = (f"; {_n(len(waiting), 'pod')} of {_asks(waiting, short)} unschedulable "
+                    f"({_most_free(cap, short, waiting[0].request[3])})")
+        return Diagnosis(js.name, at, "placement", "NodePoolLimit" if limit else "PartiallyPlaced",
+                         f"{js.bound} of {len(js.pods)} pods bound hold {held} without progress{rest}{tail}{stuck}",
+                         numbers)
+    if code == "GangCannotFit":
         k = js.gang_size
-        total = sum(p.pod_set.gpus for p in js.pods)
-        msg = (f"gang of {_n(k, 'pod')} ({total} GPUs, {g} per pod) cannot fit: largest free block is {largest} GPUs, "
-               f"{free} GPUs free in all{tail}")
-        return Diagnosis(js.name, at, "placement", code or "GangCannotFit", msg, {**numbers, "gang": k})
-    msg = (f"{len(waiting)} of {_n(len(js.pods), 'pod')} of {g} GPUs unschedulable: Insufficient nvidia.com/gpu "
-           f"(largest free block is {largest} GPUs){tail}")
-    return Diagnosis(js.name, at, "placement", code or "Unschedulable", msg, numbers)
+        short = _gang_short_dims(cap, waiting, k - js.bound, dims)
+        asks = "; ".join(_gang_asks(js.pods, waiting, d) for d in short)
+        selector = waiting[0].request[3] if waiting else ()
+        room = "; ".join(_most_and_total_free(cap, d, selector) for d in short)
+        return Diagnosis(js.name, at, "placement", "NodePoolLimit" if limit else "GangCannotFit",
+                         f"gang of {_n(k, 'pod')} ({asks}) cannot fit: {room}{tail}", {**numbers, "gang": k})
+    return _unschedulable(sim, js, waiting, dims, "NodePoolLimit" if limit else "Unschedulable", tail, numbers, at)
+
+
+def fit_error(cap, pod) -> tuple[str, dict[str, int]]:
+    """kube-scheduler's FailedScheduling message for one pod on the ready nodes now, and its reason counts.
+
+    The form is the scheduler's FitError (Kubernetes 1.35,
+    ``pkg/scheduler/framework/types.go``): ``0/N nodes are available:``, then
+    each Filter reason with the number of nodes that gave it, sorted as
+    strings and joined by ", ", then ".". A node whose labels do not match
+    the selector gives NodeAffinity's reason only (Filter stops at a node's
+    first failing plugin); a node with too little room gives NodeResourcesFit's
+    ``Insufficient <resource>`` for every resource it lacks
+    (``plugins/noderesources/fit.go``). With no node at all the scheduler
+    says ``no nodes available to schedule pods``. Simplified: only ready
+    nodes count (a node still starting is not among them), and the
+    PostFilter part (``preemption: ...``) is left out. The counts are ``{}``
+    when some node has room for the pod.
+    """
+    gpus, cpu, memory, selector = pod.request
+    nodes = [st for st in cap.nodes if st.ready]
+    if not nodes:
+        return "no nodes available to schedule pods", {}
+    reasons: dict[str, int] = {}
+    for st in nodes:
+        if not st.node.matches(selector):
+            lacks = [SELECTOR_MISMATCH]
+        else:
+            lacks = [f"Insufficient {RESOURCE_NAMES[d]}" for d in _lacking(st, gpus, cpu, memory)]
+        if not lacks:
+            return "", {}
+        for r in lacks:
+            reasons[r] = reasons.get(r, 0) + 1
+    return f"0/{len(nodes)} nodes are available: " + ", ".join(sorted(f"{n} {r}" for r, n in reasons.items())) + ".", reasons
+
+
+def _lacking(st, gpus: int, cpu: float, memory: int) -> list[str]:
+    """The resources a node lacks for one pod (:meth:`gangkit.model.resources.Room.fits`, one resource at a time)."""
+    out = []
+    if gpus > st.free_gpus:
+        out.append("gpus")
+    if cpu and st.free_cpu is not None and cpu > st.free_cpu + TOLERANCE:
+        out.append("cpu")
+    if memory and st.free_memory is not None and memory > st.free_memory:
+        out.append("memory")
+    return out
+
+
+def _unschedulable(sim, js, waiting: list, dims: tuple, code: str, tail: str, numbers: dict, at: float) -> Diagnosis:
+    """Pod-by-pod placement, no pod bound: kube-scheduler's own words for the first pod no node can take now."""
+    cap = sim.capacity
+    no_node = not any(st.ready for st in cap.nodes)
+    stuck = next((p for p in waiting if no_node or fit_error(cap, p)[1]), None)
+    if stuck is None:  # each pod would fit a node on its own now (or none waits): the layer places them at its next cycle
+        return Diagnosis(js.name, at, "placement", code,
+                         f"{len(waiting)} of {_n(len(js.pods), 'pod')} pending; each fits on a node now{tail}", numbers)
+    words, reasons = fit_error(cap, stuck)
+    short = _short_dims(cap, stuck, dims)
+    return Diagnosis(js.name, at, "placement", code,
+                     f"{len(waiting)} of {_n(len(js.pods), 'pod')} of {_asks([stuck], short)} unschedulable "
+                     f"({_most_free(cap, short, stuck.request[3])}): {words}{tail}", {**numbers, "reasons": reasons})
+
+
+def _short_dims(cap, pod, dims: tuple) -> tuple:
+    """The resources that keep ``pod`` off the ready nodes (GPUs first), else ``dims``."""
+    gpus, cpu, memory, selector = pod.request
+    short = set()
+    for st in cap.nodes:
+        if st.ready and st.node.matches(selector):
+            short.update(_lacking(st, gpus, cpu, memory))
+    return tuple(d for d in ("gpus", "cpu", "memory") if d in short) or dims
+
+
+def _gang_short_dims(cap, waiting: list, needed: int, dims: tuple) -> tuple:
+    """The resources in which the ready nodes hold fewer than ``needed`` of the gang's pods, each counted alone."""
+    if not waiting:
+        return dims
+    gpus, cpu, memory, selector = max(waiting, key=lambda p: p.request[:3]).request
+    asks = {"gpus": gpus, "cpu": cpu, "memory": memory}
+    fits = dict.fromkeys(d for d, x in asks.items() if x)
+    for d in fits:
+        fits[d] = sum(int((_free(st, d) + TOLERANCE) // asks[d]) if _free(st, d) is not None else needed
+                      for st in cap.nodes if st.ready and st.node.matches(selector))
+    return tuple(d for d, n in fits.items() if n < needed) or dims
+
+
+def _free(st, d: str):
+    return {"gpus": st.free_gpus, "cpu": st.free_cpu, "memory": st.free_memory}[d]
+
+
+def _asks(pods: list, dims: tuple) -> str:
+    """What one of ``pods`` asks for (the largest), in ``dims``: ``8 GPUs``, ``4 cpu``."""
+    p = max(pods, key=lambda p: p.request[:3])
+    return in_words(Resources(p.pod_set.gpus, p.pod_set.cpu, p.pod_set.memory), dims)
+
+
+def _gang_asks(pods: list, waiting: list, d: str) -> str:
+    """``32 GPUs, 8 per pod``: the whole gang and its largest waiting pod, in one resource."""
+    total = sum(getattr(p.pod_set, d) for p in pods)
+    per = max((getattr(p.pod_set, d) for p in waiting), default=0)
+    if d == "gpus":
+        return f"{total} GPUs, {per} per pod"
+    one = in_words(Resources(**{d: per}), (d,)).removesuffix(" cpu").removesuffix(" memory")  # 4 cpu -> 4, 16Gi memory -> 16Gi
+    return f"{in_words(Resources(**{d: total}), (d,))}, {one} per pod"
+
+
+def _most_free(cap, dims: tuple, selector: tuple = ()) -> str:
+    """``largest free block is 0 GPUs; most free on one node is 2 cpu``: the most one ready node offers."""
+    return "; ".join(_most_and_total_free(cap, d, selector, total=False) for d in dims)
+
+
+def _most_and_total_free(cap, d: str, selector: tuple = (), total: bool = True) -> str:
+    """The most one ready node offers in resource ``d`` (and what all of them offer), on the nodes ``selector`` allows."""
+    if selector:
+        amounts = [_free(st, d) for st in cap.nodes if st.ready and st.node.matches(selector)]
+    elif d == "gpus":  # the running figures, no scan
+        amounts = None
+    else:
+        amounts = [_free(st, d) for st in cap.nodes if st.ready]
+    if amounts is not None:
+        amounts = [a for a in amounts if a is not None]
+    if d == "gpus":
+        most, every = (cap.max_free_gpus(), cap.free_ready_gpus) if amounts is None else (max(amounts, default=0), sum(amounts))
+        return f"largest free block is {most} GPUs" + (f", {every} GPUs free in all" if total else "")
+    words = f"most free on one node is {in_words(Resources(**{d: max(amounts, default=0)}), (d,))}"
+    return words + (f", {in_words(Resources(**{d: sum(amounts)}), (d,))} free in all" if total else "")
 
 
 def _supplier_limit(sim, waiting: list) -> str:
