@@ -151,6 +151,7 @@ WRONG = {  # a typical wrong answer per check, to see the recipe follow the hint
     "check_05_classify_waits": ["Running"], "check_05_node_initialization": 99999, "check_06_start_with_image_pull": 1,
     "check_06_warm_nodes": 99, "check_06_nine_of_ten": 99999, "check_06_deactivated_at": 1,
     "check_07_pods_ready_timeout": 120, "check_07_independent_saving": 5,
+    "check_08_design": 5, "check_08_node_down": 5,
 }
 
 
@@ -574,3 +575,38 @@ def test_lesson07_expected_answers_come_from_the_simulator():
     assert not checks_07._finishes(151) and checks_07._finishes(152)
     at = checks_07._turnarounds(0.9)
     assert at["gang"][0] > 2 * at["gang, minMember 1"][0]  # waiting for all pods doubles a task job's turnaround
+
+
+# --- lesson 08: the capstone --------------------------------------------------------------------
+import dataclasses  # noqa: E402
+
+from gangkit.lessons import lesson08  # noqa: E402
+
+MINE_08 = dataclasses.replace(lesson08.REFERENCE, pool_limit=32, name="mine")
+SMALL_POOL_08 = dataclasses.replace(lesson08.ALTERNATIVES["autoscaler only"], pool_limit=16, consolidate_after=60.0, name="small pool")
+
+CASES_08 = [
+    (checks.check_08_design, "right", MINE_08, True, ["Correct!", "meets all 6 goals", "exercise 8.3"]),
+    (checks.check_08_design, "right without Kueue", dataclasses.replace(SMALL_POOL_08, pool_limit=24), True,
+     ["Correct!", "pod+karpenter"]),
+    (checks.check_08_design, "the naive design", lesson08.NAIVE, False, ["lesson08.NAIVE", "misses three goals"]),
+    (checks.check_08_design, "the worked reference, copied", dataclasses.replace(lesson08.REFERENCE, name="x"), False,
+     ["lesson08.REFERENCE", "build your own"]),
+    (checks.check_08_design, "no NodePool for research's whole-node pods",
+     dataclasses.replace(MINE_08, pool_limit=0), False, ["goals met on the three days", "research max wait",
+                                                       "no NodePool"]),
+    (checks.check_08_design, "not a design", 5, False, ["expected a lesson08.Design"]),
+    (checks.check_08_node_down, "right", MINE_08, True, ["Correct!", "with a node gone too"]),
+    (checks.check_08_node_down, "meets the base, not a node down", SMALL_POOL_08, False,
+     ["with one static node down", "research max wait"]),
+    (checks.check_08_node_down, "misses the base already", lesson08.NAIVE, False, ["on the base workload"]),
+    (checks.check_08_node_down, "a copied alternative", lesson08.ALTERNATIVES["one queue with priorities"], False,
+     ["one of the lesson's worked designs"]),
+]
+CASES.extend(CASES_08)
+
+
+@pytest.mark.parametrize("check, answer, passes, phrases", [c[:1] + c[2:] for c in CASES_08],
+                         ids=[f"{c[0].__name__}: {c[1]}" for c in CASES_08])
+def test_check_answers_08(capsys, check, answer, passes, phrases):
+    test_check_answers(capsys, check, answer, passes, phrases)

@@ -36,7 +36,7 @@ gangkit reports utilization as a fraction from 0 to 1; a percentage (``66.7``) i
 with a note, because it is the same understanding written in other units.
 
 Where the checks are: :mod:`gangkit.checks.common` reads an answer and holds what several lessons'
-checks share; ``lesson00`` to ``lesson07`` hold each lesson's checks, with the constants and cached
+checks share; ``lesson00`` to ``lesson08`` hold each lesson's checks, with the constants and cached
 simulations only they use. This package re-exports every check, so a notebook imports it from
 ``gangkit.checks``.
 """
@@ -59,6 +59,7 @@ from gangkit.checks.lesson06 import (
     check_06_warm_nodes,
 )
 from gangkit.checks.lesson07 import check_07_independent_saving, check_07_pods_ready_timeout
+from gangkit.checks.lesson08 import check_08_design, check_08_node_down
 
 __all__ = [
     "check_00_jobs_finished",
@@ -83,4 +84,6 @@ __all__ = [
     "check_06_nine_of_ten",
     "check_07_pods_ready_timeout",
     "check_07_independent_saving",
+    "check_08_design",
+    "check_08_node_down",
 ]
