@@ -47,6 +47,14 @@ def fragmented(config):
     return gk.Scenario(nodes(3, gpus=2), jobs, kueue=setup)
 
 
+def churning():
+    """Lesson 01's two-gangs deadlock with a 600 s rendezvous timeout: restart churn, then both Jobs fail."""
+    import dataclasses
+
+    sc = gk.scenarios.two_gangs_deadlock()
+    return dataclasses.replace(sc, jobs=[dataclasses.replace(j, rendezvous_timeout=600.0) for j in sc.jobs])
+
+
 CASES = [
     # (id, scenario, stack, job, at, code, layer, words in the message)
     ("not yet submitted", gk.scenarios.three_workers(), "gang", "Y", 30, "NotSubmitted", "", ["submitted at t=60 s"]),
@@ -85,6 +93,10 @@ CASES = [
      "Finished", "", ["finished at t=751 s; waited 151 s, mostly in node_initialization (90 s)"]),
     ("deactivated after its requeues", fragmented(KueueConfig(pods_ready_timeout=600, backoff_limit_count=2)), "kueue+pod",
      "gang", None, "Deactivated", "quota", ["deactivated at t=", "requeues used up"]),
+    ("restart churn: failed pods wait for the Job controller's backoff", churning(), "pod", "A", 610,
+     "PodRestartBackoff", "placement", ["2 pods failed their rendezvous", "creates them again at t=620 s"]),
+    ("the Job failed: more pod failures than its backoffLimit", churning(), "pod", "A", 2500, "Failed",
+     "job-controller", ["the Job failed at t=2400 s (BackoffLimitExceeded): 7 pods failed", "backoffLimit 6"]),
 ]
 
 

@@ -84,7 +84,8 @@ def test_catalogue_entries_are_complete_and_buckets_are_known():
     for key, entry in CATALOGUE.items():
         assert isinstance(entry, Code) and key.endswith(entry.code)
         assert entry.bucket in buckets, key
-    assert set(JOB_STATES) == {"Finished", "Deadlocked", "WaitingAtEnd", "RunningAtEnd", "Rejected", "Deactivated"}
+    assert set(JOB_STATES) == {"Finished", "Deadlocked", "WaitingAtEnd", "RunningAtEnd", "Rejected", "Deactivated",
+                               "Failed"}
 
 
 @pytest.mark.parametrize("cause", ["QuotaExhausted", "QuotaTooSmall"])

@@ -22,7 +22,8 @@ very same rules with a plain heap of events:
   to the last bit.
 
 :func:`applies` says when a run qualifies (the setting ``engine="general"``
-turns the lean engine off); :func:`gangkit.simulate` then runs
+turns the lean engine off; so does a rendezvous timeout on any job: restart
+churn, :mod:`gangkit.engine.churn`, is the general engine's); :func:`gangkit.simulate` then runs
 :class:`OnePodGangRun` and goes to the general engine when
 :attr:`OnePodGangRun.needs_general_engine` (a ``jobs``-level run that the
 horizon cuts with jobs still in the system or not yet submitted: their rows
@@ -68,7 +69,7 @@ def applies(scenario: Scenario, stack) -> bool:
         ps = j.pod_sets[0]
         if (ps.count != 1 or ps.gpus != g or ps.cpu or ps.memory or ps.node_selector
                 or ps.min_member not in (None, 1) or j.min_member not in (None, 1)
-                or j.controller != "batch" or j.min_resources is not None):
+                or j.controller != "batch" or j.min_resources is not None or j.rendezvous_timeout is not None):
             return False
     return (all(n.gpus % g == 0 for n in scenario.nodes) and any(n.gpus >= g for n in scenario.nodes)
             and stack.placement.places_in_arrival_order(scenario))

@@ -21,6 +21,10 @@ without progressing, the run is *deadlocked* (definitions in DESIGN.md).
 GPU accounting, at every instant: useful + held-idle + free + not-ready =
 capacity. *Useful* GPUs belong to progressing pods; *held-idle* GPUs are
 bound to a job that cannot progress (a sync job missing a worker).
+
+Restart churn (started pods that give up their rendezvous, the Job
+controller's backoff and backoffLimit) is :mod:`gangkit.engine.churn`;
+:meth:`Simulation.run` installs it only when a job has a rendezvous timeout.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from simpy.events import NORMAL, Event
 
 from gangkit.engine.books import Books, PendingSamples
 from gangkit.engine.capacity import FreeCapacity
+from gangkit.engine.churn import RestartChurn
 from gangkit.engine.state import JobState, NodeState, OnePodJobs, PodState
 from gangkit.engine.waits import split_placement
 from gangkit.model.errors import ScenarioError
@@ -102,8 +107,9 @@ class Simulation:
         self.unfinished = 0
         self.end_time: float | None = None
         self.quiescent_at: float | None = None
-        self.last_progress = 0.0  # last time a job started or finished
+        self.last_progress = 0.0  # last time a job started, finished or failed, or a pod failed (gangkit.engine.churn)
         self.stalled = False
+        self.churn: RestartChurn | None = None  # rendezvous timeouts and the Job controller's backoff, when a job has one
         for node in scenario.nodes:
             self.capacity.add(node, ready=True)
             self.books.capacity_gpus += node.gpus
@@ -121,6 +127,8 @@ class Simulation:
         specs = sorted(self.scenario.jobs, key=lambda j: j.submit_time)  # stable: list order at ties
         self._specs = specs
         self.job_total = len(specs)
+        if any(j.rendezvous_timeout is not None and j.progress == "sync" for j in specs):
+            self.churn = RestartChurn(self)  # a run without rendezvous timeouts runs none of it
         if not self.retire_jobs:
             self.jobs = [JobState(spec, i, remaining=float(spec.run_time)) for i, spec in enumerate(specs)]
         self.unfinished = len(specs)
@@ -172,8 +180,11 @@ class Simulation:
                 self.arrived = i
             self._submit(batch)
 
-    def _retire(self, js: JobState) -> None:
-        """A job reached its terminal state: at the ``summary`` level keep only its figures."""
+    def _retire(self, js: JobState, ended_at: float | None = None) -> None:
+        """A job reached its terminal state: at the ``summary`` level keep only its figures.
+
+        A job that never started waits until it ended: ``ended_at`` (a Failed
+        job), else its deactivation."""
         if not self.retire_jobs:
             return
         self.live.pop(js.index, None)
@@ -183,7 +194,7 @@ class Simulation:
         start = js.started_at
         if start is None:
             self.retired_censored += 1
-            start = js.deactivated_at
+            start = js.deactivated_at if ended_at is None else ended_at
         self.retired_waits.append(start - js.spec.submit_time)
 
     def all_jobs(self) -> list[JobState]:

@@ -186,6 +186,20 @@ class PlacementLayer(Protocol):
         """
         return False
 
+    def started(self, job: "JobState") -> bool:
+        """Optional. Have the bound pods of ``job`` started (their containers run)?
+
+        False while this layer holds them bound before their start: pods
+        waiting at Permit, placeholders. Asked only in runs with restart churn
+        (:mod:`gangkit.engine.churn`), for a sync job with a rendezvous timeout
+        whose pods are not all running: a pod's rendezvous clock starts when
+        it is bound and its job's pods have started, and the engine asks again
+        after each scheduling cycle. The default, True, is right for a layer
+        that binds only pods that run. Not required of a layer written
+        without the protocol (the engine then takes True).
+        """
+        return True
+
 
 @runtime_checkable
 class NodeSupplier(Protocol):

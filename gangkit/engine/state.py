@@ -46,7 +46,7 @@ class PodState:
     seq: int = 0  # creation order (kube-scheduler's tie-break after priority)
     node: NodeState | None = None
     bound_at: float | None = None
-    done: bool = False
+    done: bool = False  # finished; or failed, its replacement not created yet (gangkit.engine.churn): nobody places it
     # independent pods progress alone:
     remaining: float = 0.0
     progress_since: float | None = None

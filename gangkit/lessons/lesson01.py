@@ -23,6 +23,8 @@ All figures are simulated by gangkit, never measured on a real cluster.
 
 from __future__ import annotations
 
+import dataclasses
+
 import ipywidgets as W
 import pandas as pd
 from matplotlib.figure import Figure
@@ -152,3 +154,38 @@ def deadlock_explorer(nodes: int = 4, gpus_per_node: int = 1, jobs: int = 2, wor
                     "Each job is a sync job: it runs only when all its workers run. "
                     "Move a slider: both stacks are simulated again (simulated figures).",
                     controls, render_deadlock)
+
+
+# --------------------------------------------------------------------------- what follows a deadlock
+#: PyTorch elastic's rendezvous join timeout (torchrun's c10d backend, ``join_timeout``), seconds.
+RENDEZVOUS_TIMEOUT_S = 600.0
+
+
+def with_churn(scenario: Scenario, timeout: float = RENDEZVOUS_TIMEOUT_S, backoff_limit: int = 6) -> Scenario:
+    """``scenario`` with every job's started pods giving up after ``timeout`` s without all their peers.
+
+    Each failed pod is replaced by the Job controller after its backoff, until more pods have
+    failed than ``backoff_limit`` (the Job's ``spec.backoffLimit``, 6 by default): then the Job
+    fails (:mod:`gangkit.engine.churn`).
+    """
+    jobs = [dataclasses.replace(j, rendezvous_timeout=float(timeout), backoff_limit=int(backoff_limit))
+            for j in scenario.jobs]
+    return dataclasses.replace(scenario, jobs=jobs, name=f"{scenario.name} + churn")
+
+
+def churn_row(result) -> dict:
+    """Pod failures, GPU-hours held idle (and how much of it by pods that then failed), jobs finished and failed."""
+    s = result.summary()
+    return {"pod_failures": int(s.get("pod_failures", 0)), "held_idle_gpu_s": s["held_idle_gpu_seconds"],
+            "by_failed_pods_gpu_s": s.get("failed_pod_gpu_seconds", 0.0), "jobs_finished": int(s["jobs_finished"]),
+            "jobs_failed": int(s.get("jobs_failed", 0)), "deadlock": bool(s["deadlock"]), "makespan_s": s["makespan_s"]}
+
+
+def churn_table(jobs_counts=(2, 3)) -> pd.DataFrame:
+    """:func:`deadlock_scenario` with 2 and 3 jobs, pod by pod: without a timeout, and with a 600 s rendezvous timeout."""
+    rows = {}
+    for n in jobs_counts:
+        sc = deadlock_scenario(jobs=n)
+        rows[(f"{n} jobs", "no timeout")] = churn_row(simulate(sc, stack="pod"))
+        rows[(f"{n} jobs", "rendezvous timeout 600 s")] = churn_row(simulate(with_churn(sc), stack="pod"))
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis(["workload", "launcher"])

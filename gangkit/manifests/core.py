@@ -26,8 +26,10 @@ What is read of each:
   ``status.capacity``), labels, the node pool from its Karpenter or GKE label;
 - ``batch/v1`` **Job**: ``spec.parallelism`` pods, each asking for the sum of
   its containers' requests; ``nodeSelector``; ``priorityClassName``;
-  gangkit's annotations say how long it runs and when it is submitted; the
-  gang it names (:mod:`gangkit.placement.manifests`);
+  ``spec.backoffLimit``; gangkit's annotations say how long it runs, when it
+  is submitted and how long its started pods wait for each other
+  (``gangkit/rendezvous-timeout``, restart churn: :mod:`gangkit.engine.churn`);
+  the gang it names (:mod:`gangkit.placement.manifests`);
 - ``scheduling.volcano.sh/v1beta1`` **PodGroup**: the gang size
   (``spec.minMember``) and priority of the Job whose pods name it (its queue
   and ``minResources``: :mod:`gangkit.volcano.manifests`);
@@ -60,7 +62,7 @@ from gangkit.manifests.reader import (
     ManifestObject,
     Reader,
 )
-from gangkit.model.jobs import PROGRESS_MODES, Job, PodSet
+from gangkit.model.jobs import DEFAULT_BACKOFF_LIMIT, PROGRESS_MODES, Job, PodSet
 from gangkit.model.nodes import Node
 from gangkit.model.quantity import format_cpu, format_duration, format_memory
 from gangkit.model.scenario import RunSettings, Scenario
@@ -77,6 +79,8 @@ DEFAULT_RUN_TIME = 3600.0
 """Seconds of run time for a Job without a ``gangkit/run-time`` annotation (reported in a warning)."""
 
 DESCRIPTION = "gangkit/description"
+RENDEZVOUS_TIMEOUT = "gangkit/rendezvous-timeout"  # seconds a started pod of a sync job waits for the others
+MAX_INT32 = 2_147_483_647  # the API server's backoffLimit default when backoffLimitPerIndex is set
 GROUP_NAME = "scheduling.k8s.io/group-name"  # Volcano's pod annotation naming the pod's PodGroup
 POOL_LABELS = ("karpenter.sh/nodepool", "cloud.google.com/gke-nodepool")
 SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
@@ -122,7 +126,7 @@ KNOWN_FIELDS: dict[str, dict] = {
     },
 }
 KNOWN_ANNOTATIONS = {  # gangkit's own annotations, per kind; other gangkit/* keys are reported
-    "Job": JOB_ANNOTATIONS,
+    "Job": (*JOB_ANNOTATIONS, RENDEZVOUS_TIMEOUT),
     "Simulation": (DESCRIPTION,),
 }
 _SIMULATION_FIELDS = {  # spec key -> RunSettings field
@@ -217,6 +221,7 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
     if "activeDeadlineSeconds" in spec:
         deadline = r.whole(spec["activeDeadlineSeconds"], obj, "spec.activeDeadlineSeconds", 1)
         max_run_time = None if deadline is None else float(deadline)
+    backoff_limit = _backoff_limit(r, spec, obj)
 
     if not isinstance(spec.get("template"), Mapping):
         r.error(obj, "spec.template", "expected a pod template (a mapping with spec.containers); it is required")
@@ -239,6 +244,9 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
     checkpoint = duration(CHECKPOINT_INTERVAL)
     if checkpoint == 0:
         r.error(obj, f"metadata.annotations.{CHECKPOINT_INTERVAL}", "expected an interval > 0 (leave it out for no checkpoints)")
+    rendezvous_timeout = duration(RENDEZVOUS_TIMEOUT)
+    if rendezvous_timeout == 0:
+        r.error(obj, f"metadata.annotations.{RENDEZVOUS_TIMEOUT}", "expected a timeout > 0 (leave it out to wait for ever)")
     progress = annotations.get(PROGRESS, "sync")
     if progress not in PROGRESS_MODES:
         r.error(obj, f"metadata.annotations.{PROGRESS}", f"expected one of {', '.join(PROGRESS_MODES)}, got {progress!r}")
@@ -267,7 +275,7 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
     gang = read_gang(r, gangs, o, pods, tmeta, pod, volcano=group_name is not None)  # the holding gang schedulers
     min_member = gang.pop("min_member", min_member)
 
-    if pods is None or request is None or priority is None:
+    if pods is None or request is None or priority is None or backoff_limit is None:
         return None
     gpus, cpu, memory = request
     return Job(
@@ -283,8 +291,19 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
         max_run_time=max_run_time,
         checkpoint_interval=checkpoint,
         labels=labels,
+        rendezvous_timeout=rendezvous_timeout or None,
+        backoff_limit=backoff_limit,
         **gang,
     )
+
+
+def _backoff_limit(r: Reader, spec: Mapping, obj: str) -> int | None:
+    """``spec.backoffLimit``: failed pods a Job tolerates (restart churn). Absent: 6, or, when
+    ``backoffLimitPerIndex`` is set, 2147483647 (the API server's defaults in Kubernetes 1.35;
+    per-index limits themselves are not modelled)."""
+    if "backoffLimit" in spec:
+        return r.whole(spec["backoffLimit"], obj, "spec.backoffLimit", 0)
+    return MAX_INT32 if spec.get("backoffLimitPerIndex") is not None else DEFAULT_BACKOFF_LIMIT
 
 
 def _min_member(r: Reader, group: ManifestObject, spec: dict, pods: int | None, job_label: str) -> int | None:
@@ -425,6 +444,8 @@ def job_manifest(j: Job) -> dict:
     annotations[PROGRESS] = j.progress
     if j.checkpoint_interval is not None:
         annotations[CHECKPOINT_INTERVAL] = format_duration(j.checkpoint_interval)
+    if j.rendezvous_timeout is not None:
+        annotations[RENDEZVOUS_TIMEOUT] = format_duration(j.rendezvous_timeout)
     meta: dict[str, Any] = {"name": j.name}
     if j.namespace:
         meta["namespace"] = j.namespace
@@ -458,6 +479,8 @@ def job_manifest(j: Job) -> dict:
     spec: dict[str, Any] = {"parallelism": ps.count, "completions": ps.count}
     if j.max_run_time is not None:
         spec["activeDeadlineSeconds"] = int(j.max_run_time)
+    if j.backoff_limit != DEFAULT_BACKOFF_LIMIT:
+        spec["backoffLimit"] = j.backoff_limit
     spec["template"] = template
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": spec}
 

@@ -25,6 +25,7 @@ PROGRESS_MODES = ("sync", "independent")
 Controller = Literal["batch", "volcano"]
 CONTROLLERS = ("batch", "volcano")
 GANG_STYLES = ("Soft", "Hard")  # YuniKorn's gangSchedulingStyle
+DEFAULT_BACKOFF_LIMIT = 6  # batch/v1 JobSpec.backoffLimit default (Kubernetes 1.35)
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,17 @@ class Job:
     ``placeholder_timeout`` and ``gang_style`` are YuniKorn's
     ``placeholderTimeoutInSeconds`` and ``gangSchedulingStyle`` (``Soft`` or
     ``Hard``).
+
+    Restart churn (:mod:`gangkit.engine.churn`): ``rendezvous_timeout`` is
+    how long a started pod of a ``sync`` job waits for all pods of its job to
+    run before its training launcher gives up and the pod fails (torchrun's
+    rendezvous ``join_timeout``; ``None``: it waits for ever, and no pod ever
+    fails). The clock of each pod starts when that pod starts running; once
+    every pod runs, the rendezvous is complete and no pod fails any more,
+    until an eviction restarts the job. Pods of ``independent`` jobs wait for
+    nobody and never fail this way. ``backoff_limit`` is the Job's
+    ``spec.backoffLimit``: once more pods have failed than that, the Job is
+    Failed for good (it only matters when pods fail).
     """
 
     name: str
@@ -100,6 +112,8 @@ class Job:
     schedule_timeout: float | None = None
     placeholder_timeout: float | None = None
     gang_style: str | None = None
+    rendezvous_timeout: float | None = None
+    backoff_limit: int = DEFAULT_BACKOFF_LIMIT
 
     @property
     def key(self) -> str:
@@ -178,6 +192,10 @@ class Job:
                 bad(name, f"expected seconds > 0, got {value!r}")
         if self.gang_style is not None and self.gang_style not in GANG_STYLES:
             bad("gang_style", f"expected one of {', '.join(GANG_STYLES)}, got {self.gang_style!r}")
+        if self.rendezvous_timeout is not None and (not _finite(self.rendezvous_timeout) or self.rendezvous_timeout <= 0):
+            bad("rendezvous_timeout", f"expected seconds > 0 (None: wait for ever), got {self.rendezvous_timeout!r}")
+        if not _whole(self.backoff_limit) or self.backoff_limit < 0:
+            bad("backoff_limit", f"expected a whole number of failed pods >= 0, got {self.backoff_limit!r}")
         return out
 
 
@@ -234,7 +252,8 @@ def _plainly_valid(j: Job) -> bool:
     if not (j.name and j.pod_sets and j.progress in PROGRESS_MODES and j.controller in CONTROLLERS
             and j.min_member is None and j.max_run_time is None and j.checkpoint_interval is None
             and j.min_resources is None and j.schedule_timeout is None and j.placeholder_timeout is None
-            and j.gang_style is None and type(j.priority) is int and type(j.volcano_queue) is str and j.volcano_queue):
+            and j.gang_style is None and type(j.priority) is int and type(j.volcano_queue) is str and j.volcano_queue
+            and j.rendezvous_timeout is None and type(j.backoff_limit) is int and j.backoff_limit >= 0):
         return False
     rt, st = j.run_time, j.submit_time
     if not ((type(rt) is float or type(rt) is int) and 0 < rt < math.inf

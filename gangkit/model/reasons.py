@@ -134,6 +134,12 @@ CATALOGUE: dict[str, Code] = _table(
      "pods are scheduled one by one", "YuniKorn"),
     ("GangSchedulingFailed", "placement", "", "placeholders timed out (gangSchedulingStyle Hard): the application "
      "fails", "YuniKorn"),
+    # restart churn (gangkit.engine.churn): the training launcher in a pod, and the Job controller
+    ("RendezvousTimeout", "launcher", "", "a started pod of a sync job waited longer than its rendezvous timeout for "
+     "the other pods of its job; the launcher gives up and the pod fails (the real message is torchrun's "
+     "RendezvousTimeoutError in the pod's log)", "gangkit (PyTorch elastic: RendezvousTimeoutError)"),
+    ("BackoffLimitExceeded", "job-controller", "", "more pods of the Job failed than its spec.backoffLimit: the Job is "
+     "Failed for good and its remaining pods are deleted", "Kubernetes 1.35: Job condition reason"),
     # node suppliers
     ("Consolidation", "karpenter", "", "the node was deleted by consolidation; its pods are evicted",
      "Karpenter: disruption reason"),
@@ -160,6 +166,10 @@ CATALOGUE: dict[str, Code] = _table(
     ("Running", "diagnosis", "", "started, progressing", "gangkit"),
     ("Finished", "diagnosis", "", "finished", "gangkit"),
     ("Deactivated", "diagnosis", "", "taken out by an admission layer", "gangkit"),
+    # the diagnosis of restart churn (gangkit.engine.churn: RestartChurn.record gives the figures)
+    ("PodRestartBackoff", "diagnosis", "placement", "restart churn: some of its pods failed their rendezvous; the "
+     "Job controller creates them again when its backoff has passed", "gangkit"),
+    ("Failed", "diagnosis", "", "the Job failed for good (BackoffLimitExceeded)", "gangkit"),
 )
 
 #: The terminal state of a job at the end of a run (exactly one per job) -> its meaning.
@@ -170,6 +180,8 @@ JOB_STATES: dict[str, str] = {
     "RunningAtEnd": "started, still running when the horizon cuts the run",
     "Rejected": "no node could ever hold one of its pods; refused with a reason at submission",
     "Deactivated": "taken out by an admission layer (e.g. Kueue after too many waitForPodsReady requeues)",
+    "Failed": "the Job failed for good: more of its pods failed than its backoffLimit (reason BackoffLimitExceeded); "
+              "it holds nothing",
 }
 
 

@@ -305,6 +305,11 @@ class PermitLayer(PlacementLayer):
     def forget(self, js: JobState) -> None:
         self.room.drop(js)
 
+    def started(self, js: JobState) -> bool:
+        """Pods held at Permit have not started: their rendezvous clock waits for the group to be permitted."""
+        g = self.room.groups.get(js.index)
+        return g is None or g.permitted or js.spec.progress != "sync"
+
     def unschedulable(self) -> list[PodState]:
         """Pods the last cycle tried and left without a node (what an autoscaler sees).
 

@@ -103,6 +103,11 @@ class YuniKorn(PlacementLayer):
         self.timeouts = 0
 
     # -- socket --------------------------------------------------------------
+
+    def started(self, js: JobState) -> bool:
+        """Placeholders are not the job's pods: its pods start once the application runs (placeholders swapped)."""
+        app = self.apps.get(js.index)
+        return app is None or app.phase != "Accepted"
     def enqueue(self, jobs: list[JobState], now: float) -> None:
         for js in jobs:
             if js.index not in self.apps:

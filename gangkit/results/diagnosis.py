@@ -131,9 +131,9 @@ CODES = ("NotSubmitted", "Rejected", "QuotaExhausted", "QuotaTooSmall", "Queued"
          "QueueCapabilityExceeded", "ClusterOverused", "NotEnoughPods", "WaitingForPods", "PodGroupBackoff", "GangRejected",
          "WaitingForNodes", "NodePoolLimit", "GangCannotFit", "QueueOverDeserved", "WaitingForReservation",
          "PlaceholdersPending", "WaitingAtPermit", "PartiallyPlaced", "PodsCannotFit", "Unschedulable", "WaitingForSession",
-         "Running", "Finished", "Deactivated")
+         "PodRestartBackoff", "Running", "Finished", "Deactivated", "Failed")
 #: The codes of a job that still waits (each has a wait bucket in the catalogue).
-WAITING = tuple(c for c in CODES if c not in ("NotSubmitted", "Rejected", "Running", "Finished", "Deactivated"))
+WAITING = tuple(c for c in CODES if c not in ("NotSubmitted", "Rejected", "Running", "Finished", "Deactivated", "Failed"))
 
 
 @dataclass(frozen=True)
@@ -212,6 +212,18 @@ def diagnose_job(sim, js, at: float, result=None) -> Diagnosis:
                          f"deactivated at t={_g(js.deactivated_at)} s: {js.reason.message if js.reason else ''}")
     if js.state == "Finished":
         return _finished(js, at, result)
+    rec = sim.churn.record(js) if getattr(sim, "churn", None) is not None else None
+    if rec is not None and rec.failed_at is not None and rec.failed_at <= at:
+        return Diagnosis(name, at, "job-controller", "Failed",
+                         f"the Job failed at t={_g(rec.failed_at)} s (BackoffLimitExceeded): {rec.count} pods failed, "
+                         f"more than its backoffLimit {spec.backoff_limit}; it holds nothing",
+                         {"pod_failures": rec.count, "failed_at": rec.failed_at})
+    if rec is not None and rec.missing and js.started_at is None:
+        return Diagnosis(name, at, "placement", "PodRestartBackoff",
+                         f"restart churn: {_n(len(rec.missing), 'pod')} failed their rendezvous ({rec.count} failures so "
+                         f"far, backoffLimit {spec.backoff_limit}); the Job controller creates them again at "
+                         f"t={_g(rec.create_at)} s",
+                         {"pod_failures": rec.count, "missing": len(rec.missing), "create_at": rec.create_at})
     if js.started_at is not None:
         if js.progressing:
             return Diagnosis(name, at, "", "Running", f"running since t={_g(js.started_at)} s on {js.gpus_bound} GPUs")
@@ -498,6 +510,8 @@ def headline(t: float, table: pd.DataFrame, gpus: dict) -> str:
     """One line: how many jobs run, where the others wait, and the GPU split."""
     counts = table.code.value_counts()
     parts = [f"{counts.get('Running', 0)} running", f"{counts.get('Finished', 0)} finished"]
+    if counts.get("Failed", 0):
+        parts.append(f"{counts['Failed']} failed")
     waiting = [(c, int(counts[c])) for c in WAITING if c in counts]
     if waiting:
         parts.append(f"{sum(n for _, n in waiting)} waiting (" + ", ".join(f"{n} {c}" for c, n in waiting) + ")")

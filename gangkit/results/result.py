@@ -16,7 +16,16 @@ GPUs without progress when nothing can change any more); ``WaitingAtEnd``
 (has not started when the run ends); ``RunningAtEnd`` (started, still
 running when the horizon cuts the run); ``Rejected`` (no node could ever
 hold one of its pods); ``Deactivated`` (taken out by an admission layer,
-e.g. Kueue after too many waitForPodsReady requeues).
+e.g. Kueue after too many waitForPodsReady requeues); ``Failed`` (restart
+churn: more of its pods failed than its backoffLimit).
+
+Restart churn (:mod:`gangkit.engine.churn`): when a job of the scenario has a
+rendezvous timeout, the ``jobs`` table has three more columns, ``pod_failures``
+(pods failed, counted against the backoffLimit), ``failed_s`` (when the Job
+failed for good) and ``failed_pod_gpu_s`` (GPU-seconds its pods held before
+they failed: all of it held idle, part of ``held_idle_gpu_s``), and the
+summary three more figures, ``jobs_failed``, ``pod_failures`` and
+``failed_pod_gpu_seconds``. Runs without one keep the tables they always had.
 
 Waits: a job's wait is the time from submission to its first start; a job
 that never starts is counted to the end of the run and flagged ``censored``.
@@ -48,6 +57,9 @@ JOB_COLUMNS = [
 EVENT_COLUMNS = ["time_s", "event", "job", "pod", "node", "layer", "detail"]
 NODE_COLUMNS = ["node", "gpus", "cpu", "memory", "pool", "ready"]
 JOB_TAIL_COLUMNS = ["run_time_s", "restarts", "useful_gpu_s", "held_idle_gpu_s", "reason"]  # after the wait columns
+#: With restart churn: the tail columns with the Job controller's figures (module doc).
+CHURN_TAIL_COLUMNS = ["run_time_s", "restarts", "pod_failures", "failed_s", "useful_gpu_s", "held_idle_gpu_s",
+                      "failed_pod_gpu_s", "reason"]
 POD_COLUMNS = ["job", "pod", "pod_set", "gpus", "node", "created_s", "bound_s", "released_s", "state"]
 TIMELINE_COLUMNS = ["time_s", "capacity_gpus", "useful_gpus", "held_idle_gpus", "free_gpus", "not_ready_gpus", "running_jobs", "waiting_jobs"]
 
@@ -145,6 +157,7 @@ def build_result(sim: Simulation) -> Result:
     """Turn a finished :class:`Simulation` into a :class:`Result`."""
     end = sim.end_time
     deadlocked = sim.quiescent_at is not None
+    churn = sim.churn
     layers = wait_buckets(sim)
     rows = []
     holders = []
@@ -152,14 +165,17 @@ def build_result(sim: Simulation) -> Result:
         spec = js.spec
         state = _terminal_state(js, deadlocked)
         started = js.started_at
-        censored = state in ("WaitingAtEnd", "Deadlocked", "Deactivated") and started is None
+        censored = state in ("WaitingAtEnd", "Deadlocked", "Deactivated", "Failed") and started is None
         waits = dict(js.waits)
+        failures = churn.record(js) if churn is not None else None
         if state == "Rejected":
             wait = math.nan
         elif started is not None:
             wait = started - spec.submit_time
         elif state == "Deactivated":
             wait = js.deactivated_at - spec.submit_time
+        elif state == "Failed":
+            wait = failures.failed_at - spec.submit_time
         elif spec.submit_time > end:  # not yet submitted when the run ended
             wait = 0.0
             js.reason = js.reason or Reason("submission", "NotSubmitted", f"submitted at {spec.submit_time:g} s, after the end of the run")
@@ -185,6 +201,12 @@ def build_result(sim: Simulation) -> Result:
             "useful_gpu_s": _clean(js.useful_gpu_seconds), "held_idle_gpu_s": _clean(held),
             "reason": "" if reason is None else str(reason),
         })
+        if churn is not None:
+            row.update({
+                "pod_failures": 0 if failures is None else failures.count,
+                "failed_s": math.nan if failures is None or failures.failed_at is None else float(failures.failed_at),
+                "failed_pod_gpu_s": 0.0 if failures is None else _clean(failures.failed_pod_gpu_seconds),
+            })
         rows.append(row)
         if state == "Deadlocked":
             by_node: dict[str, int] = {}
@@ -207,7 +229,7 @@ def build_result(sim: Simulation) -> Result:
             attributed += 0.0 if math.isnan(v) else v
         row["wait_unattributed_s"] = math.nan if row["state"] == "Rejected" else _clean(row["wait_s"] - attributed)
     wait_cols = [f"wait_{n}_s" for n in layers] + ["wait_unattributed_s"]
-    jobs = pd.DataFrame(rows, columns=JOB_COLUMNS + wait_cols + JOB_TAIL_COLUMNS)
+    jobs = pd.DataFrame(rows, columns=JOB_COLUMNS + wait_cols + (JOB_TAIL_COLUMNS if churn is None else CHURN_TAIL_COLUMNS))
     events = pd.DataFrame(sim.events, columns=EVENT_COLUMNS).astype({"time_s": float})
     node_rows = [(st.node.name, st.node.gpus, st.node.cpu, st.node.memory, st.node.pool, st.ready)
                  for st in sim.capacity.nodes]
@@ -278,7 +300,7 @@ def wait_buckets(sim: Simulation) -> list[str]:
 
 
 def _terminal_state(js: JobState, quiescent: bool) -> str:
-    if js.state in ("Finished", "Rejected", "Deactivated"):
+    if js.state in ("Finished", "Rejected", "Deactivated", "Failed"):
         return js.state
     if quiescent and js.bound and not js.progressing:
         return "Deadlocked"
@@ -310,7 +332,7 @@ def _figures(sim: Simulation, states: Counter, waits: np.ndarray, censored: int,
         return round(float(np.percentile(waits, q)), 3) if len(waits) else 0.0
 
     held_at_end = int(sim.books.bound_gpus - sim.books.useful_gpus)
-    return {
+    figures = {
         "deadlock": bool(deadlock),
         "deadlock_at_s": float(sim.quiescent_at) if deadlock else None,
         "jobs_total": sim.job_total,
@@ -336,3 +358,15 @@ def _figures(sim: Simulation, states: Counter, waits: np.ndarray, censored: int,
         "makespan_s": round(float(sim.end_time), 3),
         "events": sim.event_count,
     }
+    if sim.churn is None:
+        return figures
+    after = {  # restart churn: each figure goes after its kin
+        "jobs_deactivated": {"jobs_failed": states["Failed"]},
+        "held_idle_gpu_seconds": {"pod_failures": sim.churn.pod_failures,
+                                  "failed_pod_gpu_seconds": round(sim.churn.failed_pod_gpu_seconds, 3)},
+    }
+    out = {}
+    for key, value in figures.items():
+        out[key] = value
+        out.update(after.get(key, {}))
+    return out
