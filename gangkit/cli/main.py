@@ -32,7 +32,7 @@ import math
 import sys
 from pathlib import Path
 
-from gangkit.model.errors import ScenarioError, load_reporting
+from gangkit.model.errors import Problem, ScenarioError, load_reporting
 from gangkit.model.scenario import ORDERINGS
 from gangkit.stacks import STACKS
 
@@ -45,11 +45,12 @@ def _load(spec: str, seed: int | None):
     path = Path(spec)
     if path.suffix in (".yaml", ".yml", ".json") or path.exists():
         if not path.exists():
-            raise ScenarioError(f"Scenario file {spec}: not found")
+            raise ScenarioError([Problem(f"Scenario file {spec}", "", "not found")])
         from gangkit.manifests.load import load_file
 
         return load_file(path)
-    raise ScenarioError(f"Scenario {spec}: unknown built-in scenario; expected one of {', '.join(scenarios.NAMES)} or a YAML file")
+    raise ScenarioError([Problem(f"Scenario {spec}", "", "unknown built-in scenario; expected one of "
+                                 f"{', '.join(scenarios.NAMES)} or a YAML file")])
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

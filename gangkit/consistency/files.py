@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Union
 
-from gangkit.manifests.reader import looks_like_path, parse_yaml
-from gangkit.model.errors import Problem, ScenarioError
+from gangkit.manifests.reader import looks_like_path, parse_yaml, read_text
+from gangkit.model.errors import Problem
 
 __all__ = ["Source", "documents", "screen", "sources_of"]
 
@@ -38,9 +38,7 @@ def documents(source: Source) -> tuple[list, str, Path | None]:
     """The documents of one source, the label its messages use, and the folder its relative paths start from."""
     if isinstance(source, os.PathLike) or (isinstance(source, str) and looks_like_path(source)):
         path = Path(source)
-        if not path.is_file():
-            raise ScenarioError([Problem(f"File {source}", "", "not found")])
-        return parse_yaml(path.read_text(encoding="utf-8"), path.name), path.name, path.parent
+        return parse_yaml(read_text(path), path.name), path.name, path.parent
     if isinstance(source, str):
         return parse_yaml(source, "YAML input"), "YAML input", None
     if isinstance(source, Mapping):

@@ -51,7 +51,7 @@ from typing import Any
 
 from gangkit.kueue.objects import Admission, KueueSetup, PodSetSpec, Workload
 from gangkit.kueue.setup_manifests import API_VERSIONS, FEATURE_GATES, KIND_NAMES, V1BETA1, SetupReader, canonical
-from gangkit.manifests.reader import ANY, META, POD_SPEC, QUEUE_LABEL, ManifestObject, Reader
+from gangkit.manifests.reader import ANY, META, POD_SPEC, QUEUE_LABEL, ManifestObject, Reader, new_object, short
 
 __all__ = ["API_VERSIONS", "KIND_NAMES", "KueueReader", "LoadedWorkload", "known_fields", "read_for_scenario",
            "read_object"]
@@ -141,23 +141,24 @@ def read_object(r: Reader, doc: Mapping, where: str, role: str) -> ManifestObjec
     """Check one Kueue object's metadata, and report its unread fields (the registry calls it)."""
     kind, api = doc.get("kind"), doc.get("apiVersion")
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
-    o = ManifestObject(dict(doc), str(kind), where, meta.get("name"), meta.get("namespace"))
+    o = new_object(doc, where)
     if kind == "Configuration":  # a file for Kueue's manager, not an API object: metadata is optional
-        o.name = o.name if isinstance(o.name, str) and o.name else None
+        o.name = o.name or None
         o.namespace = None
     else:
         if not isinstance(doc.get("metadata"), Mapping):
             r.error(o.label, "metadata", "expected a mapping with at least a name")
             return None
-        if not isinstance(o.name, str) or not o.name:
-            r.error(o.label, "metadata.name", f"expected a non-empty name, got {o.name!r}")
+        if not isinstance(meta.get("name"), str) or not o.name:
+            r.error(o.label, "metadata.name", f"expected a non-empty name, got {short(meta.get('name'))}")
             return None
-        if o.namespace is not None and (not isinstance(o.namespace, str) or not o.namespace):
-            r.error(o.label, "metadata.namespace", f"expected a non-empty string, got {o.namespace!r}")
+        if meta.get("namespace") is not None and (not isinstance(o.namespace, str) or not o.namespace):
+            r.error(o.label, "metadata.namespace", f"expected a non-empty string, got {short(meta.get('namespace'))}")
             return None
         if kind not in NAMESPACED:
             o.namespace = None  # cluster-scoped: the API server ignores a namespace
-    r.find_unknown(o.doc, known_fields(kind, api), o.label, "")
+    if not r.find_unknown(o.doc, known_fields(kind, api), o.label, ""):
+        return None  # a name that is not a string: reported, and not read further
     return o
 
 
@@ -265,6 +266,10 @@ class KueueReader(SetupReader):
             out: dict[str, int] = {}
             for name in list(dict.fromkeys([*requests, *limits])):
                 rf, lf = f"{where}.resources.requests.{name}", f"{where}.resources.limits.{name}"
+                if not isinstance(name, str):
+                    self.r.error(obj, rf if name in requests else lf, f"expected a resource name (a string), got {short(name)}")
+                    ok = False
+                    continue
                 if name == PODS:
                     self.r.error(obj, rf if name in requests else lf, "the key is reserved for internal kueue use")
                     ok = False
@@ -462,9 +467,9 @@ class KueueReader(SetupReader):
             base = f"status.admission.podSetAssignments[{i}]"
             psa = self.r.mapping(psa, obj, base)
             name = psa.get("name", DEFAULT_POD_SET)
-            ps = by_name.get(name)
+            ps = by_name.get(name) if isinstance(name, str) else None
             if ps is None or name in flavors:
-                self.r.error(obj, f"{base}.name", f"Not found: {name!r} (expected one of the pod sets: {', '.join(by_name)})")
+                self.r.error(obj, f"{base}.name", f"Not found: {short(name)} (expected one of the pod sets: {', '.join(by_name)})")
                 continue
             count = ps.count if psa.get("count") is None else self.r.whole(psa["count"], obj, f"{base}.count", 0)
             assigned = self.r.strings(psa.get("flavors"), obj, f"{base}.flavors")

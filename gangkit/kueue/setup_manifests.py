@@ -33,9 +33,9 @@ from gangkit.kueue.objects import (
     ResourceGroup,
 )
 from gangkit.kueue.provisioning import CONTROLLER, AdmissionCheck, ProvisioningRequestConfig
-from gangkit.manifests.reader import ManifestObject, Reader
+from gangkit.manifests.reader import ManifestObject, Reader, short
 
-__all__ = ["API_VERSIONS", "KIND_NAMES", "SetupReader", "canonical"]
+__all__ = ["API_VERSIONS", "KIND_NAMES", "MAX_COHORT_DEPTH", "SetupReader", "canonical"]
 
 GROUP = "kueue.x-k8s.io"
 V1BETA2, V1BETA1 = f"{GROUP}/v1beta2", f"{GROUP}/v1beta1"
@@ -65,6 +65,12 @@ STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
 # Kueue feature gates gangkit models (Configuration featureGates -> KueueConfig field); other gates are reported.
 FEATURE_GATES = {name: attr for name, attr in {"SchedulingEquivalenceHashing": "equivalence_hashing"}.items()
                  if attr in KueueConfig.__dataclass_fields__}
+
+
+#: The deepest cohort tree gangkit reads: cohorts from a leaf to its root. Kueue sets no such limit;
+#: gangkit's quota tree (gangkit/kueue/quota.py) is summed recursively, a call per level, which
+#: Python stops near 1000; a real organisation's tree (company, department, team) has a few.
+MAX_COHORT_DEPTH = 100
 
 
 def canonical(resource: str, value: Fraction) -> int:
@@ -109,9 +115,22 @@ class SetupReader:
         return value
 
     def integer(self, value: Any, obj: str, where: str) -> int | None:
+        """A whole number that fits Kueue's int32 fields (priorities, backoff seconds and counts)."""
         if isinstance(value, bool) or not isinstance(value, int):
-            self.r.error(obj, where, f"expected a whole number, got {value!r}")
+            self.r.error(obj, where, f"expected a whole number, got {short(value)}")
             return None
+        if not -(2**31) <= value < 2**31:
+            self.r.error(obj, where, f"expected a whole number from -2147483648 to 2147483647 (an int32), got {short(value)}")
+            return None
+        return value
+
+    def listed(self, value: Any, obj: str, where: str) -> list:
+        """A list (null: empty); anything else is recorded and read as empty."""
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.r.error(obj, where, f"expected a list, got {type(value).__name__} {short(value)}")
+            return []
         return value
 
     def name_ref(self, value: Any, obj: str, where: str) -> str | None:
@@ -143,15 +162,13 @@ class SetupReader:
 
     def setup(self) -> KueueSetup:
         for o in self.by_kind["WorkloadPriorityClass"]:
-            value = o.doc.get("value")
-            if isinstance(value, bool) or not isinstance(value, int):
-                self.r.error(o.label, "value", f"expected a whole number, got {value!r}")
-            else:
+            value = self.integer(o.doc.get("value"), o.label, "value")
+            if value is not None:
                 self.wpc[o.name] = value
         flavors = [self.resource_flavor(o) for o in self.by_kind["ResourceFlavor"]]
         flavor_names = {f.name for f in flavors}
         cohorts = [c for c in (self.cohort(o, flavor_names) for o in self.by_kind["Cohort"]) if c is not None]
-        self.check_cohort_cycles(cohorts)
+        self.check_cohort_tree(cohorts)
         for o in self.by_kind["ClusterQueue"]:
             cq = self.cluster_queue(o, flavor_names)
             if cq is not None:
@@ -207,7 +224,8 @@ class SetupReader:
                 continue
             params = self.r.mapping(spec.get("parameters"), o.label, "spec.parameters")
             ref = params.get("name")
-            if params.get("kind") != "ProvisioningRequestConfig" or params.get("apiGroup") != GROUP or not ref:
+            if params.get("kind") != "ProvisioningRequestConfig" or params.get("apiGroup") != GROUP or not isinstance(ref, str) \
+                    or not ref:
                 self.r.error(o.label, "spec.parameters", f"expected apiGroup {GROUP}, kind ProvisioningRequestConfig and "
                              f"a name, got {dict(params)!r}")
                 continue
@@ -222,12 +240,17 @@ class SetupReader:
             names = []
             strategy = spec.get("admissionChecksStrategy")
             if isinstance(strategy, Mapping):
-                for i, entry in enumerate(strategy.get("admissionChecks") or []):
-                    name = entry.get("name") if isinstance(entry, Mapping) else None
-                    names.append((name, f"spec.admissionChecksStrategy.admissionChecks[{i}].name"))
+                where = "spec.admissionChecksStrategy.admissionChecks"
+                for i, entry in enumerate(self.listed(strategy.get("admissionChecks"), o.label, where)):
+                    entry = self.r.mapping(entry, o.label, f"{where}[{i}]")
+                    names.append((entry.get("name"), f"{where}[{i}].name"))
             if o.doc.get("apiVersion") == V1BETA1:
-                for i, name in enumerate(spec.get("admissionChecks") or []):
+                for i, name in enumerate(self.listed(spec.get("admissionChecks"), o.label, "spec.admissionChecks")):
                     names.append((name, f"spec.admissionChecks[{i}]"))
+            for name, where in names:
+                if not isinstance(name, str) or not name:
+                    self.r.error(o.label, where, f"expected the name of an AdmissionCheck, got {short(name)}")
+            names = [(name, where) for name, where in names if isinstance(name, str) and name]
             per_queue[o.label] = {name for name, _ in names}
             for name, where in names:
                 if name in checks:
@@ -332,20 +355,44 @@ class SetupReader:
         groups = self.resource_groups(spec, o.label, flavor_names, parent is not None, True)
         return Cohort(o.name, parent, groups, self.weight(spec, o.label))
 
-    def check_cohort_cycles(self, cohorts: list[Cohort]) -> None:
-        """Kueue leaves every queue of a cohort tree with a cycle inactive; gangkit refuses the cycle."""
+    def check_cohort_tree(self, cohorts: list[Cohort]) -> None:
+        """The parent chains of the Cohorts: no cycle, and at most :data:`MAX_COHORT_DEPTH` levels.
+
+        Kueue leaves every queue of a cohort tree with a cycle inactive;
+        gangkit refuses the cycle, naming the first of its cohorts in the
+        input. Each chain is walked once (a cohort's depth is kept), so a
+        chain of thousands of cohorts costs as many steps.
+        """
         parents = {c.name: c.parent for c in cohorts}
-        reported: set[str] = set()
+        order = {c.name: i for i, c in enumerate(cohorts)}
+        depth: dict[str, int] = {}  # cohort -> cohorts from it to its root, itself included; -1: on or below a cycle
         for c in cohorts:
-            seen = [c.name]
-            node = c.parent
-            while node is not None and node not in seen:
-                seen.append(node)
-                node = parents.get(node)
-            if node is not None and node == c.name and c.name not in reported:
-                reported.update(seen)
-                self.r.error(f"Cohort {c.name}", "spec.parentName", "the parent chain forms a cycle: "
-                             + " -> ".join(seen + [c.name]) + " (Kueue would admit nothing in this tree)")
+            path: list[str] = []
+            on_path: set[str] = set()
+            node: str | None = c.name
+            while node is not None and node in parents and node not in depth and node not in on_path:
+                path.append(node)
+                on_path.add(node)
+                node = parents[node]
+            if node in on_path:  # the walk came back: the cycle is the path from node on
+                cycle = path[path.index(node):]
+                first = min(cycle, key=order.__getitem__)
+                ring = cycle[cycle.index(first):] + cycle[:cycle.index(first)]
+                self.r.error(f"Cohort {first}", "spec.parentName", "the parent chain forms a cycle: "
+                             + " -> ".join([*ring, first]) + " (Kueue would admit nothing in this tree)")
+                below = -1
+            elif node is None or node not in parents:  # a root, or a parent Kueue creates implicitly
+                below = 0 if node is None else 1
+            else:
+                below = depth[node]
+            for name in reversed(path):
+                below = -1 if below < 0 else below + 1
+                depth[name] = below
+        deepest = max(depth, key=depth.__getitem__, default=None)
+        if deepest is not None and depth[deepest] > MAX_COHORT_DEPTH:
+            self.r.error(f"Cohort {deepest}", "spec.parentName", f"expected a cohort tree at most {MAX_COHORT_DEPTH} "
+                         f"levels deep, got {depth[deepest]} levels from this cohort to its root (gangkit's limit; "
+                         "an organisation's tree has a few)")
 
     def cluster_queue(self, o: ManifestObject, flavor_names: set[str]) -> ClusterQueue | None:
         obj = o.label
@@ -465,13 +512,16 @@ class SetupReader:
     # priorities and queues -----------------------------------------------------------------
 
     def workload_priority_class(self, name: Any, obj: str, where: str) -> int | None:
-        if name not in self.wpc:
+        if not isinstance(name, str) or name not in self.wpc:
             known = ", ".join(sorted(self.wpc)) or "none"
             self.r.error(obj, where, f"no WorkloadPriorityClass named {name!r} in the input (known: {known})")
             return None
         return self.wpc[name]
 
     def priority_class(self, name: Any, obj: str, where: str) -> int | None:
+        if not isinstance(name, str):
+            self.r.error(obj, where, f"expected the name of a PriorityClass, got {short(name)}")
+            return None
         if name not in self.classes:
             self.r.error(obj, where, f"no PriorityClass named {name!r} in the input (known: {', '.join(sorted(self.classes))})")
             return None

@@ -7,6 +7,11 @@ ones waiting, and the batch/v1 Jobs labelled ``kueue.x-k8s.io/queue-name``
 the photograph (``creationTimestamp``, the QuotaReserved condition) become
 seconds from the earliest one; the latest one is "now".
 :func:`load_kueue` reads such a snapshot for :mod:`gangkit.analysis.admit`.
+
+Objects are told apart by their role on the board of kinds
+(:mod:`gangkit.manifests.kinds`), not by their kind name: a Kubernetes
+``scheduling.k8s.io`` Workload is checked and left to ``gangkit run``
+(the kube-scheduler's gang scheduling reads it, not Kueue).
 """
 
 from __future__ import annotations
@@ -31,10 +36,11 @@ from gangkit.manifests.reader import (
     Reader,
     looks_like_path,
     parse_yaml,
+    read_text,
 )
 from gangkit.model.errors import Problem, ScenarioError
 
-__all__ = ["KueueInput", "LoadedWorkload", "load_kueue"]
+__all__ = ["LEFT_TO_RUN", "KueueInput", "LoadedWorkload", "load_kueue"]
 
 
 @dataclass
@@ -61,13 +67,17 @@ def load_kueue(*sources: Source) -> KueueInput:
     r = Reader("YAML input")
     objects: list[ManifestObject] = []
     for source in sources:
-        docs, r.label = _documents(source)
+        docs, r.label = _documents(source, r.notes)
         objects.extend(REGISTRY.objects(r, docs))
     check_unique(r, objects)
-    classes, default_priority = read_priority_classes(r, [o for o in objects if o.kind == "PriorityClass"])
-    kr = SnapshotReader(r, [o for o in objects if o.kind in KIND_NAMES], classes, default_priority)
+    classes, default_priority = read_priority_classes(r, [o for o in objects if o.role == "PriorityClass"])
+    # by role, not by kind name: a scheduling.k8s.io Workload is not Kueue's, a Volcano Job is no batch/v1 Job
+    kr = SnapshotReader(r, [o for o in objects if o.role in KIND_NAMES], classes, default_priority)
     setup = kr.setup()
-    loaded = kr.snapshot_workloads([o for o in objects if o.kind in ("Workload", "Job")])
+    loaded = kr.snapshot_workloads([o for o in objects if o.role in ("Workload", "Job")])
+    for o in objects:
+        if o.role in LEFT_TO_RUN:
+            r.notes.append(f"{o.label} ({o.doc.get('apiVersion')}) was checked and left out: {LEFT_TO_RUN[o.role]}")
     r.raise_problems()
     notes = r.report()
     for message in notes:
@@ -75,17 +85,25 @@ def load_kueue(*sources: Source) -> KueueInput:
     return KueueInput(setup, loaded, kr.now, notes)
 
 
-def _documents(source: Source) -> tuple[list, str]:
+#: Kinds whose name is one of Kueue's but which Kueue does not read (by role, see gangkit.manifests.kinds).
+LEFT_TO_RUN = {
+    "KubeWorkload": "the Kubernetes Workload is read by the kube-scheduler's gang scheduling, which gangkit run "
+                    "simulates (--stack kube-gang); Kueue's Workload is kueue.x-k8s.io's",
+}
+
+
+def _documents(source: Source, notes: list[str]) -> tuple[list, str]:
     if isinstance(source, os.PathLike) or (isinstance(source, str) and looks_like_path(source)):
         path = Path(source)
-        if not path.is_file():
-            raise ScenarioError([Problem(f"File {source}", "", "not found")])
-        return parse_yaml(path.read_text(encoding="utf-8"), path.name), path.name
+        return parse_yaml(read_text(path), path.name, notes), path.name
     if isinstance(source, str):
-        return parse_yaml(source, "YAML input"), "YAML input"
+        return parse_yaml(source, "YAML input", notes), "YAML input"
     if isinstance(source, Mapping):
         return [source], "manifests"
-    return list(source), "manifests"
+    if isinstance(source, Iterable) and not isinstance(source, (bytes, bytearray)):
+        return list(source), "manifests"
+    raise ScenarioError([Problem("load_kueue", "source", "expected a path, YAML text, a manifest (a dict) or a list "
+                                 f"of manifests, got {type(source).__name__}")])
 
 
 

@@ -8,6 +8,10 @@ for no office is refused with one message listing the whole board::
 
     Deployment web: kind: unknown kind 'Deployment' (apiVersion 'apps/v1'); gangkit reads Node (v1), ...
 
+A ``kind`` or ``apiVersion`` that is not a string (a list, a mapping) is no
+line of any board: it is refused as the API server's decoding refuses it,
+"expected a string".
+
 The board is one table, :data:`KINDS`. It names the offices but does not
 visit them: the offices (family modules) build on
 :mod:`gangkit.manifests.reader` only, and :mod:`gangkit.manifests.load`,
@@ -21,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gangkit.manifests.reader import ManifestObject, Reader
+from gangkit.manifests.reader import ManifestObject, Reader, short
 
 __all__ = ["KINDS", "Kind", "Registry"]
 
@@ -103,10 +107,15 @@ class Registry:
         self._exact = {(k.api_version, k.kind): k for k in self.kinds}
 
     def find(self, api: Any, kind: Any) -> Kind | None:
+        """The line of the board for this (apiVersion, kind); None for any other pair, strings or not."""
+        if not isinstance(api, str) or not isinstance(kind, str):
+            return None
         return self._exact.get((api, kind))
 
     def versions(self, kind: Any) -> list[str]:
         """The apiVersions to suggest for an object of this kind name whose apiVersion is unknown (none: unknown kind)."""
+        if not isinstance(kind, str):
+            return []
         owned = [k.api_version for k in self.kinds if k.kind == kind and k.other_versions == "own"]
         return owned or [k.api_version for k in self.kinds if k.kind == kind and k.other_versions == "suggest"]
 
@@ -120,7 +129,7 @@ class Registry:
             shown = [n if sum(k.kind == n for k in group) > 1 else f"{n} ({next(k.api_version for k in group if k.kind == n)})"
                      for n in names]  # a kind with several versions is named alone
             listed.append(("and " if i == len(titles) - 1 else "") + f"{title} {', '.join(shown)}")
-        return f"unknown kind {kind!r} (apiVersion {api!r}); gangkit reads {', '.join(listed)}"
+        return f"unknown kind {short(kind)} (apiVersion {short(api)}); gangkit reads {', '.join(listed)}"
 
     def objects(self, r: Reader, docs: list) -> list[ManifestObject]:
         """Every object, ``kind: List`` unpacked, each checked by the module that reads its kind."""
@@ -134,18 +143,27 @@ class Registry:
             entry = self.find(api, kind)
             if entry is None or entry.module is None:
                 meta = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
-                label = ManifestObject(dict(doc), str(kind), where, meta.get("name"), meta.get("namespace")).label
+                name = meta.get("name") if isinstance(meta.get("name"), str) else None
+                namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else None
+                shown = kind if isinstance(kind, str) else "object"
+                label = ManifestObject(dict(doc), shown, where, name, namespace).label
             if entry is None:
                 served = self.versions(kind)
+                wrong = [(key, value) for key, value in (("apiVersion", api), ("kind", kind))
+                         if value is not None and not isinstance(value, str)]
+                for key, value in wrong:  # the API server cannot even decode it: "cannot unmarshal ... of type string"
+                    r.error(label, key, f"expected a string, got {type(value).__name__} {short(value)}")
+                if wrong:
+                    return
                 if served:
-                    r.error(label, "apiVersion", f"unknown apiVersion {api!r} for kind {kind}: expected {' or '.join(served)}")
+                    r.error(label, "apiVersion", f"unknown apiVersion {short(api)} for kind {kind}: expected {' or '.join(served)}")
                 else:
                     r.error(label, "kind", self.unknown_kind(kind, api))
                 return
             if entry.module is None:  # a List: its items are read as if they were documents
                 items = doc.get("items") or []
                 if not isinstance(items, list):
-                    r.error(label, "items", f"expected a list of objects, got {items!r}")
+                    r.error(label, "items", f"expected a list of objects, got {short(items)}")
                     return
                 for i, item in enumerate(items):
                     visit(item, f"{where}, items[{i}]")

@@ -26,7 +26,10 @@ of every problem at once. The desks, and the kinds they read (see
 
 Bad input gets every problem at once, one line each naming the object and
 the field. Fields gangkit does not model are listed once in a warning
-(:class:`~gangkit.manifests.reader.GangkitInputWarning`).
+(:class:`~gangkit.manifests.reader.GangkitInputWarning`). Input beyond the
+stated limits (the file's size, encoding and nesting: see
+:mod:`gangkit.manifests.reader`; the pods of a Job and of the whole input:
+:func:`check_scale`) is refused at once, before anything is simulated.
 """
 
 from __future__ import annotations
@@ -41,14 +44,25 @@ from gangkit.kueue import manifests as kueue
 from gangkit.manifests import core
 from gangkit.manifests.core import DEFAULT_RUN_TIME, GROUP_NAME
 from gangkit.manifests.kinds import Registry
-from gangkit.manifests.reader import RUN_TIME, GangkitInputWarning, ManifestObject, Reader, looks_like_path, parse_yaml
+from gangkit.manifests.reader import (
+    MAX_JOB_PODS,
+    MAX_SCENARIO_PODS,
+    RUN_TIME,
+    GangkitInputWarning,
+    ManifestObject,
+    Reader,
+    looks_like_path,
+    parse_yaml,
+    read_text,
+)
+from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.scenario import Scenario
 from gangkit.placement import manifests as placement
 from gangkit.placement.manifests import GangObjects
 from gangkit.supply import manifests as supply
 from gangkit.volcano import manifests as volcano
 
-__all__ = ["REGISTRY", "check_unique", "load_file", "load_manifests"]
+__all__ = ["REGISTRY", "check_scale", "check_unique", "load_file", "load_manifests"]
 
 Source = Union[str, "os.PathLike[str]", Mapping[str, Any], Iterable[Mapping[str, Any]]]
 
@@ -87,20 +101,41 @@ def check_unique(r: Reader, objects: list[ManifestObject]) -> None:
 
 
 def _load(source: Source, name: str | None) -> Scenario:
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and looks_like_path(source)):
-        path = Path(source)
-        text = path.read_text(encoding="utf-8")
-        docs, label, default_name = parse_yaml(text, path.name), path.name, path.stem
-    elif isinstance(source, str):
-        docs, label, default_name = parse_yaml(source, "YAML input"), "YAML input", "scenario"
-    elif isinstance(source, Mapping):
-        docs, label, default_name = [source], "manifests", "scenario"
-    else:
-        docs, label, default_name = list(source), "manifests", "scenario"
+    notes: list[str] = []  # what the YAML itself warns about (a key written twice)
     base = None
     if isinstance(source, os.PathLike) or (isinstance(source, str) and looks_like_path(source)):
-        base = Path(source).parent
-    return _scenario(Reader(label, base=base), docs, name or default_name)
+        path = Path(source)
+        docs, label, default_name = parse_yaml(read_text(path), path.name, notes), path.name, path.stem
+        base = path.parent
+    elif isinstance(source, str):
+        docs, label, default_name = parse_yaml(source, "YAML input", notes), "YAML input", "scenario"
+    elif isinstance(source, Mapping):
+        docs, label, default_name = [source], "manifests", "scenario"
+    elif isinstance(source, Iterable) and not isinstance(source, (bytes, bytearray)):
+        docs, label, default_name = list(source), "manifests", "scenario"
+    else:
+        raise ScenarioError([Problem("load_manifests", "source", "expected a path, YAML text, a manifest (a dict) "
+                                     f"or a list of manifests, got {type(source).__name__}")])
+    return _scenario(Reader(label, base=base, notes=notes), docs, name or default_name)
+
+
+def check_scale(r: Reader, jobs: list, name: str) -> None:
+    """At most :data:`MAX_JOB_PODS` pods in one Job and :data:`MAX_SCENARIO_PODS` in all: beyond, a run cannot work.
+
+    gangkit simulates every pod (about 150,000 pods of one gang in a few
+    seconds); a Job of 10^7 pods would end in a MemoryError after a long wait.
+    """
+    total = 0
+    for j in jobs:
+        count = j.pod_count
+        total += count
+        if count > MAX_JOB_PODS:
+            where = "spec.tasks" if j.controller == "volcano" else "spec.parallelism"
+            r.error(f"Job {j.key}", where, f"expected at most {MAX_JOB_PODS:,} pods, got {count:,} (the most pods "
+                    "Kubernetes is designed for in a whole cluster, and gangkit's limit for one Job)")
+    if total > MAX_SCENARIO_PODS:
+        r.error(f"Scenario {name}", "", f"expected at most {MAX_SCENARIO_PODS:,} pods in all its Jobs, got {total:,} "
+                "(gangkit's limit: it simulates every pod)")
 
 
 def _emit(messages: list[str]) -> None:
@@ -142,6 +177,7 @@ def _scenario(r: Reader, docs: list, default_name: str) -> Scenario:
     karpenter = supply.read_karpenter(r, by_kind["Karpenter"], by_kind["NodePool"])
     if not by_kind["Node"]:
         r.error(f"Scenario {name}", "", "expected at least one Node (apiVersion: v1, kind: Node)")
+    check_scale(r, jobs, name)
     defaulted = [j.key for j in jobs if j.run_time is None]
     for j in jobs:
         if j.run_time is None:

@@ -20,11 +20,21 @@ and the shared pieces here: the field schemas (:data:`META`,
 :data:`POD_SPEC`, :data:`ANY`), gangkit's annotations, quantities and
 durations, the parsed object (:class:`ManifestObject`) and YAML parsing.
 This module knows no family.
+
+The officer also refuses what no report could describe: a file that is not
+UTF-8 (or UTF-16 with its byte order mark), more than :data:`MAX_INPUT_BYTES`,
+nesting deeper than :data:`MAX_DEPTH`, aliases that expand a document
+(a "billion laughs"), and a list or a mapping where a name must be
+(:data:`STRING_FIELDS`). Each is one problem naming the file or the field,
+raised before anything is built from the input.
 """
 
 from __future__ import annotations
 
+import codecs
 import difflib
+import reprlib
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,11 +43,13 @@ from typing import Any
 import yaml
 
 from gangkit.model.errors import Problem, ScenarioError
-from gangkit.model.quantity import parse_cpu, parse_duration, parse_gpus, parse_memory, parse_quantity
+from gangkit.model.quantity import MAX_JOB_PODS, parse_cpu, parse_duration, parse_gpus, parse_memory, parse_quantity
 
 __all__ = [
-    "ANY", "CHECKPOINT_INTERVAL", "GPU", "JOB_ANNOTATIONS", "META", "POD_SPEC", "PROGRESS", "QUEUE_LABEL", "RUN_TIME",
-    "SUBMIT_TIME", "GangkitInputWarning", "ManifestObject", "Reader", "looks_like_path", "parse_yaml",
+    "ALIAS_ALLOWANCE", "ANY", "CHECKPOINT_INTERVAL", "GPU", "JOB_ANNOTATIONS", "MAX_DEPTH", "MAX_INPUT_BYTES", "MAX_INT32", "MAX_JOB_PODS",
+    "MAX_SCENARIO_PODS", "META",
+    "POD_SPEC", "PROGRESS", "QUEUE_LABEL", "RUN_TIME", "STRING_FIELDS", "SUBMIT_TIME", "GangkitInputWarning",
+    "ManifestObject", "MissingFileError", "Reader", "looks_like_path", "new_object", "parse_yaml", "read_text", "short",
 ]
 
 GPU = "nvidia.com/gpu"
@@ -53,6 +65,10 @@ class GangkitInputWarning(UserWarning):
     """Something in the input was read with a default or not read at all (the run still works)."""
 
 
+class MissingFileError(ScenarioError, FileNotFoundError):
+    """A file that is not there: one problem naming it, and still the ``FileNotFoundError`` Python code expects."""
+
+
 # --- which fields gangkit knows ------------------------------------------------
 # A tree per kind: ``ANY`` accepts the whole subtree, a dict lists the known
 # keys ("*" = any key), a one-element list describes each item of a list.
@@ -61,6 +77,16 @@ class GangkitInputWarning(UserWarning):
 
 ANY = True
 _NAMES = dict.fromkeys
+MAX_INT32 = 2**31 - 1  # the largest count the API's int32 fields (parallelism, replicas, minMember, ...) hold
+#: Fields that hold a name (or a reference to one) wherever a kind knows them. Kubernetes decodes
+#: them into Go strings, so a list, a mapping or a number there is refused at decoding ("cannot
+#: unmarshal array into Go struct field ... of type string"); :meth:`Reader.find_unknown` refuses
+#: them too, before any reader looks the name up.
+STRING_FIELDS = frozenset([
+    "apiVersion", "kind", "name", "namespace", "apiGroup", "group", "priorityClassName", "schedulerName",
+    "queue", "queueName", "clusterQueue", "cohort", "cohortName", "parentName", "podGroup",
+    "provisioningClassName", "controllerName", "instanceType", "expander", "distribution", "process", "progress",
+])
 META = _NAMES(
     ["name", "namespace", "labels", "annotations", "uid", "generateName", "creationTimestamp",
      "resourceVersion", "generation", "managedFields", "ownerReferences", "finalizers", "selfLink"],
@@ -91,24 +117,256 @@ POD_SPEC = {
 
 
 # --- YAML in -------------------------------------------------------------------
+# What gangkit reads at most (docs/reference/scenario-yaml.md, "Limits"). Beyond these a file is
+# refused with one problem naming it, at once, instead of a wait of minutes or a crash.
+
+#: One input (a file, or a YAML string) holds at most this many bytes. Kubernetes takes a file one
+#: object per request, each at most 3 MiB (MaxRequestBodyBytes, k8s.io/apiserver pkg/server/config.go);
+#: gangkit reads a whole cluster at once, a few seconds a megabyte (8 MiB: about 50,000 Nodes).
+MAX_INPUT_BYTES = 8 * 2**20
+#: A document nests mappings and lists at most this deep. Kubernetes objects nest about 15 levels
+#: (a pod template's container's resources); YAML parsers stop far deeper (libyaml at 1000 levels,
+#: go-yaml, which kubectl uses, at 10000), deeper than Python's own recursion can follow.
+MAX_DEPTH = 100
+#: Aliases (``*name``) may repeat at most as many nodes as a document writes, plus this many: the
+#: defence against a "billion laughs" document, whose few lines of anchors expand to a billion
+#: strings (go-yaml refuses such a document with "excessive aliasing" by a ratio of the same kind).
+ALIAS_ALLOWANCE = 10_000
+
+#: The most pods all Jobs of one input may have together over a run (gangkit's limit: it simulates
+#: each pod, 150,000 pods of one gang in about 6 s).
+MAX_SCENARIO_PODS = 1_000_000
+
+_MERGE = "tag:yaml.org,2002:merge"
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser, when PyYAML was built with it
+
+
+class _Loader(_SafeLoader):
+    """PyYAML's safe loader, whose scalars that do not fit their tag are YAML errors with a position.
+
+    ``2025-13-45`` (a timestamp with month 13) or an integer of 5000 digits
+    would otherwise end the load with a bare ``ValueError``.
+    """
+
+    def construct_object(self, node, deep=False):
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, OverflowError) as e:
+            what = short(node.value) if isinstance(node, yaml.ScalarNode) else "the value"
+            raise yaml.constructor.ConstructorError(
+                None, None, f"cannot read {what} as {node.tag.rsplit(':', 1)[-1]}: {e}", node.start_mark) from None
+
+
+class _Shorter(reprlib.Repr):
+    """``reprlib``'s short repr, which also survives integers too long for Python to write (4300 digits)."""
+
+    def __init__(self, width: int):
+        super().__init__()
+        self.maxlevel, self.maxstring, self.maxother, self.maxlong = 3, width, width, width
+
+    def repr_int(self, x: int, level: int) -> str:
+        return f"<an integer of {x.bit_length()} bits>" if x.bit_length() > 4 * self.maxlong else super().repr_int(x, level)
+
+
+def short(value: Any, width: int = 80) -> str:
+    """``repr(value)``, cut to ``width`` characters: a message quotes what it got without copying a whole file."""
+    text = _Shorter(width).repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def looks_like_path(text: str) -> bool:
     """Is this string a file name (``cluster.yaml``) rather than YAML text?"""
     if "\n" in text or ":" in text.split("/")[-1]:
         return False
-    return text.endswith((".yaml", ".yml", ".json")) or Path(text).is_file()
-
-
-def parse_yaml(text: str, label: str) -> list:
-    """Every document of a YAML stream; a syntax error becomes one problem with its position."""
+    if text.endswith((".yaml", ".yml", ".json")):
+        return True
     try:
-        return [d for d in yaml.safe_load_all(text) if d is not None]
+        return len(text) < 4096 and Path(text).exists()  # a directory too: then the error says what it is
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        return False
+
+
+def read_text(path: Path) -> str:
+    """The text of a YAML file, decoded as YAML allows: UTF-8, or UTF-16 with a byte order mark.
+
+    A byte order mark (BOM) starts the file, or nothing does (then UTF-8), as
+    the YAML spec's "character encodings" section and PyYAML's reader decide.
+    Anything else (a Latin-1 file, binary data), a missing or unreadable
+    path, a directory, or more than :data:`MAX_INPUT_BYTES` is one problem
+    naming the file.
+    """
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_INPUT_BYTES + 1)
+    except FileNotFoundError:
+        raise MissingFileError([Problem(f"File {path}", "", "not found")]) from None
+    except IsADirectoryError:
+        raise ScenarioError([Problem(f"File {path}", "", "expected a YAML file, got a directory")]) from None
+    except OSError as e:
+        raise ScenarioError([Problem(f"File {path}", "", f"cannot be read: {e.strerror or e}")]) from None
+    name = Path(path).name
+    _check_size(len(data), name)
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as e:
+            raise ScenarioError([Problem(name, f"byte {e.start}", "expected UTF-16 text after its byte order mark, "
+                                         f"got bytes that are not ({e.reason})")]) from None
+    start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        return data[start:].decode("utf-8")
+    except UnicodeDecodeError as e:
+        at = start + e.start
+        line = data.count(b"\n", 0, at) + 1
+        column = at - data.rfind(b"\n", 0, at)
+        raise ScenarioError([Problem(name, f"line {line}, column {column}", (
+            f"expected UTF-8 text (or UTF-16 with a byte order mark), got the byte 0x{data[at]:02x}, which is "
+            "not UTF-8 there (a Latin-1 or binary file?); save the file as UTF-8"))]) from None
+
+
+def _check_size(size: int, label: str) -> None:
+    if size > MAX_INPUT_BYTES:
+        raise ScenarioError([Problem(label, "", (
+            f"expected at most {MAX_INPUT_BYTES // 2**20} MiB of manifests, got more (gangkit's limit for one input; "
+            "a cluster that large is better described by a WorkloadGenerator or a trace)"))])
+
+
+def parse_yaml(text: str, label: str, notes: list[str] | None = None) -> list:
+    """Every document of a YAML stream, as PyYAML's safe loader reads it (with libyaml when available).
+
+    A syntax error is one problem with its position. Each document is
+    screened before it is built: nesting deeper than :data:`MAX_DEPTH`, an
+    anchor that contains its own alias, and aliases that repeat more than
+    the document writes (:data:`ALIAS_ALLOWANCE`) are refused. A key that
+    appears twice in one mapping is a warning naming it, appended to
+    ``notes`` (emitted as :class:`GangkitInputWarning` without ``notes``).
+    """
+    _check_size(len(text), label)
+    found: list[str] = []
+    loader = _Loader(text)
+    docs = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            _screen(node, label, found)
+            data = loader.construct_document(node)
+            if data is not None:
+                docs.append(data)
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        what = " ".join(str(x) for x in (getattr(e, "context", None), getattr(e, "problem", None)) if x) or str(e)
-        raise ScenarioError([Problem(label, where, f"invalid YAML: {what}")]) from None
+        raise _yaml_problem(e, text, label) from None
+    except RecursionError:  # PyYAML's pure-Python composer recurses once per level (libyaml stops at 1000)
+        raise ScenarioError([Problem(label, "", f"expected at most {MAX_DEPTH} levels of nested mappings and lists, "
+                                                "got more (gangkit's limit: Kubernetes objects nest about 15)")]) from None
+    finally:
+        loader.dispose()
+    if notes is None:
+        for message in found:
+            warnings.warn(message, GangkitInputWarning, stacklevel=2)
+    else:
+        notes.extend(found)
+    return docs
+
+
+def _at(mark) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}"
+
+
+def _screen(root, label: str, notes: list[str]) -> None:
+    """Refuse a document too deep, holding itself, or expanding through aliases; note its duplicate keys.
+
+    One pass over the document's nodes, each node once (an alias is the
+    node of its anchor, met again): ``size`` counts the nodes a node
+    expands to, aliases counted at every use, so a billion laughs costs no
+    more to measure than the lines that write it.
+    """
+    size: dict[int, int] = {}  # id(collection node) -> the nodes it expands to (scalars count 1)
+    written = 1
+    opened = {id(root)}
+    if isinstance(root, yaml.MappingNode):
+        _duplicate_keys(root, label, notes)
+    stack = [(root, iter(_children(root)))]
+    while stack:
+        node, children = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            opened.discard(id(node))
+            size[id(node)] = 1 + sum(size.get(id(c), 1) for c in _children(node))
+            continue
+        key = id(child)
+        if isinstance(child, yaml.ScalarNode):
+            written += 1  # an aliased scalar counts as written: repeating it costs one node a use
+            continue
+        if key in size:
+            continue
+        if key in opened:
+            raise ScenarioError([Problem(label, _at(child.start_mark), "invalid YAML: an alias inside its own "
+                                         "anchor (the value would contain itself)")])
+        if len(stack) >= MAX_DEPTH:
+            raise ScenarioError([Problem(label, _at(child.start_mark), (
+                f"expected at most {MAX_DEPTH} levels of nested mappings and lists, got more (gangkit's limit: "
+                "Kubernetes objects nest about 15)"))])
+        if isinstance(child, yaml.MappingNode):
+            _duplicate_keys(child, label, notes)
+        written += 1
+        opened.add(key)
+        stack.append((child, iter(_children(child))))
+    total = size.get(id(root), 1)
+    if total > 2 * written + ALIAS_ALLOWANCE:
+        raise ScenarioError([Problem(label, _at(root.start_mark), (
+            f"expected aliases to repeat at most as many nodes as the document writes ({written}, plus "
+            f"{ALIAS_ALLOWANCE}), got a document of {written} nodes that expands to {_count(total)} (a \"billion "
+            "laughs\" document?)"))])
+
+
+def _children(node) -> list:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return node.value
+    return []
+
+
+def _duplicate_keys(node, label: str, notes: list[str]) -> None:
+    """A key written twice in one mapping: PyYAML keeps the last value; kubectl's strict field validation refuses it."""
+    seen = set()
+    for k, _ in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.tag != _MERGE:
+            if (k.tag, k.value) in seen:
+                notes.append(f"{label}: {_at(k.start_mark)}: the key {short(k.value)} appears twice in one mapping; "
+                             "gangkit keeps the last value (kubectl's default --validate=strict refuses a duplicate field)")
+            seen.add((k.tag, k.value))
+
+
+def _count(n: int) -> str:
+    return f"{n:,}" if n < 10**15 else f"about 10^{len(str(n)) - 1}"
+
+
+def _yaml_problem(e: yaml.YAMLError, text: str, label: str) -> ScenarioError:
+    """One problem for a YAML error, with its position, worded as PyYAML words it.
+
+    libyaml words some errors differently and places a few elsewhere (at the
+    end of the stream rather than at an unclosed bracket); for those, the
+    pure-Python parser reads the text again, which costs time only for a
+    file that does not load.
+    """
+    if _SafeLoader is not yaml.SafeLoader and not isinstance(e, yaml.constructor.ConstructorError):
+        try:
+            for _ in yaml.compose_all(text, Loader=yaml.SafeLoader):
+                pass
+        except yaml.YAMLError as python_error:
+            e = python_error
+        except RecursionError:  # nesting libyaml refused and Python cannot follow: libyaml's answer stands
+            pass
+    if isinstance(e, yaml.reader.ReaderError):
+        line = text.count("\n", 0, e.position) + 1
+        column = e.position - text.rfind("\n", 0, e.position)
+        what = str(e).splitlines()[0]
+        return ScenarioError([Problem(label, f"line {line}, column {column}", f"invalid YAML: {what}")])
+    mark = getattr(e, "problem_mark", None)
+    where = _at(mark) if mark else ""
+    what = " ".join(str(x) for x in (getattr(e, "context", None), getattr(e, "problem", None)) if x)
+    return ScenarioError([Problem(label, where, f"invalid YAML: {what or str(e).splitlines()[0]}")])
 
 
 @dataclass
@@ -130,6 +388,14 @@ class ManifestObject:
         return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
 
 
+def new_object(doc: Mapping, where: str, kind: str | None = None) -> ManifestObject:
+    """A document as a :class:`ManifestObject`; a name or namespace that is not a string is left out of its label."""
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
+    name, namespace = meta.get("name"), meta.get("namespace")
+    return ManifestObject(dict(doc), str(doc.get("kind")) if kind is None else kind, where,
+                          name if isinstance(name, str) else None, namespace if isinstance(namespace, str) else None)
+
+
 @dataclass
 class Reader:
     """Reads manifests, collecting problems, unknown fields and notes for one report."""
@@ -143,13 +409,13 @@ class Reader:
     # small typed getters: each records a problem and returns a harmless value
 
     def error(self, obj: str, fieldname: str, message: str) -> None:
-        self.problems.append(Problem(obj, fieldname, message))
+        self.problems.append(Problem(obj, fieldname, _capped(message)))
 
     def attempt(self, parse: Callable[..., Any], value: Any, obj: str, fieldname: str) -> Any:
         try:
             return parse(value, obj=obj, field=fieldname)
         except ScenarioError as e:
-            self.problems.extend(e.problems)
+            self.problems.extend(Problem(p.obj, p.field, _capped(p.message)) for p in e.problems)
             return None
 
     def duration(self, value: Any, obj: str, fieldname: str) -> float | None:
@@ -208,9 +474,14 @@ class Reader:
                 self.error(obj, f"{fieldname}.{k}", f"expected a string, got {v!r} (quote it in YAML: \"{v}\")")
         return out
 
-    def whole(self, value: Any, obj: str, fieldname: str, minimum: int) -> int | None:
+    def whole(self, value: Any, obj: str, fieldname: str, minimum: int, maximum: int = MAX_INT32) -> int | None:
+        """A whole number from ``minimum`` to ``maximum``: by default an int32, as the API's counts are."""
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            self.error(obj, fieldname, f"expected a whole number >= {minimum}, got {value!r}")
+            self.error(obj, fieldname, f"expected a whole number >= {minimum}, got {short(value)}")
+            return None
+        if value > maximum:
+            what = " (an int32 in the Kubernetes API)" if maximum == MAX_INT32 else ""
+            self.error(obj, fieldname, f"expected a whole number <= {maximum}{what}, got {short(value)}")
             return None
         return value
 
@@ -222,18 +493,19 @@ class Reader:
         ``known`` is its field tree; ``annotations`` are the ``gangkit/*``
         annotations its ``metadata`` may carry (any other is an unknown field).
         """
+        o = new_object(doc, where)
         meta = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
-        o = ManifestObject(dict(doc), str(doc.get("kind")), where, meta.get("name"), meta.get("namespace"))
         if not isinstance(doc.get("metadata"), Mapping):
             self.error(o.label, "metadata", "expected a mapping with at least a name")
             return None
-        if not isinstance(o.name, str) or not o.name:
-            self.error(o.label, "metadata.name", f"expected a non-empty name, got {o.name!r}")
+        if not isinstance(meta.get("name"), str) or not o.name:
+            self.error(o.label, "metadata.name", f"expected a non-empty name, got {short(meta.get('name'))}")
             return None
-        if o.namespace is not None and (not isinstance(o.namespace, str) or not o.namespace):
-            self.error(o.label, "metadata.namespace", f"expected a non-empty string, got {o.namespace!r}")
+        if meta.get("namespace") is not None and (not isinstance(o.namespace, str) or not o.namespace):
+            self.error(o.label, "metadata.namespace", f"expected a non-empty string, got {short(meta.get('namespace'))}")
             return None
-        self.find_unknown(o.doc, known, o.label, "")
+        if not self.find_unknown(o.doc, known, o.label, ""):
+            return None
         template = _dig(doc, "spec", "template", "metadata")
         for where_ann, ann in (("metadata", meta), ("spec.template.metadata", template)):
             found = ann.get("annotations") if isinstance(ann, Mapping) else None
@@ -242,22 +514,38 @@ class Reader:
                     self.unknown.append(f"{o.label}: {where_ann}.annotations.{key}")
         return o
 
-    def find_unknown(self, node: Any, known: Any, obj: str, path: str) -> None:
-        """Note every field of ``node`` that the tree ``known`` does not list (with a close match, if any)."""
+    def find_unknown(self, node: Any, known: Any, obj: str, path: str) -> bool:
+        """Note every field of ``node`` that the tree ``known`` does not list (with a close match, if any).
+
+        Also the one type rule every kind shares: a known field named in
+        :data:`STRING_FIELDS` holds a string (or null), and a key where any
+        key is known (``"*"``: resource names) is a string. Returns False
+        after recording a problem of that kind: the object is not read further.
+        """
         if known is ANY:
-            return
+            return True
         if isinstance(known, list):
+            ok = True
             for i, item in enumerate(node if isinstance(node, list) else []):
-                self.find_unknown(item, known[0], obj, f"{path}[{i}]")
-            return
+                ok = self.find_unknown(item, known[0], obj, f"{path}[{i}]") and ok
+            return ok
+        ok = True
         for key, value in node.items() if isinstance(node, Mapping) else ():
             sub = known.get(key, known.get("*"))
             here = f"{path}.{key}" if path else str(key)
-            if sub is None:
+            if sub is not None and key not in known and not isinstance(key, str):
+                self.error(obj, here, f"expected a name (a string) as the key, got {type(key).__name__} {short(key)} "
+                                      "(quote it in YAML)")
+                ok = False
+            elif sub is not None and key in STRING_FIELDS and value is not None and not isinstance(value, str):
+                self.error(obj, here, f"expected a string, got {type(value).__name__} {short(value)}")
+                ok = False
+            elif sub is None:
                 close = difflib.get_close_matches(str(key), [str(k) for k in known], n=1, cutoff=0.8)
                 self.unknown.append(f"{obj}: {here}" + (f" (did you mean {close[0]}?)" if close else ""))
             else:
-                self.find_unknown(value, sub, obj, here)
+                ok = self.find_unknown(value, sub, obj, here) and ok
+        return ok
 
     # what a pod asks for (a batch/v1 Job's pod template, a Volcano Job's task)
 
@@ -322,6 +610,11 @@ class Reader:
         """Hand the report over: a ScenarioError with every problem, if there is one."""
         if self.problems:
             raise ScenarioError(self.problems)
+
+
+def _capped(message: str, width: int = 2000) -> str:
+    """A message of at most ``width`` characters: one line of the report, even when it quotes a huge value."""
+    return message if len(message) <= width else message[: width - 3] + "..."
 
 
 def _dig(doc: Any, *keys: str) -> Any:

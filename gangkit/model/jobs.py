@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.quantity import MAX_DURATION_S, MAX_JOB_PODS, MAX_QUANTITY, shown
 from gangkit.model.resources import Resources
 
 Progress = Literal["sync", "independent"]
@@ -148,22 +149,23 @@ class Job:
             bad("pod_sets", "expected at least one pod set")
         for i, ps in enumerate(self.pod_sets):
             where = f"pod_sets[{i}]"
-            if not _whole(ps.count) or ps.count < 1:
-                bad(f"{where}.count", f"expected a whole number >= 1, got {ps.count!r}")
-            if not _whole(ps.gpus) or ps.gpus < 0:
-                bad(f"{where}.gpus", f"expected a whole number of GPUs >= 0, got {ps.gpus!r}")
-            if not _finite(ps.cpu) or ps.cpu < 0:
-                bad(f"{where}.cpu", f"expected cores >= 0, got {ps.cpu!r}")
-            if not _whole(ps.memory) or ps.memory < 0:
-                bad(f"{where}.memory", f"expected bytes >= 0, got {ps.memory!r}")
+            if not _whole(ps.count) or not 1 <= ps.count <= MAX_JOB_PODS:
+                bad(f"{where}.count", f"expected a whole number from 1 to {MAX_JOB_PODS}, got {shown(ps.count)}")
+            if not _whole(ps.gpus) or not 0 <= ps.gpus <= MAX_QUANTITY:
+                bad(f"{where}.gpus", f"expected a whole number of GPUs from 0 to 2^63-1, got {shown(ps.gpus)}")
+            if not _finite(ps.cpu) or not 0 <= ps.cpu <= MAX_QUANTITY:
+                bad(f"{where}.cpu", f"expected cores from 0 to 2^63-1, got {shown(ps.cpu)}")
+            if not _whole(ps.memory) or not 0 <= ps.memory <= MAX_QUANTITY:
+                bad(f"{where}.memory", f"expected bytes from 0 to 2^63-1, got {shown(ps.memory)}")
             if ps.min_count is not None and (not _whole(ps.min_count) or not 1 <= ps.min_count <= ps.count):
                 bad(f"{where}.min_count", f"expected a whole number from 1 to {ps.count}, got {ps.min_count!r}")
             if ps.min_member is not None and (not _whole(ps.min_member) or not 0 <= ps.min_member <= ps.count):
                 bad(f"{where}.min_member", f"expected a whole number from 0 to {ps.count}, got {ps.min_member!r}")
-        if not _finite(self.run_time) or self.run_time <= 0:
-            bad("run_time", f"expected a run time > 0 seconds, got {self.run_time!r}")
-        if not _finite(self.submit_time) or self.submit_time < 0:
-            bad("submit_time", f"expected a submit time >= 0 seconds, got {self.submit_time!r}")
+        if not _finite(self.run_time) or not 0 < self.run_time <= MAX_DURATION_S:
+            bad("run_time", f"expected a run time > 0 seconds, at most {MAX_DURATION_S:.0f}, got {shown(self.run_time)}")
+        if not _finite(self.submit_time) or not 0 <= self.submit_time <= MAX_DURATION_S:
+            bad("submit_time", f"expected a submit time >= 0 seconds, at most {MAX_DURATION_S:.0f}, "
+                               f"got {shown(self.submit_time)}")
         if not _whole(self.priority):
             bad("priority", f"expected a whole number, got {self.priority!r}")
         if self.progress not in PROGRESS_MODES:
@@ -256,13 +258,14 @@ def _plainly_valid(j: Job) -> bool:
             and j.rendezvous_timeout is None and type(j.backoff_limit) is int and j.backoff_limit >= 0):
         return False
     rt, st = j.run_time, j.submit_time
-    if not ((type(rt) is float or type(rt) is int) and 0 < rt < math.inf
-            and (type(st) is float or type(st) is int) and 0 <= st < math.inf):
+    if not ((type(rt) is float or type(rt) is int) and 0 < rt <= MAX_DURATION_S
+            and (type(st) is float or type(st) is int) and 0 <= st <= MAX_DURATION_S):
         return False
     for ps in j.pod_sets:
         c, g, cpu, mem = ps.count, ps.gpus, ps.cpu, ps.memory
-        if not (type(c) is int and c >= 1 and type(g) is int and g >= 0 and type(mem) is int and mem >= 0
-                and (type(cpu) is float or type(cpu) is int) and 0 <= cpu < math.inf
+        if not (type(c) is int and 1 <= c <= MAX_JOB_PODS and type(g) is int and 0 <= g <= MAX_QUANTITY
+                and type(mem) is int and 0 <= mem <= MAX_QUANTITY
+                and (type(cpu) is float or type(cpu) is int) and 0 <= cpu <= MAX_QUANTITY
                 and ps.min_count is None and ps.min_member is None):
             return False
     return True

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 
 from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.quantity import MAX_QUANTITY, shown
 from gangkit.model.resources import labels_match
 
 
@@ -46,12 +47,14 @@ class Node:
         out = []
         if not self.name:
             out.append(Problem("Node", "metadata.name", "expected a non-empty name"))
-        if not isinstance(self.gpus, int) or isinstance(self.gpus, bool) or self.gpus < 0:
-            out.append(Problem(obj, "gpus", f"expected a whole number of GPUs >= 0, got {self.gpus!r}"))
-        if self.cpu is not None and (not isinstance(self.cpu, (int, float)) or not math.isfinite(self.cpu) or self.cpu < 0):
-            out.append(Problem(obj, "cpu", f"expected cores >= 0, got {self.cpu!r}"))
-        if self.memory is not None and (not isinstance(self.memory, int) or self.memory < 0):
-            out.append(Problem(obj, "memory", f"expected bytes >= 0, got {self.memory!r}"))
+        if not isinstance(self.gpus, int) or isinstance(self.gpus, bool) or not 0 <= self.gpus <= MAX_QUANTITY:
+            out.append(Problem(obj, "gpus", f"expected a whole number of GPUs from 0 to 2^63-1, got {shown(self.gpus)}"))
+        if self.cpu is not None and (not isinstance(self.cpu, (int, float)) or isinstance(self.cpu, bool)
+                                     or not math.isfinite(self.cpu) or not 0 <= self.cpu <= MAX_QUANTITY):
+            out.append(Problem(obj, "cpu", f"expected cores from 0 to 2^63-1, got {shown(self.cpu)}"))
+        if self.memory is not None and (not isinstance(self.memory, int) or isinstance(self.memory, bool)
+                                        or not 0 <= self.memory <= MAX_QUANTITY):
+            out.append(Problem(obj, "memory", f"expected bytes from 0 to 2^63-1, got {shown(self.memory)}"))
         return out
 
 

@@ -24,6 +24,20 @@ round, which each resource does its own way:
 Durations (gangkit's run time, submit time...) are seconds: a number, or a Go
 duration string as ``time.ParseDuration`` reads it: ``90s``, ``10m``,
 ``1h30m``, ``1.5h``, ``250ms``. Go has no ``d`` unit: write ``24h``.
+
+**Ranges.** Every value read here has a range the simulation can compute
+with, and anything outside it is one error naming the field, never an
+overflow later in a run (or an ``Infinity`` in ``--json``):
+
+- a quantity is at most 2^63-1 in magnitude, the largest Kubernetes
+  represents (the Quantity reference: "no quantity may represent a number
+  greater than 2^63-1 in magnitude"; Kubernetes caps a larger one, gangkit
+  refuses it, because a capped number is not what the manifest meant), and
+  at most :data:`MAX_TEXT` characters long;
+- a duration is at most (2^63-1) nanoseconds, about 292 years: Go's
+  ``time.Duration`` is an int64 count of nanoseconds and
+  ``time.ParseDuration`` refuses anything longer ("invalid duration");
+  gangkit holds plain seconds to the same range.
 """
 
 from __future__ import annotations
@@ -62,6 +76,38 @@ _QUANTITY = re.compile(
 
 _QUANTITY_HINT = "expected a Kubernetes quantity such as 8, 500m, 1.5 or 16Gi"
 
+#: The largest quantity, in magnitude: Kubernetes' int64 (k8s.io/apimachinery/pkg/api/resource).
+MAX_QUANTITY = 2**63 - 1
+#: The longest duration, in seconds: Go's time.Duration, int64 nanoseconds (time.ParseDuration).
+MAX_DURATION_S = (2**63 - 1) / 10**9
+#: The most pods one Job may have: the most Kubernetes is designed for in a whole cluster ("no more
+#: than 150,000 total pods", kubernetes.io, Considerations for large clusters, v1.31). A gang larger
+#: than that is refused before it is simulated (10^7 pods would end in a MemoryError).
+MAX_JOB_PODS = 150_000
+#: The longest quantity or duration text read (nobody writes more digits; Python refuses to turn
+#: a number of more than 4300 digits into an int).
+MAX_TEXT = 100
+_MAX_EXPONENT = 1000  # 10**1000 is cheap to compute exactly; 1e-1000 of anything is below a nano-anything
+
+
+def shown(value: object) -> str:
+    """``repr(value)``, cut short: an error quotes what it got, not a whole document."""
+    if isinstance(value, int) and value.bit_length() > 200:  # Python writes at most 4300 digits of an int
+        return f"an integer of {len(str(value)) if value.bit_length() < 14000 else 'more than 4000'} digits"
+    text = repr(value) if isinstance(value, (str, int, float)) and len(str(value)) <= 60 else None
+    if text is None:
+        import reprlib
+
+        shorter = reprlib.Repr()
+        shorter.maxlevel, shorter.maxstring, shorter.maxother, shorter.maxlong = 2, 60, 60, 60
+        text = shorter.repr(value)
+    return text
+
+
+def _too_large(value: object, obj: str, field: str):
+    return problem(obj, field, f"expected a quantity of at most 2^63-1 ({MAX_QUANTITY}) in magnitude, the largest "
+                               f"Kubernetes represents, got {shown(value)}")
+
 
 def parse_quantity(value: object, *, obj: str, field: str) -> Fraction:
     """The exact value of a Kubernetes quantity (``"500m"``, ``"16Gi"``, ``"1e3"``, ``8``, ``0.5``).
@@ -72,23 +118,36 @@ def parse_quantity(value: object, *, obj: str, field: str) -> Fraction:
     raises :class:`~gangkit.model.errors.ScenarioError` naming ``obj`` and ``field``.
     """
     if isinstance(value, bool) or value is None:
-        raise problem(obj, field, f"{_QUANTITY_HINT}, got {value!r}")
+        raise problem(obj, field, f"{_QUANTITY_HINT}, got {shown(value)}")
     if isinstance(value, int):
+        if abs(value) > MAX_QUANTITY:
+            raise _too_large(value, obj, field)
         return Fraction(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise problem(obj, field, f"{_QUANTITY_HINT}, got {value!r}")
+            raise problem(obj, field, f"{_QUANTITY_HINT}, got {shown(value)}")
+        if abs(value) > MAX_QUANTITY:
+            raise _too_large(value, obj, field)
         return Fraction(repr(value))
     if not isinstance(value, str):
-        raise problem(obj, field, f"{_QUANTITY_HINT}, got {value!r}")
+        raise problem(obj, field, f"{_QUANTITY_HINT}, got {shown(value)}")
+    if len(value) > MAX_TEXT:
+        raise problem(obj, field, f"{_QUANTITY_HINT}, of at most {MAX_TEXT} characters, got {shown(value)}")
     m = _QUANTITY.fullmatch(value)
     if m is None:
-        raise problem(obj, field, f"{_QUANTITY_HINT}, got {value!r}")
+        raise problem(obj, field, f"{_QUANTITY_HINT}, got {shown(value)}")
     number = Fraction(m["number"])
     if m["exp"]:
-        number *= Fraction(10) ** int(m["exp"][1:])
+        exponent = int(m["exp"][1:])
+        if number and exponent > 2 * MAX_TEXT:  # at least 10**-MAX_TEXT * 10**exponent: far beyond 2^63
+            raise _too_large(value, obj, field)
+        if number and exponent < -_MAX_EXPONENT:
+            raise problem(obj, field, f"{_QUANTITY_HINT}, with an exponent from -{_MAX_EXPONENT}, got {shown(value)}")
+        number *= Fraction(10) ** exponent if number else 0
     else:
         number *= _SUFFIXES[m["suffix"] or ""]
+    if number > MAX_QUANTITY:
+        raise _too_large(value, obj, field)
     return -number if m["sign"] == "-" else number
 
 
@@ -101,9 +160,9 @@ def parse_gpus(value: object, *, obj: str, field: str) -> int:
     """
     q = parse_quantity(value, obj=obj, field=field)
     if q.denominator != 1:
-        raise problem(obj, field, f"must be an integer (a whole number of GPUs), got {value!r}")
+        raise problem(obj, field, f"must be an integer (a whole number of GPUs), got {shown(value)}")
     if q < 0:
-        raise problem(obj, field, f"must be greater than or equal to 0, got {value!r}")
+        raise problem(obj, field, f"must be greater than or equal to 0, got {shown(value)}")
     return int(q)
 
 
@@ -111,7 +170,7 @@ def parse_cpu(value: object, *, obj: str, field: str) -> float:
     """CPU cores as a float: ``"500m"`` is 0.5, ``2`` is 2.0. Negative is an error."""
     q = parse_quantity(value, obj=obj, field=field)
     if q < 0:
-        raise problem(obj, field, f"must be greater than or equal to 0, got {value!r}")
+        raise problem(obj, field, f"must be greater than or equal to 0, got {shown(value)}")
     return float(q)
 
 
@@ -119,7 +178,7 @@ def parse_memory(value: object, *, obj: str, field: str) -> int:
     """Memory in bytes: ``"16Gi"`` is 17179869184; fractions of a byte round up (``Quantity.Value()``)."""
     q = parse_quantity(value, obj=obj, field=field)
     if q < 0:
-        raise problem(obj, field, f"must be greater than or equal to 0, got {value!r}")
+        raise problem(obj, field, f"must be greater than or equal to 0, got {shown(value)}")
     return math.ceil(q)
 
 
@@ -147,10 +206,12 @@ def parse_duration(value: object, *, obj: str, field: str) -> float:
     anything else raise :class:`~gangkit.model.errors.ScenarioError`.
     """
     if isinstance(value, bool) or value is None:
-        raise problem(obj, field, f"{_DURATION_HINT}, got {value!r}")
+        raise problem(obj, field, f"{_DURATION_HINT}, got {shown(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise problem(obj, field, f"{_DURATION_HINT}, got {shown(value)}")
     if isinstance(value, (int, float)):
-        seconds = value
-    elif isinstance(value, str):
+        seconds: Fraction | float | int = value
+    elif isinstance(value, str) and len(value) <= MAX_TEXT:
         sign = -1 if value.startswith("-") else 1
         body = value[1:] if value[:1] in ("+", "-") else value
         if _NUMBER.fullmatch(body):
@@ -158,14 +219,15 @@ def parse_duration(value: object, *, obj: str, field: str) -> float:
         elif body and _DURATION_PART.sub("", body) == "":
             total = sum((Fraction(n) * _UNITS[u] for n, u in _DURATION_PART.findall(body)), Fraction(0))
         else:
-            raise problem(obj, field, f"{_DURATION_HINT}, got {value!r}")
-        seconds = float(sign * total)
+            raise problem(obj, field, f"{_DURATION_HINT}, got {shown(value)}")
+        seconds = sign * total
     else:
-        raise problem(obj, field, f"{_DURATION_HINT}, got {value!r}")
-    if not math.isfinite(seconds):
-        raise problem(obj, field, f"{_DURATION_HINT}, got {value!r}")
+        raise problem(obj, field, f"{_DURATION_HINT}, got {shown(value)}")
     if seconds < 0:
-        raise problem(obj, field, f"expected a duration >= 0, got {value!r}")
+        raise problem(obj, field, f"expected a duration >= 0, got {shown(value)}")
+    if seconds > MAX_DURATION_S:
+        raise problem(obj, field, "expected a duration of at most 2562047h47m16.854775807s (about 292 years, the "
+                                  f"longest Go's time.Duration holds), got {shown(value)}")
     return float(seconds)
 
 

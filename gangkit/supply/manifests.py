@@ -34,12 +34,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gangkit.manifests.reader import ANY, GPU, META, ManifestObject, Reader
+from gangkit.manifests.reader import ANY, GPU, META, ManifestObject, Reader, short
 from gangkit.supply import ClusterAutoscaler, InstanceType, Karpenter, NodeGroup, NodePool, Stages
 from gangkit.supply.autoscaler import EXPANDERS
 from gangkit.supply.cloud import TYPE_LABEL
 
-__all__ = ["EXPANDERS", "KNOWN_FIELDS", "read_cluster_autoscaler", "read_karpenter", "read_object"]
+__all__ = ["EXPANDERS", "KNOWN_FIELDS", "MAX_PRICE", "read_cluster_autoscaler", "read_karpenter", "read_object"]
 
 _NAMES = dict.fromkeys
 KNOWN_FIELDS: dict[str, dict] = {
@@ -72,6 +72,15 @@ KNOWN_FIELDS: dict[str, dict] = {
         },
     },
 }
+
+
+#: The highest price per hour gangkit reads for one machine: costs add up over a run (price x hours x
+#: nodes) and must stay numbers, not infinity.
+MAX_PRICE = 1e12
+
+
+def _price(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and 0 <= value <= MAX_PRICE
 
 
 def read_object(r: Reader, doc: Mapping, where: str, role: str) -> ManifestObject | None:
@@ -134,8 +143,8 @@ def read_karpenter(r: Reader, settings: list, pools: list) -> Karpenter | None:
         for where, t, name in items:
             cap = read_capacity(r, t, obj, where)
             price = t.get("pricePerHour", float(cap[0]) if cap else 0.0)
-            if isinstance(price, bool) or not isinstance(price, (int, float)) or price < 0:
-                r.error(obj, f"{where}.pricePerHour", f"expected a number >= 0, got {price!r}")
+            if not _price(price):
+                r.error(obj, f"{where}.pricePerHour", f"expected a number from 0 to {MAX_PRICE:g}, got {short(price)}")
                 continue
             if cap is not None:
                 types.append(InstanceType(name, cap[0], float(price), cap[1], cap[2]))
@@ -151,11 +160,18 @@ def read_karpenter(r: Reader, settings: list, pools: list) -> Karpenter | None:
                            "spec.template.metadata.labels")
         tspec = r.mapping(template.get("spec"), obj, "spec.template.spec")
         allowed = list(type_names)
-        for i, req in enumerate(tspec.get("requirements") or []):
+        requirements = tspec.get("requirements") or []
+        if not isinstance(requirements, list):
+            r.error(obj, "spec.template.spec.requirements", f"expected a list of requirements, got {short(requirements)}")
+            requirements = []
+        for i, req in enumerate(requirements):
             where = f"spec.template.spec.requirements[{i}]"
             req = r.mapping(req, obj, where)
             if req.get("key") == TYPE_LABEL and req.get("operator") == "In":
                 values = req.get("values") or []
+                if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+                    r.error(obj, f"{where}.values", f"expected a list of instance type names, got {short(values)}")
+                    continue
                 unknown = [v for v in values if v not in type_names]
                 if unknown:
                     r.error(obj, f"{where}.values", f"instance types {unknown} are not among the Karpenter instance types "
@@ -185,9 +201,10 @@ def read_karpenter(r: Reader, settings: list, pools: list) -> Karpenter | None:
         budgets = disruption.get("budgets")
         if isinstance(budgets, list) and budgets:
             nodes = r.mapping(budgets[0], obj, "spec.disruption.budgets[0]").get("nodes", "10%")
-            if isinstance(nodes, str) and nodes.endswith("%") and nodes[:-1].isdigit():
+            if isinstance(nodes, str) and nodes.endswith("%") and nodes[:-1].isascii() and nodes[:-1].isdigit() \
+                    and len(nodes) <= 4:
                 budget = nodes
-            elif isinstance(nodes, str) and nodes.isdigit():
+            elif isinstance(nodes, str) and nodes.isascii() and nodes.isdigit() and len(nodes) <= 10:
                 budget = int(nodes)
             else:
                 r.error(obj, "spec.disruption.budgets[0].nodes", f"expected a count or a percentage like \"10%\", got {nodes!r}")
@@ -252,8 +269,8 @@ def read_cluster_autoscaler(r: Reader, objects: list) -> ClusterAutoscaler | Non
         lo = r.whole(g.get("minSize", 0), obj, f"{where}.minSize", 0)
         hi = r.whole(g.get("maxSize", 10), obj, f"{where}.maxSize", 0)
         price = g.get("pricePerHour", float(gpus or 0))
-        if isinstance(price, bool) or not isinstance(price, (int, float)) or price < 0:
-            r.error(obj, f"{where}.pricePerHour", f"expected a number >= 0, got {price!r}")
+        if not _price(price):
+            r.error(obj, f"{where}.pricePerHour", f"expected a number from 0 to {MAX_PRICE:g}, got {short(price)}")
             continue
         stockout = g.get("stockout", False)
         if not isinstance(stockout, bool):

@@ -67,6 +67,8 @@ from gangkit.manifests.reader import (
     SUBMIT_TIME,
     ManifestObject,
     Reader,
+    new_object,
+    short,
 )
 from gangkit.model.jobs import PROGRESS_MODES, Job, PodSet
 from gangkit.model.quantity import format_cpu, format_memory
@@ -102,19 +104,20 @@ def read_object(r: Reader, doc: Mapping, where: str, role: str) -> ManifestObjec
     """Check one Volcano object's metadata and report its unread fields (the registry calls it)."""
     kind = role
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
-    o = ManifestObject(dict(doc), kind, where, meta.get("name"), meta.get("namespace"))
+    o = new_object(doc, where, kind)
     if not isinstance(doc.get("metadata"), Mapping):
         r.error(o.label, "metadata", "expected a mapping with at least a name")
         return None
-    if not isinstance(o.name, str) or not o.name:
-        r.error(o.label, "metadata.name", f"expected a non-empty name, got {o.name!r}")
+    if not isinstance(meta.get("name"), str) or not o.name:
+        r.error(o.label, "metadata.name", f"expected a non-empty name, got {short(meta.get('name'))}")
         return None
     if kind not in NAMESPACED:
         o.namespace = None  # a Queue is cluster-scoped
-    elif o.namespace is not None and (not isinstance(o.namespace, str) or not o.namespace):
-        r.error(o.label, "metadata.namespace", f"expected a non-empty string, got {o.namespace!r}")
+    elif meta.get("namespace") is not None and (not isinstance(o.namespace, str) or not o.namespace):
+        r.error(o.label, "metadata.namespace", f"expected a non-empty string, got {short(meta.get('namespace'))}")
         return None
-    r.find_unknown(o.doc, KNOWN_FIELDS[kind], o.label, "")
+    if not r.find_unknown(o.doc, KNOWN_FIELDS[kind], o.label, ""):
+        return None  # a name that is not a string: reported, and not read further
     annotations = meta.get("annotations") if isinstance(meta.get("annotations"), Mapping) else {}
     for key in annotations:
         if str(key).startswith("gangkit/") and (kind != "VolcanoJob" or key not in JOB_ANNOTATIONS):
@@ -154,7 +157,7 @@ def read_for_scenario(r: Reader, objects: list[ManifestObject], jobs: list[Job],
             if j is not None:
                 jobs.append(j)
     for o in objects:
-        if o.kind == "Queue" and "deserved" in (o.doc.get("spec") or {}):
+        if o.kind == "Queue" and isinstance(o.doc.get("spec"), Mapping) and "deserved" in o.doc["spec"]:
             r.notes.append(f"{o.label}: spec.deserved is read by Volcano's capacity plugin, which gangkit does not "
                            "model; the proportion plugin computes each queue's deserved share from the weights")
     return VolcanoSetup(queues) if uses_volcano else None
@@ -231,9 +234,10 @@ def _volcano_job(r: Reader, o: ManifestObject, classes: dict, default_priority: 
         task = r.mapping(task, obj, where)
         name = task.get("name", f"default{i}")  # Volcano's webhook names an unnamed task default<i>
         if not isinstance(name, str) or not name or name in names:
-            r.error(obj, f"{where}.name", f"expected a unique non-empty task name, got {name!r}")
+            r.error(obj, f"{where}.name", f"expected a unique non-empty task name, got {short(name)}")
             ok = False
-        names.add(name)
+        else:
+            names.add(name)
         replicas = r.whole(task.get("replicas", 0), obj, f"{where}.replicas", 1)
         minimum = task.get("minAvailable")
         if minimum is not None:
@@ -265,7 +269,7 @@ def _volcano_job(r: Reader, o: ManifestObject, classes: dict, default_priority: 
     priority = default_priority
     if "priorityClassName" in spec:
         pc = spec["priorityClassName"]
-        if pc not in classes:
+        if not isinstance(pc, str) or pc not in classes:
             r.error(obj, "spec.priorityClassName", f"no PriorityClass named {pc!r} in the input (known: {', '.join(sorted(classes))})")
             ok = False
         else:

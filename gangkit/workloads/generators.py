@@ -32,6 +32,13 @@ Every distribution has ``sample(rng)`` and ``mean()``; :meth:`Stream.rate_for_lo
 turns a target load (a fraction of the cluster's GPUs) into an arrival rate.
 Bad values raise :class:`~gangkit.model.errors.ScenarioError` naming the object and
 the field, e.g. ``Poisson: rate: expected a rate > 0 per second, got -1``.
+
+Every number has a range whose samples stay numbers (no overflow, no
+infinite gap): times at most :data:`~gangkit.model.quantity.MAX_DURATION_S`
+(Go's longest duration, about 292 years), a rate of at least one job per
+that long, a lognormal ``sigma`` of at most :data:`MAX_SIGMA`, a bursty
+``cv`` of at most :data:`MAX_CV`; a WorkloadGenerator holds at most
+:data:`MAX_JOBS` jobs.
 """
 
 from __future__ import annotations
@@ -49,14 +56,32 @@ from typing import Union
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.jobs import PROGRESS_MODES, Job, PodSet
 from gangkit.model.precision import TOLERANCE
+from gangkit.model.quantity import MAX_DURATION_S
 from gangkit.model.scenario import RunSettings, Scenario
 
 #: The committed quantile table of Philly run times (see tools/make_runtime_quantiles.py).
 PHILLY_QUANTILES = Path(__file__).resolve().parents[1] / "data" / "philly_runtime_quantiles.csv"
 
+#: The widest lognormal spread: e**20 (half a billion) between the median and one sigma above it.
+#: The mean, exp(mu + sigma**2 / 2), overflows a float beyond sigma 37; no run-time trace is that wide.
+MAX_SIGMA = 20.0
+#: The burstiest arrivals: a coefficient of variation of 100 already makes one gap in 10,000 hold
+#: half the stream's time; beyond, the slow phase's rate falls below any clock.
+MAX_CV = 100.0
+#: The slowest arrival rate: one job per MAX_DURATION_S (292 years).
+MIN_RATE = 1.0 / MAX_DURATION_S
+#: The highest offered load (1000 times the cluster's GPUs) and the most jobs a WorkloadGenerator
+#: makes (gangkit's limits; the Jobs of an input hold at most MAX_SCENARIO_PODS pods in all).
+MAX_LOAD, MAX_JOBS = 1000.0, 100_000
+
 
 def _num(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _seconds(x) -> bool:
+    """A positive time gangkit can compute with: at most Go's longest duration."""
+    return _num(x) and 0 < x <= MAX_DURATION_S
 
 
 def _whole(x) -> bool:
@@ -81,8 +106,9 @@ class Exponential:
     mean_s: float
 
     def __post_init__(self) -> None:
-        if not _num(self.mean_s) or self.mean_s <= 0:
-            _raise([Problem("Exponential", "mean_s", f"expected a mean > 0 seconds, got {self.mean_s!r}")])
+        if not _seconds(self.mean_s):
+            _raise([Problem("Exponential", "mean_s", f"expected a mean > 0 seconds, at most {MAX_DURATION_S:.4g}, "
+                                                     f"got {self.mean_s!r}")])
 
     def sample(self, rng: random.Random) -> float:
         return rng.expovariate(1.0 / self.mean_s)
@@ -109,12 +135,14 @@ class Lognormal:
 
     def __post_init__(self) -> None:
         out = []
-        if not _num(self.median_s) or self.median_s <= 0:
-            out.append(Problem("Lognormal", "median_s", f"expected a median > 0 seconds, got {self.median_s!r}"))
-        if not _num(self.sigma) or self.sigma < 0:
-            out.append(Problem("Lognormal", "sigma", f"expected a sigma >= 0, got {self.sigma!r}"))
-        if self.cap_s is not None and (not _num(self.cap_s) or self.cap_s <= 0):
-            out.append(Problem("Lognormal", "cap_s", f"expected seconds > 0 or None, got {self.cap_s!r}"))
+        if not _seconds(self.median_s):
+            out.append(Problem("Lognormal", "median_s", f"expected a median > 0 seconds, at most {MAX_DURATION_S:.4g}, "
+                                                        f"got {self.median_s!r}"))
+        if not _num(self.sigma) or not 0 <= self.sigma <= MAX_SIGMA:
+            out.append(Problem("Lognormal", "sigma", f"expected a sigma from 0 to {MAX_SIGMA:g}, got {self.sigma!r}"))
+        if self.cap_s is not None and not _seconds(self.cap_s):
+            out.append(Problem("Lognormal", "cap_s", f"expected seconds > 0, at most {MAX_DURATION_S:.4g}, or None, "
+                                                     f"got {self.cap_s!r}"))
         _raise(out)
 
     def sample(self, rng: random.Random) -> float:
@@ -145,8 +173,9 @@ class Constant:
     value_s: float
 
     def __post_init__(self) -> None:
-        if not _num(self.value_s) or self.value_s <= 0:
-            _raise([Problem("Constant", "value_s", f"expected seconds > 0, got {self.value_s!r}")])
+        if not _seconds(self.value_s):
+            _raise([Problem("Constant", "value_s", f"expected seconds > 0, at most {MAX_DURATION_S:.4g}, "
+                                                   f"got {self.value_s!r}")])
 
     def sample(self, rng: random.Random) -> float:
         return float(self.value_s)
@@ -191,27 +220,29 @@ class Empirical:
                 out.append(Problem(obj, "quantiles", "expected increasing quantiles from 0 to 1"))
             if any(not math.isfinite(x) for x in v) or any(b < a for a, b in zip(v, v[1:])):
                 out.append(Problem(obj, "values", "expected finite, non-decreasing values"))
+            elif v[-1] > MAX_DURATION_S:
+                out.append(Problem(obj, "values", f"expected run times of at most {MAX_DURATION_S:.4g} seconds, "
+                                                  f"got {v[-1]:g}"))
         _raise(out)
 
     @classmethod
     def from_table(cls, path: str | Path) -> "Empirical":
         """Read a quantile table: a CSV with columns ``quantile,value`` (lines starting with # are comments)."""
         path = Path(path)
-        with open(path, newline="") as f:
-            rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
-        if not rows or "quantile" not in rows[0] or "value" not in rows[0]:
+        rows, columns = _csv_rows(path)
+        if not rows or "quantile" not in columns or "value" not in columns:
             _raise([Problem(f"Empirical {path.name}", "columns", "expected the columns quantile,value")])
-        return cls(tuple(float(r["quantile"]) for r in rows), tuple(float(r["value"]) for r in rows), source=path.name)
+        return cls(tuple(_csv_number(path, "quantile", i, r["quantile"]) for i, r in enumerate(rows)),
+                   tuple(_csv_number(path, "value", i, r["value"]) for i, r in enumerate(rows)), source=path.name)
 
     @classmethod
     def from_csv(cls, path: str | Path, column: str, n_quantiles: int = 101) -> "Empirical":
         """Observations in one column of a CSV file, summarised by ``n_quantiles`` evenly spaced quantiles."""
         path = Path(path)
-        with open(path, newline="") as f:
-            reader = csv.DictReader(line for line in f if not line.startswith("#"))
-            if column not in (reader.fieldnames or []):
-                _raise([Problem(f"Empirical {path.name}", "column", f"no column {column!r}; columns are {reader.fieldnames}")])
-            data = [float(r[column]) for r in reader if r[column] not in ("", None)]
+        rows, columns = _csv_rows(path)
+        if column not in columns:
+            _raise([Problem(f"Empirical {path.name}", "column", f"no column {column!r}; columns are {columns}")])
+        data = [_csv_number(path, column, i, r[column]) for i, r in enumerate(rows) if r[column] not in ("", None)]
         qs, vs = quantile_table(data, n_quantiles)
         return cls(qs, vs, source=f"{path.name}:{column}")
 
@@ -238,6 +269,31 @@ class Empirical:
         """
         q, v = self.quantiles, self.values
         return sum((q[i + 1] - q[i]) * (v[i] + v[i + 1]) / 2 for i in range(len(q) - 1))
+
+
+def _csv_rows(path: Path) -> tuple[list[dict], list[str]]:
+    """The rows and column names of a CSV file (lines starting with # are comments); one problem naming a bad file."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(line for line in f if not line.startswith("#"))
+            return list(reader), list(reader.fieldnames or [])
+    except FileNotFoundError:
+        why = f"no such file: {path}"
+    except IsADirectoryError:
+        why = f"expected a CSV file, got a directory: {path}"
+    except UnicodeDecodeError as e:
+        why = f"expected a UTF-8 CSV file, got bytes that are not UTF-8 ({e.reason})"
+    except (OSError, csv.Error) as e:
+        why = f"cannot be read as a CSV file: {e}"
+    raise ScenarioError([Problem(f"Empirical {path.name}", "path", why)])
+
+
+def _csv_number(path: Path, column: str, i: int, text) -> float:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        raise ScenarioError([Problem(f"Empirical {path.name}", column, f"expected a number on data line {i + 1}, "
+                                                                        f"got {text!r}")]) from None
 
 
 def quantile_table(data: list[float], n_quantiles: int = 101) -> tuple[tuple[float, ...], tuple[float, ...]]:
@@ -275,8 +331,9 @@ class Poisson:
     rate: float
 
     def __post_init__(self) -> None:
-        if not _num(self.rate) or self.rate <= 0:
-            _raise([Problem("Poisson", "rate", f"expected a rate > 0 per second, got {self.rate!r}")])
+        if not _num(self.rate) or self.rate < MIN_RATE:
+            _raise([Problem("Poisson", "rate", f"expected a rate > 0 per second, at least {MIN_RATE:.3g} (one job in "
+                                               f"292 years), got {self.rate!r}")])
 
     def gap(self, rng: random.Random) -> float:
         return rng.expovariate(self.rate)
@@ -298,10 +355,11 @@ class Bursty:
 
     def __post_init__(self) -> None:
         out = []
-        if not _num(self.rate) or self.rate <= 0:
-            out.append(Problem("Bursty", "rate", f"expected a rate > 0 per second, got {self.rate!r}"))
-        if not _num(self.cv) or self.cv < 1:
-            out.append(Problem("Bursty", "cv", f"expected a coefficient of variation >= 1, got {self.cv!r}"))
+        if not _num(self.rate) or self.rate < MIN_RATE:
+            out.append(Problem("Bursty", "rate", f"expected a rate > 0 per second, at least {MIN_RATE:.3g} (one job "
+                                                 f"in 292 years), got {self.rate!r}"))
+        if not _num(self.cv) or not 1 <= self.cv <= MAX_CV:
+            out.append(Problem("Bursty", "cv", f"expected a coefficient of variation from 1 to {MAX_CV:g}, got {self.cv!r}"))
         _raise(out)
 
     @property
@@ -403,10 +461,11 @@ class Stream:
             out.append(Problem(obj, "n_jobs", f"expected a whole number >= 1, got {self.n_jobs!r}"))
         if not _whole(self.seed):
             out.append(Problem(obj, "seed", f"expected a whole number, got {self.seed!r}"))
-        if not _num(self.min_run_time_s) or self.min_run_time_s <= 0:
-            out.append(Problem(obj, "min_run_time_s", f"expected seconds > 0, got {self.min_run_time_s!r}"))
-        if not _num(self.start_s) or self.start_s < 0:
-            out.append(Problem(obj, "start_s", f"expected seconds >= 0, got {self.start_s!r}"))
+        if not _seconds(self.min_run_time_s):
+            out.append(Problem(obj, "min_run_time_s", f"expected seconds > 0, at most {MAX_DURATION_S:.4g}, "
+                                                      f"got {self.min_run_time_s!r}"))
+        if not _num(self.start_s) or not 0 <= self.start_s <= MAX_DURATION_S:
+            out.append(Problem(obj, "start_s", f"expected seconds from 0 to {MAX_DURATION_S:.4g}, got {self.start_s!r}"))
         _raise(out)
 
     # -- what the stream offers -------------------------------------------------
@@ -419,7 +478,11 @@ class Stream:
 
         (The floor ``min_run_time_s`` is counted only roughly, through the mean.)
         """
-        return load * gpus / self.mean_gpu_seconds()
+        demand = self.mean_gpu_seconds()
+        if demand <= 0:
+            raise ScenarioError([Problem(f"Stream {self.name}", "classes", "a load needs job classes that ask for GPUs "
+                                                                           "(every class has gpus_per_pod 0)")])
+        return load * gpus / demand
 
     # -- the jobs ------------------------------------------------------------------
     def jobs(self) -> list[Job]:
@@ -592,6 +655,7 @@ def stream_from_manifest(reader, o, cluster_gpus: int, base: Path | None = None)
     file's Nodes; a CSV path for an empirical run time is relative to ``base``
     (the YAML file's folder).
     """
+    from gangkit.manifests.reader import MAX_JOB_PODS, short
     from gangkit.model.quantity import parse_duration
 
     obj = o.label
@@ -605,10 +669,11 @@ def stream_from_manifest(reader, o, cluster_gpus: int, base: Path | None = None)
             return None
         return v
 
-    def number(value, where: str, minimum: float, strict: bool):
+    def number(value, where: str, minimum: float, strict: bool, maximum: float = float("inf")):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or \
-                (value <= minimum if strict else value < minimum):
-            reader.error(obj, where, f"expected a number {'>' if strict else '>='} {minimum:g}, got {value!r}")
+                (value <= minimum if strict else value < minimum) or value > maximum:
+            top = f" and <= {maximum:g}" if math.isfinite(maximum) else ""
+            reader.error(obj, where, f"expected a number {'>' if strict else '>='} {minimum:g}{top}, got {short(value)}")
             return None
         return float(value)
 
@@ -619,25 +684,12 @@ def stream_from_manifest(reader, o, cluster_gpus: int, base: Path | None = None)
             if rt.get("table") == "philly" and "csv" not in rt:
                 return philly_runtime()
             if "csv" in rt and "table" not in rt:
-                path = Path(str(rt["csv"]))
-                path = path if path.is_absolute() or base is None else base / path
-                if not path.is_file():
-                    reader.error(obj, f"{where}.csv", f"no such file: {rt['csv']!r} (relative to the YAML file)")
-                    return None
-                try:
-                    return Empirical.from_csv(path, str(rt.get("column", "runtime")))
-                except ScenarioError as e:
-                    for p in e.problems:
-                        reader.error(obj, f"{where}.column" if p.field == "column" else f"{where}.csv", p.message)
-                    return None
-                except ValueError as e:
-                    reader.error(obj, f"{where}.csv", f"expected numbers in the column: {e}")
-                    return None
+                return empirical(rt, where)
             reader.error(obj, where, "an Empirical run time needs either table: philly or csv: <file> (with column:)")
             return None
-        if kind not in _YAML_RUN_TIMES:
+        if not isinstance(kind, str) or kind not in _YAML_RUN_TIMES:
             reader.error(obj, f"{where}.distribution",
-                         f"expected one of {', '.join([*_YAML_RUN_TIMES, 'Empirical'])}, got {kind!r}")
+                         f"expected one of {', '.join([*_YAML_RUN_TIMES, 'Empirical'])}, got {short(kind)}")
             return None
         cls, fields = _YAML_RUN_TIMES[kind]
         args, ok = {}, True
@@ -648,10 +700,29 @@ def stream_from_manifest(reader, o, cluster_gpus: int, base: Path | None = None)
                 reader.error(obj, f"{where}.{key}", f"required for the {kind} run time")
                 ok = False
                 continue
-            v = duration(rt[key], f"{where}.{key}") if is_duration else number(rt[key], f"{where}.{key}", 0, False)
+            v = (duration(rt[key], f"{where}.{key}") if is_duration
+                 else number(rt[key], f"{where}.{key}", 0, False, MAX_SIGMA))
             ok = ok and v is not None
             args[arg] = v
         return cls(**args) if ok else None
+
+    def empirical(rt, where: str):
+        """Observations in a CSV column: one problem naming the file when it cannot be read as one."""
+        try:
+            path = Path(str(rt["csv"]))
+            path = path if path.is_absolute() or base is None else base / path
+            found = path.is_file()
+        except (OSError, ValueError):  # a name the file system cannot hold
+            found = False
+        if not found:
+            reader.error(obj, f"{where}.csv", f"no such file: {short(rt['csv'])} (relative to the YAML file)")
+            return None
+        try:
+            return Empirical.from_csv(path, str(rt.get("column", "runtime")))
+        except ScenarioError as e:
+            for p in e.problems:
+                reader.error(obj, f"{where}.column" if p.field == "column" else f"{where}.csv", p.message)
+        return None
 
     classes = []
     raw = spec.get("classes")
@@ -669,7 +740,7 @@ def stream_from_manifest(reader, o, cluster_gpus: int, base: Path | None = None)
         if isinstance(prob, bool) or not isinstance(prob, (int, float)) or not 0 <= prob <= 1:
             reader.error(obj, f"{where}.probability", f"expected a probability from 0 to 1, got {prob!r}")
             continue
-        pods = reader.whole(c.get("pods", 1), obj, f"{where}.pods", 1)
+        pods = reader.whole(c.get("pods", 1), obj, f"{where}.pods", 1, MAX_JOB_PODS)
         gpus = reader.whole(c.get("gpusPerPod", 1), obj, f"{where}.gpusPerPod", 0)
         progress = c.get("progress", "sync")
         if progress not in PROGRESS_MODES:
@@ -698,16 +769,21 @@ def stream_from_manifest(reader, o, cluster_gpus: int, base: Path | None = None)
         reader.error(obj, "spec.arrivals", "expected exactly one of rate (jobs per second) and load "
                                            "(offered GPU demand as a fraction of the Nodes' GPUs)")
     rate = number(arrivals["rate"], "spec.arrivals.rate", 0, True) if "rate" in arrivals else None
-    load = number(arrivals["load"], "spec.arrivals.load", 0, True) if "load" in arrivals else None
+    if rate is not None and rate < MIN_RATE:
+        reader.error(obj, "spec.arrivals.rate", f"expected at least {MIN_RATE:.3g} jobs per second (one in 292 years), "
+                                                f"got {short(arrivals['rate'])}")
+    load = number(arrivals["load"], "spec.arrivals.load", 0, True, MAX_LOAD) if "load" in arrivals else None
     if load is not None and cluster_gpus <= 0:
         reader.error(obj, "spec.arrivals.load", "a load needs Nodes with GPUs in the same input")
+    if load is not None and classes and len(classes) == len(raw) and all(c.gpus == 0 for c in classes):
+        reader.error(obj, "spec.arrivals.load", "a load needs job classes that ask for GPUs (every class has gpusPerPod 0)")
     cv = 3.0
     if "cv" in arrivals:
         if process != "Bursty":
             reader.error(obj, "spec.arrivals.cv", "only Bursty arrivals have a coefficient of variation")
         else:
-            cv = number(arrivals["cv"], "spec.arrivals.cv", 1, False)
-    n_jobs = reader.whole(spec.get("jobs", 1000), obj, "spec.jobs", 1)
+            cv = number(arrivals["cv"], "spec.arrivals.cv", 1, False, MAX_CV)
+    n_jobs = reader.whole(spec.get("jobs", 1000), obj, "spec.jobs", 1, MAX_JOBS)
     seed = reader.whole(spec.get("seed", 0), obj, "spec.seed", 0)
     start = duration(spec.get("startTime", 0), "spec.startTime", positive=False)
     floor = duration(spec.get("minRunTime", 1), "spec.minRunTime")
@@ -717,4 +793,8 @@ def stream_from_manifest(reader, o, cluster_gpus: int, base: Path | None = None)
                    start_s=start)
     if load is not None:
         rate = probe.rate_for_load(load, cluster_gpus)
+        if rate < MIN_RATE:
+            reader.error(obj, "spec.arrivals.load", f"gives {rate:.3g} jobs per second, below one job in 292 years; "
+                                                    "give a larger load or a rate")
+            return None
     return dataclasses.replace(probe, arrivals=Poisson(rate) if process == "Poisson" else Bursty(rate, cv))

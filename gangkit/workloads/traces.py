@@ -61,6 +61,7 @@ import pandas as pd
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.jobs import Job, PodSet
 from gangkit.model.nodes import Node
+from gangkit.model.quantity import MAX_DURATION_S, MAX_QUANTITY
 from gangkit.model.scenario import Scenario
 
 __all__ = [
@@ -77,6 +78,10 @@ ALIBABA_POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"
 ALIBABA_TIME_COLUMNS = ("creation_time", "deletion_time", "scheduled_time")
 ALIBABA_NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu")
 MIB = 2**20
+
+#: The largest machine an SWF log may describe (nodes, and processors): 10^6 pods' worth, gangkit's
+#: limit for the pods of one input (gangkit.manifests.reader.MAX_SCENARIO_PODS).
+MAX_SWF_MACHINE = 1_000_000
 
 #: The 18 fields of an SWF line, in order (Parallel Workloads Archive, SWF 2.2).
 SWF_FIELDS = (
@@ -162,12 +167,19 @@ def _bad(path, column: str, message: str) -> ScenarioError:
 
 
 def _read_csv(path) -> pd.DataFrame:
+    """The CSV file at ``path``; one problem naming it when it is missing, a directory, unreadable or not CSV text."""
     try:
         return pd.read_csv(path)
     except FileNotFoundError:
         raise _bad(path, "", "no such file") from None
+    except IsADirectoryError:
+        raise _bad(path, "", "expected a CSV file, got a directory") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
         raise _bad(path, "", f"expected a CSV file with a header line; {type(e).__name__}: {e}") from None
+    except OSError as e:  # permission denied, a broken compressed file
+        raise _bad(path, "", f"cannot be read: {e.strerror or e}") from None
+    except ValueError as e:  # pandas' other complaints about what it was given
+        raise _bad(path, "", f"expected a CSV file; {e}") from None
 
 
 def _require(df: pd.DataFrame, path, columns) -> None:
@@ -179,17 +191,37 @@ def _require(df: pd.DataFrame, path, columns) -> None:
         ])
 
 
-def _numeric(df: pd.DataFrame, path, column: str, *, allow_missing: bool = False) -> pd.Series:
-    """The column as floats; a clear error naming the first non-numeric (or missing) value."""
+def _numeric(df: pd.DataFrame, path, column: str, *, allow_missing: bool = False,
+             maximum: float = MAX_QUANTITY) -> pd.Series:
+    """The column as floats; a clear error naming the first non-numeric, missing or out-of-range value.
+
+    A value is at most ``maximum`` in magnitude: by default 2^63-1, the
+    largest quantity Kubernetes represents (:mod:`gangkit.model.quantity`);
+    ``inf`` and ``nan`` written in the file are not numbers gangkit can use.
+    """
     raw = df[column]
-    num = pd.to_numeric(raw, errors="coerce")
+    try:
+        num = pd.to_numeric(raw, errors="coerce").astype(float)
+    except (OverflowError, TypeError, ValueError):  # an integer too large for any numeric type pandas has
+        num = pd.Series([_float(x) for x in raw], index=raw.index, dtype=float)
     bad = num.isna() & raw.notna()
     if not allow_missing:
         bad |= raw.isna()
-    if bad.any():
-        i = int(bad.to_numpy().nonzero()[0][0])
-        raise _bad(path, column, f"expected a number on data line {i + 1}, got {raw.iloc[i]!r}")
-    return num.astype(float)
+    out_of_range = num.notna() & ~(num.abs() <= maximum)
+    if (bad | out_of_range).any():
+        i = int((bad | out_of_range).to_numpy().nonzero()[0][0])
+        within = f" from -{maximum:.4g} to {maximum:.4g}" if out_of_range.iat[i] else ""
+        cell = raw.iloc[i]
+        shown = repr(cell) if isinstance(cell, str) else str(cell)
+        raise _bad(path, column, f"expected a number{within} on data line {i + 1}, got {shown[:60]}")
+    return num
+
+
+def _float(x) -> float:
+    try:
+        return float(x)
+    except (OverflowError, TypeError, ValueError):
+        return math.inf  # out of range: reported by the caller
 
 
 def _rows(names, outcome, reasons) -> pd.DataFrame:
@@ -209,7 +241,7 @@ def load_alibaba_nodes(path) -> list[Node]:
     df = _read_csv(path)
     _require(df, path, ALIBABA_NODE_COLUMNS)
     cpu = _numeric(df, path, "cpu_milli")
-    mem = _numeric(df, path, "memory_mib")
+    mem = _numeric(df, path, "memory_mib", maximum=MAX_QUANTITY / MIB)
     gpu = _numeric(df, path, "gpu")
     if (gpu < 0).any() or (gpu % 1 != 0).any():
         i = int(((gpu < 0) | (gpu % 1 != 0)).to_numpy().nonzero()[0][0])
@@ -287,6 +319,8 @@ def load_alibaba_openb(
         if value not in allowed:
             raise ScenarioError([Problem("load_alibaba_openb", pname,
                                          f"expected one of {', '.join(allowed)}, got {value!r}")])
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise ScenarioError([Problem("load_alibaba_openb", "limit", f"expected a whole number >= 0 or None, got {limit!r}")])
     df = _read_csv(pod_csv)
     if limit is not None:
         df = df.iloc[:limit].reset_index(drop=True)
@@ -294,7 +328,8 @@ def load_alibaba_openb(
     has_times = all(c in df.columns for c in ALIBABA_TIME_COLUMNS)
     if not has_times and run_time is None:
         _require(df, pod_csv, ALIBABA_TIME_COLUMNS)  # raises, naming the missing columns
-    if run_time is not None and not (isinstance(run_time, (int, float)) and math.isfinite(run_time) and run_time > 0):
+    if run_time is not None and not (isinstance(run_time, (int, float)) and not isinstance(run_time, bool)
+                                     and 0 < run_time <= MAX_DURATION_S):
         raise ScenarioError([Problem("load_alibaba_openb", "run_time", f"expected seconds > 0, got {run_time!r}")])
 
     num_gpu = _numeric(df, pod_csv, "num_gpu")
@@ -304,7 +339,7 @@ def load_alibaba_openb(
         raise _bad(pod_csv, "num_gpu", f"expected a whole number >= 0 on data line {i + 1}, got {df['num_gpu'].iloc[i]!r}")
     gpu_milli = _numeric(df, pod_csv, "gpu_milli")
     cpu = _numeric(df, pod_csv, "cpu_milli") / 1000
-    mem = _numeric(df, pod_csv, "memory_mib")
+    mem = _numeric(df, pod_csv, "memory_mib", maximum=MAX_QUANTITY / MIB)
     names = df["name"].astype(str)
     if names.duplicated().any():
         dup = names[names.duplicated()].iloc[0]
@@ -312,9 +347,9 @@ def load_alibaba_openb(
 
     n = len(df)
     if has_times:
-        created = _numeric(df, pod_csv, "creation_time", allow_missing=True)
-        deleted = _numeric(df, pod_csv, "deletion_time", allow_missing=True)
-        scheduled = _numeric(df, pod_csv, "scheduled_time", allow_missing=True)
+        created = _numeric(df, pod_csv, "creation_time", allow_missing=True, maximum=MAX_DURATION_S)
+        deleted = _numeric(df, pod_csv, "deletion_time", allow_missing=True, maximum=MAX_DURATION_S)
+        scheduled = _numeric(df, pod_csv, "scheduled_time", allow_missing=True, maximum=MAX_DURATION_S)
         submit = created - created.min()
         rt = deleted - scheduled
     else:
@@ -406,7 +441,7 @@ def load_philly_runtimes(path, column: str = "runtime") -> pd.Series:
     """
     df = _read_csv(path)
     _require(df, path, (column,))
-    s = _numeric(df, path, column, allow_missing=True).dropna()
+    s = _numeric(df, path, column, allow_missing=True, maximum=MAX_DURATION_S).dropna()
     if (s < 0).any():
         i = int((s < 0).to_numpy().nonzero()[0][0])
         raise _bad(path, column, f"expected seconds >= 0, got {s.iloc[i]!r}")
@@ -428,6 +463,8 @@ def read_swf(path) -> tuple[dict[str, str], pd.DataFrame]:
             text = f.read()
     except FileNotFoundError:
         raise _bad(path, "", "no such file") from None
+    except IsADirectoryError:
+        raise _bad(path, "", "expected an SWF file, got a directory") from None
     except (OSError, EOFError) as e:
         raise _bad(path, "", f"cannot read: {e}") from None
     header: dict[str, str] = {}
@@ -444,19 +481,19 @@ def read_swf(path) -> tuple[dict[str, str], pd.DataFrame]:
         parts = s.split()
         if len(parts) != len(SWF_FIELDS):
             raise _bad(path, f"line {lineno}", f"expected {len(SWF_FIELDS)} whitespace-separated SWF fields, got {len(parts)}")
-        try:
-            records.append([float(x) for x in parts])
-        except ValueError:
-            bad = next(j for j, x in enumerate(parts) if not _isfloat(x))
-            raise _bad(path, SWF_FIELDS[bad], f"expected a number on line {lineno}, got {parts[bad]!r}") from None
+        bad = next((j for j, x in enumerate(parts) if not _swf_number(x)), None)
+        if bad is not None:
+            raise _bad(path, SWF_FIELDS[bad], f"expected a number from -{MAX_QUANTITY} to {MAX_QUANTITY} on line "
+                       f"{lineno}, got {parts[bad]!r}")
+        records.append([float(x) for x in parts])
     return header, pd.DataFrame(records, columns=list(SWF_FIELDS))
 
 
-def _isfloat(x: str) -> bool:
+def _swf_number(x: str) -> bool:
+    """A field gangkit can use: a finite number of at most 2^63-1 in magnitude (``nan``, ``inf`` are not)."""
     try:
-        float(x)
-        return True
-    except ValueError:
+        return abs(float(x)) <= MAX_QUANTITY
+    except (ValueError, OverflowError):
         return False
 
 
@@ -480,9 +517,11 @@ def load_swf(path, *, gpus_per_processor: int = 1, machine_processors: int | Non
       GPUs. ``machine_processors`` overrides the header (then one processor
       per node); a log with neither is an error.
     """
-    if not (isinstance(gpus_per_processor, int) and gpus_per_processor >= 1):
-        raise ScenarioError([Problem("load_swf", "gpus_per_processor",
-                                     f"expected a whole number >= 1, got {gpus_per_processor!r}")])
+    for pname, value in (("gpus_per_processor", gpus_per_processor), ("machine_processors", machine_processors)):
+        if (value is not None or pname == "gpus_per_processor") and (
+                isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SWF_MACHINE):
+            raise ScenarioError([Problem("load_swf", pname, f"expected a whole number from 1 to {MAX_SWF_MACHINE}, "
+                                                            f"got {value!r}")])
     header, df = read_swf(path)
     if machine_processors is not None:
         procs, node_count = int(machine_processors), int(machine_processors)
@@ -500,6 +539,10 @@ def load_swf(path, *, gpus_per_processor: int = 1, machine_processors: int | Non
         if not procs or procs < 1:
             raise _bad(path, "MaxProcs", "expected MaxProcs or MaxNodes in the header comments "
                        "(or pass machine_processors=)")
+        if procs > MAX_SWF_MACHINE or not 1 <= node_count <= MAX_SWF_MACHINE:
+            raise _bad(path, "MaxNodes" if node_count != procs else "MaxProcs",
+                       f"expected a machine of 1 to {MAX_SWF_MACHINE} nodes and processors, got {node_count} nodes, "
+                       f"{procs} processors (or pass machine_processors=)")
     per_node = max(procs // node_count, 1)
     width = len(str(node_count - 1))
     node_list = [Node(f"swf-node-{i:0{width}d}", per_node * gpus_per_processor) for i in range(node_count)]
@@ -525,6 +568,8 @@ def load_swf(path, *, gpus_per_processor: int = 1, machine_processors: int | Non
             drop = "run time 0"
         if drop is None and row.submit_time < 0:
             drop = "submit time missing (-1)"
+        if drop is None and max(row.run_time, row.submit_time - first) > MAX_DURATION_S:
+            drop = "run time or submit time beyond 292 years (Go's longest duration)"
         if drop is None and p > procs:
             drop = f"more processors than the machine has ({procs})"
         if drop is None and name in seen:
