@@ -22,7 +22,7 @@ from gangkit.kueue.layer import KueueLayer, default_setup
 from gangkit.kueue.provisioning import ProvisioningRequestCheck
 from gangkit.kueue.scheduler import Kueue
 from gangkit.model.errors import Problem, ScenarioError
-from gangkit.model.scenario import RunSettings
+from gangkit.model.scenario import LAYERS, PLACEMENTS, STACKS, RunSettings
 from gangkit.placement.coscheduling import Coscheduling
 from gangkit.placement.kube_gang import KubeGang
 from gangkit.placement.kube_scheduler import KubeScheduler
@@ -31,19 +31,8 @@ from gangkit.supply.autoscaler import default_autoscaler
 from gangkit.supply.karpenter import default_karpenter
 from gangkit.volcano.scheduler import VolcanoGang
 
-PLACEMENTS = ("pod", "gang", "coscheduling", "yunikorn", "kube-gang")
-#: Every layer name a stack name may be made of.
-LAYERS = (*PLACEMENTS, "kueue", "provreq", "karpenter", "autoscaler")
-
-#: Stack names that run today: each placement layer alone, behind Kueue, with Karpenter behind it,
-#: and with both; plus Kueue with its ProvisioningRequest check and cluster-autoscaler.
-STACKS = (
-    "pod", "gang", "kueue+pod", "kueue+gang", "gang+karpenter", "kueue+gang+karpenter",
-    "kueue+provreq+autoscaler",
-    "coscheduling", "yunikorn", "kube-gang", "kueue+coscheduling", "kueue+yunikorn", "kueue+kube-gang",
-    "pod+karpenter", "coscheduling+karpenter", "yunikorn+karpenter", "kube-gang+karpenter",
-    "kueue+pod+karpenter", "kueue+coscheduling+karpenter", "kueue+yunikorn+karpenter", "kueue+kube-gang+karpenter",
-)
+# The names (PLACEMENTS, LAYERS, STACKS) are run settings' vocabulary, with the orderings: RunSettings
+# checks a stack name where it checks the others (gangkit.model.scenario); this module builds them.
 
 
 def _placement(name: str, settings: RunSettings, scenario=None) -> PlacementLayer:

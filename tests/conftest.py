@@ -3,17 +3,40 @@
 Tests here are tables of named cases, as in Kueue's ``pkg/scheduler`` tests: a name that reads
 like the rule, the state before, the input, the expected outcome. :func:`case` makes one row;
 the rest build inputs and read outcomes the same way in every module.
+
+Data that does not ship with the repository (the real schemas, traces and upstream manifests)
+sits in a ``shared`` folder beside it; every test finds it with :func:`shared_path`, and the
+tests that need it skip, saying why, when it is absent (a learner's clone has none).
 """
 
 from __future__ import annotations
 
 import copy
 import math
+import os
+from pathlib import Path
 
 import pytest
 
 import gangkit as gk
 from gangkit.volcano import VolcanoSetup
+
+#: The environment variable that moves the ``shared`` folder: a path, or empty for "absent" (CI runs once so).
+SHARED_ENV = "GANGKIT_SHARED"
+
+
+def shared_path(*parts: str) -> Path:
+    """A path in the ``shared`` data folder: ``../shared`` beside the repository, or the folder ``GANGKIT_SHARED`` names.
+
+    ``GANGKIT_SHARED=""`` hides it, as in a clone without it: the path
+    returned then exists nowhere (its name says why), so every test that
+    needs the data skips with its reason.
+    """
+    value = os.environ.get(SHARED_ENV)
+    repo_parent = Path(__file__).resolve().parents[2]
+    if value == "":
+        return repo_parent.joinpath(f"shared (hidden: {SHARED_ENV} is empty)", *parts)
+    return (Path(value) if value else repo_parent / "shared").joinpath(*parts)
 
 
 def case(id: str, *values, xfail: str | None = None):

@@ -29,10 +29,15 @@ from typing import TYPE_CHECKING
 import pytest
 import yaml
 
+try:
+    from conftest import shared_path
+except ImportError:  # tests/ imported as a package
+    from tests.conftest import shared_path
+
 if TYPE_CHECKING:  # imported where a validator is built: jsonschema's import takes seconds
     from jsonschema import Draft7Validator
 
-SCHEMAS = Path(__file__).resolve().parents[2] / "shared" / "schemas"
+SCHEMAS = shared_path("schemas")
 requires_schemas = pytest.mark.skipif(
     not SCHEMAS.is_dir(), reason=f"the shared schema folder {SCHEMAS} is absent (it sits beside the repository)"
 )

@@ -108,6 +108,33 @@ def test_max_node_provision_time_backs_off_the_group(case):
         assert result.summary()["capacity_gpu_seconds"] == 0.0
 
 
+LATE_NODES = {
+    # name: (max_node_provision_time, the node's stages: launched at 0, registered at 60 s, ready at 150 s)
+    "given up at 100 s, before it is ready at 150 s": 100.0,
+    "given up at 60 s, the instant it registers": 60.0,
+    "given up at 10 s, before it registers": 10.0,
+}
+
+
+@pytest.mark.parametrize("case", LATE_NODES, ids=list(LATE_NODES))
+def test_a_node_given_up_before_it_is_ready_never_becomes_ready(case):
+    """maxNodeProvisionTime shorter than the boot: CA deletes the node at the deadline; it must not join later."""
+    result, _ = run([job("a", gpus=8, run_time=100)], [NodeGroup("g8", G8)], max_node_provision_time=LATE_NODES[case],
+                    horizon=3000)
+    ev = result.events
+    removed = dict(zip(ev[ev.event == "node_removed"].node, ev[ev.event == "node_removed"].time_s))
+    assert removed, "the late nodes are given up"
+    after = ev[ev.node.isin(removed) & ev.event.str.startswith("node_") & ~ev.event.isin(["node_removed", "node_group_backoff"])]
+    assert [(e.node, e.event) for e in after.itertuples() if e.time_s > removed[e.node]] == []
+    assert (ev.event == "node_ready").sum() == 0 and result.jobs.state.tolist() == ["WaitingAtEnd"]
+    s = result.summary()
+    terms = [s[k] for k in ("useful_gpu_seconds", "held_idle_gpu_seconds", "free_gpu_seconds", "not_ready_gpu_seconds")]
+    assert min(terms) >= 0 and sum(terms) == pytest.approx(s["capacity_gpu_seconds"])
+    assert s["not_ready_gpu_seconds"] == s["capacity_gpu_seconds"] > 0 and s["allocated_utilization"] <= 1
+    tl = result.timeline
+    assert (tl[["useful_gpus", "held_idle_gpus", "free_gpus", "not_ready_gpus"]] >= 0).all().all()
+
+
 SCALE_DOWN = {
     # name: (unneeded time, expected removal time)
     "an empty node goes after 10 min unneeded (scan at 250 s, removed at 850 s)": (600.0, 850.0),

@@ -9,8 +9,13 @@ from pathlib import Path
 
 import pytest
 
+try:
+    from conftest import shared_path
+except ImportError:  # tests/ imported as a package
+    from tests.conftest import shared_path
+
 REPO = Path(__file__).resolve().parents[1]
-OPENB = REPO.parent / "shared" / "traces" / "alibaba-openb-2023"
+OPENB = shared_path("traces", "alibaba-openb-2023")
 COLUMNS = ["case", "stack", "jobs", "events", "build_s", "wall_s", "cpu_s", "jobs_per_s", "events_per_s", "us_per_job",
            "finished", "waiting", "mean_wait_s", "peak_rss_mib", "load"]
 
@@ -23,7 +28,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_quick_benchmark_prints_every_case():
-    proc = _run("--quick", "--same-process")
+    proc = _run("--quick", "--same-process", "--traces", str(shared_path("traces")))  # the trace folder this test sees
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["case", "stack"])

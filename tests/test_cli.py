@@ -8,7 +8,9 @@ import sys
 
 import pytest
 
+import gangkit as gk
 from gangkit.cli.main import main
+from gangkit.stacks import STACKS
 
 JSON_KEYS = {"deadlock", "jobs_total", "jobs_finished", "allocated_utilization", "effective_utilization",
              "held_idle_gpu_seconds", "held_idle_gpus_at_end", "mean_wait_s", "p95_wait_s", "max_wait_s",
@@ -113,3 +115,116 @@ def test_json_has_no_infinity_or_nan(value, expected):
 
     assert _finite(value) == expected
     json.dumps(_finite(value), allow_nan=False)  # strict JSON
+
+
+# -- a new user's natural mistakes: one line (and a hint), exit 2, never a traceback ----------------------------
+def cli(argv, capsys):
+    try:
+        status = main(argv)
+    except SystemExit as exit_:
+        status = exit_.code
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.mark.parametrize("make, message", [
+    pytest.param(lambda tmp: tmp / "table.csv", "expected a folder for the CSV tables, got an existing file",
+                 id="--out naming an existing file"),
+    pytest.param(lambda tmp: tmp / "table.csv" / "out", "cannot create the folder (Not a directory)",
+                 id="--out inside a file: a folder that cannot be created"),
+    pytest.param(lambda tmp: str(tmp / "a\0b"), "cannot create the folder (embedded null byte)",
+                 id="--out with a NUL byte in its name"),
+])
+@pytest.mark.parametrize("extra", [pytest.param([], id="run"), pytest.param(["--compare", "pod,gang"], id="run --compare")])
+def test_an_out_folder_that_cannot_be_is_one_line_and_exit_2(tmp_path, capsys, make, message, extra):
+    (tmp_path / "table.csv").write_text("kept\n")
+    out = make(tmp_path)
+    status, stdout, err = cli(["run", "three-workers", "--out", str(out), *extra], capsys)
+    assert status == 2 and stdout == "" and "Traceback" not in err
+    assert err.startswith("error: --out ") and message in err and len(err.splitlines()) == 1, err
+    assert (tmp_path / "table.csv").read_text() == "kept\n"
+
+
+MISSPELT = [
+    pytest.param(["run", "three-workers", "--stack", "gnag"], "stack: unknown stack 'gnag'; did you mean gang?", id="a stack"),
+    pytest.param(["run", "three-workers", "--compare", "pod,kueue+gnag"], "did you mean kueue+gang?", id="a stack to compare"),
+    pytest.param(["run", "three-wrokers"], "unknown built-in scenario; did you mean three-workers?", id="a scenario"),
+    pytest.param(["run", "three-workers", "--ordering", "stirct"], "invalid choice: 'stirct'", id="an ordering"),
+    pytest.param(["rnu", "three-workers"], "invalid choice: 'rnu'", id="a subcommand"),
+    pytest.param(["run", "three-workers", "--jsn"], "unrecognized arguments: --jsn; did you mean --json?", id="a flag"),
+    pytest.param(["check", "examples/three-workers.yaml", "--simulte"], "did you mean --simulate?", id="a flag of check"),
+]
+
+
+@pytest.mark.parametrize("argv, message", MISSPELT)
+def test_a_misspelt_name_gets_did_you_mean(capsys, argv, message):
+    status, out, err = cli(argv, capsys)
+    assert status == 2 and out == "" and message in err and "did you mean" in err, err
+    assert len(err.splitlines()) <= 2 and "Traceback" not in err  # the error, and at most a hint
+
+
+def test_an_unknown_stack_with_no_close_name_lists_them_all(capsys):
+    status, _, err = cli(["run", "three-workers", "--stack", "warp"], capsys)
+    assert status == 2 and "did you mean" not in err and all(s in err for s in STACKS)
+
+
+ENTRY_POINT = "import sys; from gangkit.cli.main import main; sys.exit(main())"  # what the gangkit script runs
+
+
+@pytest.mark.parametrize("argv", [pytest.param(["run", "three-workers"], id="the console table"),
+                                  pytest.param(["run", "three-workers", "--json"], id="--json")])
+def test_a_closed_pipe_ends_the_command_quietly(argv):
+    """``gangkit run mixed | head -1``: the reader is gone before the output comes; no BrokenPipeError traceback,
+    and none from Python's flush at exit either (the pattern of Python's "Note on SIGPIPE")."""
+    proc = subprocess.Popen([sys.executable, "-c", ENTRY_POINT, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    proc.stdout.close()  # before the child has even imported gangkit: nothing is written yet
+    err = proc.stderr.read()
+    assert proc.wait(timeout=300) == 1 and err == ""
+
+
+def test_two_gangs_deadlock_runs_the_same_built_in_and_from_its_example(capsys):
+    """One default stack (pod: the deadlock is the pod-by-pod scheduler's story) and one horizon (30 days) for both."""
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "two-gangs-deadlock.yaml"
+    built_in, from_file = run_json(capsys, "two-gangs-deadlock"), run_json(capsys, str(example))
+    assert built_in == from_file
+    assert built_in["stack"] == "pod" and built_in["deadlock"] is True
+    assert built_in["makespan_s"] == gk.RunSettings().horizon
+
+
+def test_run_help_states_the_default_stacks_and_horizon(capsys):
+    from gangkit.cli.main import DEFAULTS
+
+    assert DEFAULTS == {name: gk.scenarios.load(name).settings.stack for name in gk.scenarios.NAMES}
+    assert {gk.scenarios.load(name).settings.horizon for name in gk.scenarios.NAMES} == {gk.RunSettings().horizon}
+    status, out, _ = cli(["run", "--help"], capsys)
+    text = " ".join(out.split())
+    assert status == 0
+    assert "two-gangs-deadlock: pod" in text and "three-workers: gang" in text and "mixed: gang" in text
+    assert f"{gk.RunSettings().horizon / 86400:g} days" in text and "spec.horizon" in text
+
+
+@pytest.mark.parametrize("args, restarted", [
+    pytest.param(["examples/kueue-two-teams.yaml", "--stack", "kueue+gang"], True, id="Kueue preempts pretrain"),
+    pytest.param(["three-workers"], False, id="no job restarts"),
+])
+def test_the_console_shows_restarts_and_the_time_they_cost(capsys, args, restarted):
+    import warnings
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    argv = [str(repo / a) if a.endswith(".yaml") else a for a in args]
+    status, out, _ = cli(["run", *argv], capsys)
+    assert status == 0
+    header = next(line for line in out.splitlines() if line.split()[:2] == ["job", "gpus"])
+    assert ("restarts" in header.split() and "lost_s" in header.split()) is restarted
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scenario = gk.load_file(argv[0]) if argv[0].endswith(".yaml") else argv[0]
+        jobs = gk.simulate(scenario, stack=args[2] if len(args) > 2 else None).jobs
+    for row in jobs[jobs.restarts > 0].itertuples():
+        line = next(line for line in out.splitlines() if line.split()[:1] == [row.job])
+        lost = row.finish_s - row.start_s - row.run_time_s
+        assert lost > 0 and line.split()[-2:] == [str(row.restarts), f"{lost:.1f}"]

@@ -613,3 +613,106 @@ def test_the_command_line_answers_bad_files_with_one_line_and_exit_2(tmp_path, c
     status, out, err = cli([command, str(make(tmp_path)), "--json"], capsys)
     assert status == 2 and out == "" and "Traceback" not in err
     assert err.startswith("error: ") and message in err and len(err.splitlines()) == 1
+
+
+# -- accepted before, refused now: what the API server refuses at creation, used by a Job or not ----------------
+def volcano_job(tasks: str) -> str:
+    return f"---\napiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {{name: v}}\nspec: {{tasks: {tasks}}}\n"
+
+
+def pod_group(api: str, spec: str, namespace: str = "t") -> str:
+    return f"---\napiVersion: {api}\nkind: PodGroup\nmetadata: {{name: g, namespace: {namespace}}}\nspec: {spec}\n"
+
+
+VOLCANO_PG, COSCHEDULING_PG = "scheduling.volcano.sh/v1beta1", "scheduling.x-k8s.io/v1alpha1"
+REFUSED_AT_CREATION = [
+    case("a Volcano PodGroup with a negative minMember that no Job uses", NODE + pod_group(VOLCANO_PG, "{minMember: -1}"),
+         "PodGroup t/g: spec.minMember: expected a whole number >= 0, got -1"),
+    case("a Volcano PodGroup with a negative minMember that a Job uses", NODE + pod_group(VOLCANO_PG, "{minMember: -2}") +
+         job_yaml().replace("    spec:\n", "    metadata: {annotations: {scheduling.k8s.io/group-name: g}}\n    spec:\n", 1)
+         .replace("metadata: {name: j,", "metadata: {name: j, namespace: t,"),
+         "PodGroup t/g: spec.minMember: expected a whole number >= 0, got -2"),
+    case("a Volcano PodGroup whose minMember is a word", NODE + pod_group(VOLCANO_PG, "{minMember: all}"),
+         "PodGroup t/g: spec.minMember: expected a whole number >= 0, got 'all'"),
+    case("a Volcano PodGroup whose minMember is beyond int32", NODE + pod_group(VOLCANO_PG, f"{{minMember: {2**31}}}"),
+         "PodGroup t/g: spec.minMember: expected a whole number <= 2147483647"),
+    case("a Volcano PodGroup whose spec is a number", NODE + pod_group(VOLCANO_PG, "7"),
+         "PodGroup t/g: spec: expected a mapping, got int 7"),
+    case("a scheduler-plugins PodGroup with minMember 0 (its CRD's minimum is 1)",
+         NODE + pod_group(COSCHEDULING_PG, "{minMember: 0}"), "PodGroup t/g: spec.minMember: expected a whole number >= 1, got 0"),
+    case("a scheduler-plugins PodGroup with a negative minMember that a Job uses",
+         NODE + pod_group(COSCHEDULING_PG, "{minMember: -1}", namespace="default") + job_yaml().replace(
+             "    spec:\n", "    metadata: {labels: {scheduling.x-k8s.io/pod-group: g}}\n    spec:\n", 1),
+         "PodGroup default/g: spec.minMember: expected a whole number >= 1, got -1"),
+    case("containers: [null] in a Job's pod template", NODE + job_yaml().replace(
+        "containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]", "containers: [null]"),
+         "Job j: spec.template.spec.containers[0]: expected a mapping (a container), got null"),
+    case("a null container after a real one", NODE + job_yaml().replace("}}}]", "}}}, null]"),
+         "Job j: spec.template.spec.containers[1]: expected a mapping (a container), got null"),
+    case("initContainers: [null] in a Job's pod template", NODE + job_yaml(pod="initContainers: [null]"),
+         "Job j: spec.template.spec.initContainers[0]: expected a mapping (a container), got null"),
+    case("initContainers that are no list", NODE + job_yaml(pod="initContainers: {name: i}"),
+         "Job j: spec.template.spec.initContainers: expected a list of containers, got {'name': 'i'}"),
+    case("a Volcano Job's tasks: [null]", NODE + volcano_job("[null]"),
+         "Job v: spec.tasks[0]: expected a mapping (a task), got null"),
+    case("containers: [null] in a Volcano task", NODE + volcano_job("[{name: t, replicas: 1, template: {spec: {containers: [null]}}}]"),
+         "Job v: spec.tasks[0].template.spec.containers[0]: expected a mapping (a container), got null"),
+    case("initContainers: [7] in a Volcano task", NODE + volcano_job(
+        "[{name: t, replicas: 1, template: {spec: {initContainers: [7], containers: [{name: c}]}}}]"),
+         "Job v: spec.tasks[0].template.spec.initContainers[0]: expected a mapping (a container), got int 7"),
+    case("containers: [null] in a Kueue Workload's pod set", NODE + "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\n"
+         "metadata: {name: w}\nspec: {queueName: lq, podSets: [{name: main, count: 1, template: {spec: {containers: [null]}}}]}\n",
+         "Workload w: spec.podSets[0].template.spec.containers[0]: expected a mapping (a container), got null"),
+    case("podSets: [null] in a Kueue Workload", NODE + "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\n"
+         "metadata: {name: w}\nspec: {queueName: lq, podSets: [null]}\n",
+         "Workload w: spec.podSets[0]: expected a mapping (a pod set), got null"),
+    case("podGroups: [null] in a Kubernetes Workload", NODE + "---\napiVersion: scheduling.k8s.io/v1alpha1\nkind: Workload\n"
+         "metadata: {name: w}\nspec: {controllerRef: {apiGroup: batch, kind: Job, name: j}, podGroups: [null]}\n",
+         "Workload w: spec.podGroups[0]: expected a mapping (a pod group), got null"),
+    case("resourceGroups: [null] in a ClusterQueue", NODE + "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n"
+         "metadata: {name: q}\nspec: {namespaceSelector: {}, resourceGroups: [null]}\n",
+         "ClusterQueue q: spec.resourceGroups[0]: expected a mapping (a resource group), got null"),
+    case("nodeGroups: [null] in a ClusterAutoscaler", NODE + "---\napiVersion: gangkit/v1alpha1\nkind: ClusterAutoscaler\n"
+         "metadata: {name: ca}\nspec: {nodeGroups: [null]}\n",
+         "ClusterAutoscaler ca: spec.nodeGroups[0]: expected a mapping (a node group), got null"),
+]
+
+
+@pytest.mark.parametrize("text, message", REFUSED_AT_CREATION)
+def test_what_the_api_server_refuses_at_creation_is_one_error(text, message):
+    with pytest.raises(gk.ScenarioError) as err:
+        load_manifests(text)
+    assert message in str(err.value) and len(err.value.problems) == 1, str(err.value)
+
+
+def simulation_yaml(spec: str) -> str:
+    return f"---\napiVersion: gangkit/v1alpha1\nkind: Simulation\nmetadata: {{name: s}}\nspec: {spec}\n"
+
+
+BAD_SIMULATION = [
+    case("a misspelt stack", "{stack: gnag}", "Simulation s: spec.stack: unknown stack 'gnag'; did you mean gang?"),
+    case("an unknown stack", "{stack: warp}", "Simulation s: spec.stack: unknown stack 'warp'; expected one of pod, gang"),
+    case("layers gangkit has, not in this combination", "{stack: gang+autoscaler}",
+         "Simulation s: spec.stack: stack 'gang+autoscaler' combines layers gangkit has (gang, autoscaler), but not in "
+         "this combination"),
+    case("a misspelt ordering", "{ordering: stirct}", "Simulation s: spec.ordering: expected one of skip, strict"),
+    case("a horizon of zero", "{horizon: 0}", "Simulation s: spec.horizon: expected seconds > 0, got 0"),
+]
+
+
+@pytest.mark.parametrize("spec, message", BAD_SIMULATION)
+@pytest.mark.parametrize("override", [
+    case("the Python API overrides the stack", lambda path: gk.simulate(load_file(path), stack="gang", ordering="skip")),
+    case("gangkit run --stack overrides it", lambda path: main(["run", str(path), "--stack", "gang", "--ordering", "skip"])),
+    case("gangkit check --simulate --stack overrides it", lambda path: main(["check", str(path), "--simulate", "--stack", "gang"])),
+])
+def test_a_bad_simulation_in_a_file_is_reported_even_when_overridden(tmp_path, capsys, override, spec, message):
+    path = tmp_path / "s.yaml"
+    path.write_text(NODE + job_yaml() + simulation_yaml(spec))
+    try:
+        status = override(path)
+    except gk.ScenarioError as e:
+        assert message in str(e) and len(e.problems) == 1, str(e)
+        return
+    err = capsys.readouterr().err
+    assert status == 2 and message in err and len(err.splitlines()) == 1, err

@@ -15,7 +15,12 @@ import gangkit
 from gangkit.model.errors import ScenarioError
 from gangkit.workloads.traces import GPU_MODEL_LABEL, derive_gangs, load_alibaba_openb, load_philly_runtimes, load_swf
 
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
+try:
+    from conftest import shared_path
+except ImportError:  # tests/ imported as a package
+    from tests.conftest import shared_path
+
+TRACES = shared_path("traces")
 ALI = TRACES / "alibaba-openb-2023"
 POD_DEFAULT = ALI / "openb_pod_list_default.csv"
 POD_SPEC = ALI / "openb_pod_list_gpuspec33.csv"

@@ -487,7 +487,15 @@ class Simulation:
         self.request_cycle()
 
     def deactivate(self, js: JobState, reason: Reason) -> None:
-        """Take a job out of the run for good (Kueue's ``spec.active: false``); it holds nothing."""
+        """Take a job out of the run for good (Kueue's ``spec.active: false``); it holds nothing.
+
+        When the placement layer takes it out (YuniKorn's ``Hard`` style
+        fails the application), the admission layers give back what they
+        gave it, as for a Job that failed (Kueue finishes the Workload of a
+        failed Job): its quota is freed and Kueue's waitForPodsReady timer
+        does not requeue it. An admission layer that deactivates a job has
+        already given back its own (Kueue's deactivate releases the quota).
+        """
         now = self.env.now
         self.books.advance(now)
         for p in js.pods:
@@ -495,6 +503,9 @@ class Simulation:
                 self._release_pod(p, now)
         js.placing = False
         self.stack.placement.forget(js)
+        if reason.layer not in {layer.name for layer in self.stack.admission}:
+            for layer in self.stack.admission:
+                layer.release(js, now)
         if js.started_at is None and js.layer:
             self.close_wait(js, now)
             js.layer = ""
@@ -556,7 +567,9 @@ class Simulation:
 
         ``stages`` maps stage names (``launched``, ``registered``,
         ``initialized``, ...) to the simulated time each is reached; the
-        node's GPUs count as not-ready until the last one.
+        node's GPUs count as not-ready until the last one. A node removed
+        before then (:meth:`remove_node`: cluster-autoscaler gives up a node
+        not ready within ``max-node-provision-time``) reaches no later stage.
         """
         now = self.env.now
         if node.name in self.capacity.by_name:
@@ -573,10 +586,17 @@ class Simulation:
             if t < now:
                 raise ValueError(f"Node {node.name}: stage {stage} at {t} is before now ({now})")
         ready_at = ordered[-1][1] if ordered else now
+
+        def here() -> bool:  # a node removed before it became ready (given up by its supplier) never will
+            return self.capacity.by_name.get(node.name) is st
+
         for stage, when in ordered[:-1]:
-            _Call(self.env, when - now, lambda t, stage=stage: self.record_event(f"node_{stage}", None, node=node.name, layer=supplier))
+            _Call(self.env, when - now, lambda t, stage=stage: here() and self.record_event(
+                f"node_{stage}", None, node=node.name, layer=supplier))
 
         def ready(t: float) -> None:
+            if not here():
+                return
             self.books.advance(t)
             self.books.not_ready_gpus -= node.gpus
             self.capacity.set_ready(st)

@@ -49,7 +49,8 @@ __all__ = [
     "ALIAS_ALLOWANCE", "ANY", "CHECKPOINT_INTERVAL", "GPU", "JOB_ANNOTATIONS", "MAX_DEPTH", "MAX_INPUT_BYTES", "MAX_INT32", "MAX_JOB_PODS",
     "MAX_SCENARIO_PODS", "META",
     "POD_SPEC", "PROGRESS", "QUEUE_LABEL", "RUN_TIME", "STRING_FIELDS", "SUBMIT_TIME", "GangkitInputWarning",
-    "ManifestObject", "MissingFileError", "Reader", "looks_like_path", "new_object", "parse_yaml", "read_text", "short",
+    "ManifestObject", "MissingFileError", "Reader", "is_whole", "looks_like_path", "new_object", "parse_yaml", "read_text",
+    "short", "spec_of",
 ]
 
 GPU = "nvidia.com/gpu"
@@ -474,6 +475,18 @@ class Reader:
                 self.error(obj, f"{fieldname}.{k}", f"expected a string, got {v!r} (quote it in YAML: \"{v}\")")
         return out
 
+    def spec_count(self, o: ManifestObject, key: str, minimum: int) -> None:
+        """Check ``spec.<key>`` of an object as its CRD does (an int32 >= ``minimum``), whether a Job uses it or not.
+
+        The API server refuses such an object when it is created, before any
+        Job names it (a PodGroup's ``minMember``); a non-mapping ``spec`` is
+        refused here too. Readers that use the object later read it with
+        :func:`spec_of` and :func:`is_whole`, quietly: it is reported once.
+        """
+        spec = self.mapping(o.doc.get("spec"), o.label, "spec")
+        if spec.get(key) is not None:
+            self.whole(spec[key], o.label, f"spec.{key}", minimum)
+
     def whole(self, value: Any, obj: str, fieldname: str, minimum: int, maximum: int = MAX_INT32) -> int | None:
         """A whole number from ``minimum`` to ``maximum``: by default an int32, as the API's counts are."""
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
@@ -517,16 +530,24 @@ class Reader:
     def find_unknown(self, node: Any, known: Any, obj: str, path: str) -> bool:
         """Note every field of ``node`` that the tree ``known`` does not list (with a close match, if any).
 
-        Also the one type rule every kind shares: a known field named in
-        :data:`STRING_FIELDS` holds a string (or null), and a key where any
-        key is known (``"*"``: resource names) is a string. Returns False
-        after recording a problem of that kind: the object is not read further.
+        Also the type rules every kind shares: a known field named in
+        :data:`STRING_FIELDS` holds a string (or null), a key where any key
+        is known (``"*"``: resource names) is a string, and each item of a
+        list of objects (containers, tasks, pod sets...) is a mapping: the
+        API server decodes ``containers: [null]`` into a container without
+        a name and refuses it (``containers[0].name: Required value``).
+        Returns False after recording a problem of that kind: the object is
+        not read further.
         """
         if known is ANY:
             return True
         if isinstance(known, list):
             ok = True
             for i, item in enumerate(node if isinstance(node, list) else []):
+                if isinstance(known[0], dict) and not isinstance(item, Mapping):
+                    self.error(obj, f"{path}[{i}]", _not_an_item(path, item))
+                    ok = False
+                    continue
                 ok = self.find_unknown(item, known[0], obj, f"{path}[{i}]") and ok
             return ok
         ok = True
@@ -555,12 +576,22 @@ class Reader:
         Models the API server's rules for requests: a limit without a request
         sets the request; ``nvidia.com/gpu`` is an extended resource, so it
         needs a limit, a whole number, and a request (if given) equal to the limit.
+        ``initContainers`` are not read (the warning lists them), but an item
+        that is not a container is refused, as the API server refuses it.
         """
         containers = pod.get("containers")
         if not isinstance(containers, list) or not containers:
             self.error(obj, "spec.template.spec.containers", "expected a list of at least one container")
             return None
         gpus, cpu, memory, ok = 0, 0.0, 0, True
+        init = pod.get("initContainers")  # not read (listed as unknown), but the API server refuses a bad one
+        if init is not None and not isinstance(init, list):
+            self.error(obj, "spec.template.spec.initContainers", f"expected a list of containers, got {short(init)}")
+            ok = False
+        for i, c in enumerate(init if isinstance(init, list) else []):
+            if not isinstance(c, Mapping):
+                self.error(obj, f"spec.template.spec.initContainers[{i}]", _not_an_item("initContainers", c))
+                ok = False
         for i, c in enumerate(containers):
             base = f"spec.template.spec.containers[{i}]"
             c = self.mapping(c, obj, base)
@@ -610,6 +641,34 @@ class Reader:
         """Hand the report over: a ScenarioError with every problem, if there is one."""
         if self.problems:
             raise ScenarioError(self.problems)
+
+
+#: What one item of a list of objects is, by the list's field name (for the message about an item that is not one).
+_ITEM_NAMES = {
+    "containers": "a container", "initContainers": "a container", "tasks": "a task", "podSets": "a pod set",
+    "podGroups": "a pod group", "requirements": "a requirement", "budgets": "a budget",
+    "instanceTypes": "an instance type", "nodeGroups": "a node group", "resourceGroups": "a resource group",
+    "flavors": "a flavor", "resources": "a resource", "admissionChecks": "an admission check",
+    "podSetAssignments": "a pod set assignment", "classes": "a job class",
+}
+
+
+def _not_an_item(path: str, item: Any) -> str:
+    """``expected a mapping (a container), got null``: the message for a list item that is no object."""
+    what = _ITEM_NAMES.get(path.rsplit(".", 1)[-1].split("[", 1)[0], "an object")
+    got = "null" if item is None else f"{type(item).__name__} {short(item)}"
+    return f"expected a mapping ({what}), got {got}"
+
+
+def spec_of(o: ManifestObject) -> dict:
+    """An object's ``spec`` (empty when it is not a mapping: :meth:`Reader.spec_count` reported that)."""
+    spec = o.doc.get("spec")
+    return dict(spec) if isinstance(spec, Mapping) else {}
+
+
+def is_whole(value: Any, minimum: int, maximum: int = MAX_INT32) -> bool:
+    """Is ``value`` a whole number from ``minimum`` to ``maximum`` (what :meth:`Reader.whole` accepts)?"""
+    return isinstance(value, int) and not isinstance(value, bool) and minimum <= value <= maximum
 
 
 def _capped(message: str, width: int = 2000) -> str:

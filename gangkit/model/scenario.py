@@ -11,18 +11,66 @@ notebooks build one in two lines::
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.jobs import Job, validate_jobs
 from gangkit.model.nodes import Node, validate_nodes
 
+#: The placement layers a stack name may end with (built in :mod:`gangkit.stacks`, as every stack is).
+PLACEMENTS = ("pod", "gang", "coscheduling", "yunikorn", "kube-gang")
+#: Every layer name a stack name may be made of.
+LAYERS = (*PLACEMENTS, "kueue", "provreq", "karpenter", "autoscaler")
+#: Stack names that run today: each placement layer alone, behind Kueue, with Karpenter behind it,
+#: and with both; plus Kueue with its ProvisioningRequest check and cluster-autoscaler.
+STACKS = (
+    "pod", "gang", "kueue+pod", "kueue+gang", "gang+karpenter", "kueue+gang+karpenter",
+    "kueue+provreq+autoscaler",
+    "coscheduling", "yunikorn", "kube-gang", "kueue+coscheduling", "kueue+yunikorn", "kueue+kube-gang",
+    "pod+karpenter", "coscheduling+karpenter", "yunikorn+karpenter", "kube-gang+karpenter",
+    "kueue+pod+karpenter", "kueue+coscheduling+karpenter", "kueue+yunikorn+karpenter", "kueue+kube-gang+karpenter",
+)
 ORDERINGS = ("skip", "strict", "easy-backfill", "conservative-backfill", "volcano-backfill", "largest-first")
 SCORINGS = ("LeastAllocated", "MostAllocated")
 RECORDINGS = ("summary", "jobs", "full")
 ENGINES = ("auto", "general")
 DAY = 86400.0
+
+
+def did_you_mean(word: object, choices: Iterable[str]) -> str:
+    """``"did you mean gang?"`` for a misspelt name close to one of ``choices`` (difflib's ratio >= 0.6), else ``""``."""
+    close = difflib.get_close_matches(str(word), list(choices), n=1)
+    return f"did you mean {close[0]}?" if close else ""
+
+
+def one_of(value: object, choices: Iterable[str]) -> str:
+    """The message for a name that is not among ``choices``: every choice, and the closest one if any."""
+    choices = list(choices)
+    hint = did_you_mean(value, choices)
+    return f"expected one of {', '.join(choices)}, got {value!r}" + (f"; {hint}" if hint else "")
+
+
+def stack_problem(name: object) -> str | None:
+    """What is wrong with a stack name, or None when :data:`STACKS` has it.
+
+    The same rule :func:`gangkit.stacks.build_stack` applies, checked with
+    the other settings: a scenario file's ``Simulation`` is reported even
+    when ``--stack`` overrides its stack. A close name is suggested first
+    (``unknown stack 'gnag'; did you mean gang?``), else every stack is listed.
+    """
+    if not isinstance(name, str):
+        return f"expected a stack name (a string), got {name!r}"
+    if name in STACKS:
+        return None
+    layers = name.split("+")
+    if all(layer in LAYERS for layer in layers):
+        return (f"stack {name!r} combines layers gangkit has ({', '.join(layers)}), but not in this combination; "
+                f"available: {', '.join(STACKS)}")
+    hint = did_you_mean(name, STACKS)
+    return f"unknown stack {name!r}; " + (hint or f"expected one of {', '.join(STACKS)}")
 
 
 @dataclass(frozen=True)
@@ -80,12 +128,15 @@ class RunSettings:
     def problems(self) -> list[Problem]:
         obj = "Simulation settings"
         out = []
+        stack = stack_problem(self.stack)
+        if stack is not None:
+            out.append(Problem(obj, "stack", stack))
         if self.ordering not in ORDERINGS:
-            out.append(Problem(obj, "ordering", f"expected one of {', '.join(ORDERINGS)}, got {self.ordering!r}"))
+            out.append(Problem(obj, "ordering", one_of(self.ordering, ORDERINGS)))
         if self.scoring not in SCORINGS:
-            out.append(Problem(obj, "scoring", f"expected one of {', '.join(SCORINGS)}, got {self.scoring!r}"))
+            out.append(Problem(obj, "scoring", one_of(self.scoring, SCORINGS)))
         if self.record not in RECORDINGS:
-            out.append(Problem(obj, "record", f"expected one of {', '.join(RECORDINGS)}, got {self.record!r}"))
+            out.append(Problem(obj, "record", one_of(self.record, RECORDINGS)))
         if not isinstance(self.session_period, (int, float)) or not self.session_period >= 0:
             out.append(Problem(obj, "session_period", f"expected seconds >= 0, got {self.session_period!r}"))
         if not isinstance(self.horizon, (int, float)) or not (self.horizon > 0) or math.isnan(self.horizon):
@@ -94,7 +145,7 @@ class RunSettings:
         if isinstance(f, bool) or not isinstance(f, (int, float)) or not math.isfinite(f) or not f >= 1:
             out.append(Problem(obj, "estimate_factor", f"expected a number >= 1, got {f!r}"))
         if self.engine not in ENGINES:
-            out.append(Problem(obj, "engine", f"expected one of {', '.join(ENGINES)}, got {self.engine!r}"))
+            out.append(Problem(obj, "engine", one_of(self.engine, ENGINES)))
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):
             out.append(Problem(obj, "seed", f"expected a whole number, got {self.seed!r}"))
         return out

@@ -38,7 +38,9 @@ defaults from ``cluster-autoscaler/config/flags`` and its FAQ):
 - **Stages**: the new nodes pass through the same :class:`~gangkit.supply.cloud.Stages`
   as Karpenter's (launched, registered, initialized, optionally image pulled).
 - **max-node-provision-time** (15 min): a requested node that is not ready by
-  then is deleted and its group is backed off: 5 min after the first failure
+  then (at the first scan from then on) is deleted, and a deleted node never
+  becomes ready later, even when its boot stages would have ended after the
+  deadline; its group is backed off: 5 min after the first failure
   (``--initial-node-group-backoff-duration``), doubling up to 30 min
   (``--max-node-group-backoff-duration``); the count resets after 3 h
   without failure (``--node-group-backoff-reset-timeout``). A group with

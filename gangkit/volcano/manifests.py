@@ -69,6 +69,7 @@ from gangkit.manifests.reader import (
     Reader,
     new_object,
     short,
+    spec_of,
 )
 from gangkit.model.jobs import PROGRESS_MODES, Job, PodSet
 from gangkit.model.quantity import format_cpu, format_memory
@@ -139,7 +140,7 @@ def read_for_scenario(r: Reader, objects: list[ManifestObject], jobs: list[Job],
     by_key = {j.key: j for j in jobs}
     for (namespace, group_name), job_label in used_groups.items():
         group = groups[(namespace, group_name)]
-        spec = r.mapping(group.doc.get("spec"), group.label, "spec")
+        spec = spec_of(group)  # a spec that is no mapping was reported with the PodGroup (gangkit.manifests.core)
         j = by_key.get(job_label.split(" ", 1)[1])
         if j is None:
             continue

@@ -62,9 +62,14 @@ def three_workers(**settings) -> Scenario:
 
 
 def two_gangs_deadlock(**settings) -> Scenario:
-    """Two four-worker sync jobs on four one-GPU nodes, submitted together."""
+    """Two four-worker sync jobs on four one-GPU nodes, submitted together.
+
+    Its stack is ``pod`` unless ``settings`` say otherwise: the deadlock is
+    the pod-by-pod scheduler's story (as in ``examples/two-gangs-deadlock.yaml``,
+    which also runs 30 days at most, the default horizon).
+    """
     jobs = [job("A", pods=4, gpus=1, run_time=600), job("B", pods=4, gpus=1, run_time=600)]
-    return Scenario(nodes(4, gpus=1), jobs, RunSettings(**settings), name="two-gangs-deadlock",
+    return Scenario(nodes(4, gpus=1), jobs, RunSettings(**{"stack": "pod", **settings}), name="two-gangs-deadlock",
                     description="4 nodes x 1 GPU; two sync jobs of 4 workers x 1 GPU submitted together")
 
 
