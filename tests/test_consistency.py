@@ -23,7 +23,7 @@ from gangkit.consistency.findings import Finding
 from gangkit.manifests import GangkitInputWarning
 from gangkit.model.errors import ScenarioError
 
-from conftest import case, edit
+from conftest import case, edit, shared_path
 
 try:
     from schema_util import requires_schemas, validate_manifest
@@ -31,7 +31,7 @@ except ImportError:  # tests/ imported as a package
     from tests.schema_util import requires_schemas, validate_manifest
 
 REPO = Path(__file__).resolve().parents[1]
-UPSTREAM = REPO.parent / "shared" / "upstream_manifests"
+UPSTREAM = shared_path("upstream_manifests")
 KUEUE = "kueue.x-k8s.io/v1beta2"
 
 
@@ -259,6 +259,18 @@ ROWS = [
     case("more GPU quota in a flavor than its nodes can ever hold",
          [change("ClusterQueue", "team-a", "spec.resourceGroups.0.flavors.0.resources.0.nominalQuota", 40)],
          ["kueue-quota-exceeds-supply"], ("ResourceFlavor a100", "ClusterQueue team-a", "ClusterQueue team-b")),
+    case("a NodePool behind quota the Node already covers",
+         [change("ClusterQueue", "team-a", "spec.resourceGroups.0.flavors.0.resources.0.nominalQuota", 4),
+          change("ClusterQueue", "team-b", "spec.resourceGroups.0.flavors.0.resources.0.nominalQuota", 4)],
+         ["kueue-quota-below-supply"], ("ResourceFlavor a100", "ClusterQueue team-a", "ClusterQueue team-b")),
+    case("... is fine when a Job outside Kueue may use the added nodes",
+         [change("ClusterQueue", "team-a", "spec.resourceGroups.0.flavors.0.resources.0.nominalQuota", 4),
+          change("ClusterQueue", "team-b", "spec.resourceGroups.0.flavors.0.resources.0.nominalQuota", 4), NO_KUEUE],
+         [], ()),
+    case("... and when the quota reaches past the Node",
+         [change("ClusterQueue", "team-a", "spec.resourceGroups.0.flavors.0.resources.0.nominalQuota", 5),
+          change("ClusterQueue", "team-b", "spec.resourceGroups.0.flavors.0.resources.0.nominalQuota", 4)],
+         [], ()),
     case("waitForPodsReady shorter than the new nodes' stages",
          [change("Configuration", None, "waitForPodsReady.timeout", "60s"),
           change("Job", "train", "spec.parallelism", 3), change("Job", "train", "spec.completions", 3),

@@ -23,9 +23,14 @@ from gangkit.kueue.objects import GPU, ClusterQueue, FlavorQuotas, ResourceGroup
 from gangkit.lessons import lesson08
 from gangkit.lessons.lesson08 import GOALS, NAIVE, REFERENCE, TENANTS, Design, QueueDesign
 
+try:
+    from conftest import shared_path
+except ImportError:  # tests/ imported as a package
+    from tests.conftest import shared_path
+
 ROOT = Path(__file__).resolve().parents[1]
 TOOL = ROOT / "tools" / "derive_capstone_trace.py"
-FULL_TRACE = ROOT.parent / "shared" / "traces" / "alibaba-openb-2023"
+FULL_TRACE = shared_path("traces", "alibaba-openb-2023")
 needs_full_trace = pytest.mark.skipif(
     not (FULL_TRACE / "openb_pod_list_default.csv").is_file(),
     reason=f"the full openb trace ({FULL_TRACE}) is absent; it sits beside the repository, not in it")
@@ -133,8 +138,8 @@ def test_the_trace_notes_state_the_counts_of_the_committed_table():
 
 def run_tool(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, str(TOOL), *args], capture_output=True, text=True, env=env, cwd=ROOT,
-                          timeout=300)
+    return subprocess.run([sys.executable, str(TOOL), "--source", str(FULL_TRACE), *args], capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=300)  # the trace folder this module sees
 
 
 @needs_full_trace
@@ -397,3 +402,23 @@ def test_the_explorer_starts_at_the_reference_and_follows_its_controls():
     assert list(box.table.index) == [(g.tenant, g.goal) for g in GOALS] and box.table["met"].all()
     box.controls["pool_limit"].value = 0
     assert not box.table.loc[("research", "max wait"), "met"] and len(box.output.outputs) == 2
+
+
+CHECKED = [
+    ("the naive design: the trace's gangs go to the default scheduler", NAIVE, {"gang-scheduler-mismatch": 52}),
+    ("... with a NodePool its one queue's quota cannot use",
+     dataclasses.replace(NAIVE, scoring="MostAllocated", pool_limit=16, name="with nodes"),
+     {"gang-scheduler-mismatch": 52, "kueue-quota-below-supply": 1}),
+    ("the reference design checks clean", REFERENCE, {"-": 0}),
+    ("a NodePool behind quota the static nodes hold, with gangs placed by Volcano",
+     dataclasses.replace(REFERENCE, queues={"production": lesson08.QueueDesign(8), "research": lesson08.QueueDesign(4),
+                                            "batch": lesson08.QueueDesign(4)}, name="small"),
+     {"kueue-quota-below-supply": 1}),
+]
+
+
+@pytest.mark.parametrize("design, expected", [c[1:] for c in CHECKED], ids=[c[0] for c in CHECKED])
+def test_check_designs_says_what_gangkit_check_finds_before_a_run(design, expected):
+    table = lesson08.check_designs([design])
+    assert dict(zip(table.index.get_level_values("rule"), table["findings"])) == expected
+    assert table.index.get_level_values("design").unique().tolist() == [design.name]

@@ -8,7 +8,9 @@ decisions Kueue's scheduling cycles take on a snapshot of Kueue manifests
 simulates a built-in scenario (``three-workers``, ``two-gangs-deadlock``,
 ``mixed``) or a YAML file of Kubernetes manifests. A deadlocked cluster is a
 *result* (exit 0); bad input is an *error*: one line per problem, naming the
-object and the field, on stderr, and exit status 2.
+object and the field, on stderr, and exit status 2. Without ``--stack`` a
+run uses the scenario's own stack (:data:`DEFAULTS`); every run ends at 30
+simulated days at the latest unless a file's ``Simulation`` sets ``spec.horizon``.
 
 ``gangkit check FILE... [--json] [--strict] [--simulate [--stack NAME]]`` reads a stack's manifests and
 prints every inconsistency between its layers (:mod:`gangkit.consistency`): exit 0 when there is none
@@ -22,6 +24,13 @@ with ``--out DIR`` the table is written as ``compare.csv``.
 ``--json`` prints exactly one JSON object on stdout (simulated figures only);
 warnings go to stderr. ``--out DIR`` writes the jobs, pods, events and
 timeline tables as CSV files.
+
+Every mistake on the command line is one line on stderr (and a second with a
+hint), exit status 2: a misspelt subcommand, flag, scenario, stack or
+ordering gets ``did you mean ...?``, an ``--out`` that is a file or cannot be
+created is named. Output into a pipe that closes early (``gangkit run mixed |
+head -1``) ends the command quietly, as the Python documentation's "Note on
+SIGPIPE" (module :mod:`signal`) describes.
 """
 
 from __future__ import annotations
@@ -29,28 +38,45 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import re
 import sys
 from pathlib import Path
 
-from gangkit.model.errors import Problem, ScenarioError, load_reporting
-from gangkit.model.scenario import ORDERINGS
+from gangkit.cli.scenario import load_scenario as _load
+from gangkit.model.errors import load_reporting
+from gangkit.model.scenario import DAY, ORDERINGS, RunSettings, did_you_mean
 from gangkit.stacks import STACKS
 
+#: The stack each built-in scenario runs without ``--stack`` (its own settings; ``--help`` lists them).
+DEFAULTS = {"three-workers": "gang", "two-gangs-deadlock": "pod", "mixed": "gang"}
+#: Every run's horizon unless a file's Simulation sets ``spec.horizon`` (RunSettings' default).
+HORIZON_DAYS = RunSettings().horizon / DAY
 
-def _load(spec: str, seed: int | None):
-    from gangkit.workloads import scenarios
 
-    if spec in scenarios.NAMES:
-        return scenarios.load(spec, seed=seed)
-    path = Path(spec)
-    if path.suffix in (".yaml", ".yml", ".json") or path.exists():
-        if not path.exists():
-            raise ScenarioError([Problem(f"Scenario file {spec}", "", "not found")])
-        from gangkit.manifests.load import load_file
+def _out_folder(text: str) -> Path | None:
+    """The ``--out`` folder, created now (before a long run); None after printing why it cannot be."""
+    out, shown = Path(text), text if text.isprintable() else repr(text)
+    try:
+        if out.exists() and not out.is_dir():
+            print(f"error: --out {shown}: expected a folder for the CSV tables, got an existing file", file=sys.stderr)
+            return None
+        out.mkdir(parents=True, exist_ok=True)
+    except (OSError, ValueError) as e:  # ValueError: a NUL byte in the name
+        print(f"error: --out {shown}: cannot create the folder ({getattr(e, 'strerror', None) or e})", file=sys.stderr)
+        return None
+    return out
 
-        return load_file(path)
-    raise ScenarioError([Problem(f"Scenario {spec}", "", "unknown built-in scenario; expected one of "
-                                 f"{', '.join(scenarios.NAMES)} or a YAML file")])
+
+def _write_tables(out: Path, tables: dict) -> bool:
+    """Write each table as ``NAME.csv`` in ``out``; False after printing the error (a full disk, no permission)."""
+    for name, table in tables.items():
+        try:
+            table.to_csv(out / f"{name}.csv", index=False)
+        except OSError as e:
+            print(f"error: --out {out}: cannot write {name}.csv ({e.strerror or e})", file=sys.stderr)
+            return False
+    return True
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -58,15 +84,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from gangkit.analysis.compare import run_stacks, table
 
     stacks = [s.strip() for s in args.compare.split(",") if s.strip()]
+    out = _out_folder(args.out) if args.out else None
+    if args.out and out is None:
+        return 2
     results, status = load_reporting(lambda: run_stacks(_load(args.scenario, args.seed), stacks, seed=args.seed, ordering=args.ordering))
     if status is not None:
         return status
     df = table(results)
     first = next(iter(results.values()))
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        df.to_csv(out / "compare.csv", index=False)
+    if out is not None and not _write_tables(out, {"compare": df}):
+        return 2
     if args.json:
         rows = json.loads(df.to_json(orient="records"))
         print(json.dumps(_finite({"scenario": first.scenario_name, "ordering": first.ordering, "seed": first.seed,
@@ -89,17 +116,17 @@ def cmd_run(args: argparse.Namespace) -> int:
             return 2
         return cmd_compare(args)
 
+    out = _out_folder(args.out) if args.out else None
+    if args.out and out is None:
+        return 2
     result, status = load_reporting(
         lambda: simulate(_load(args.scenario, args.seed), stack=args.stack, ordering=args.ordering, seed=args.seed,
                          estimate_factor=args.estimate_factor))
     if status is not None:
         return status
     figures = result.summary()
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        for name in ("jobs", "pods", "events", "timeline"):
-            getattr(result, name).to_csv(out / f"{name}.csv", index=False)
+    if out is not None and not _write_tables(out, {n: getattr(result, n) for n in ("jobs", "pods", "events", "timeline")}):
+        return 2
     if args.json:
         payload = {"scenario": result.scenario_name, "stack": result.stack, "ordering": result.ordering, "seed": result.seed}
         payload.update(figures)
@@ -111,19 +138,38 @@ def cmd_run(args: argparse.Namespace) -> int:
     for key, value in figures.items():
         print(f"  {key:<{width}}  {'-' if value is None else value}")
     print()
-    cols = ["job", "gpus", "submit_s", "start_s", "finish_s", "state", "wait_s", "held_idle_gpu_s"]
     jobs = result.jobs
     if len(jobs) > 20:
         print(f"first 20 of {len(jobs)} jobs:")
         jobs = jobs.head(20)
     if len(jobs):
-        print(jobs[cols].to_string(index=False))
+        print(job_table(jobs).to_string(index=False))
+    if len(jobs) and (jobs["restarts"] > 0).any():
+        print(RESTARTS_NOTE)
     if result.deadlock:
         print()
         print(result.deadlock_report())
     if args.out:
         print(f"\ntables written to {args.out}")
     return 0
+
+
+#: What the console's job table shows; ``restarts`` and ``lost_s`` join it when a job restarted.
+JOB_COLUMNS = ["job", "gpus", "submit_s", "start_s", "finish_s", "state", "wait_s", "held_idle_gpu_s"]
+RESTARTS_NOTE = ("restarts: times the job's pods were evicted (preemption, a node removed, a rendezvous given up) and "
+                 "started again;\nlost_s: seconds from its first start to its finish beyond its run time (waiting to "
+                 "run again, work redone since its last checkpoint)")
+
+
+def job_table(jobs):
+    """The console's job table: ``wait_s`` is the wait for the *first* start, so a job that restarted also
+    shows ``restarts`` and ``lost_s``, the time the restarts cost it (finish - first start - run time)."""
+    if not (jobs["restarts"] > 0).any():
+        return jobs[JOB_COLUMNS]
+    shown = jobs[JOB_COLUMNS + ["restarts"]].copy()
+    lost = jobs["finish_s"] - jobs["start_s"] - jobs["run_time_s"]
+    shown["lost_s"] = lost.where(jobs["restarts"] > 0, 0.0).round(3)
+    return shown
 
 
 def _finite(value):
@@ -169,12 +215,43 @@ def _positive(text: str) -> int:
     return n
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose mistakes are one line (and a hint): with ``did you mean ...?`` when a name is close.
+
+    argparse would print the whole usage first; a misspelt subcommand
+    (``rnu``), flag (``--jsn``) or ordering (``stirct``) is named with its
+    closest match instead (:func:`difflib.get_close_matches`), and the hint
+    line points to ``--help``. Exit status 2, as argparse's own.
+    """
+
+    def error(self, message: str):
+        hint = self.closest(message)
+        self.exit(2, f"{self.prog}: error: {message}{'; ' + hint if hint else ''}\n(see {self.prog} --help)\n")
+
+    def closest(self, message: str) -> str:
+        """``did you mean X?`` for the name argparse refused in ``message`` (an invalid choice, unknown flags)."""
+        choice = re.search(r"invalid choice: '([^']*)'", message)
+        if choice:
+            names = [c for a in self._actions if a.choices for c in a.choices]
+            return did_you_mean(choice.group(1), names)
+        if message.startswith("unrecognized arguments: "):
+            flags = [f for a in self._actions for f in a.option_strings if f.startswith("--")]
+            hints = [h for h in (did_you_mean(w.split("=", 1)[0], flags) for w in message.split()[2:] if w.startswith("-")) if h]
+            return hints[0] if hints else ""
+        return ""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gangkit", description="Simulate gang scheduling of distributed training jobs, or open the course.")
+    parser = Parser(prog="gangkit", description="Simulate gang scheduling of distributed training jobs, or open the course.")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="simulate a built-in scenario or a YAML file of manifests")
+    defaults = ", ".join(f"{name}: {stack}" for name, stack in DEFAULTS.items())
+    run = sub.add_parser("run", help="simulate a built-in scenario or a YAML file of manifests", description=(
+        f"Simulate a scenario through a stack. Without --stack, a built-in scenario runs its own stack ({defaults}) "
+        "and a YAML file the stack of its Simulation object (spec.stack; without one, gang). A run ends when "
+        f"every job has ended, else at its horizon: {HORIZON_DAYS:g} days of simulated time, unless a file's "
+        "Simulation sets spec.horizon (examples/two-gangs-deadlock.yaml runs pod for 30 days, as the built-in does)."))
     run.add_argument("scenario", metavar="SCENARIO", help="three-workers, two-gangs-deadlock, mixed, or a path to a YAML file")
-    run.add_argument("--stack", help=f"layers in order: {', '.join(STACKS)}")
+    run.add_argument("--stack", help=f"layers in order: {', '.join(STACKS)} (default: the scenario's own, see above)")
     run.add_argument("--ordering", choices=ORDERINGS, help="gang placement ordering: skip (start whatever fits), strict "
                      "(head-of-line), easy-backfill, conservative-backfill, volcano-backfill, largest-first")
     run.add_argument("--estimate-factor", type=float, metavar="F", help="backfilling's run-time estimate for jobs "
@@ -182,7 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, help="random seed (changes the mixed stream)")
     run.add_argument("--compare", metavar="A,B,...", help="run the same scenario and seed through these stacks; one row per stack")
     run.add_argument("--json", action="store_true", help="print one JSON object with the summary figures")
-    run.add_argument("--out", metavar="DIR", help="write jobs, pods, events and timeline as CSV files")
+    run.add_argument("--out", metavar="DIR", help="write jobs, pods, events and timeline as CSV files into this folder "
+                     "(created if needed)")
     run.set_defaults(func=cmd_run)
     admit = sub.add_parser("admit", help="Kueue's admission decisions for a snapshot of Kueue manifests")
     admit.add_argument("files", metavar="FILE", nargs="+", help="YAML files: Kueue objects, Workloads, queue-labelled Jobs")
@@ -198,6 +276,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--simulate", action="store_true", help="also run the stack and report what went wrong in the run")
     check.add_argument("--stack", help=f"with --simulate: the stack to run ({', '.join(STACKS)})")
     check.set_defaults(func=cmd_check)
+    from gangkit.cli.export import add_export_parser
+    from gangkit.cli.grade import add_grade_parser
+
+    add_export_parser(sub)
+    add_grade_parser(sub)
     try:
         from gangkit.cli.course import add_course_parser
     except ImportError:  # pragma: no cover - the course launcher ships with the source checkout
@@ -208,8 +291,34 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return args.func(args)
+    """Run one command; its exit status (2 for a mistake on the command line or in the input)."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # named by the subcommand's parser, which knows its own flags
+        command = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[args.command]
+        command.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        status = args.func(args)
+        sys.stdout.flush()  # a closed pipe is noticed here, not at exit
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 1
+    except KeyboardInterrupt:
+        print("gangkit: interrupted", file=sys.stderr)
+        return 130
+    return status
+
+
+def _quiet_stdout() -> None:
+    """After a closed pipe: point stdout at the null device, so that Python's flush at exit finds no pipe to
+    complain about (the pattern of the Python documentation's "Note on SIGPIPE", module signal)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's capture)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -177,6 +177,12 @@ CATALOGUE: dict[str, Rule] = _table(
          "Quota is not capacity: Kueue admits a workload on quota alone, and its pods then wait for nodes "
          "that cannot come (until waitForPodsReady evicts it).",
          f"{KUEUE}: quota reservation and admission (concepts/cluster_queue)"),
+    Rule("kueue-quota-below-supply", WARNING, "Kueue -> node supply",
+         "a NodePool or node group may add GPUs of a flavor whose whole quota the Nodes already hold",
+         "Kueue admits a workload only within quota, and Karpenter or cluster-autoscaler adds a node only for a pod "
+         "that is admitted and finds no room; with the quota no larger than the Nodes, the added nodes serve only "
+         "fragmentation and the Jobs wait for quota.",
+         f"{KUEUE}: quota reservation and admission (concepts/cluster_queue); {KARPENTER}: provisioning"),
     # --- timeouts -----------------------------------------------------------------------------
     Rule("kueue-pods-ready-timeout", WARNING, "Kueue -> node supply",
          "waitForPodsReady.timeout shorter than the provisioning of the nodes the gang needs",

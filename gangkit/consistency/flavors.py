@@ -1,4 +1,4 @@
-"""Kueue's ResourceFlavors against the nodes: flavors that point at no node, quota larger than its nodes.
+"""Kueue's ResourceFlavors against the nodes: flavors that point at no node, quota larger or smaller than its nodes.
 
 Picture a library's catalogue listing a shelf that does not exist: every
 reader sent there comes back empty-handed. A ResourceFlavor names a kind of
@@ -9,7 +9,10 @@ them, and no NodePool or node group may launch a machine that does
 find a node. And the quota of a flavor is only a promise: a flavor with more
 GPU quota (summed over every ClusterQueue and Cohort) than its nodes can
 ever hold lets Kueue admit work whose pods then wait for nodes that cannot
-come.
+come. The other way round, a flavor whose whole quota the existing Nodes
+already cover leaves a NodePool or node group with nothing to do: every Kueue
+workload waits for quota, never for a node (checked when Kueue manages every
+Job of the files).
 
 Both rules run only when the files say something about nodes, and only for
 flavors some ClusterQueue names.
@@ -42,6 +45,7 @@ def findings(inv: Inventory) -> list[Finding]:
                     quota[fq.flavor] = quota.get(fq.flavor, 0) + fq.resources[GPU].nominal
     out = []
     objects = {o.name: o for o in inv.of_role("ResourceFlavor")}
+    complete = set(users) <= {f.name for f in inv.kueue.flavors}  # a missing flavor's quota is a finding of its own
     for flavor in inv.kueue.flavors:
         o = objects.get(flavor.name)
         if o is None or flavor.name not in users:
@@ -66,4 +70,18 @@ def findings(inv: Inventory) -> list[Finding]:
                 "Kueue admits work its nodes can never run; the pods wait (and waitForPodsReady evicts them).",
                 f"lower the flavor's nominalQuota to {gpus:g} in all, or raise the NodePool limits / node group sizes",
                 tuple((u, "spec.resourceGroups") for u in named[1:]), {"nominal_quota": nominal, "gpus": gpus}))
+            continue
+        on_nodes = sum(n.gpus for n in supply.nodes if n.matches(flavor.node_labels))
+        added = gpus - on_nodes
+        if complete and nominal and added > 0 and nominal <= on_nodes and inv.jobs and all(e.kueue is not None for e in inv.jobs):
+            more = "without limit" if math.isinf(added) else f"up to {added:g} more"
+            out.append(Finding(
+                "kueue-quota-below-supply", named,
+                f"the suppliers may add {more} nvidia.com/gpu of flavor {flavor.name} to the Nodes' {on_nodes}, but "
+                f"the ClusterQueues and Cohorts hold only {nominal} of its nominal quota, which the Nodes already "
+                "cover: Kueue admits nothing that needs a new node, so a node is added only when the Nodes are too "
+                "fragmented for an admitted pod, and every Job waits for quota instead.",
+                f"raise the flavor's quota above {on_nodes} GPUs (up to {gpus:g}), or lower the NodePool limits",
+                tuple((u, "spec.resourceGroups") for u in named[1:]),
+                {"nominal_quota": nominal, "gpus_on_nodes": on_nodes, "gpus": gpus}))
     return out

@@ -279,14 +279,16 @@ def mistake_table(at: float = 3000.0) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------ manifests before and after
-#: The forms one training job takes, as gangkit writes them: the job's gang settings per target, and whether
-#: Kueue's queue and quota objects come with it.
-MIGRATION_TARGETS: dict[str, tuple[dict, bool]] = {
-    "default scheduler": ({}, False),
-    "Kueue + Volcano PodGroup": ({"min_member": 4}, True),
-    "Volcano Job": ({"controller": "volcano"}, False),
-    "scheduler-plugins PodGroup": ({"schedule_timeout": 60.0}, False),
-    "YuniKorn task group": ({"placeholder_timeout": 60.0}, False),
+#: The forms one training job takes, as gangkit writes them: the job's gang settings per target, whether
+#: Kueue's queue and quota objects come with it, and the stack that runs it (which decides the pods'
+#: ``schedulerName`` and the form of a gang that is only a size: :mod:`gangkit.manifests.dump`).
+MIGRATION_TARGETS: dict[str, tuple[dict, bool, str]] = {
+    "default scheduler": ({}, False, "pod"),
+    "Kueue + Volcano PodGroup": ({"min_member": 4}, True, "kueue+gang"),
+    "Volcano Job": ({"controller": "volcano"}, False, "gang"),
+    "scheduler-plugins PodGroup": ({"schedule_timeout": 60.0}, False, "coscheduling"),
+    "YuniKorn task group": ({"placeholder_timeout": 60.0}, False, "yunikorn"),
+    "Kubernetes Workload": ({"min_member": 4}, False, "kube-gang"),
 }
 
 
@@ -299,10 +301,10 @@ def migration_manifests(before: bool = False, target: str | None = None) -> str:
     target = "default scheduler" if before else (target or "Kueue + Volcano PodGroup")
     if target not in MIGRATION_TARGETS:
         raise ValueError(f"unknown target {target!r}; expected one of {', '.join(MIGRATION_TARGETS)}")
-    fields, queued = MIGRATION_TARGETS[target]
+    fields, queued, stack = MIGRATION_TARGETS[target]
     sc = Scenario(nodes(1, gpus=8), [_train(**fields)], kueue=team_kueue(32) if queued else None,
                   name=target.lower().replace(" ", "-").replace("+", "and"))
-    return dump_manifests(sc)
+    return dump_manifests(sc.with_settings(stack=stack))
 
 
 def migration_table() -> pd.DataFrame:
@@ -313,7 +315,8 @@ def migration_table() -> pd.DataFrame:
              "Kueue + Volcano PodGroup": "PodGroup spec.minMember",
              "Volcano Job": "Volcano Job spec.minAvailable",
              "scheduler-plugins PodGroup": "PodGroup spec.minMember (+ scheduleTimeoutSeconds)",
-             "YuniKorn task group": "pod annotation yunikorn.apache.org/task-groups: minMember"}
+             "YuniKorn task group": "pod annotation yunikorn.apache.org/task-groups: minMember",
+             "Kubernetes Workload": "Workload spec.podGroups[].policy.gang.minCount"}
     rows = []
     for target in MIGRATION_TARGETS:
         docs = [d for d in yaml.safe_load_all(migration_manifests(target=target)) if d]

@@ -92,6 +92,7 @@ from gangkit.kueue.objects import (
     ResourceGroup,
 )
 from gangkit.lessons.explorer import Explorer
+from gangkit.manifests.dump import dump_manifests
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.jobs import Job
 from gangkit.model.nodes import Node
@@ -623,6 +624,40 @@ def compare_designs(designs: dict[str, Design] | list[Design], workload: Capston
         total[(label, "met")] = bool(part["met"].all())
     index = pd.MultiIndex.from_tuples([("all", "goals met", float(len(table)))], names=table.index.names)
     return pd.concat([table, pd.DataFrame([total], index=index)[table.columns]])
+
+
+# ------------------------------------------------------------------------------------------- before a run
+def design_manifests(design: Design, workload: CapstoneWorkload | None = None) -> str:
+    """The design's whole stack on ``workload`` as the manifests a cluster takes (:func:`gangkit.dump_manifests`).
+
+    Nodes, Kueue's objects, the NodePool and gangkit's Karpenter kind, every
+    Job with its gang in the placement layer's form and ``schedulerName``, one
+    Simulation: ``gangkit check`` and ``gangkit run`` read the file as it is.
+    """
+    return dump_manifests(design.scenario(workload))
+
+
+def check_designs(designs: dict[str, Design] | list[Design], workload: CapstoneWorkload | None = None) -> pd.DataFrame:
+    """What ``gangkit check`` finds in each design's manifests before any run: one row per design and rule.
+
+    Columns: how many findings of the rule (one per set of objects) and the first
+    finding's fix; a design with no finding has one row, rule ``-``. Every rule's
+    severity and source: ``docs/reference/check.md``.
+    """
+    from gangkit.consistency import check_manifests
+
+    if isinstance(designs, (list, tuple)):
+        designs = {d.name: d for d in designs}
+    rows = []
+    for label, d in designs.items():
+        by_rule: dict[str, list] = {}
+        for f in check_manifests(design_manifests(d, workload)):
+            by_rule.setdefault(f.code, []).append(f)
+        for code, found in by_rule.items():
+            rows.append({"design": label, "rule": code, "findings": len(found), "fix": found[0].hint})
+        if not by_rule:
+            rows.append({"design": label, "rule": "-", "findings": 0, "fix": "-"})
+    return pd.DataFrame(rows).set_index(["design", "rule"])
 
 
 # ------------------------------------------------------------------------------------------- designs

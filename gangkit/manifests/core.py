@@ -61,12 +61,21 @@ from gangkit.manifests.reader import (
     SUBMIT_TIME,
     ManifestObject,
     Reader,
+    is_whole,
+    spec_of,
 )
 from gangkit.model.jobs import DEFAULT_BACKOFF_LIMIT, PROGRESS_MODES, Job, PodSet
 from gangkit.model.nodes import Node
 from gangkit.model.quantity import format_cpu, format_duration, format_memory
 from gangkit.model.scenario import RunSettings, Scenario
-from gangkit.placement.manifests import WORKLOAD_REF, GangObjects, holding_gang, read_gang, template_metadata
+from gangkit.placement.manifests import (
+    WORKLOAD_REF,
+    GangObjects,
+    holding_gang,
+    read_gang,
+    template_metadata,
+    workload_ref,
+)
 from gangkit.workloads.generators import YAML_FIELDS as GENERATOR_FIELDS
 from gangkit.workloads.generators import stream_from_manifest
 
@@ -137,8 +146,17 @@ _SIMULATION_FIELDS = {  # spec key -> RunSettings field
 
 
 def read_object(r: Reader, doc: Mapping, where: str, role: str) -> ManifestObject | None:
-    """Check one object of a core kind (its metadata, unknown fields and gangkit annotations)."""
-    return r.check_object(doc, where, KNOWN_FIELDS[role], KNOWN_ANNOTATIONS.get(role, ()))
+    """Check one object of a core kind (its metadata, unknown fields and gangkit annotations).
+
+    A Volcano PodGroup's ``spec.minMember`` is checked here, used by a Job
+    or not: Volcano's CRD (``scheduling.volcano.sh_podgroups.yaml``,
+    v1.16) makes it an int32 with ``minimum: 0``, so the API server refuses
+    a negative one at creation.
+    """
+    o = r.check_object(doc, where, KNOWN_FIELDS[role], KNOWN_ANNOTATIONS.get(role, ()))
+    if o is not None and role == "PodGroup":
+        r.spec_count(o, "minMember", 0)
+    return o
 
 
 def one_simulation(r: Reader, objects: list[ManifestObject]) -> None:
@@ -269,7 +287,7 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
             group = None
         else:
             used_groups[(namespace, group_name)] = obj
-    group_spec = r.mapping(group.doc.get("spec"), group.label, "spec") if group else {}
+    group_spec = spec_of(group) if group else {}  # a spec that is no mapping was reported with the PodGroup
     min_member = _min_member(r, group, group_spec, pods, obj) if group else None
     priority = _priority(r, pod, group, group_spec, classes, default_priority, obj)
     gang = read_gang(r, gangs, o, pods, tmeta, pod, volcano=group_name is not None)  # the holding gang schedulers
@@ -310,11 +328,14 @@ def _min_member(r: Reader, group: ManifestObject, spec: dict, pods: int | None, 
     """Volcano's ``spec.minMember``: how many pods must start together. Absent: every pod.
 
     The CRD allows 0 (no gang at all); gangkit needs a gang of 1 to ``pods``.
+    A value the CRD refuses was reported when the PodGroup was read (:func:`read_object`).
     """
     if spec.get("minMember") is None:
         return None
     m = spec["minMember"]
-    if pods is not None and (isinstance(m, bool) or not isinstance(m, int) or not 1 <= m <= pods):
+    if not is_whole(m, 0):
+        return None
+    if pods is not None and not 1 <= m <= pods:
         r.error(group.label, "spec.minMember",
                 f"expected a whole number from 1 to {pods} (the pod count of {job_label}), got {m!r}")
         return None
@@ -432,8 +453,14 @@ def node_manifest(n: Node) -> dict:
     return {"apiVersion": "v1", "kind": "Node", "metadata": meta, "status": {"allocatable": allocatable}}
 
 
-def job_manifest(j: Job) -> dict:
-    """A batch/v1 Job of a job's first pod set, with gangkit's annotations and the labels that name its gang."""
+def job_manifest(j: Job, gang: str | None = None) -> dict:
+    """A batch/v1 Job of a job's first pod set, with gangkit's annotations and the labels that name its gang.
+
+    ``gang``: the form of the gang's objects
+    (:func:`gangkit.placement.manifests.gang_form`); None: the job's holding
+    gang, else its Volcano PodGroup when it has one.
+    """
+    gang = gang or holding_gang(j)
     ps = j.pod_sets[0]
     labels = dict(j.labels)
     if (labels.get(QUEUE_LABEL) or j.namespace or "default") != j.queue:
@@ -470,11 +497,13 @@ def job_manifest(j: Job) -> dict:
         pod["priorityClassName"] = priority_class_name(j.priority)
     if ps.node_selector:
         pod["nodeSelector"] = dict(ps.node_selector)
+    if gang == "kube-gang":
+        pod["workloadRef"] = workload_ref(j)
     pod["containers"] = [container]
     template: dict[str, Any] = {"spec": pod}
-    if holding_gang(j) is not None:
-        template = {"metadata": template_metadata(j), "spec": pod}
-    elif has_pod_group(j):
+    if gang in ("coscheduling", "yunikorn"):
+        template = {"metadata": template_metadata(j, gang), "spec": pod}
+    elif gang is None and has_pod_group(j):
         template = {"metadata": {"annotations": {GROUP_NAME: j.name}}, "spec": pod}
     spec: dict[str, Any] = {"parallelism": ps.count, "completions": ps.count}
     if j.max_run_time is not None:

@@ -32,7 +32,8 @@ from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.jobs import Job
 from gangkit.model.scenario import Scenario
 from gangkit.placement.manifests import dump_problems as gang_dump_problems
-from gangkit.placement.manifests import gang_objects, holding_gang
+from gangkit.placement.manifests import gang_form, gang_objects, scheduler_name
+from gangkit.supply import dump as supply
 from gangkit.volcano import manifests as volcano
 
 __all__ = ["dump_manifests", "select_documents"]
@@ -45,9 +46,14 @@ def dump_manifests(scenario: Scenario) -> str:
     the Kueue setup (:mod:`gangkit.kueue.dump`: ResourceFlavors, Cohorts,
     ClusterQueues, LocalQueues, AdmissionChecks, the WorkloadPriorityClasses
     the jobs name, and Kueue's Configuration when it is not the default),
-    Jobs with gangkit's annotations, a PodGroup per Job with ``min_member``
+    Jobs with gangkit's annotations (and the ``schedulerName`` of the stack's
+    gang scheduler: ``volcano``, ``scheduler-plugins-scheduler``), a job's gang in
+    the form its stack's placement layer reads (:func:`~gangkit.placement.manifests.gang_form`:
+    a scheduler-plugins PodGroup, YuniKorn task groups, a Kubernetes Workload), else a PodGroup per Job with ``min_member``
     (or a Volcano queue or ``min_resources``), Volcano Queues and Volcano Jobs
-    (:mod:`gangkit.volcano.manifests`), and one Simulation. A node's pool becomes a ``karpenter.sh/nodepool`` label
+    (:mod:`gangkit.volcano.manifests`), the node suppliers the run uses (Karpenter's
+    NodePools, gangkit's Karpenter and ClusterAutoscaler kinds: :mod:`gangkit.supply.dump`),
+    and one Simulation. A node's pool becomes a ``karpenter.sh/nodepool`` label
     and a job's queue a ``kueue.x-k8s.io/queue-name`` label when they are not
     implied already; with a Kueue setup every Job carries that label, as Kueue
     manages only the Jobs that name their LocalQueue. A pod set's ``min_count``
@@ -67,16 +73,21 @@ def dump_manifests(scenario: Scenario) -> str:
             if value is not None and value != int(value):
                 problems.append(Problem(f"Job {j.key}", name, f"the manifests take whole seconds; got {value!r}"))
         problems.extend(Problem(f"Job {j.key}", "gang", message) for message in gang_dump_problems(j))
+    problems.extend(supply.dump_problems(scenario))
     if problems:
         raise ScenarioError(problems)
     docs: list[dict] = [node_manifest(n) for n in scenario.nodes]
     docs.extend(priority_class_manifest(value) for value in sorted({j.priority for j in scenario.jobs if j.priority != 0}))
     docs.extend(kueue.kueue_manifests(scenario.kueue, scenario.jobs))
     docs.extend(volcano.queue_manifests(scenario.volcano))
-    docs.extend(_job_manifest(j, scenario.kueue is not None) for j in scenario.jobs)
+    docs.extend(supply.supply_manifests(scenario))
+    stack = scenario.settings.stack
+    scheduler = scheduler_name(stack)
+    docs.extend(_job_manifest(j, scenario.kueue is not None, scheduler, gang_form(j, stack)) for j in scenario.jobs)
     for j in scenario.jobs:
-        docs.extend(gang_objects(j))  # a scheduler-plugins PodGroup, when the job has coscheduling settings
-        if has_pod_group(j) and holding_gang(j) is None:
+        form = gang_form(j, stack)
+        docs.extend(gang_objects(j, form))  # a scheduler-plugins PodGroup or a Workload, for those forms
+        if form is None and has_pod_group(j):
             docs.append(pod_group_manifest(j, volcano.pod_group_fields(j)))
     docs.append(simulation_manifest(scenario))
     header = f"# Scenario {scenario.name}, written by gangkit.manifests.dump_manifests\n"
@@ -84,14 +95,22 @@ def dump_manifests(scenario: Scenario) -> str:
                                   allow_unicode=True, width=100)
 
 
-def _job_manifest(j: Job, kueue_managed: bool) -> dict:
-    """A batch/v1 or Volcano Job, with the label and annotation Kueue's Job integration reads."""
+def _job_manifest(j: Job, kueue_managed: bool, scheduler: str | None, gang: str | None) -> dict:
+    """A batch/v1 or Volcano Job, with the label and annotation Kueue's Job integration reads.
+
+    A batch/v1 Job's pods name the stack's gang scheduler in ``schedulerName``
+    (:func:`~gangkit.placement.manifests.scheduler_name`): without it the
+    default scheduler would place them one by one, ignoring their gang.
+    """
     if kueue_managed:
         j = dataclasses.replace(j, labels=kueue.job_labels(j))
     if j.controller != "batch":
         return volcano.job_manifest(j)
-    doc = job_manifest(j)
+    doc = job_manifest(j, gang)
     doc["metadata"]["annotations"].update(kueue.job_annotations(j))
+    if scheduler is not None:
+        pod = doc["spec"]["template"]["spec"]
+        doc["spec"]["template"]["spec"] = {"schedulerName": scheduler} | pod
     return doc
 
 

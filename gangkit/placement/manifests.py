@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gangkit.manifests.reader import ANY, META, ManifestObject, Reader
+from gangkit.manifests.reader import ANY, META, ManifestObject, Reader, is_whole, spec_of
 from gangkit.model.jobs import GANG_STYLES
 
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"  # scheduler-plugins: the pod's PodGroup
@@ -49,12 +49,21 @@ KNOWN_FIELDS = {
                      "spec": {"controllerRef": ANY,
                               "podGroups": [{"name": ANY, "policy": {"basic": ANY, "gang": {"minCount": ANY}}}]}},
 }
+WORKLOAD_POD_GROUP = "workers"  # the pod group name gangkit writes into a Workload
 WORKLOAD_REF = {"name": ANY, "podGroup": ANY}  # the pod's spec.workloadRef (podGroupReplicaKey is not modelled)
 
 
 def read_object(r: Reader, doc: Mapping, where: str, role: str) -> ManifestObject | None:
-    """Check one coscheduling PodGroup or Kubernetes Workload (its metadata and unknown fields)."""
-    return r.check_object(doc, where, KNOWN_FIELDS[role])
+    """Check one coscheduling PodGroup or Kubernetes Workload (its metadata and unknown fields).
+
+    A scheduler-plugins PodGroup's ``spec.minMember`` is checked here, used
+    by a Job or not: its CRD (``scheduling.x-k8s.io_podgroups.yaml``,
+    scheduler-plugins master of 2026-08) makes it an int32 with ``minimum: 1``.
+    """
+    o = r.check_object(doc, where, KNOWN_FIELDS[role])
+    if o is not None and role == "CoschedulingPodGroup":
+        r.spec_count(o, "minMember", 1)
+    return o
 
 
 @dataclass
@@ -121,9 +130,9 @@ def _pod_group(r: Reader, gangs: GangObjects, obj: str, namespace: str, name: st
         return {}
     if not _claim(r, gangs, "CoschedulingPodGroup", namespace, name, obj, where):
         return {}
-    spec = r.mapping(group.doc.get("spec"), group.label, "spec")
+    spec = spec_of(group)  # a spec that is no mapping, a minMember below 1: reported when the PodGroup was read
     out: dict[str, Any] = {}
-    if spec.get("minMember") is not None:  # the CRD's default is absent: then every pod
+    if spec.get("minMember") is not None and is_whole(spec["minMember"], 1):  # absent (the CRD's default): every pod
         out["min_member"] = _count(r, group.label, "spec.minMember", spec["minMember"], pods, obj)
     if spec.get("scheduleTimeoutSeconds") is not None:
         t = spec["scheduleTimeoutSeconds"]
@@ -244,6 +253,24 @@ def _count(r: Reader, owner: str, where: str, value: Any, pods: int | None, job:
 
 # --- writing back (dump_manifests) ---------------------------------------------
 
+#: The ``schedulerName`` a Job's pods need for the placement layer of a stack, where it is not
+#: Kubernetes' ``default-scheduler``: Volcano's scheduler answers only to ``volcano`` (Volcano v1.15,
+#: the scheduler's ``--scheduler-name`` default); scheduler-plugins installed as a second scheduler
+#: answers to ``scheduler-plugins-scheduler`` (its install guide's profile name). YuniKorn's admission
+#: controller rewrites ``default-scheduler`` pods itself, and Kubernetes' GangScheduling plugin runs in
+#: the default scheduler, so neither needs the field.
+SCHEDULER_NAMES = {"gang": "volcano", "coscheduling": "scheduler-plugins-scheduler"}
+
+
+def scheduler_name(stack: str) -> str | None:
+    """The ``spec.schedulerName`` the pods of a batch/v1 Job need under ``stack`` (None: the default scheduler).
+
+    >>> scheduler_name("kueue+gang+karpenter"), scheduler_name("kueue+pod")
+    ('volcano', None)
+    """
+    return next((SCHEDULER_NAMES[part] for part in stack.split("+") if part in SCHEDULER_NAMES), None)
+
+
 
 def holding_gang(j) -> str | None:
     """Which holding scheduler's objects carry a job's gang settings: ``coscheduling``, ``yunikorn`` or None."""
@@ -254,6 +281,28 @@ def holding_gang(j) -> str | None:
     return None
 
 
+#: The placement layers whose own objects carry a gang that is only a size (``min_member``).
+SIZE_FORMS = ("coscheduling", "yunikorn", "kube-gang")
+
+
+def gang_form(j, stack: str = "") -> str | None:
+    """Which objects carry a job's gang when written for ``stack``: a holding gang's, or the stack's own.
+
+    Settings only one layer has decide (a schedule timeout: ``coscheduling``; a
+    placeholder timeout or gang style: ``yunikorn``). A batch/v1 Job whose only
+    gang setting is its size is written in the form the stack's placement layer
+    reads: a scheduler-plugins PodGroup (``coscheduling``), YuniKorn's task
+    groups (``yunikorn``), a Kubernetes Workload (``kube-gang``); None leaves it
+    to the Volcano PodGroup (:func:`gangkit.manifests.core.has_pod_group`).
+    """
+    held = holding_gang(j)
+    if held is not None:
+        return held
+    if j.controller != "batch" or j.min_member is None or j.volcano_queue != "default" or j.min_resources is not None:
+        return None
+    return next((part for part in stack.split("+") if part in SIZE_FORMS), None)
+
+
 def dump_problems(j) -> list[str]:
     """Why a job's gang settings cannot be written as one gang (empty when they can)."""
     if j.schedule_timeout is not None and (j.placeholder_timeout is not None or j.gang_style is not None):
@@ -262,9 +311,9 @@ def dump_problems(j) -> list[str]:
     return []
 
 
-def template_metadata(j) -> dict:
-    """The pod template's labels and annotations that put a job's pods in its holding gang."""
-    kind = holding_gang(j)
+def template_metadata(j, kind: str | None = None) -> dict:
+    """The pod template's labels and annotations that put a job's pods in its gang of form ``kind`` (:func:`gang_form`)."""
+    kind = kind or holding_gang(j)
     if kind == "coscheduling":
         return {"labels": {POD_GROUP_LABEL: j.name}}
     if kind == "yunikorn":
@@ -282,10 +331,21 @@ def template_metadata(j) -> dict:
     return {}
 
 
-def gang_objects(j) -> list[dict]:
-    """The objects a job's holding gang needs besides the Job (a scheduler-plugins PodGroup)."""
-    if holding_gang(j) != "coscheduling":
-        return []
+def gang_objects(j, kind: str | None = None) -> list[dict]:
+    """The objects a job's gang of form ``kind`` needs besides the Job: a scheduler-plugins PodGroup, a Workload."""
+    kind = kind or holding_gang(j)
     meta = {"name": j.name} | ({"namespace": j.namespace} if j.namespace else {})
-    spec: dict[str, Any] = {"minMember": j.gang_size, "scheduleTimeoutSeconds": int(j.schedule_timeout)}
-    return [{"apiVersion": COSCHEDULING_API, "kind": "PodGroup", "metadata": meta, "spec": spec}]
+    if kind == "coscheduling":
+        spec: dict[str, Any] = {"minMember": j.gang_size}
+        if j.schedule_timeout is not None:
+            spec["scheduleTimeoutSeconds"] = int(j.schedule_timeout)
+        return [{"apiVersion": COSCHEDULING_API, "kind": "PodGroup", "metadata": meta, "spec": spec}]
+    if kind == "kube-gang":
+        group = {"name": WORKLOAD_POD_GROUP, "policy": {"gang": {"minCount": j.gang_size}}}
+        return [{"apiVersion": WORKLOAD_API, "kind": "Workload", "metadata": meta, "spec": {"podGroups": [group]}}]
+    return []
+
+
+def workload_ref(j) -> dict:
+    """The pod's ``spec.workloadRef`` into the Workload :func:`gang_objects` writes for ``kube-gang``."""
+    return {"name": j.name, "podGroup": WORKLOAD_POD_GROUP}
