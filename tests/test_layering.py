@@ -22,10 +22,10 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "gangkit"
 TIERS = {
     "model": 0, "engine": 1, "placement": 2, "volcano": 2, "kueue": 2, "supply": 2, "workloads": 3, "manifests": 3,
-    "results": 4, "simulate": 5, "stacks": 5, "analysis": 6, "consistency": 6, "lessons": 7, "checks": 7, "cli": 8,
+    "results": 4, "simulate": 5, "stacks": 5, "analysis": 6, "consistency": 6, "lessons": 7, "checks": 7, "grading": 7, "cli": 8,
 }
 TIER_NAMES = {0: "model", 1: "engine", 2: "layers", 3: "workloads/manifests", 4: "results", 5: "simulate/stacks",
-              6: "analysis", 7: "lessons/checks", 8: "cli"}
+              6: "analysis", 7: "lessons/checks/grading", 8: "cli"}
 #: Modules of a layer package that read or write manifests, and so sit in the manifests tier.
 MANIFEST_MODULES = ("manifests", "setup_manifests", "snapshot", "dump")
 MAX_LINES = 800

@@ -22,6 +22,7 @@ from gangkit.kueue.objects import (
     GPU,
     ClusterQueue,
     FlavorQuotas,
+    KueueSetup,
     LocalQueue,
     PodSetSpec,
     Quota,
@@ -58,16 +59,22 @@ def workload_for(js, known: dict | None = None) -> Workload:
     return wl
 
 
-def default_setup(scenario, gpus: int | None = None) -> Kueue:
+def default_objects(scenario, gpus: int | None = None) -> KueueSetup:
     """One ResourceFlavor and one ClusterQueue holding all the cluster's GPUs, one LocalQueue per job queue.
 
-    Used when a scenario runs a ``kueue+`` stack without Kueue objects of its own;
-    ``gpus`` overrides the quota (a provisioner may add nodes beyond the cluster's).
+    What a scenario runs with under a ``kueue+`` stack when it has no Kueue
+    objects of its own; ``gpus`` overrides the quota (a provisioner may add
+    nodes beyond the cluster's).
     """
     gpus = sum(n.gpus for n in scenario.nodes) if gpus is None else gpus
     cq = ClusterQueue("cluster-queue", [ResourceGroup((GPU,), (FlavorQuotas("default-flavor", {GPU: Quota(gpus)}),))])
     lqs = sorted({(j.namespace or "default", j.queue) for j in scenario.jobs})
-    return Kueue([ResourceFlavor("default-flavor")], [cq], [LocalQueue(q, ns, cq.name) for ns, q in lqs])
+    return KueueSetup([ResourceFlavor("default-flavor")], [cq], [LocalQueue(q, ns, cq.name) for ns, q in lqs])
+
+
+def default_setup(scenario, gpus: int | None = None) -> Kueue:
+    """A fresh Kueue of :func:`default_objects`."""
+    return Kueue.from_setup(default_objects(scenario, gpus))
 
 
 class KueueLayer(AdmissionLayer):
