@@ -74,9 +74,16 @@ class FreeCapacity:
         # (the groups, and the kind index once built): taken out of them at the first change,
         # filed again just before the next question that reads them (see take)
         self._stale: dict[int, NodeState] = {}
+        # bumped whenever free room may have grown (a node added or ready, resources given back): a placement
+        # that failed stays failed while it is unchanged (gangkit.volcano.actions.allocate skips such retries)
+        self.grow_version = 0
+        # every node's CPU below 2**42 cores and memory below 2**52 bytes: taking a multiple of 2**-10 cores
+        # or whole bytes from a free amount and giving it back is then exact in floating point
+        self.exact_amounts = True
 
     # -- membership -------------------------------------------------------
     def add(self, node: Node, ready: bool = True) -> NodeState:
+        self.grow_version += 1
         st = NodeState(node.gpus, node.cpu, node.memory, node=node, index=len(self.nodes), ready=False)
         self.nodes.append(st)
         self.by_name[node.name] = st
@@ -86,11 +93,14 @@ class FreeCapacity:
         self._kinds_ever[kind] = self._kinds_ever.get(kind, 0) + 1
         if node.cpu is not None or node.memory is not None:
             self.models_cpu_or_memory = True
+            if (node.cpu or 0) >= 2 ** 42 or (node.memory or 0) >= 2 ** 52:
+                self.exact_amounts = False
         if ready:
             self.set_ready(st)
         return st
 
     def set_ready(self, st: NodeState) -> None:
+        self.grow_version += 1
         st.ready = True
         self.total_ready_gpus += st.node.gpus
         self.free_ready_gpus += st.free_gpus
@@ -131,6 +141,7 @@ class FreeCapacity:
 
     def give(self, st: NodeState, gpus: int, cpu: float, memory: int) -> None:
         """Give resources back to a node (the indexes are refreshed lazily, see :meth:`take`)."""
+        self.grow_version += 1
         if st.ready and st.index not in self._stale:
             self._unfile(st)
         self._move(st, st.free_gpus + gpus)

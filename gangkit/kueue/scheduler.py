@@ -23,6 +23,12 @@ creation time) and a set of *inadmissible* ones parked aside. A cycle:
 
 Quota is reserved for the whole workload at once. Rules after Kueue's
 ``pkg/scheduler/scheduler.go`` and ``pkg/cache/queue``.
+
+Speed (gangkit's, the results unchanged; ``tests/test_fast_paths.py`` runs
+both ways): a pending workload's scheduling hash is computed once
+(``CACHE_SCHEDULING_HASH``), and a nomination that needs preemption reuses
+the victims the flavor assigner just asked for when it asked for the same
+request (``REUSE_TARGETS``).
 """
 
 from __future__ import annotations
@@ -46,6 +52,11 @@ from gangkit.kueue.objects import (
 from gangkit.kueue.preemption import Preemptor
 from gangkit.kueue.quota import QuotaTree
 from gangkit.kueue.targets import Target
+
+#: compute a pending workload's equivalence class once, not at every push and park (see _Queue.class_of)
+CACHE_SCHEDULING_HASH = True
+#: reuse the flavor assigner's last preemption targets in the nomination when asked the same (see Kueue._nominate)
+REUSE_TARGETS = True
 
 PENDING_PREEMPTION = "PendingPreemption"
 SKIPPED = "FailedAfterNomination"
@@ -109,6 +120,7 @@ class _Queue:
         self.heads: list = []  # (key, seq, class) of every class not parked, plus stale entries
         self.registered: dict[tuple, tuple] = {}  # class -> the (key, seq) of its entry in heads
         self.blocked_count = 0  # live workloads in the parked classes
+        self.class_by_seq: dict[int, int] = {}  # seq -> class, while the workload is pending (CACHE_SCHEDULING_HASH)
 
     def _key(self, wl: Workload) -> tuple:
         sticky = 0 if (self.strategy == "BestEffortFIFO" and wl is self.preemptor) else 1
@@ -122,7 +134,17 @@ class _Queue:
         """
         if not self.equivalence:
             return (wl.seq,)
-        h = scheduling_hash(wl)
+        if CACHE_SCHEDULING_HASH:
+            # the hash reads the priority and pod sets, which nothing changes while the workload is pending;
+            # the number is forgotten when the workload leaves the queue (remove)
+            number = self.class_by_seq.get(wl.seq)
+            if number is None:
+                number = self.class_by_seq[wl.seq] = self._number(scheduling_hash(wl))
+            return number
+        return self._number(scheduling_hash(wl))
+
+    def _number(self, h: tuple) -> int:
+        """The class of a scheduling hash (numbered in order of first sight)."""
         number = self.class_numbers.get(h)
         if number is None:
             number = self.class_numbers[h] = len(self.class_numbers)
@@ -209,6 +231,7 @@ class _Queue:
         return None
 
     def remove(self, wl: Workload) -> None:
+        self.class_by_seq.pop(wl.seq, None)
         self.members.pop(wl.seq, None)
         self.parked.pop(wl.seq, None)
         self._leave_class(wl.seq)
@@ -262,6 +285,7 @@ class Kueue:
         # made once: a cycle runs after every change, and the ClusterQueues and their settings are fixed for the run
         self._queue_names = sorted(self.queues)
         self._assigners: dict[str, FlavorAssigner] = {}
+        self._last_oracle: tuple | None = None  # (workload, cq, request, frs, targets) of the assigner's last question
         self.workloads: dict[int, Workload] = {}
         self.orphans: dict[int, Workload] = {}  # no such LocalQueue or ClusterQueue
         self._seq = 0
@@ -429,9 +453,18 @@ class Kueue:
 
     def _nominate(self, e: Entry) -> None:
         assigner = self._assigner(e.cq)
+        self._last_oracle = None
         e.assignment = assigner.assign(e.workload)
         if e.assignment.mode == PREEMPT:
-            e.targets = self.preemptor.targets(e.workload, e.cq, e.assignment.usage, e.assignment.frs_needing_preemption())
+            usage, frs = e.assignment.usage, e.assignment.frs_needing_preemption()
+            last = self._last_oracle
+            if REUSE_TARGETS and last is not None and last[0] is e.workload and last[1] == e.cq \
+                    and last[2] == usage and last[3] == frs:
+                # the assigner's last question was this one, and nothing has changed since (it undoes its
+                # what-ifs before it returns): Preemptor.targets would give the same victims again
+                e.targets = list(last[4])
+            else:
+                e.targets = self.preemptor.targets(e.workload, e.cq, usage, frs)
         if e.assignment.mode == FIT or (e.assignment.mode == PREEMPT and e.targets):
             return
         partial = self._partial_admission(e, assigner)
@@ -442,11 +475,17 @@ class Kueue:
         """The ClusterQueue's flavor assigner (it reads the live quota tree, so one per queue serves every cycle)."""
         assigner = self._assigners.get(cq_name)
         if assigner is None:
-            oracle = lambda wl, request, frs: self.preemptor.targets(wl, cq_name, request, frs)  # noqa: E731
+            oracle = lambda wl, request, frs: self._oracle(wl, cq_name, request, frs)  # noqa: E731
             assigner = FlavorAssigner(self.cluster_queues[cq_name], self.tree.cq[cq_name], self.flavors, oracle,
                                       self.config.fair_sharing, self.tree.cq)
             self._assigners[cq_name] = assigner
         return assigner
+
+    def _oracle(self, wl: Workload, cq_name: str, request: dict, frs: set) -> list[Target]:
+        """The flavor assigner's question to the preemptor; the last question and answer are kept for _nominate."""
+        found = self.preemptor.targets(wl, cq_name, request, frs)
+        self._last_oracle = (wl, cq_name, dict(request), set(frs), found)
+        return found
 
     def _partial_admission(self, e: Entry, assigner: FlavorAssigner):
         """The largest pod counts between ``minCount`` and ``count`` that fit (or fit by preemption).

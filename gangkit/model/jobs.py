@@ -49,11 +49,14 @@ class PodSet:
     def __post_init__(self) -> None:
         if isinstance(self.node_selector, dict):
             object.__setattr__(self, "node_selector", tuple(sorted(self.node_selector.items())))
+        # made once: the fields are frozen, and placement asks for it at every node choice
+        # (not a field: equality, hashing, repr and dataclasses.replace see the fields alone)
+        object.__setattr__(self, "_request", (self.gpus, self.cpu, self.memory, self.node_selector))
 
     @property
     def request(self) -> tuple:
         """The shape of one pod's request: what placement needs to know about it."""
-        return (self.gpus, self.cpu, self.memory, self.node_selector)
+        return self._request
 
 
 @dataclass

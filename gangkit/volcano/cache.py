@@ -23,6 +23,13 @@ Why shapes: room only shrinks within a session, so once the first job of a
 shape fails, every job of that shape behind it fails too. A session then
 costs a few trials per shape plus one per job started, whatever the length
 of the queue.
+
+The same holds across sessions for a *monotone* shape (:func:`monotone`:
+all its pods ask for the same, in amounts a trial gives back bit for bit):
+its trial places as many pods as the free room holds, whatever the node
+order, so a head that failed fails again until the room grows. ``failed``
+keeps, per line, the capacity's ``grow_version`` and the head of the last
+failure (gangkit's shortcut; Volcano tries the head every session).
 """
 
 from __future__ import annotations
@@ -47,6 +54,9 @@ class JobCache:
         self.shapes: dict[str, dict[tuple, list]] = defaultdict(lambda: defaultdict(list))  # queue -> shape -> heap
         self.partial: dict[int, JobState] = {}  # jobs with some pods bound and some waiting
         self.refused: dict[int, Reason] = {}  # why a PodGroup is still Pending
+        self.failed: dict[tuple, tuple[int, int]] = {}  # (queue, shape) -> (grow_version, head index) of its last failure
+        self.mixed: set[tuple] = set()  # (queue, shape) lines whose shape is not monotone
+        self._monotone: dict[tuple, bool] = {}  # shape -> monotone(shape)
 
     @staticmethod
     def shape(js: JobState) -> tuple:
@@ -71,7 +81,13 @@ class JobCache:
         if js.bound:
             self.partial[js.index] = js
         else:
-            heapq.heappush(self.shapes[js.spec.volcano_queue][self.shape(js)], (-js.priority, js.seq, js.index, js))
+            q, shape = js.spec.volcano_queue, self.shape(js)
+            flag = self._monotone.get(shape)
+            if flag is None:
+                flag = self._monotone[shape] = monotone(shape)
+            if not flag:
+                self.mixed.add((q, shape))
+            heapq.heappush(self.shapes[q][shape], (-js.priority, js.seq, js.index, js))
 
     def forget(self, js: JobState) -> None:
         """The job ended: it leaves every line (its heap entries go stale)."""
@@ -95,6 +111,37 @@ class JobCache:
         """Drop the empty lines (after a session)."""
         for q in [q for q, h in self.pending.items() if not h]:
             del self.pending[q]
-        for shapes in self.shapes.values():
+        for q, shapes in self.shapes.items():
             for shape in [s for s, h in shapes.items() if not h]:
                 del shapes[shape]
+                self.failed.pop((q, shape), None)
+                self.mixed.discard((q, shape))
+
+
+def exact_give_back(cpu: float, memory: int) -> bool:
+    """Taking ``cpu`` and ``memory`` from a node and giving them back leaves its free amounts bit for bit as they were.
+
+    True when the CPU is a multiple of 2**-10 cores and the memory a whole
+    number of bytes (every quantity Kubernetes writes as ``500m``, ``4``,
+    ``64Gi``...), on nodes below 2**42 cores and 2**52 bytes
+    (``FreeCapacity.exact_amounts``, which the callers check): the
+    subtraction and the addition are then exact in floating point. Otherwise
+    a trial's give-back may move a free amount by a rounding step.
+    """
+    return (float(cpu * 1024).is_integer() and abs(cpu) < 2 ** 20
+            and float(memory).is_integer() and abs(memory) < 2 ** 52)
+
+
+def monotone(shape: tuple) -> bool:
+    """Whether a trial of this shape succeeds or fails with the free room alone, more room never failing where less
+    succeeded.
+
+    True when every pod asks for the same (one request in the shape) and the
+    trial's give-back is exact (:func:`exact_give_back`): identical pods are
+    placed one by one while any node holds one, so the trial places
+    ``min(pods, sum over nodes of the pods each holds)`` pods whatever node it
+    picks first, and the first pods in order are the ones placed.
+    """
+    requests = shape[0]
+    first = requests[0] if requests else None
+    return all(r == first for r in requests) and (first is None or exact_give_back(first[1], first[2]))

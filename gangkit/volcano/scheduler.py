@@ -39,6 +39,11 @@ proportion (:mod:`gangkit.volcano.plugins.proportion`), overcommit
 nodes are chosen as kube-scheduler's NodeResourcesFit scores them
 (:mod:`gangkit.engine.capacity`).
 
+Speed (gangkit's shortcut, not Volcano's): a session that can only repeat
+the last one is skipped (``SKIP_CLEAN_SESSIONS``; :meth:`VolcanoGang.clean`
+gives the conditions), as is the trial of a head that failed while the room
+has not grown (:mod:`gangkit.volcano.actions.allocate`).
+
 Not modelled: pipelining onto capacity that is being released,
 hierarchical queues, network topology (see the reference pages,
 docs/reference/volcano.md and docs/reference/simulator.md).
@@ -68,6 +73,11 @@ from gangkit.volcano.session import open_session, trial
 #: orderings that place same-shape jobs in creation order, stopping at the first that does not fit
 ARRIVAL_ORDERINGS = ("skip", "strict", "largest-first", "volcano-backfill")
 
+#: skip a session that can only repeat the last one (see VolcanoGang.clean); False runs every session
+SKIP_CLEAN_SESSIONS = True
+#: the orderings whose sessions are allocate alone (volcano-backfill's backfill action may bind what allocate left)
+CLEAN_ORDERINGS = ("skip", "strict", "largest-first")
+
 
 class VolcanoGang(PlacementLayer):
     """The ``gang`` placement layer: Volcano's sessions over its cache of jobs (see the module doc)."""
@@ -91,14 +101,19 @@ class VolcanoGang(PlacementLayer):
         self.blocked_jobs: list[JobState] = []  # jobs allocate could not place
         self.reservations: dict[int, float] = {}  # job index -> reservation time
         self.first_reservation: dict[str, float] = {}  # job name -> the first reservation it was given
+        # what the last session started from, for clean(): a job entered or left a line since, the room then
+        self.dirty = True
+        self.session_version = -1
 
     # -- socket -------------------------------------------------------------
     def enqueue(self, jobs: list[JobState], now: float) -> None:
+        self.dirty = True
         for js in jobs:
             self.cache.add(js)
 
     def requeue(self, js: JobState, now: float) -> None:
         """Pods recreated after an eviction; the job keeps its place (ordered by creation time)."""
+        self.dirty = True
         cache = self.cache
         cache.partial.pop(js.index, None)
         if js.bound:  # some pods still run: the PodGroup stays as it is
@@ -107,6 +122,7 @@ class VolcanoGang(PlacementLayer):
             cache.to_pending(js)
 
     def forget(self, js: JobState) -> None:
+        self.dirty = True
         self.cache.forget(js)
 
     def unschedulable(self) -> list[PodState]:
@@ -160,6 +176,29 @@ class VolcanoGang(PlacementLayer):
         """No PodGroup waits to be enqueued or allocated (and no queue shares to compute)."""
         return self.cache.nothing_waits() and not self.proportional
 
+    def clean(self, sim: Cluster) -> bool:
+        """A session now would leave everything as the last one left it (the layer then skips it).
+
+        It holds when no job entered or left a line since the last session
+        started (``enqueue``, ``requeue``, ``forget``), the free room has not
+        grown since (``FreeCapacity.grow_version``; binds only shrink it), and
+        the session has only allocate's trials to do: an ordering of
+        ``CLEAN_ORDERINGS``, no queue figures (not proportional, and no
+        ``attrs`` left from the last session), no preemption, no PodGroup
+        Pending or being created, no partly placed job, and only monotone
+        shapes (:func:`gangkit.volcano.cache.monotone`) on nodes that keep a
+        trial's give-back exact (``FreeCapacity.exact_amounts``). Each line's
+        head then failed in the last session (or, with ``strict``, waits
+        behind one that did) on as much room or more, so it fails again, and
+        in the same order (the queue and job orders are fixed): nothing is
+        bound and ``blocked_jobs`` stays the same.
+        """
+        cache = self.cache
+        return (SKIP_CLEAN_SESSIONS and not self.dirty and sim.capacity.grow_version == self.session_version
+                and self.ordering in CLEAN_ORDERINGS and not self.proportional and not self.preemption
+                and self.attrs is None and not cache.pending and not cache.creating and not cache.partial
+                and not cache.mixed and sim.capacity.exact_amounts)
+
     def cycle(self, sim: Cluster, now: float) -> None:
         if self._nothing_waits():
             # every action below would find nothing to do; these are the figures they would leave
@@ -168,6 +207,10 @@ class VolcanoGang(PlacementLayer):
             if self.ordering in RESERVING:
                 self.reservations = {}
             return
+        if not self.dirty and self.clean(sim):
+            return
+        self.dirty = False
+        self.session_version = sim.capacity.grow_version
         ssn = open_session(sim, now, self.cache, self.setup, self.queues, self.ordering, self.proportional)
         self.attrs = ssn.attrs
         enqueue.execute(ssn, self.period, checks=self.setup.enqueue)

@@ -28,7 +28,7 @@ from gangkit.engine.sockets import Cluster
 from gangkit.engine.state import JobState, NodeState, PodState
 from gangkit.model.resources import ZERO, Resources, pod_resources
 from gangkit.volcano.api import Queue, VolcanoSetup, job_min_resources
-from gangkit.volcano.cache import INQUEUE, PENDING, RUNNING, JobCache
+from gangkit.volcano.cache import INQUEUE, PENDING, RUNNING, JobCache, exact_give_back
 from gangkit.volcano.plugins.gang import gang_ready
 from gangkit.volcano.plugins.overcommit import ClusterRoom
 from gangkit.volcano.plugins.proportion import QueueAttr, proportion
@@ -133,6 +133,9 @@ def trial(sim: Cluster, pods: list[PodState], attr: QueueAttr | None = None) -> 
     as Volcano's allocate places one task after another. With the queue's
     figures (``attr``), a pod that would take the queue above its deserved
     share is left out (proportion's AllocatableFn).
+
+    A trial that gives back exactly what it took leaves the capacity's
+    ``grow_version`` as it was: the free room did not grow.
     """
     cap = sim.capacity
     placed = []
@@ -150,9 +153,14 @@ def trial(sim: Cluster, pods: list[PodState], attr: QueueAttr | None = None) -> 
         placed.append((p, node))
         if attr is not None:
             taken = taken + r
+    version, restored = cap.grow_version, True
     for p, node in placed:  # discard the statement: give everything back
         ps = p.pod_set
         cap.give(node, ps.gpus, ps.cpu, ps.memory)
+        if restored and (ps.cpu or ps.memory):
+            restored = exact_give_back(ps.cpu, ps.memory)
+    if restored and cap.exact_amounts:  # everything is back bit for bit: the free room did not grow
+        cap.grow_version = version
     return placed
 
 

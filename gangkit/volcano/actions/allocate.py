@@ -37,6 +37,15 @@ What allocate does within a queue is the ``ordering`` setting:
 A job whose ``minMember`` is smaller than its pod count is ready once
 ``minMember`` pods are bound; its other pods are placed in later sessions as
 room appears.
+
+Speed (gangkit's, not Volcano's): a shape's head whose trial failed is not
+tried again while the free room has not grown since
+(``FreeCapacity.grow_version``), no queue figures apply (``ssn.attrs`` is
+None), the node sizes keep a trial's give-back exact
+(``FreeCapacity.exact_amounts``) and the shape is monotone (:func:`gangkit.volcano.cache.monotone`):
+such a trial can only fail again, and a failed trial leaves nothing behind,
+so the result is the same. ``SKIP_REPEATED_FAILURES = False`` tries every
+head, as Volcano does (``tests/test_fast_paths.py`` compares both).
 """
 
 from __future__ import annotations
@@ -51,6 +60,9 @@ from gangkit.volcano.cache import INQUEUE
 from gangkit.volcano.plugins.gang import gang_ready, ready_pods
 from gangkit.volcano.reservations import RESERVING, ReservationSession
 from gangkit.volcano.session import Session, sum_resources, trial
+
+#: skip the trial of a head that failed while nothing it needs has changed (see the module doc)
+SKIP_REPEATED_FAILURES = True
 
 
 def execute(ssn: Session, shortcuts: bool = True, estimate_factor: float = 1.0) -> None:
@@ -105,7 +117,14 @@ def _allocate_head(ssn: Session, q: str, key, heads: list, blocked: list) -> boo
         return True
     h = cache.shapes[q][key]
     js = h[0][3]
+    cap = ssn.sim.capacity
+    remember = SKIP_REPEATED_FAILURES and ssn.attrs is None and cap.exact_amounts and (q, key) not in cache.mixed
+    if remember and cache.failed.get((q, key)) == (cap.grow_version, js.index):
+        blocked.append(js)
+        return False  # failed on this much room or more, and the room has not grown since
     if place_gang(ssn, js) is None:
+        if remember:
+            cache.failed[(q, key)] = (cap.grow_version, js.index)
         blocked.append(js)
         return False  # the whole shape fails for the rest of this session
     heapq.heappop(h)

@@ -1,0 +1,183 @@
+"""The engine's exact shortcuts against the plain algorithm they stand for.
+
+Each shortcut has a module-level switch; with every switch off the layers
+run Volcano's and Kueue's steps in full. A shortcut may only save work: the
+run with it and the run without must give the same figures, tables
+(``jobs``, events and the others) and metrics, to the last bit. The last tests check that each shortcut does
+save work on a case made for it (so the comparisons above are not empty).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gangkit import Scenario, load_file, nodes, simulate
+from gangkit.kueue import scheduler as kueue_scheduler
+from gangkit.kueue.preemption import Preemptor
+from gangkit.lessons import lesson04
+from gangkit.model.jobs import Job, PodSet, job
+from gangkit.volcano import cache as volcano_cache
+from gangkit.volcano import scheduler as volcano_scheduler
+from gangkit.volcano.actions import allocate
+from gangkit.workloads import scenarios
+
+SWITCHES = {
+    "skip repeated failures": (allocate, "SKIP_REPEATED_FAILURES"),
+    "skip clean sessions": (volcano_scheduler, "SKIP_CLEAN_SESSIONS"),
+    "cache scheduling hash": (kueue_scheduler, "CACHE_SCHEDULING_HASH"),
+    "reuse targets": (kueue_scheduler, "REUSE_TARGETS"),
+}
+
+
+def set_switches(monkeypatch, on: bool) -> None:
+    for module, name in SWITCHES.values():
+        monkeypatch.setattr(module, name, on)
+
+
+def fractional_cpu(ordering: str) -> Scenario:
+    """Gangs that ask for 0.1 cores (a give-back may round): the shortcuts must stand aside."""
+    cluster = [dataclasses.replace(n, cpu=8.0, memory=64 * 2 ** 30) for n in nodes(3, gpus=8)]
+    jobs = [Job(f"j{k}", [PodSet("workers", 1 + k % 3, 1 + k % 4, cpu=0.1 * (1 + k % 2), memory=2 ** 30)],
+                run_time=float(20 + 7 * (k % 5)), submit_time=float(k // 2)) for k in range(40)]
+    return Scenario(cluster, jobs).with_settings(ordering=ordering)
+
+
+def two_roles(ordering: str) -> Scenario:
+    """Gangs of two pod sets with different requests (not monotone) next to plain gangs."""
+    jobs = []
+    for k in range(40):
+        if k % 3 == 0:
+            jobs.append(Job(f"j{k}", [PodSet("launcher", 1, 1), PodSet("workers", 2, 4)],
+                            run_time=float(30 + k % 7), submit_time=float(k)))
+        else:
+            jobs.append(job(f"j{k}", pods=1 + k % 4, gpus=2, run_time=float(25 + k % 9), submit_time=float(k)))
+    return Scenario(nodes(3, gpus=8), jobs).with_settings(ordering=ordering)
+
+
+def mixed(ordering: str, **settings) -> Scenario:
+    return scenarios.mixed(n_jobs=150, n_nodes=6, load=0.95, seed=4, ordering=ordering, **settings)
+
+
+# (scenario, stack): busy clusters, every ordering, with Kueue in front or not, nodes added on demand
+CASES = [
+    ("mixed skip", lambda: mixed("skip"), "gang"),
+    ("mixed strict", lambda: mixed("strict"), "gang"),
+    ("mixed largest-first", lambda: mixed("largest-first"), "gang"),
+    ("mixed volcano-backfill", lambda: mixed("volcano-backfill"), "gang"),
+    ("mixed easy-backfill", lambda: mixed("easy-backfill"), "gang"),
+    ("mixed skip, preemption", lambda: mixed("skip", preemption=True), "gang"),
+    ("mixed skip", lambda: mixed("skip"), "kueue+gang"),
+    ("mixed strict", lambda: mixed("strict"), "kueue+gang"),
+    ("mixed largest-first", lambda: mixed("largest-first"), "kueue+gang"),
+    ("mixed skip", lambda: mixed("skip"), "gang+karpenter"),
+    ("mixed skip", lambda: mixed("skip"), "kueue+gang+karpenter"),
+    ("lesson 04 mix", lambda: lesson04.mix(0.9, n_jobs=300, seed=1), "gang"),
+    ("lesson 04 mix", lambda: lesson04.mix(0.9, n_jobs=300, seed=1), "kueue+gang"),
+    ("fractional cpu skip", lambda: fractional_cpu("skip"), "gang"),
+    ("fractional cpu strict", lambda: fractional_cpu("strict"), "kueue+gang"),
+    ("two roles skip", lambda: two_roles("skip"), "gang"),
+    ("two roles strict", lambda: two_roles("strict"), "gang"),
+    ("two roles largest-first", lambda: two_roles("largest-first"), "kueue+gang"),
+    ("three workers", lambda: scenarios.load("three-workers"), "kueue+gang"),
+    ("two gangs deadlock", lambda: scenarios.load("two-gangs-deadlock"), "gang"),
+]
+
+
+def run(build, stack: str):
+    return simulate(build(), stack=stack, record="full", engine="general")
+
+
+def assert_same(a, b) -> None:
+    """Figures, every table and every metric equal to the last bit."""
+    assert a.summary() == b.summary()
+    for table in ("jobs", "events", "pods", "timeline", "holders", "nodes"):
+        pd.testing.assert_frame_equal(getattr(a, table), getattr(b, table), check_exact=True, obj=table)
+    assert a.metrics.keys() == b.metrics.keys()
+    for name in a.metrics:
+        pd.testing.assert_frame_equal(a.metrics[name], b.metrics[name], check_exact=True, obj=name)
+
+
+@pytest.mark.parametrize(("name", "build", "stack"), CASES, ids=[f"{n} | {s}" for n, _, s in CASES])
+def test_shortcuts_change_nothing(monkeypatch, name, build, stack):
+    set_switches(monkeypatch, False)
+    plain = run(build, stack)
+    set_switches(monkeypatch, True)
+    assert_same(run(build, stack), plain)
+
+
+def example_scenario(name: str) -> Scenario:
+    return load_file(Path(__file__).resolve().parents[1] / "examples" / name)
+
+
+# the examples with Kueue cohorts and preemption, Volcano queues, autoscalers
+EXAMPLES = [
+    ("kueue-two-teams.yaml", "kueue+gang"),
+    ("volcano-two-queues.yaml", "gang"),
+    ("volcano-job-and-autoscaler.yaml", "gang"),
+    ("kueue-provisioning-request.yaml", "kueue+provreq+autoscaler"),
+]
+
+
+@pytest.mark.parametrize(("name", "stack"), EXAMPLES, ids=[f"{n} | {s}" for n, s in EXAMPLES])
+def test_shortcuts_change_nothing_in_examples(monkeypatch, name, stack):
+    set_switches(monkeypatch, False)
+    plain = simulate(example_scenario(name), stack=stack, record="full")
+    set_switches(monkeypatch, True)
+    assert_same(simulate(example_scenario(name), stack=stack, record="full"), plain)
+
+
+@pytest.mark.parametrize(("switch", "counted", "build", "stack"), [
+    ("skip repeated failures", (allocate, "place_gang"), lambda: mixed("skip"), "gang"),
+    ("skip repeated failures", (allocate, "place_gang"), lambda: mixed("strict"), "gang"),
+    ("skip clean sessions", (allocate, "execute"), lambda: mixed("skip"), "kueue+gang"),
+    ("cache scheduling hash", (kueue_scheduler, "scheduling_hash"), lambda: mixed("skip"), "kueue+gang"),
+    ("reuse targets", (Preemptor, "targets"), lambda: mixed("skip"), "kueue+gang"),
+])
+def test_each_shortcut_saves_work(monkeypatch, switch, counted, build, stack):
+    """With only ``switch`` on, the function it saves is called fewer times than with every switch off."""
+    owner, attr = counted
+    original = getattr(owner, attr)
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, attr, counting)
+    counts = []
+    for on in (False, True):
+        set_switches(monkeypatch, False)
+        module, name = SWITCHES[switch]
+        monkeypatch.setattr(module, name, on)
+        calls.clear()
+        run(build, stack)
+        counts.append(len(calls))
+    assert counts[1] < counts[0]
+
+
+@pytest.mark.parametrize(("requests", "expected"), [
+    (((2, 0.0, 0, ()),) * 3, True),  # identical pods
+    (((2, 0.5, 2 ** 30, ()),) * 2, True),  # 500m and 1Gi: exact amounts
+    (((2, 0.1, 0, ()),) * 2, False),  # 100m is no multiple of 2**-10 cores: a give-back may round
+    (((2, 0.0, 0, ()), (4, 0.0, 0, ())), False),  # two requests: the first pod placed may block the other
+    (((2, 0.0, 0, (("pool", "a"),)), (2, 0.0, 0, ())), False),  # same amounts, other node selectors
+    ((), True),  # no pod: nothing to place
+])
+def test_monotone_shapes(requests, expected):
+    assert volcano_cache.monotone((requests, len(requests), (len(requests),))) is expected
+
+
+@pytest.mark.parametrize(("cpu", "memory", "expected"), [
+    (0.0, 0, True),
+    (0.25, 512 * 2 ** 20, True),
+    (96.0, 2 ** 40, True),
+    (0.1, 0, False),
+    (0.0, 0.5, False),
+    (2.0 ** 21, 0, False),
+])
+def test_exact_give_back(cpu, memory, expected):
+    assert volcano_cache.exact_give_back(cpu, memory) is expected
