@@ -10,6 +10,13 @@ __all__ = ["add_grade_parser"]
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
+    import importlib.util
+
+    missing_tools = [m for m in ("nbclient", "nbformat", "ipykernel") if importlib.util.find_spec(m) is None]
+    if missing_tools:
+        print(f"error: gangkit grade runs notebooks in kernels and needs {', '.join(missing_tools)}: install the "
+              "course's tools (pip install -c constraints.txt -e \".[lab]\")", file=sys.stderr)
+        return 2
     from gangkit.grading import grade, junit_xml, table, to_json
 
     missing = [p for p in args.notebooks if not Path(p).is_file()]
