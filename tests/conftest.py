@@ -39,6 +39,18 @@ def shared_path(*parts: str) -> Path:
     return (Path(value) if value else repo_parent / "shared").joinpath(*parts)
 
 
+def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    """Run the ``gangkit`` command line in this process: its exit status, stdout and stderr (argparse's exits too)."""
+    from gangkit.cli.main import main
+
+    try:
+        status = main(argv)
+    except SystemExit as exit_:
+        status = exit_.code
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
 def case(id: str, *values, xfail: str | None = None):
     """One row of a case table: its name (the test id) and its values; ``xfail`` marks a known gap, strictly."""
     marks = [pytest.mark.xfail(strict=True, reason=xfail)] if xfail else []

@@ -12,6 +12,8 @@ import gangkit as gk
 from gangkit.cli.main import main
 from gangkit.stacks import STACKS
 
+from conftest import run_cli
+
 JSON_KEYS = {"deadlock", "jobs_total", "jobs_finished", "allocated_utilization", "effective_utilization",
              "held_idle_gpu_seconds", "held_idle_gpus_at_end", "mean_wait_s", "p95_wait_s", "max_wait_s",
              "makespan_s", "events"}
@@ -118,13 +120,7 @@ def test_json_has_no_infinity_or_nan(value, expected):
 
 
 # -- a new user's natural mistakes: one line (and a hint), exit 2, never a traceback ----------------------------
-def cli(argv, capsys):
-    try:
-        status = main(argv)
-    except SystemExit as exit_:
-        status = exit_.code
-    out, err = capsys.readouterr()
-    return status, out, err
+cli = run_cli  # the command line in this process (tests/conftest.py)
 
 
 @pytest.mark.parametrize("make, message", [

@@ -18,7 +18,7 @@ from gangkit.manifests.reader import MAX_DEPTH, MAX_INPUT_BYTES, MAX_JOB_PODS, M
 from gangkit.workloads import traces
 from gangkit.workloads.generators import MAX_JOBS
 
-from conftest import case
+from conftest import case, run_cli
 
 CASES = [
     ("negative run time", [job("a", run_time=-5)], nodes(1), "Job a: run_time: expected a run time > 0 seconds, at most 9223372037, got -5"),
@@ -205,13 +205,7 @@ def job_yaml(limits="{nvidia.com/gpu: 1}", spec="", pod="", annotations="{gangki
             f"      containers: [{{name: c, resources: {{limits: {limits}}}}}]\n")
 
 
-def cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        status = main(argv)
-    except SystemExit as exit_:
-        status = exit_.code
-    out, err = capsys.readouterr()
-    return status, out, err
+cli = run_cli  # the command line in this process (tests/conftest.py)
 
 
 ENCODINGS = [
