@@ -100,6 +100,7 @@ def test_unknown_mistake_is_refused_with_the_known_ones():
         ("Volcano Job", {("batch.volcano.sh/v1alpha1", "Job")}, 4),
         ("scheduler-plugins PodGroup", {("batch/v1", "Job"), ("scheduling.x-k8s.io/v1alpha1", "PodGroup")}, 4),
         ("YuniKorn task group", {("batch/v1", "Job")}, 4),
+        ("Kueue + JobSet", {("jobset.x-k8s.io/v1alpha2", "JobSet"), ("kueue.x-k8s.io/v1beta2", "ClusterQueue")}, 4),
     ],
 )
 def test_each_migration_form_reads_back_as_the_same_job(target, objects, gang):

@@ -872,6 +872,7 @@ def test_the_full_example_on_the_reference_page_is_the_three_workers_example():
 
 # --- Volcano's Queue and Job (gangkit.volcano.manifests) ----------------------------------
 
+from gangkit.manifests.training import KNOWN_FIELDS as TRAINING_KNOWN_FIELDS  # noqa: E402
 from gangkit.model.resources import Resources  # noqa: E402
 from gangkit.volcano.api import Queue  # noqa: E402
 from gangkit.volcano.manifests import KNOWN_FIELDS as VOLCANO_KNOWN_FIELDS  # noqa: E402
@@ -1243,7 +1244,8 @@ def _imports(path: str) -> list[tuple[str, str]]:
 
 def test_every_kind_of_the_registry_is_read_by_a_module_that_knows_its_fields():
     known = {"gangkit.manifests.core": CORE_KNOWN_FIELDS, "gangkit.supply.manifests": SUPPLY_KNOWN_FIELDS,
-             "gangkit.placement.manifests": GANG_KNOWN_FIELDS, "gangkit.volcano.manifests": VOLCANO_KNOWN_FIELDS}
+             "gangkit.placement.manifests": GANG_KNOWN_FIELDS, "gangkit.volcano.manifests": VOLCANO_KNOWN_FIELDS,
+             "gangkit.manifests.training": TRAINING_KNOWN_FIELDS}
     for k in KINDS:
         if k.module == "gangkit.kueue.manifests":
             assert k.api_version in kueue_manifests.API_VERSIONS[k.kind]
@@ -1262,7 +1264,7 @@ def test_an_unknown_kind_is_told_the_whole_board():
         load_manifests([{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}])
     assert str(e.value).splitlines()[0] == (
         "Deployment web: kind: unknown kind 'Deployment' (apiVersion 'apps/v1'); gangkit reads Node (v1), Job (batch/v1), "
-        "PodGroup (scheduling.volcano.sh/v1beta1), PriorityClass (scheduling.k8s.io/v1), Simulation (gangkit/v1alpha1), "
+        "JobSet (jobset.x-k8s.io/v1alpha2), PodGroup (scheduling.volcano.sh/v1beta1), PriorityClass (scheduling.k8s.io/v1), Simulation (gangkit/v1alpha1), "
         "ClusterAutoscaler (gangkit/v1alpha1), Karpenter (gangkit/v1alpha1), NodePool (karpenter.sh/v1), "
         "WorkloadGenerator (gangkit/v1alpha1), List (v1), PodGroup (scheduling.x-k8s.io/v1alpha1), "
         "Workload (scheduling.k8s.io/v1alpha1), Kueue's ResourceFlavor, ClusterQueue, LocalQueue, Cohort, "

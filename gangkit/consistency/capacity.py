@@ -109,7 +109,8 @@ def _short(inv: Inventory, supply: Supply, e: JobEntry, options: dict) -> Findin
         places = ", ".join(f"{k} {_count(v)}" for k, v in parts.items())
         lines.append(f"{n} pods of pod set {ps.name!r} ({shape(ps).words()} each) at once, but at most "
                      f"{_count(best)} fit ({places})")
-        fields.append((e.obj.label, "spec.parallelism" if e.obj.role == "Job" else f"spec.tasks[{index[id(ps)]}].replicas"))
+        fields.append((e.obj.label, {"Job": "spec.parallelism", "JobSet": f"spec.replicatedJobs[{index[id(ps)]}].replicas"}
+                       .get(e.obj.role, f"spec.tasks[{index[id(ps)]}].replicas")))
         numbers[ps.name] = {"needed": n, "most": best, "where": dict(parts)}
         for s in options[index[id(ps)]]:
             for pool in supply.pools_for(s):

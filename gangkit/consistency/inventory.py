@@ -34,7 +34,7 @@ from gangkit.kueue.manifests import KueueReader, LoadedWorkload
 from gangkit.kueue.objects import KueueSetup
 from gangkit.kueue.setup_manifests import KIND_NAMES as KUEUE_KINDS
 from gangkit.kueue.snapshot import SnapshotReader
-from gangkit.manifests import core
+from gangkit.manifests import core, training
 from gangkit.manifests.core import GROUP_NAME, SYSTEM_PRIORITY_CLASSES
 from gangkit.manifests.load import REGISTRY, check_unique
 from gangkit.manifests.reader import (
@@ -233,6 +233,13 @@ def _read_families(r: Reader, files: list[str], all_docs: list, objects: list[Ma
         if j is not None:
             jobs.append(j)
         entries.append(JobEntry(o, j, _parallelism(o), _scheduler(o, "Job"), _gang_ref(o, groups, gangs)))
+    for o in roles("JobSet"):
+        j = training.read_jobset(r, o, tolerant, default_priority, groups, used_groups, gangs)
+        if j is not None:
+            jobs.append(j)
+        prefix, template = _jobset_template(o)
+        entries.append(JobEntry(o, j, j.pod_count if j else None, _scheduler(o, "JobSet"),
+                                _gang_ref(o, groups, gangs, template or {}, prefix)))
     queue_refs = _volcano_queue_refs(objects)
     queue_names = {o.name for o in roles("Queue")} | {DEFAULT_QUEUE}
     stand_ins = [_stand_in("Queue", name) for name in sorted({q.name for q in queue_refs} - queue_names)]
@@ -272,8 +279,8 @@ def _read_families(r: Reader, files: list[str], all_docs: list, objects: list[Ma
         warnings.simplefilter("ignore", GangkitInputWarning)
         view.setup()  # its problems are the ones above; it is read again only to answer job_workload
     for e in entries:
-        if e.obj.role == "Job" and labels_of(e.obj).get(QUEUE_LABEL):
-            got = view.job_workload(e.obj)
+        if e.obj.role in ("Job", "JobSet") and labels_of(e.obj).get(QUEUE_LABEL):
+            got = view.job_workload(e.obj) if e.obj.role == "Job" else view.jobset_workload(e.obj)
             e.kueue = got[0] if got is not None else None
 
     settings, _, _ = core.read_simulation(r, roles("Simulation"), "scenario")
@@ -334,17 +341,34 @@ def _scheduler(o: ManifestObject, role: str) -> str:
     if role == "VolcanoJob":
         name = dig(o.doc, "spec", "schedulerName")
         return name if isinstance(name, str) and name else "volcano"
-    name = dig(o.doc, "spec", "template", "spec", "schedulerName")
+    template = _jobset_template(o)[1] if role == "JobSet" else dig(o.doc, "spec", "template")
+    name = dig(template, "spec", "schedulerName")
     return name if isinstance(name, str) and name else DEFAULT_SCHEDULER
 
 
-def _gang_ref(o: ManifestObject, groups: dict, gangs: GangObjects) -> GangRef | None:
-    """The gang a batch/v1 Job's pods name (the first of them; the reader refuses a second one)."""
+def _jobset_template(o: ManifestObject) -> tuple[str, Any]:
+    """A JobSet's first pod template and where it is (the reader requires the others to name the same gang)."""
+    entries = dig(o.doc, "spec", "replicatedJobs")
+    for i, entry in enumerate(entries if isinstance(entries, list) else []):
+        template = dig(entry, "template", "spec", "template")
+        if isinstance(template, Mapping):
+            return f"spec.replicatedJobs[{i}].template.spec.template", template
+    return "spec.replicatedJobs", None
+
+
+def _gang_ref(o: ManifestObject, groups: dict, gangs: GangObjects, template: Any = None,
+              prefix: str = "spec.template") -> GangRef | None:
+    """The gang a batch/v1 Job's pods name (the first of them; the reader refuses a second one).
+
+    ``template`` is the pod template at ``prefix`` (default: the Job's
+    ``spec.template``; a JobSet's first replicatedJob's).
+    """
     ns = o.namespace or "default"
-    tann = _mapping(dig(o.doc, "spec", "template", "metadata", "annotations"))
-    tlabels = _mapping(dig(o.doc, "spec", "template", "metadata", "labels"))
-    jann = _mapping(dig(o.doc, "metadata", "annotations"))
-    for where, ann in (("spec.template.metadata", tann), ("metadata", jann)):
+    template = dig(o.doc, "spec", "template") if template is None else template
+    tann = _mapping(dig(template, "metadata", "annotations"))
+    tlabels = _mapping(dig(template, "metadata", "labels"))
+    jann = _mapping(dig(o.doc, "metadata", "annotations")) if prefix == "spec.template" else {}
+    for where, ann in ((f"{prefix}.metadata", tann), ("metadata", jann)):
         name = ann.get(GROUP_NAME)
         if isinstance(name, str):
             g = groups.get((ns, name))
@@ -354,7 +378,7 @@ def _gang_ref(o: ManifestObject, groups: dict, gangs: GangObjects) -> GangRef | 
     name = tlabels.get(POD_GROUP_LABEL)
     if isinstance(name, str):
         g = gangs.pod_groups.get((ns, name))
-        return GangRef("coscheduling", f"spec.template.metadata.labels.{POD_GROUP_LABEL}", name,
+        return GangRef("coscheduling", f"{prefix}.metadata.labels.{POD_GROUP_LABEL}", name,
                        "" if g else f"PodGroup {name!r} (scheduling.x-k8s.io) in namespace {ns!r}",
                        g, g, "spec.minMember", dig(g.doc, "spec", "minMember") if g else None)
     if isinstance(tann.get(TASK_GROUP_NAME), str) and isinstance(tann.get(TASK_GROUPS), str):
@@ -365,27 +389,27 @@ def _gang_ref(o: ManifestObject, groups: dict, gangs: GangObjects) -> GangRef | 
             return None  # the reader reports it
         mine = [g for g in task_groups if isinstance(g, Mapping) and g.get("name") == name] \
             if isinstance(task_groups, list) else []
-        where = f"spec.template.metadata.annotations.{TASK_GROUP_NAME}"
+        where = f"{prefix}.metadata.annotations.{TASK_GROUP_NAME}"
         if not mine:
             return GangRef("yunikorn", where, name, f"task group {name!r} among the Job's {TASK_GROUPS}")
         return GangRef("yunikorn", where, name, "", o, o,
-                       f"spec.template.metadata.annotations.{TASK_GROUPS}[{name}].minMember", mine[0].get("minMember"))
-    ref = dig(o.doc, "spec", "template", "spec", "workloadRef")
+                       f"{prefix}.metadata.annotations.{TASK_GROUPS}[{name}].minMember", mine[0].get("minMember"))
+    ref = dig(template, "spec", "workloadRef")
     if isinstance(ref, Mapping) and isinstance(ref.get("name"), str):
         name, group = ref["name"], ref.get("podGroup")
         w = gangs.workloads.get((ns, name))
         if w is None:
-            return GangRef("kube-gang", "spec.template.spec.workloadRef.name", name,
+            return GangRef("kube-gang", f"{prefix}.spec.workloadRef.name", name,
                            f"Workload {name!r} (scheduling.k8s.io) in namespace {ns!r}")
         pod_groups = dig(w.doc, "spec", "podGroups")
         index = next((i for i, g in enumerate(pod_groups if isinstance(pod_groups, list) else [])
                       if isinstance(g, Mapping) and g.get("name") == group), None)
         if index is None:
-            return GangRef("kube-gang", "spec.template.spec.workloadRef.podGroup", str(group),
+            return GangRef("kube-gang", f"{prefix}.spec.workloadRef.podGroup", str(group),
                            f"pod group {group!r} in Workload {name!r}", w)
         policy = pod_groups[index].get("policy") if isinstance(pod_groups[index].get("policy"), Mapping) else {}
         size = dig(policy, "gang", "minCount") if "gang" in policy else 1  # basic: pod by pod
-        return GangRef("kube-gang", "spec.template.spec.workloadRef.name", name, "", w, w,
+        return GangRef("kube-gang", f"{prefix}.spec.workloadRef.name", name, "", w, w,
                        f"spec.podGroups[{index}].policy.gang.minCount", size)
     return None
 
@@ -410,6 +434,11 @@ def _priority_refs(objects: list[ManifestObject]) -> list[NameRef]:
                                dig(t, "template", "spec", "priorityClassName")))
         elif o.role == "PodGroup":
             places.append(("spec.priorityClassName", dig(o.doc, "spec", "priorityClassName")))
+        elif o.role == "JobSet":
+            entries = dig(o.doc, "spec", "replicatedJobs")
+            for i, entry in enumerate(entries if isinstance(entries, list) else []):
+                places.append((f"spec.replicatedJobs[{i}].template.spec.template.spec.priorityClassName",
+                               dig(entry, "template", "spec", "template", "spec", "priorityClassName")))
         for where, name in places:
             if isinstance(name, str) and name and name not in SYSTEM_PRIORITY_CLASSES:
                 out.append(NameRef(o, where, "PriorityClass", name))
@@ -429,4 +458,4 @@ def _volcano_queue_refs(objects: list[ManifestObject]) -> list[NameRef]:
 
 def _workload_priority_class_refs(objects: list[ManifestObject]) -> list[NameRef]:
     return [NameRef(o, f"metadata.labels.{PRIORITY_CLASS_LABEL}", "WorkloadPriorityClass", labels_of(o)[PRIORITY_CLASS_LABEL])
-            for o in objects if o.role == "Job" and PRIORITY_CLASS_LABEL in labels_of(o)]
+            for o in objects if o.role in ("Job", "JobSet") and PRIORITY_CLASS_LABEL in labels_of(o)]

@@ -94,7 +94,7 @@ def _judge(kueue: Kueue, cq_name: str, o, wl: Workload) -> list[Finding]:
                            f"{max(0, cap - nominal)} more borrowed in {cohort}, borrowingLimit {limit})")
             numbers.setdefault("flavors", {})[fq.flavor] = {"resource": res, "requested": val, "maximum": cap,
                                                              "nominal_quota": nominal}
-    fields = [(o.label, "spec.template.spec.containers")] if o.role == "Job" else [(o.label, "spec.podSets")]
+    fields = [(o.label, {"Job": "spec.template.spec.containers", "JobSet": "spec.replicatedJobs"}.get(o.role, "spec.podSets"))]
     return [Finding(
         "kueue-quota-never-fits", (name, f"ClusterQueue {cq_name}"),
         f"{name} asks for more than ClusterQueue {cq_name} can ever have: {'; '.join(details) or kueue_says}. "

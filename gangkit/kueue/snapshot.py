@@ -74,7 +74,7 @@ def load_kueue(*sources: Source) -> KueueInput:
     # by role, not by kind name: a scheduling.k8s.io Workload is not Kueue's, a Volcano Job is no batch/v1 Job
     kr = SnapshotReader(r, [o for o in objects if o.role in KIND_NAMES], classes, default_priority)
     setup = kr.setup()
-    loaded = kr.snapshot_workloads([o for o in objects if o.role in ("Workload", "Job")])
+    loaded = kr.snapshot_workloads([o for o in objects if o.role in ("Workload", "Job", "JobSet")])
     for o in objects:
         if o.role in LEFT_TO_RUN:
             r.notes.append(f"{o.label} ({o.doc.get('apiVersion')}) was checked and left out: {LEFT_TO_RUN[o.role]}")
@@ -119,7 +119,7 @@ class SnapshotReader(KueueReader):
         read: list[tuple[LoadedWorkload, datetime | None, datetime | None]] = []
         keys: dict[str, str] = {}
         for o in objects:
-            got = self.workload(o) if o.kind == "Workload" else self.job_workload(o)
+            got = {"Workload": self.workload, "JobSet": self.jobset_workload}.get(o.role, self.job_workload)(o)
             if got is None:
                 continue
             lw, created, reserved = got
@@ -145,6 +145,63 @@ class SnapshotReader(KueueReader):
             if lw.admission is not None and lw.workload.quota_reserved_at is None:
                 lw.workload.quota_reserved_at = latest
         return [lw for lw, _, _ in read]
+
+    def jobset_workload(self, o: ManifestObject, job=None) -> tuple[LoadedWorkload, datetime | None, None] | None:
+        """The Workload Kueue's JobSet integration creates for a JobSet labelled with a LocalQueue.
+
+        One pod set per replicatedJob, named after it, of ``replicas x min(parallelism, completions)``
+        pods (Kueue ``pkg/controller/jobs/jobset``); the priority from the WorkloadPriorityClass label,
+        else the first pod template naming a priorityClassName. The JobSet's other fields are checked
+        by its reader (:mod:`gangkit.manifests.training`).
+        """
+        obj = o.label
+        meta = self.r.mapping(o.doc.get("metadata"), obj, "metadata")
+        labels = self.r.strings(meta.get("labels"), obj, "metadata.labels")
+        annotations = self.r.strings(meta.get("annotations"), obj, "metadata.annotations")
+        queue = labels.get(QUEUE_LABEL)
+        if not queue:
+            self.r.notes.append(f"{obj} has no {QUEUE_LABEL} label: Kueue does not manage it, gangkit admit leaves it out")
+            return None
+        entries = o.doc.get("spec", {}).get("replicatedJobs") if isinstance(o.doc.get("spec"), Mapping) else None
+        if not isinstance(entries, list) or not entries:
+            self.r.error(obj, "spec.replicatedJobs", "expected a list of at least one replicated Job")
+            return None
+        pod_sets, priority_class, ok = [], None, True
+        for i, entry in enumerate(entries):
+            base = f"spec.replicatedJobs[{i}]"
+            entry = self.r.mapping(entry, obj, base)
+            jspec = self.r.mapping(self.r.mapping(entry.get("template"), obj, f"{base}.template").get("spec"),
+                                   obj, f"{base}.template.spec")
+            replicas = self.r.whole(entry.get("replicas", 1), obj, f"{base}.replicas", 0)
+            count = self.r.whole(jspec.get("parallelism", 1), obj, f"{base}.template.spec.parallelism", 0)
+            if jspec.get("completions") is not None and count is not None:
+                completions = self.r.whole(jspec["completions"], obj, f"{base}.template.spec.completions", 0)
+                count = None if completions is None else min(count, completions)
+            pod = self.r.mapping(self.r.mapping(jspec.get("template"), obj, f"{base}.template.spec.template").get("spec"),
+                                 obj, f"{base}.template.spec.template.spec")
+            requests = self.pod_requests(pod, obj, f"{base}.template.spec.template.spec", api_server=True)
+            selector = self.r.strings(pod.get("nodeSelector"), obj, f"{base}.template.spec.template.spec.nodeSelector")
+            if priority_class is None and pod.get("priorityClassName"):
+                priority_class = (pod["priorityClassName"], f"{base}.template.spec.template.spec.priorityClassName")
+            if replicas is None or count is None or requests is None or not isinstance(entry.get("name"), str):
+                ok = False
+                continue
+            if replicas * count:
+                pod_sets.append(PodSetSpec(entry["name"], replicas * count, requests, None, tuple(sorted(selector.items()))))
+        if PRIORITY_CLASS_LABEL in labels:
+            priority = self.workload_priority_class(labels[PRIORITY_CLASS_LABEL], obj, f"metadata.labels.{PRIORITY_CLASS_LABEL}")
+        elif priority_class is not None:
+            priority = self.priority_class(priority_class[0], obj, priority_class[1])
+        else:
+            priority = self.default_priority
+        created = self.time(meta.get("creationTimestamp"), obj, "metadata.creationTimestamp")
+        submit = 0.0
+        if created is None and SUBMIT_TIME in annotations:
+            submit = self.r.duration(annotations[SUBMIT_TIME], obj, f"metadata.annotations.{SUBMIT_TIME}") or 0.0
+        if not ok or not pod_sets or priority is None:
+            return None
+        self.check_local_queue(obj, f"metadata.labels.{QUEUE_LABEL}", o.namespace, queue)
+        return LoadedWorkload(Workload(o.name, o.namespace, queue, pod_sets, priority=priority, created=submit)), created, None
 
     def job_workload(self, o: ManifestObject) -> tuple[LoadedWorkload, datetime | None, None] | None:
         """The Workload Kueue's batch/v1 Job integration creates for a Job labelled with a LocalQueue.

@@ -52,7 +52,7 @@ from gangkit.kueue.provisioning import AdmissionCheck, ProvisioningRequestConfig
 from gangkit.lessons import lesson06
 from gangkit.lessons.explorer import Explorer
 from gangkit.manifests.dump import dump_manifests, select_documents
-from gangkit.model.jobs import job
+from gangkit.model.jobs import JOBSET, job
 from gangkit.model.nodes import nodes
 from gangkit.model.resources import Resources
 from gangkit.model.scenario import Scenario
@@ -289,6 +289,7 @@ MIGRATION_TARGETS: dict[str, tuple[dict, bool, str]] = {
     "scheduler-plugins PodGroup": ({"schedule_timeout": 60.0}, False, "coscheduling"),
     "YuniKorn task group": ({"placeholder_timeout": 60.0}, False, "yunikorn"),
     "Kubernetes Workload": ({"min_member": 4}, False, "kube-gang"),
+    "Kueue + JobSet": ({"framework": JOBSET}, True, "kueue+pod"),
 }
 
 
@@ -316,7 +317,8 @@ def migration_table() -> pd.DataFrame:
              "Volcano Job": "Volcano Job spec.minAvailable",
              "scheduler-plugins PodGroup": "PodGroup spec.minMember (+ scheduleTimeoutSeconds)",
              "YuniKorn task group": "pod annotation yunikorn.apache.org/task-groups: minMember",
-             "Kubernetes Workload": "Workload spec.podGroups[].policy.gang.minCount"}
+             "Kubernetes Workload": "Workload spec.podGroups[].policy.gang.minCount",
+             "Kueue + JobSet": "nowhere: Kueue admits the JobSet's Workload whole, then pod by pod"}
     rows = []
     for target in MIGRATION_TARGETS:
         docs = [d for d in yaml.safe_load_all(migration_manifests(target=target)) if d]

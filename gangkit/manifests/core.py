@@ -239,7 +239,7 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
     if "activeDeadlineSeconds" in spec:
         deadline = r.whole(spec["activeDeadlineSeconds"], obj, "spec.activeDeadlineSeconds", 1)
         max_run_time = None if deadline is None else float(deadline)
-    backoff_limit = _backoff_limit(r, spec, obj)
+    limit = backoff_limit(r, spec, obj)
 
     if not isinstance(spec.get("template"), Mapping):
         r.error(obj, "spec.template", "expected a pod template (a mapping with spec.containers); it is required")
@@ -250,6 +250,63 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
     request = r.pod_request(pod, obj)
     selector = r.strings(pod.get("nodeSelector"), obj, "spec.template.spec.nodeSelector")
 
+    timing = read_timing(r, annotations, obj)
+
+    # the PodGroup named by the pods (Volcano's annotation), else by the Job itself
+    group_field, group_name = next(
+        ((f"{w}.annotations.{GROUP_NAME}", a[GROUP_NAME]) for w, a in
+         (("spec.template.metadata", tannotations), ("metadata", annotations)) if GROUP_NAME in a),
+        (None, None),
+    )
+    group = claim_pod_group(r, obj, o.namespace, group_field, group_name, groups, used_groups)
+    group_spec = spec_of(group) if group else {}  # a spec that is no mapping was reported with the PodGroup
+    min_member = read_min_member(r, group, group_spec, pods, obj) if group else None
+    priority = pod_priority(r, pod, group, group_spec, classes, default_priority, obj)
+    gang = read_gang(r, gangs, o, pods, tmeta, pod, volcano=group_name is not None)  # the holding gang schedulers
+    min_member = gang.pop("min_member", min_member)
+
+    if pods is None or request is None or priority is None or limit is None:
+        return None
+    gpus, cpu, memory = request
+    return Job(
+        name=o.name,
+        namespace=o.namespace,
+        pod_sets=[PodSet("workers", pods, gpus, cpu, memory, selector)],
+        priority=priority,
+        queue=labels.get(QUEUE_LABEL) or o.namespace or "default",
+        min_member=min_member,
+        max_run_time=max_run_time,
+        labels=labels,
+        backoff_limit=limit,
+        **timing,
+        **gang,
+    )
+
+
+def claim_pod_group(r: Reader, obj: str, namespace: str | None, fieldname: str | None, name: str | None, groups: dict,
+                    used_groups: dict) -> ManifestObject | None:
+    """The Volcano PodGroup a workload's pods name (``fieldname``), recorded as used by ``obj``; None if none or refused."""
+    if name is None:
+        return None
+    namespace = namespace or "default"
+    group = groups.get((namespace, name))
+    if group is None:
+        r.error(obj, fieldname, f"names PodGroup {name!r} in namespace {namespace!r}, which is not in the input")
+    elif (namespace, name) in used_groups:
+        r.error(obj, fieldname, f"PodGroup {name!r} is already used by {used_groups[(namespace, name)]}; "
+                "gangkit models one PodGroup per Job")
+        return None
+    else:
+        used_groups[(namespace, name)] = obj
+    return group
+
+
+def read_timing(r: Reader, annotations: dict, obj: str) -> dict:
+    """gangkit's annotations of a workload: how long it runs, when it comes, how it progresses (Job fields).
+
+    ``run_time`` is None when the annotation is absent: the default is filled
+    in (and reported) once every Job is read.
+    """
     def duration(key: str) -> float | None:
         if key not in annotations:
             return None
@@ -258,7 +315,6 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
     run_time = duration(RUN_TIME)
     if run_time == 0:
         r.error(obj, f"metadata.annotations.{RUN_TIME}", f"expected a run time > 0, got {annotations[RUN_TIME]!r}")
-    submit_time = duration(SUBMIT_TIME) or 0.0
     checkpoint = duration(CHECKPOINT_INTERVAL)
     if checkpoint == 0:
         r.error(obj, f"metadata.annotations.{CHECKPOINT_INTERVAL}", "expected an interval > 0 (leave it out for no checkpoints)")
@@ -268,54 +324,11 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
     progress = annotations.get(PROGRESS, "sync")
     if progress not in PROGRESS_MODES:
         r.error(obj, f"metadata.annotations.{PROGRESS}", f"expected one of {', '.join(PROGRESS_MODES)}, got {progress!r}")
-
-    # the PodGroup named by the pods (Volcano's annotation), else by the Job itself
-    group_field, group_name = next(
-        ((f"{w}.annotations.{GROUP_NAME}", a[GROUP_NAME]) for w, a in
-         (("spec.template.metadata", tannotations), ("metadata", annotations)) if GROUP_NAME in a),
-        (None, None),
-    )
-    group = None
-    namespace = o.namespace or "default"
-    if group_name is not None:
-        group = groups.get((namespace, group_name))
-        if group is None:
-            r.error(obj, group_field, f"names PodGroup {group_name!r} in namespace {namespace!r}, which is not in the input")
-        elif (namespace, group_name) in used_groups:
-            r.error(obj, group_field, f"PodGroup {group_name!r} is already used by {used_groups[(namespace, group_name)]}; "
-                    "gangkit models one PodGroup per Job")
-            group = None
-        else:
-            used_groups[(namespace, group_name)] = obj
-    group_spec = spec_of(group) if group else {}  # a spec that is no mapping was reported with the PodGroup
-    min_member = _min_member(r, group, group_spec, pods, obj) if group else None
-    priority = _priority(r, pod, group, group_spec, classes, default_priority, obj)
-    gang = read_gang(r, gangs, o, pods, tmeta, pod, volcano=group_name is not None)  # the holding gang schedulers
-    min_member = gang.pop("min_member", min_member)
-
-    if pods is None or request is None or priority is None or backoff_limit is None:
-        return None
-    gpus, cpu, memory = request
-    return Job(
-        name=o.name,
-        namespace=o.namespace,
-        pod_sets=[PodSet("workers", pods, gpus, cpu, memory, selector)],
-        run_time=run_time,  # None for now: the default is filled in (and reported) later
-        submit_time=submit_time,
-        priority=priority,
-        queue=labels.get(QUEUE_LABEL) or o.namespace or "default",
-        progress=progress,
-        min_member=min_member,
-        max_run_time=max_run_time,
-        checkpoint_interval=checkpoint,
-        labels=labels,
-        rendezvous_timeout=rendezvous_timeout or None,
-        backoff_limit=backoff_limit,
-        **gang,
-    )
+    return {"run_time": run_time, "submit_time": duration(SUBMIT_TIME) or 0.0, "progress": progress,
+            "checkpoint_interval": checkpoint, "rendezvous_timeout": rendezvous_timeout or None}
 
 
-def _backoff_limit(r: Reader, spec: Mapping, obj: str) -> int | None:
+def backoff_limit(r: Reader, spec: Mapping, obj: str) -> int | None:
     """``spec.backoffLimit``: failed pods a Job tolerates (restart churn). Absent: 6, or, when
     ``backoffLimitPerIndex`` is set, 2147483647 (the API server's defaults in Kubernetes 1.35;
     per-index limits themselves are not modelled)."""
@@ -324,7 +337,7 @@ def _backoff_limit(r: Reader, spec: Mapping, obj: str) -> int | None:
     return MAX_INT32 if spec.get("backoffLimitPerIndex") is not None else DEFAULT_BACKOFF_LIMIT
 
 
-def _min_member(r: Reader, group: ManifestObject, spec: dict, pods: int | None, job_label: str) -> int | None:
+def read_min_member(r: Reader, group: ManifestObject, spec: dict, pods: int | None, job_label: str) -> int | None:
     """Volcano's ``spec.minMember``: how many pods must start together. Absent: every pod.
 
     The CRD allows 0 (no gang at all); gangkit needs a gang of 1 to ``pods``.
@@ -342,7 +355,7 @@ def _min_member(r: Reader, group: ManifestObject, spec: dict, pods: int | None, 
     return m
 
 
-def _priority(r: Reader, pod: dict, group: ManifestObject | None, group_spec: dict, classes: dict, default: int,
+def pod_priority(r: Reader, pod: dict, group: ManifestObject | None, group_spec: dict, classes: dict, default: int,
               obj: str) -> int | None:
     """The Job's priority: the value of its PriorityClass (pod template, else PodGroup), else the globalDefault one."""
     values = []

@@ -28,8 +28,9 @@ from gangkit.manifests.core import (
     priority_class_manifest,
     simulation_manifest,
 )
+from gangkit.manifests.training import jobset_manifest
 from gangkit.model.errors import Problem, ScenarioError
-from gangkit.model.jobs import Job
+from gangkit.model.jobs import JOBSET, Job
 from gangkit.model.scenario import Scenario
 from gangkit.placement.manifests import dump_problems as gang_dump_problems
 from gangkit.placement.manifests import gang_form, gang_objects, scheduler_name
@@ -50,6 +51,7 @@ def dump_manifests(scenario: Scenario) -> str:
     gang scheduler: ``volcano``, ``scheduler-plugins-scheduler``), a job's gang in
     the form its stack's placement layer reads (:func:`~gangkit.placement.manifests.gang_form`:
     a scheduler-plugins PodGroup, YuniKorn task groups, a Kubernetes Workload), else a PodGroup per Job with ``min_member``
+    (a job of framework ``jobset.x-k8s.io/jobset`` as a JobSet, :mod:`gangkit.manifests.training`)
     (or a Volcano queue or ``min_resources``), Volcano Queues and Volcano Jobs
     (:mod:`gangkit.volcano.manifests`), the node suppliers the run uses (Karpenter's
     NodePools, gangkit's Karpenter and ClusterAutoscaler kinds: :mod:`gangkit.supply.dump`),
@@ -62,9 +64,16 @@ def dump_manifests(scenario: Scenario) -> str:
     """
     problems = []
     for j in scenario.jobs:
-        if len(j.pod_sets) != 1 and j.controller == "batch":
+        if len(j.pod_sets) != 1 and j.controller == "batch" and j.framework != JOBSET:
             problems.append(Problem(f"Job {j.key}", "pod_sets", "a batch/v1 Job has one pod template; "
-                                    f"expected one pod set, got {len(j.pod_sets)}"))
+                                    f"expected one pod set, got {len(j.pod_sets)} (a JobSet has one per "
+                                    "replicatedJob: framework='jobset.x-k8s.io/jobset')"))
+        if j.framework == JOBSET and any(ps.min_count is not None for ps in j.pod_sets):
+            problems.append(Problem(f"Job {j.key}", "pod_sets", "Kueue's partial admission (min_count) is for "
+                                    "batch/v1 Jobs; a JobSet has none"))
+        if j.framework == JOBSET and gang_form(j, scenario.settings.stack) == "kube-gang":
+            problems.append(Problem(f"Job {j.key}", "framework", "the JobSet CRD's pod template has no workloadRef: "
+                                    "a Kubernetes Workload gang cannot be written for a JobSet"))
         if j.max_run_time is not None and j.max_run_time != int(j.max_run_time):
             problems.append(Problem(f"Job {j.key}", "max_run_time",
                                     f"activeDeadlineSeconds is whole seconds; got {j.max_run_time!r}"))
@@ -106,11 +115,16 @@ def _job_manifest(j: Job, kueue_managed: bool, scheduler: str | None, gang: str 
         j = dataclasses.replace(j, labels=kueue.job_labels(j))
     if j.controller != "batch":
         return volcano.job_manifest(j)
-    doc = job_manifest(j, gang)
-    doc["metadata"]["annotations"].update(kueue.job_annotations(j))
+    if j.framework == JOBSET:
+        doc = jobset_manifest(j, gang)
+        templates = [rj["template"]["spec"]["template"] for rj in doc["spec"]["replicatedJobs"]]
+    else:
+        doc = job_manifest(j, gang)
+        doc["metadata"]["annotations"].update(kueue.job_annotations(j))
+        templates = [doc["spec"]["template"]]
     if scheduler is not None:
-        pod = doc["spec"]["template"]["spec"]
-        doc["spec"]["template"]["spec"] = {"schedulerName": scheduler} | pod
+        for template in templates:
+            template["spec"] = {"schedulerName": scheduler} | template["spec"]
     return doc
 
 

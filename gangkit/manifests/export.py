@@ -35,6 +35,7 @@ import difflib
 from gangkit.kueue.layer import default_objects
 from gangkit.manifests.dump import dump_manifests
 from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.jobs import BATCH_JOB, JOBSET
 from gangkit.model.scenario import PLACEMENTS, STACKS, Scenario
 from gangkit.supply.dump import suppliers
 
@@ -52,6 +53,10 @@ TARGETS: dict[str, tuple[str, str]] = {
     "volcano+karpenter": ("gang+karpenter", "volcano"),
     "kueue+volcano": ("kueue+gang", "batch"),
     "kueue+volcano+karpenter": ("kueue+gang+karpenter", "batch"),
+    "jobset": ("pod", "jobset"),
+    "kueue+jobset": ("kueue+pod", "jobset"),
+    "kueue+jobset+karpenter": ("kueue+pod+karpenter", "jobset"),
+    "kueue+jobset+volcano": ("kueue+gang", "jobset"),
 }
 
 
@@ -67,10 +72,16 @@ def export_scenario(scenario: Scenario, target: str) -> Scenario:
     problems, jobs = [], []
     for j in scenario.jobs:
         if controller == "volcano" and j.controller == "batch":
-            j = dataclasses.replace(j, controller="volcano")
-        elif controller == "batch" and len(j.pod_sets) != 1:
+            j = dataclasses.replace(j, controller="volcano", framework=BATCH_JOB)
+        elif controller == "jobset":
+            j = dataclasses.replace(j, controller="batch", framework=JOBSET)
+            if any(ps.min_count is not None for ps in j.pod_sets):
+                problems.append(Problem(f"Job {j.key}", "pod_sets", f"target {target} writes JobSets; Kueue's partial "
+                                        "admission (min_count) is for batch/v1 Jobs only (export to kueue+pod keeps it)"))
+        elif controller == "batch" and len(j.pod_sets) != 1 and j.framework != JOBSET:
             problems.append(Problem(f"Job {j.key}", "pod_sets", f"target {target} writes batch/v1 Jobs, which have one "
-                                    f"pod template; got {len(j.pod_sets)} pod sets (export to volcano: one task each)"))
+                                    f"pod template; got {len(j.pod_sets)} pod sets (export to volcano: one task each, or to a jobset target: one "
+                                    "replicatedJob each)"))
         jobs.append(_for_layer(j, placement, kueue="kueue" in parts))
     if problems:
         raise ScenarioError(problems)

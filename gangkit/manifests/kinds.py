@@ -34,6 +34,7 @@ SUPPLY = "gangkit.supply.manifests"
 PLACEMENT = "gangkit.placement.manifests"
 KUEUE = "gangkit.kueue.manifests"
 VOLCANO = "gangkit.volcano.manifests"
+TRAINING = "gangkit.manifests.training"
 
 #: How a module checks one object of a kind it reads: ``read(reader, doc, where, role)`` (see :attr:`Kind.name`).
 ReadObject = Callable[[Reader, Mapping, str, str], "ManifestObject | None"]
@@ -76,6 +77,7 @@ def _kueue(kind: str, namespaced: bool = False) -> tuple[Kind, ...]:
 KINDS: tuple[Kind, ...] = (
     Kind("v1", "Node", CORE),
     Kind("batch/v1", "Job", CORE, namespaced=True),
+    Kind("jobset.x-k8s.io/v1alpha2", "JobSet", TRAINING, namespaced=True),
     Kind("scheduling.volcano.sh/v1beta1", "PodGroup", CORE, namespaced=True),  # read with the Job whose pods name it
     Kind("scheduling.k8s.io/v1", "PriorityClass", CORE),
     Kind("gangkit/v1alpha1", "Simulation", CORE),
@@ -93,6 +95,65 @@ KINDS: tuple[Kind, ...] = (
     Kind("batch.volcano.sh/v1alpha1", "Job", VOLCANO, role="VolcanoJob", namespaced=True, other_versions="exact",
          title="Volcano's"),
 )
+
+
+class GeneratedNames:
+    """Names for objects that give ``metadata.generateName`` instead of a name, the same in every run.
+
+    The API server makes ``<generateName><5 random characters>`` (the prefix
+    cut to 58 characters so that the name fits in 63; apimachinery
+    ``names.SimpleNameGenerator``); a simulation must name its jobs the same
+    way every time, so gangkit appends a counter instead: ``sample-job-1``,
+    ``sample-job-2``..., in the order of the input, per kind and namespace,
+    skipping names the input already uses. A name given with the prefix wins
+    (the API server ignores generateName then).
+    """
+
+    MAX_PREFIX = 58
+
+    def __init__(self, docs: list):
+        self.taken: set[tuple] = set()
+        self.counters: dict[tuple, int] = {}
+        self.made: list[str] = []
+
+        def gather(doc: Any) -> None:
+            if not isinstance(doc, Mapping):
+                return
+            if doc.get("kind") == "List" and isinstance(doc.get("items"), list):
+                for item in doc["items"]:
+                    gather(item)
+                return
+            meta = doc.get("metadata")
+            if isinstance(meta, Mapping) and isinstance(meta.get("name"), str) and meta["name"]:
+                self.taken.add(self._key(doc, meta, meta["name"]))
+
+        for doc in docs:
+            gather(doc)
+
+    @staticmethod
+    def _key(doc: Mapping, meta: Mapping, name: str) -> tuple:
+        return (str(doc.get("kind")), str(meta.get("namespace") or "default"), name)
+
+    def named(self, doc: Mapping) -> Mapping:
+        """``doc`` itself, or a copy whose metadata has the generated name."""
+        meta = doc.get("metadata")
+        if not isinstance(meta, Mapping) or meta.get("name") not in (None, ""):
+            return doc
+        prefix = meta.get("generateName")
+        if not isinstance(prefix, str) or not prefix:
+            return doc
+        prefix = prefix[: self.MAX_PREFIX]
+        scope = self._key(doc, meta, prefix)
+        n = self.counters.get(scope, 0)
+        while True:
+            n += 1
+            key = self._key(doc, meta, f"{prefix}{n}")
+            if key not in self.taken:
+                break
+        self.counters[scope] = n
+        self.taken.add(key)
+        self.made.append(key[2])
+        return {**doc, "metadata": {**meta, "name": key[2]}}
 
 
 class Registry:
@@ -132,8 +193,12 @@ class Registry:
         return f"unknown kind {short(kind)} (apiVersion {short(api)}); gangkit reads {', '.join(listed)}"
 
     def objects(self, r: Reader, docs: list) -> list[ManifestObject]:
-        """Every object, ``kind: List`` unpacked, each checked by the module that reads its kind."""
+        """Every object, ``kind: List`` unpacked, each checked by the module that reads its kind.
+
+        An object with ``metadata.generateName`` and no name is named here (:class:`GeneratedNames`).
+        """
         out: list[ManifestObject] = []
+        names = GeneratedNames(docs)
 
         def visit(doc: Any, where: str) -> None:
             if not isinstance(doc, Mapping):
@@ -168,6 +233,7 @@ class Registry:
                 for i, item in enumerate(items):
                     visit(item, f"{where}, items[{i}]")
                 return
+            doc = names.named(doc)
             o = self.readers[entry.module](r, doc, where, entry.name)
             if o is not None:
                 o.role, o.namespaced = entry.name, entry.namespaced
@@ -175,6 +241,9 @@ class Registry:
 
         for i, doc in enumerate(docs, start=1):
             visit(doc, f"document {i}")
+        if names.made:
+            r.notes.append(f"metadata.generateName: gangkit named {len(names.made)} object(s) after their prefix and a "
+                           f"counter (the API server adds 5 random characters instead): {', '.join(names.made)}")
         return out
 
     def check_unique(self, r: Reader, objects: list[ManifestObject]) -> None:

@@ -17,6 +17,7 @@ of every problem at once. The desks, and the kinds they read (see
 
 - :mod:`gangkit.manifests.core`: Node, batch/v1 Job, Volcano's PodGroup,
   PriorityClass, and gangkit's Simulation and WorkloadGenerator;
+- :mod:`gangkit.manifests.training`: the JobSet, a training job of several roles;
 - :mod:`gangkit.supply.manifests`: Karpenter's NodePool, gangkit's Karpenter
   and ClusterAutoscaler;
 - :mod:`gangkit.placement.manifests`: the holding gang schedulers' objects
@@ -41,7 +42,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from gangkit.kueue import manifests as kueue
-from gangkit.manifests import core
+from gangkit.manifests import core, training
 from gangkit.manifests.core import DEFAULT_RUN_TIME, GROUP_NAME
 from gangkit.manifests.kinds import Registry
 from gangkit.manifests.reader import (
@@ -67,7 +68,7 @@ __all__ = ["REGISTRY", "check_scale", "check_unique", "load_file", "load_manifes
 Source = Union[str, "os.PathLike[str]", Mapping[str, Any], Iterable[Mapping[str, Any]]]
 
 #: The directory board with each desk's check of one object: the one place that knows every family.
-REGISTRY = Registry({m.__name__: m.read_object for m in (core, supply, placement, kueue, volcano)})
+REGISTRY = Registry({m.__name__: m.read_object for m in (core, training, supply, placement, kueue, volcano)})
 
 
 def load_manifests(source: Source, *, name: str | None = None) -> Scenario:
@@ -148,7 +149,7 @@ def _scenario(r: Reader, docs: list, default_name: str) -> Scenario:
     """The input as a whole: every desk reads its kinds, in the order their answers depend on each other."""
     objects = REGISTRY.objects(r, docs)
     by_kind: dict[str, list[ManifestObject]] = {
-        k: [] for k in ("Node", "Job", "PodGroup", "PriorityClass", "Simulation", "ClusterAutoscaler", "Karpenter",
+        k: [] for k in ("Node", "Job", "JobSet", "PodGroup", "PriorityClass", "Simulation", "ClusterAutoscaler", "Karpenter",
                         "NodePool", "WorkloadGenerator")}
     for o in objects:
         by_kind.setdefault(o.role, []).append(o)
@@ -162,6 +163,10 @@ def _scenario(r: Reader, docs: list, default_name: str) -> Scenario:
     jobs = []
     for o in by_kind["Job"]:
         j = core.read_job(r, o, classes, default_priority, groups, used_groups, gangs)
+        if j is not None:
+            jobs.append(j)
+    for o in by_kind["JobSet"]:
+        j = training.read_jobset(r, o, classes, default_priority, groups, used_groups, gangs)
         if j is not None:
             jobs.append(j)
     jobs.extend(core.read_generated_jobs(r, by_kind["WorkloadGenerator"], node_list, jobs))

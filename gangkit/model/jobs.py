@@ -26,6 +26,10 @@ PROGRESS_MODES = ("sync", "independent")
 Controller = Literal["batch", "volcano"]
 CONTROLLERS = ("batch", "volcano")
 GANG_STYLES = ("Soft", "Hard")  # YuniKorn's gangSchedulingStyle
+BATCH_JOB, JOBSET = "batch/job", "jobset.x-k8s.io/jobset"
+#: The kinds a job can be written as, by the name of Kueue's integration for it (Kueue's Configuration
+#: ``integrations.frameworks``): a batch/v1 Job (or, with ``controller="volcano"``, a Volcano Job), a JobSet.
+FRAMEWORKS = (BATCH_JOB, JOBSET)
 DEFAULT_BACKOFF_LIMIT = 6  # batch/v1 JobSpec.backoffLimit default (Kubernetes 1.35)
 
 
@@ -118,6 +122,7 @@ class Job:
     gang_style: str | None = None
     rendezvous_timeout: float | None = None
     backoff_limit: int = DEFAULT_BACKOFF_LIMIT
+    framework: str = BATCH_JOB
 
     @property
     def key(self) -> str:
@@ -201,6 +206,11 @@ class Job:
             bad("rendezvous_timeout", f"expected seconds > 0 (None: wait for ever), got {self.rendezvous_timeout!r}")
         if not _whole(self.backoff_limit) or self.backoff_limit < 0:
             bad("backoff_limit", f"expected a whole number of failed pods >= 0, got {self.backoff_limit!r}")
+        if self.framework not in FRAMEWORKS:
+            bad("framework", f"expected one of {', '.join(FRAMEWORKS)}, got {self.framework!r}")
+        elif self.framework == JOBSET and self.controller != "batch":
+            bad("framework", "a JobSet's pods are made by its child batch/v1 Jobs: expected controller 'batch', "
+                             f"got {self.controller!r}")
         return out
 
 
@@ -258,7 +268,8 @@ def _plainly_valid(j: Job) -> bool:
             and j.min_member is None and j.max_run_time is None and j.checkpoint_interval is None
             and j.min_resources is None and j.schedule_timeout is None and j.placeholder_timeout is None
             and j.gang_style is None and type(j.priority) is int and type(j.volcano_queue) is str and j.volcano_queue
-            and j.rendezvous_timeout is None and type(j.backoff_limit) is int and j.backoff_limit >= 0):
+            and j.rendezvous_timeout is None and type(j.backoff_limit) is int and j.backoff_limit >= 0
+            and j.framework == BATCH_JOB):
         return False
     rt, st = j.run_time, j.submit_time
     if not ((type(rt) is float or type(rt) is int) and 0 < rt <= MAX_DURATION_S

@@ -90,6 +90,7 @@ pod count) is ``Running`` once its gang is ready.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -252,9 +253,12 @@ def _admission(sim, layer, js, at: float) -> Diagnosis:
         gpus = js.spec.gpus
         cause = why.cause if why is not None else ""
         if cause == "QuotaTooSmall":  # Kueue's flavor assigner: more than the ClusterQueue can ever have
+            uncovered = re.search(r"resource (\S+) unavailable in ClusterQueue", text)
+            asks = (f"a resource ClusterQueue {cq} has no quota for ({uncovered.group(1)})" if uncovered
+                    else f"{gpus} GPUs, more than ClusterQueue {cq} can ever have")
             return Diagnosis(js.name, at, "quota", "QuotaTooSmall",
-                             f"the workload asks for {gpus} GPUs, more than ClusterQueue {cq} can ever have; it stays "
-                             f"inadmissible: {text}", {"cluster_queue": cq, "gpus": gpus})
+                             f"the workload asks for {asks}; it stays inadmissible: {text}",
+                             {"cluster_queue": cq, "gpus": gpus})
         if cause == "QuotaExhausted":
             return Diagnosis(js.name, at, "quota", "QuotaExhausted",
                              f"quota exhausted in ClusterQueue {cq}: the workload asks for {gpus} GPUs; {text}",

@@ -1,0 +1,269 @@
+"""JobSets (jobset.x-k8s.io/v1alpha2) in and out, and names made from metadata.generateName: tables of cases.
+
+A JobSet is read as one gangkit Job with a pod set per replicatedJob, of
+``replicas x min(parallelism, completions)`` pods, as Kueue's JobSet
+integration counts them; ``gangkit admit`` gives its Workload those pod sets;
+a JobSet's gang is named by its pod templates; the ``jobset`` export targets
+write JobSets valid for the real CRD that read back into the same run.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import pytest
+import yaml
+
+import gangkit as gk
+from gangkit.kueue.snapshot import load_kueue
+from gangkit.manifests import load_manifests
+from gangkit.manifests.export import export_manifests
+from gangkit.model.errors import ScenarioError
+from gangkit.model.jobs import JOBSET, Job, PodSet
+from gangkit.model.nodes import nodes
+from gangkit.model.scenario import Scenario
+
+from conftest import case, shared_path
+
+try:
+    from schema_util import requires_schemas, validate_manifest
+except ImportError:  # tests/ imported as a package
+    from tests.schema_util import requires_schemas, validate_manifest
+
+NODES = """
+apiVersion: v1
+kind: Node
+metadata: {name: n0}
+status: {allocatable: {nvidia.com/gpu: "8", cpu: "64"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {nvidia.com/gpu: "8", cpu: "64"}}
+"""
+
+
+def pod(gpus=0, cpu=None, **spec) -> dict:
+    requests = {"cpu": cpu} if cpu else {}
+    limits = {"nvidia.com/gpu": str(gpus)} if gpus else {}
+    return {**spec, "containers": [{"name": "c", "image": "x", "resources": {"limits": limits, "requests": requests}}]}
+
+
+def role(name, replicas=None, parallelism=None, completions=None, metadata=None, **pod_spec) -> dict:
+    jspec = {k: v for k, v in (("parallelism", parallelism), ("completions", completions)) if v is not None}
+    template = {"spec": pod(**pod_spec)} | ({"metadata": metadata} if metadata else {})
+    entry = {"name": name, "template": {"spec": jspec | {"template": template}}}
+    return entry | ({"replicas": replicas} if replicas is not None else {})
+
+
+def jobset(*roles, name="train", labels=None, **meta) -> dict:
+    metadata = {"name": name, "annotations": {"gangkit/run-time": "1h"}} | meta
+    if labels:
+        metadata["labels"] = labels
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": metadata,
+            "spec": {"replicatedJobs": list(roles)}}
+
+
+def read(*docs, extra=""):
+    text = NODES + extra + "".join("---\n" + yaml.safe_dump(d) for d in docs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return load_manifests(text)
+
+
+PODS = [
+    case("one role of one pod", [role("workers", gpus=1)], [("workers", 1, 1)]),
+    case("replicas x parallelism", [role("workers", replicas=3, parallelism=2, gpus=2)], [("workers", 6, 2)]),
+    case("completions below parallelism: Kueue counts min(parallelism, completions)",
+         [role("workers", replicas=2, parallelism=4, completions=3, gpus=1)], [("workers", 6, 1)]),
+    case("a driver and its workers: one pod set each, named after the replicatedJob",
+         [role("driver", cpu="2"), role("workers", replicas=2, parallelism=2, gpus=4)],
+         [("driver", 1, 0), ("workers", 4, 4)]),
+    case("replicas 0 makes no pods and no pod set", [role("idle", replicas=0, gpus=1), role("workers", gpus=1)],
+         [("workers", 1, 1)]),
+]
+
+
+@pytest.mark.parametrize("roles, expected", PODS)
+def test_a_jobset_has_a_pod_set_per_replicated_job(roles, expected):
+    [j] = read(jobset(*roles)).jobs
+    assert j.framework == JOBSET and j.controller == "batch"
+    assert [(ps.name, ps.count, ps.gpus) for ps in j.pod_sets] == expected
+
+
+GANG = """
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: pg}
+spec: {minMember: 5}
+"""
+VOLCANO_POD = {"annotations": {"scheduling.k8s.io/group-name": "pg"}}
+
+
+def test_a_volcano_podgroup_named_by_every_template_is_the_jobsets_gang():
+    js = jobset(role("driver", metadata=VOLCANO_POD, gpus=1, schedulerName="volcano"),
+                role("workers", replicas=2, parallelism=2, metadata=VOLCANO_POD, gpus=1, schedulerName="volcano"))
+    [j] = read(js, extra=GANG).jobs
+    assert (j.pod_count, j.min_member) == (5, 5)
+    result = gk.simulate(read(js, extra=GANG), stack="gang")
+    assert result.summary()["jobs_finished"] == 1
+
+
+BAD = [
+    case("no replicatedJobs", jobset(), "JobSet train: spec.replicatedJobs: expected a list of at least one"),
+    case("two replicatedJobs of one name", jobset(role("w", gpus=1), role("w", gpus=1)),
+         "JobSet train: spec.replicatedJobs[1].name: Duplicate value: 'w'"),
+    case("negative replicas (the CRD's minimum is 0)", jobset(role("w", replicas=-1, gpus=1)),
+         "JobSet train: spec.replicatedJobs[0].replicas: expected a whole number"),
+    case("no pods at all", jobset(role("w", replicas=0, gpus=1)),
+         "JobSet train: spec.replicatedJobs: expected at least one pod"),
+    case("a bad GPU count names the field under its replicatedJob",
+         jobset(role("w", gpus="x")),
+         "JobSet train: spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.limits.nvidia.com/gpu"),
+    case("two templates naming two gangs",
+         jobset(role("a", metadata=VOLCANO_POD, gpus=1), role("b", gpus=1)),
+         "JobSet train: spec.replicatedJobs[1].template.spec.template.metadata.annotations.scheduling.k8s.io/group-name: "
+         "expected 'pg', as in spec.replicatedJobs[0]: gangkit models one Volcano PodGroup per JobSet"),
+    case("two priority classes", jobset(role("a", gpus=1, priorityClassName="high"), role("b", gpus=1)),
+         "spec.replicatedJobs[1].template.spec.template.spec.priorityClassName: expected 'high'"),
+]
+
+
+@pytest.mark.parametrize("doc, message", BAD)
+def test_a_bad_jobset_is_one_error_naming_the_field(doc, message):
+    with pytest.raises(ScenarioError, match=re.escape(message)):
+        read(doc, extra=GANG)
+
+
+NAMES = [
+    case("the prefix and a counter, in input order", [{"generateName": "job-"}, {"generateName": "job-"}],
+         ["job-1", "job-2"]),
+    case("a name the input already uses is skipped", [{"name": "job-1"}, {"generateName": "job-"}],
+         ["job-1", "job-2"]),
+    case("a name wins over generateName", [{"name": "mine", "generateName": "job-"}], ["mine"]),
+    case("one counter per namespace", [{"generateName": "j-", "namespace": "a"}, {"generateName": "j-", "namespace": "b"}],
+         ["a/j-1", "b/j-1"]),
+    case("the prefix is cut to 58 characters, as the API server cuts it", [{"generateName": "x" * 70}],
+         ["x" * 58 + "1"]),
+]
+
+
+@pytest.mark.parametrize("metas, names", NAMES)
+def test_generate_name_gives_the_same_name_in_every_run(metas, names):
+    docs = [jobset(role("w", gpus=1), name=None) for _ in metas]
+    for d, meta in zip(docs, metas):
+        d["metadata"].pop("name")
+        d["metadata"].update(meta)
+    sc = read(*docs)
+    assert [j.key for j in sc.jobs] == names
+    assert any("metadata.generateName" in w for w in sc.warnings) == any("generateName" in m and "name" not in m
+                                                                          for m in metas)
+
+
+KUEUE_SETUP = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, nvidia.com/gpu]
+    flavors:
+    - name: default-flavor
+      resources: [{name: cpu, nominalQuota: 9}, {name: nvidia.com/gpu, nominalQuota: 16}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: user-queue, namespace: default}
+spec: {clusterQueue: cq}
+"""
+
+
+def test_kueue_admits_a_jobset_as_one_workload_with_a_pod_set_per_replicated_job():
+    js = jobset(role("driver", cpu="2"), role("workers", replicas=2, parallelism=2, gpus=4),
+                labels={"kueue.x-k8s.io/queue-name": "user-queue"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = load_kueue(KUEUE_SETUP, yaml.safe_dump(js))
+    [lw] = got.workloads
+    assert [(ps.name, ps.count) for ps in lw.workload.pod_sets] == [("driver", 1), ("workers", 4)]
+    assert lw.workload.queue_name == "user-queue"
+
+
+UPSTREAM = shared_path("upstream_manifests", "kueue", "sample-jobset.yaml")
+
+
+@pytest.mark.skipif(not UPSTREAM.is_file(), reason=f"the upstream manifests ({UPSTREAM}) are absent")
+def test_kueues_own_sample_jobset_is_admitted_with_its_two_pod_sets():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = load_kueue(KUEUE_SETUP, UPSTREAM)
+    [lw] = got.workloads
+    assert lw.workload.name == "sleep-job-1"
+    assert [(ps.name, ps.count) for ps in lw.workload.pod_sets] == [("workers", 1), ("driver", 1)]
+
+
+TWO_ROLES = Scenario(nodes(2, gpus=8), [Job("train", [PodSet("driver", 1, 1), PodSet("workers", 3, 4)], 600),
+                                        Job("other", [PodSet("workers", 2, 4)], 300, submit_time=10)])
+
+
+@pytest.mark.parametrize("target", ["jobset", "kueue+jobset", "kueue+jobset+volcano", "kueue+jobset+karpenter"])
+def test_a_jobset_export_reads_back_into_the_same_run(target):
+    text = export_manifests(TWO_ROLES, target)
+    assert text.count("kind: JobSet") == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        back = load_manifests(text)
+    assert [[(ps.name, ps.count) for ps in j.pod_sets] for j in back.jobs] == [[("driver", 1), ("workers", 3)],
+                                                                             [("workers", 2)]]
+    from gangkit.manifests.export import TARGETS
+    assert gk.simulate(back).summary() == gk.simulate(TWO_ROLES, stack=TARGETS[target][0]).summary()
+    assert gk.check_manifests(text) == []
+
+
+def test_partial_admission_cannot_be_written_as_a_jobset():
+    sc = Scenario(nodes(1), [Job("a", [PodSet("w", 4, 1, min_count=2)], 60)])
+    with pytest.raises(ScenarioError, match="partial admission"):
+        export_manifests(sc, "kueue+jobset")
+
+
+@requires_schemas
+@pytest.mark.parametrize("target", ["jobset", "kueue+jobset+volcano"])
+def test_an_exported_jobset_is_valid_for_the_real_crd(target):
+    docs = [d for d in yaml.safe_load_all(export_manifests(TWO_ROLES, target)) if d["kind"] == "JobSet"]
+    assert [validate_manifest(d) for d in docs] and all(validate_manifest(d) for d in docs)
+
+
+@requires_schemas
+def test_every_jobset_field_gangkit_knows_exists_in_the_real_crd():
+    from gangkit.manifests.training import KNOWN_FIELDS
+
+    crd = yaml.safe_load((shared_path("schemas", "jobset", "jobset.x-k8s.io_jobsets.yaml")).read_text())
+    [version] = [v for v in crd["spec"]["versions"] if v["name"] == "v1alpha2"]
+    missing: list[str] = []
+
+    def walk(known, schema, path):
+        if known is True:
+            return
+        if isinstance(known, list):
+            walk(known[0], schema.get("items", {}), path + "[]")
+            return
+        props = schema.get("properties")
+        for key, sub in known.items():
+            if props is None:  # a map (labels, annotations, requests): any key
+                walk(sub, schema.get("additionalProperties") or {}, f"{path}.{key}")
+            elif key in props:
+                walk(sub, props[key], f"{path}.{key}")
+            elif path.endswith(".metadata") or path == "JobSet.metadata":
+                continue  # ObjectMeta is not spelled out in a CRD (the API server's own)
+            else:
+                missing.append(f"{path}.{key}")
+
+    walk(KNOWN_FIELDS["JobSet"], version["schema"]["openAPIV3Schema"], "JobSet")
+    assert missing == []
