@@ -44,7 +44,8 @@ def _placement(name: str, settings: RunSettings, scenario=None) -> PlacementLaye
                            setup=getattr(scenario, "volcano", None), preemption=settings.preemption,
                            estimate_factor=settings.estimate_factor)
     if name == "coscheduling":
-        return Coscheduling()
+        args = getattr(scenario, "coscheduling", None)  # a KubeSchedulerConfiguration's Coscheduling args
+        return Coscheduling() if args is None else Coscheduling(args.permit_waiting_time, args.pod_group_backoff)
     if name == "yunikorn":
         return YuniKorn()
     if name == "kube-gang":

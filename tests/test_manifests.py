@@ -872,6 +872,7 @@ def test_the_full_example_on_the_reference_page_is_the_three_workers_example():
 
 # --- Volcano's Queue and Job (gangkit.volcano.manifests) ----------------------------------
 
+from gangkit.manifests.companions import COMPANIONS as COMPANION_KINDS  # noqa: E402
 from gangkit.manifests.training import KNOWN_FIELDS as TRAINING_KNOWN_FIELDS  # noqa: E402
 from gangkit.model.resources import Resources  # noqa: E402
 from gangkit.volcano.api import Queue  # noqa: E402
@@ -1250,6 +1251,8 @@ def test_every_kind_of_the_registry_is_read_by_a_module_that_knows_its_fields():
         if k.module == "gangkit.kueue.manifests":
             assert k.api_version in kueue_manifests.API_VERSIONS[k.kind]
             kueue_manifests.known_fields(k.kind, k.api_version)
+        elif k.module == "gangkit.manifests.companions":
+            assert (k.api_version, k.kind) in COMPANION_KINDS, k
         elif k.module is not None:
             assert k.name in known[k.module], k
     kueue_rows = {(k.api_version, k.kind) for k in KINDS if k.module == "gangkit.kueue.manifests"}
@@ -1264,12 +1267,16 @@ def test_an_unknown_kind_is_told_the_whole_board():
         load_manifests([{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}])
     assert str(e.value).splitlines()[0] == (
         "Deployment web: kind: unknown kind 'Deployment' (apiVersion 'apps/v1'); gangkit reads Node (v1), Job (batch/v1), "
-        "JobSet (jobset.x-k8s.io/v1alpha2), PodGroup (scheduling.volcano.sh/v1beta1), PriorityClass (scheduling.k8s.io/v1), Simulation (gangkit/v1alpha1), "
+        "JobSet (jobset.x-k8s.io/v1alpha2), PodGroup (scheduling.volcano.sh/v1beta1), PriorityClass (scheduling.k8s.io/v1), "
+        "Simulation (gangkit/v1alpha1), "
         "ClusterAutoscaler (gangkit/v1alpha1), Karpenter (gangkit/v1alpha1), NodePool (karpenter.sh/v1), "
         "WorkloadGenerator (gangkit/v1alpha1), List (v1), PodGroup (scheduling.x-k8s.io/v1alpha1), "
         "Workload (scheduling.k8s.io/v1alpha1), Kueue's ResourceFlavor, ClusterQueue, LocalQueue, Cohort, "
-        "WorkloadPriorityClass, Workload, AdmissionCheck, ProvisioningRequestConfig, Configuration, and Volcano's "
-        "Queue (scheduling.volcano.sh/v1beta1), Job (batch.volcano.sh/v1alpha1)")
+        "WorkloadPriorityClass, Workload, AdmissionCheck, ProvisioningRequestConfig, Configuration, Volcano's "
+        "Queue (scheduling.volcano.sh/v1beta1), Job (batch.volcano.sh/v1alpha1), and companion objects (not "
+        "simulated): EC2NodeClass (karpenter.k8s.aws/v1), AKSNodeClass (karpenter.azure.com/v1beta1), KWOKNodeClass "
+        "(karpenter.kwok.sh/v1alpha1), NodeClaim (karpenter.sh/v1), Topology, MultiKueueConfig, MultiKueueCluster, "
+        "KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
 
 
 @pytest.mark.parametrize(

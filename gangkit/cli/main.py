@@ -6,7 +6,9 @@ decisions Kueue's scheduling cycles take on a snapshot of Kueue manifests
 
 ``gangkit run SCENARIO [--stack NAME] [--ordering NAME] [--estimate-factor F] [--seed N] [--json] [--out DIR]``
 simulates a built-in scenario (``three-workers``, ``two-gangs-deadlock``,
-``mixed``) or a YAML file of Kubernetes manifests. A deadlocked cluster is a
+``mixed``) or YAML files of Kubernetes manifests read together (``gangkit run
+setup.yaml job.yaml --nodes 4x8``: ``--nodes`` adds Nodes to files that name
+none, :mod:`gangkit.cli.scenario`). A deadlocked cluster is a
 *result* (exit 0); bad input is an *error*: one line per problem, naming the
 object and the field, on stderr, and exit status 2. Without ``--stack`` a
 run uses the scenario's own stack (:data:`DEFAULTS`); every run ends at 30
@@ -87,7 +89,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     out = _out_folder(args.out) if args.out else None
     if args.out and out is None:
         return 2
-    results, status = load_reporting(lambda: run_stacks(_load(args.scenario, args.seed), stacks, seed=args.seed, ordering=args.ordering))
+    results, status = load_reporting(lambda: run_stacks(_load(args.scenario, args.seed, args.nodes), stacks, seed=args.seed, ordering=args.ordering))
     if status is not None:
         return status
     df = table(results)
@@ -120,7 +122,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out and out is None:
         return 2
     result, status = load_reporting(
-        lambda: simulate(_load(args.scenario, args.seed), stack=args.stack, ordering=args.ordering, seed=args.seed,
+        lambda: simulate(_load(args.scenario, args.seed, args.nodes), stack=args.stack, ordering=args.ordering, seed=args.seed,
                          estimate_factor=args.estimate_factor))
     if status is not None:
         return status
@@ -250,7 +252,10 @@ def build_parser() -> argparse.ArgumentParser:
         "and a YAML file the stack of its Simulation object (spec.stack; without one, gang). A run ends when "
         f"every job has ended, else at its horizon: {HORIZON_DAYS:g} days of simulated time, unless a file's "
         "Simulation sets spec.horizon (examples/two-gangs-deadlock.yaml runs pod for 30 days, as the built-in does)."))
-    run.add_argument("scenario", metavar="SCENARIO", help="three-workers, two-gangs-deadlock, mixed, or a path to a YAML file")
+    run.add_argument("scenario", metavar="SCENARIO", nargs="+", help="three-workers, two-gangs-deadlock, mixed, or one "
+                     "or more YAML files read together (the queues in one, the jobs in another)")
+    run.add_argument("--nodes", metavar="NxG", help="add N Nodes of G GPUs each to the YAML files (4x8; "
+                     "2x8,cpu=96,memory=1Ti), for manifests that name no Nodes")
     run.add_argument("--stack", help=f"layers in order: {', '.join(STACKS)} (default: the scenario's own, see above)")
     run.add_argument("--ordering", choices=ORDERINGS, help="gang placement ordering: skip (start whatever fits), strict "
                      "(head-of-line), easy-backfill, conservative-backfill, volcano-backfill, largest-first")

@@ -9,7 +9,7 @@
 
 from gangkit.manifests.core import DEFAULT_RUN_TIME
 from gangkit.manifests.dump import dump_manifests
-from gangkit.manifests.load import load_file, load_manifests
+from gangkit.manifests.load import load_file, load_files, load_manifests
 from gangkit.manifests.reader import (
     CHECKPOINT_INTERVAL,
     GPU,
@@ -22,5 +22,5 @@ from gangkit.manifests.reader import (
 
 __all__ = [
     "CHECKPOINT_INTERVAL", "DEFAULT_RUN_TIME", "GPU", "PROGRESS", "QUEUE_LABEL", "RUN_TIME", "SUBMIT_TIME",
-    "GangkitInputWarning", "dump_manifests", "load_file", "load_manifests",
+    "GangkitInputWarning", "dump_manifests", "load_file", "load_files", "load_manifests",
 ]

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from gangkit.kueue import dump as kueue
+from gangkit.manifests.companions import coscheduling_manifest
 from gangkit.manifests.core import (
     has_pod_group,
     job_manifest,
@@ -98,6 +99,8 @@ def dump_manifests(scenario: Scenario) -> str:
         docs.extend(gang_objects(j, form))  # a scheduler-plugins PodGroup or a Workload, for those forms
         if form is None and has_pod_group(j):
             docs.append(pod_group_manifest(j, volcano.pod_group_fields(j)))
+    if scenario.coscheduling is not None:
+        docs.append(coscheduling_manifest(scenario.coscheduling))
     docs.append(simulation_manifest(scenario))
     header = f"# Scenario {scenario.name}, written by gangkit.manifests.dump_manifests\n"
     return header + yaml.dump_all(docs, Dumper=_Dumper, sort_keys=False, default_flow_style=False,

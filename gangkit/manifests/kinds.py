@@ -35,6 +35,7 @@ PLACEMENT = "gangkit.placement.manifests"
 KUEUE = "gangkit.kueue.manifests"
 VOLCANO = "gangkit.volcano.manifests"
 TRAINING = "gangkit.manifests.training"
+COMPANIONS = "gangkit.manifests.companions"
 
 #: How a module checks one object of a kind it reads: ``read(reader, doc, where, role)`` (see :attr:`Kind.name`).
 ReadObject = Callable[[Reader, Mapping, str, str], "ManifestObject | None"]
@@ -94,6 +95,15 @@ KINDS: tuple[Kind, ...] = (
     Kind("scheduling.volcano.sh/v1beta1", "Queue", VOLCANO, other_versions="exact", title="Volcano's"),
     Kind("batch.volcano.sh/v1alpha1", "Job", VOLCANO, role="VolcanoJob", namespaced=True, other_versions="exact",
          title="Volcano's"),
+    # accepted with a warning, not simulated (gangkit.manifests.companions)
+    *(Kind(api, kind, COMPANIONS, title="companion objects (not simulated):",
+           other_versions="own" if api.startswith("kueue.") else "suggest")
+      for api, kind in (("karpenter.k8s.aws/v1", "EC2NodeClass"), ("karpenter.azure.com/v1beta1", "AKSNodeClass"),
+                        ("karpenter.kwok.sh/v1alpha1", "KWOKNodeClass"), ("karpenter.sh/v1", "NodeClaim"),
+                        ("kueue.x-k8s.io/v1beta2", "Topology"), ("kueue.x-k8s.io/v1beta1", "Topology"),
+                        ("kueue.x-k8s.io/v1beta2", "MultiKueueConfig"), ("kueue.x-k8s.io/v1beta1", "MultiKueueConfig"),
+                        ("kueue.x-k8s.io/v1beta2", "MultiKueueCluster"), ("kueue.x-k8s.io/v1beta1", "MultiKueueCluster"),
+                        ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration"))),
 )
 
 
@@ -192,10 +202,11 @@ class Registry:
             listed.append(("and " if i == len(titles) - 1 else "") + f"{title} {', '.join(shown)}")
         return f"unknown kind {short(kind)} (apiVersion {short(api)}); gangkit reads {', '.join(listed)}"
 
-    def objects(self, r: Reader, docs: list) -> list[ManifestObject]:
+    def objects(self, r: Reader, docs: list, wheres: list[str] | None = None) -> list[ManifestObject]:
         """Every object, ``kind: List`` unpacked, each checked by the module that reads its kind.
 
         An object with ``metadata.generateName`` and no name is named here (:class:`GeneratedNames`).
+        ``wheres`` says where each document comes from (default: ``document 1``, ``document 2``...).
         """
         out: list[ManifestObject] = []
         names = GeneratedNames(docs)
@@ -240,7 +251,7 @@ class Registry:
                 out.append(o)
 
         for i, doc in enumerate(docs, start=1):
-            visit(doc, f"document {i}")
+            visit(doc, wheres[i - 1] if wheres else f"document {i}")
         if names.made:
             r.notes.append(f"metadata.generateName: gangkit named {len(names.made)} object(s) after their prefix and a "
                            f"counter (the API server adds 5 random characters instead): {', '.join(names.made)}")

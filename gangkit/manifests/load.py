@@ -18,6 +18,9 @@ of every problem at once. The desks, and the kinds they read (see
 - :mod:`gangkit.manifests.core`: Node, batch/v1 Job, Volcano's PodGroup,
   PriorityClass, and gangkit's Simulation and WorkloadGenerator;
 - :mod:`gangkit.manifests.training`: the JobSet, a training job of several roles;
+- :mod:`gangkit.manifests.companions`: objects that configure what gangkit does not
+  simulate (node classes, Kueue's Topology, MultiKueue, KubeSchedulerConfiguration),
+  accepted with a warning;
 - :mod:`gangkit.supply.manifests`: Karpenter's NodePool, gangkit's Karpenter
   and ClusterAutoscaler;
 - :mod:`gangkit.placement.manifests`: the holding gang schedulers' objects
@@ -42,7 +45,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from gangkit.kueue import manifests as kueue
-from gangkit.manifests import core, training
+from gangkit.manifests import companions, core, training
 from gangkit.manifests.core import DEFAULT_RUN_TIME, GROUP_NAME
 from gangkit.manifests.kinds import Registry
 from gangkit.manifests.reader import (
@@ -63,12 +66,12 @@ from gangkit.placement.manifests import GangObjects
 from gangkit.supply import manifests as supply
 from gangkit.volcano import manifests as volcano
 
-__all__ = ["REGISTRY", "check_scale", "check_unique", "load_file", "load_manifests"]
+__all__ = ["REGISTRY", "check_scale", "check_unique", "load_file", "load_files", "load_manifests"]
 
 Source = Union[str, "os.PathLike[str]", Mapping[str, Any], Iterable[Mapping[str, Any]]]
 
 #: The directory board with each desk's check of one object: the one place that knows every family.
-REGISTRY = Registry({m.__name__: m.read_object for m in (core, training, supply, placement, kueue, volcano)})
+REGISTRY = Registry({m.__name__: m.read_object for m in (core, training, supply, placement, kueue, volcano, companions)})
 
 
 def load_manifests(source: Source, *, name: str | None = None) -> Scenario:
@@ -91,6 +94,33 @@ def load_manifests(source: Source, *, name: str | None = None) -> Scenario:
 def load_file(path: str | os.PathLike[str]) -> Scenario:
     """Build a :class:`Scenario` from one YAML file (see :func:`load_manifests`)."""
     scenario = _load(Path(path), None)
+    _emit(scenario.warnings)
+    return scenario
+
+
+def load_files(paths: Iterable[str | os.PathLike[str]], *, extra: Iterable[Mapping[str, Any]] = (),
+               name: str | None = None) -> Scenario:
+    """Build one :class:`Scenario` from several YAML files read together, as ``kubectl apply -f a -f b`` applies them.
+
+    Kueue's examples, for instance, put the queues in one file and the job in
+    another. ``extra`` manifests (``gangkit run --nodes``) are added after the
+    files. Messages name each document by its file (``job.yaml document 2``);
+    the scenario is named after the Simulation object, else ``name``, else the
+    first file. Relative paths inside the files start at the first file's folder.
+    """
+    paths = [Path(p) for p in paths]
+    notes: list[str] = []
+    docs, wheres = [], []
+    for path in paths:
+        got = parse_yaml(read_text(path), path.name, notes)
+        docs.extend(got)
+        wheres.extend(f"{path.name} document {i}" if len(paths) > 1 else f"document {i}" for i in range(1, len(got) + 1))
+    extra = list(extra)
+    docs.extend(extra)
+    wheres.extend(f"added document {i}" for i in range(1, len(extra) + 1))
+    label = ", ".join(p.name for p in paths) or "manifests"
+    default = name or (paths[0].stem if paths else "scenario")
+    scenario = _scenario(Reader(label, base=paths[0].parent if paths else None, notes=notes), docs, default, wheres)
     _emit(scenario.warnings)
     return scenario
 
@@ -145,9 +175,9 @@ def _emit(messages: list[str]) -> None:
         warnings.warn(message, GangkitInputWarning, stacklevel=3)
 
 
-def _scenario(r: Reader, docs: list, default_name: str) -> Scenario:
+def _scenario(r: Reader, docs: list, default_name: str, wheres: list[str] | None = None) -> Scenario:
     """The input as a whole: every desk reads its kinds, in the order their answers depend on each other."""
-    objects = REGISTRY.objects(r, docs)
+    objects = REGISTRY.objects(r, docs, wheres)
     by_kind: dict[str, list[ManifestObject]] = {
         k: [] for k in ("Node", "Job", "JobSet", "PodGroup", "PriorityClass", "Simulation", "ClusterAutoscaler", "Karpenter",
                         "NodePool", "WorkloadGenerator")}
@@ -180,8 +210,10 @@ def _scenario(r: Reader, docs: list, default_name: str) -> Scenario:
     settings, name, description = core.read_simulation(r, by_kind["Simulation"], default_name)
     autoscaler = supply.read_cluster_autoscaler(r, by_kind["ClusterAutoscaler"])
     karpenter = supply.read_karpenter(r, by_kind["Karpenter"], by_kind["NodePool"])
+    coscheduling = companions.coscheduling_args(r, by_kind.get("KubeSchedulerConfiguration", []))
     if not by_kind["Node"]:
-        r.error(f"Scenario {name}", "", "expected at least one Node (apiVersion: v1, kind: Node)")
+        r.error(f"Scenario {name}", "", "expected at least one Node (apiVersion: v1, kind: Node); gangkit run adds "
+                "nodes with --nodes (--nodes 4x8: four nodes of 8 GPUs)")
     check_scale(r, jobs, name)
     defaulted = [j.key for j in jobs if j.run_time is None]
     for j in jobs:
@@ -196,6 +228,7 @@ def _scenario(r: Reader, docs: list, default_name: str) -> Scenario:
             f"they run for the default {DEFAULT_RUN_TIME:g} s: {', '.join(defaulted)}"
         )
     sc = Scenario(nodes=node_list, jobs=jobs, settings=settings, name=name, description=description, warnings=notes,
-                  kueue=kueue_setup, volcano=volcano_setup, autoscaler=autoscaler, karpenter=karpenter)
+                  kueue=kueue_setup, volcano=volcano_setup, autoscaler=autoscaler, karpenter=karpenter,
+                  coscheduling=coscheduling)
     sc.validate()
     return sc

@@ -166,6 +166,7 @@ class Scenario:
     volcano: object = None  # gangkit.volcano.api.VolcanoSetup: Volcano Queues, for gang stacks
     autoscaler: object = None  # gangkit.supply.autoscaler.ClusterAutoscaler: node groups, for +autoscaler stacks
     admission_check: object = None  # gangkit.kueue.provisioning.AdmissionCheck, for the kueue+provreq stack
+    coscheduling: object = None  # gangkit.manifests.companions.CoschedulingArgs: the plugin's arguments, if given
 
     def with_settings(self, **changes) -> "Scenario":
         """A copy with some run settings changed (``None`` values are ignored)."""
