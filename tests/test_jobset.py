@@ -241,11 +241,16 @@ def test_an_exported_jobset_is_valid_for_the_real_crd(target):
 
 
 @requires_schemas
-def test_every_jobset_field_gangkit_knows_exists_in_the_real_crd():
+@pytest.mark.parametrize("kind, folder, crd_file, version", [
+    case("JobSet", "JobSet", "jobset", "jobset.x-k8s.io_jobsets.yaml", "v1alpha2"),
+    case("PyTorchJob", "PyTorchJob", "kubeflow", "kubeflow.org_pytorchjobs.yaml", "v1"),
+    case("MPIJob", "MPIJob", "mpi-operator", "kubeflow.org_mpijobs.yaml", "v2beta1"),
+])
+def test_every_training_job_field_gangkit_knows_exists_in_the_real_crd(kind, folder, crd_file, version):
     from gangkit.manifests.training import KNOWN_FIELDS
 
-    crd = yaml.safe_load((shared_path("schemas", "jobset", "jobset.x-k8s.io_jobsets.yaml")).read_text())
-    [version] = [v for v in crd["spec"]["versions"] if v["name"] == "v1alpha2"]
+    crd = yaml.safe_load((shared_path("schemas", folder, crd_file)).read_text())
+    [version] = [v for v in crd["spec"]["versions"] if v["name"] == version]
     missing: list[str] = []
 
     def walk(known, schema, path):
@@ -256,14 +261,102 @@ def test_every_jobset_field_gangkit_knows_exists_in_the_real_crd():
             return
         props = schema.get("properties")
         for key, sub in known.items():
-            if props is None:  # a map (labels, annotations, requests): any key
-                walk(sub, schema.get("additionalProperties") or {}, f"{path}.{key}")
+            if props is None:  # a map (labels, annotations, requests, replica specs): any key
+                extra = schema.get("additionalProperties")
+                walk(sub, extra if isinstance(extra, dict) else {}, f"{path}.{key}")
             elif key in props:
                 walk(sub, props[key], f"{path}.{key}")
-            elif path.endswith(".metadata") or path == "JobSet.metadata":
+            elif path.endswith(".metadata") or path == f"{kind}.metadata":
                 continue  # ObjectMeta is not spelled out in a CRD (the API server's own)
             else:
                 missing.append(f"{path}.{key}")
 
-    walk(KNOWN_FIELDS["JobSet"], version["schema"]["openAPIV3Schema"], "JobSet")
+    walk(KNOWN_FIELDS[kind], version["schema"]["openAPIV3Schema"], kind)
     assert missing == []
+
+
+# --- Kubeflow's PyTorchJob and MPIJob ----------------------------------------------------------------------------
+
+
+def kubeflow(kind="PyTorchJob", policy=None, scheduler=None, name="pt", **replicas) -> dict:
+    field, api = {"PyTorchJob": ("pytorchReplicaSpecs", "kubeflow.org/v1"),
+                  "MPIJob": ("mpiReplicaSpecs", "kubeflow.org/v2beta1")}[kind]
+    extra = {"schedulerName": scheduler} if scheduler else {}
+    specs = {rtype: {"replicas": n, "template": {"spec": pod(gpus=gpus, **extra)}} for rtype, (n, gpus) in replicas.items()}
+    spec = {field: specs} | ({"runPolicy": {"schedulingPolicy": policy}} if policy is not None else {})
+    return {"apiVersion": api, "kind": kind, "metadata": {"name": name, "annotations": {"gangkit/run-time": "1h"}},
+            "spec": spec}
+
+
+KUBEFLOW = [
+    case("a PyTorchJob: master then worker, named in lower case", kubeflow(Worker=(3, 2), Master=(1, 2)),
+         [("master", 1, 2), ("worker", 3, 2)], None),
+    case("an MPIJob: launcher then worker", kubeflow("MPIJob", Launcher=(1, 0), Worker=(2, 4)),
+         [("launcher", 1, 0), ("worker", 2, 4)], None),
+    case("with Volcano the operator's PodGroup gangs every pod", kubeflow(scheduler="volcano", Master=(1, 1), Worker=(3, 1)),
+         [("master", 1, 1), ("worker", 3, 1)], None),
+    case("... or minAvailable of them", kubeflow(scheduler="volcano", policy={"minAvailable": 2}, Master=(1, 1),
+                                                 Worker=(3, 1)), [("master", 1, 1), ("worker", 3, 1)], 2),
+]
+
+
+@pytest.mark.parametrize("doc, pod_sets, min_member", KUBEFLOW)
+def test_a_kubeflow_job_has_a_pod_set_per_replica_type(doc, pod_sets, min_member):
+    [j] = read(doc).jobs
+    assert [(ps.name, ps.count, ps.gpus) for ps in j.pod_sets] == pod_sets
+    assert j.min_member == min_member
+
+
+KUBEFLOW_BAD = [
+    case("a replica type the webhook does not allow", kubeflow(Chief=(1, 1)),
+         "PyTorchJob pt: spec.pytorchReplicaSpecs.Chief: expected a replica type Master or Worker"),
+    case("two masters", kubeflow(Master=(2, 1)), "PyTorchJob pt: spec.pytorchReplicaSpecs.Master.replicas: expected at most 1"),
+    case("minAvailable above the pods", kubeflow(scheduler="volcano", policy={"minAvailable": 9}, Worker=(2, 1)),
+         "PyTorchJob pt: spec.runPolicy.schedulingPolicy.minAvailable: expected a whole number"),
+    case("a bad GPU count names its replica spec", kubeflow(Worker=(2, "x")),
+         "PyTorchJob pt: spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].resources.limits.nvidia.com/gpu"),
+]
+
+
+@pytest.mark.parametrize("doc, message", KUBEFLOW_BAD)
+def test_a_bad_kubeflow_job_is_one_error_naming_the_field(doc, message):
+    with pytest.raises(ScenarioError, match=re.escape(message)):
+        read(doc)
+
+
+def test_a_scheduling_policy_without_a_gang_scheduler_is_reported():
+    sc = read(kubeflow(policy={"minAvailable": 1}, Worker=(2, 1)))
+    assert sc.jobs[0].min_member is None
+    assert any("schedulingPolicy has no effect" in w for w in sc.warnings)
+
+
+@pytest.mark.parametrize("doc", [kubeflow(scheduler="volcano", policy={"minAvailable": 2}, Master=(1, 1), Worker=(3, 1)),
+                                 kubeflow("MPIJob", Launcher=(1, 0), Worker=(2, 4))], ids=["PyTorchJob", "MPIJob"])
+def test_a_kubeflow_job_reads_back_from_its_dump(doc):
+    from gangkit.manifests import dump_manifests
+
+    sc = read(doc)
+    text = dump_manifests(sc)
+    back = read(*[d for d in yaml.safe_load_all(text) if d["kind"] in ("PyTorchJob", "MPIJob")])
+    assert back.jobs == sc.jobs
+
+
+@requires_schemas
+@pytest.mark.parametrize("doc", [kubeflow(scheduler="volcano", policy={"minAvailable": 2}, Master=(1, 1), Worker=(3, 1)),
+                                 kubeflow("MPIJob", Launcher=(1, 0), Worker=(2, 4))], ids=["PyTorchJob", "MPIJob"])
+def test_a_written_kubeflow_job_is_valid_for_its_crd(doc):
+    from gangkit.manifests import dump_manifests
+
+    docs = [d for d in yaml.safe_load_all(dump_manifests(read(doc))) if d["kind"] in ("PyTorchJob", "MPIJob")]
+    assert docs and all(validate_manifest(d) for d in docs)
+
+
+@pytest.mark.skipif(not UPSTREAM.is_file(), reason=f"the upstream manifests ({UPSTREAM}) are absent")
+@pytest.mark.parametrize("name, pod_sets", [("sample-pytorchjob.yaml", [("master", 1), ("worker", 1)]),
+                                            ("sample-mpijob.yaml", [("launcher", 1), ("worker", 2)])])
+def test_kueues_own_kubeflow_samples_get_their_workload(name, pod_sets):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = load_kueue(KUEUE_SETUP, UPSTREAM.parent / name)
+    [lw] = got.workloads
+    assert [(ps.name, ps.count) for ps in lw.workload.pod_sets] == pod_sets

@@ -233,6 +233,11 @@ def _read_families(r: Reader, files: list[str], all_docs: list, objects: list[Ma
         if j is not None:
             jobs.append(j)
         entries.append(JobEntry(o, j, _parallelism(o), _scheduler(o, "Job"), _gang_ref(o, groups, gangs)))
+    for o in roles("PyTorchJob") + roles("MPIJob"):  # the operator makes their PodGroup: no gang object to check
+        j = training.read_replica_job(r, o, tolerant, default_priority, groups, used_groups, gangs)
+        if j is not None:
+            jobs.append(j)
+        entries.append(JobEntry(o, j, j.pod_count if j else None, _scheduler(o, o.role)))
     for o in roles("JobSet"):
         j = training.read_jobset(r, o, tolerant, default_priority, groups, used_groups, gangs)
         if j is not None:
@@ -279,8 +284,8 @@ def _read_families(r: Reader, files: list[str], all_docs: list, objects: list[Ma
         warnings.simplefilter("ignore", GangkitInputWarning)
         view.setup()  # its problems are the ones above; it is read again only to answer job_workload
     for e in entries:
-        if e.obj.role in ("Job", "JobSet") and labels_of(e.obj).get(QUEUE_LABEL):
-            got = view.job_workload(e.obj) if e.obj.role == "Job" else view.jobset_workload(e.obj)
+        if e.obj.role in ("Job", "JobSet", "PyTorchJob", "MPIJob") and labels_of(e.obj).get(QUEUE_LABEL):
+            got = {"Job": view.job_workload, "JobSet": view.jobset_workload}.get(e.obj.role, view.kubeflow_workload)(e.obj)
             e.kueue = got[0] if got is not None else None
 
     settings, _, _ = core.read_simulation(r, roles("Simulation"), "scenario")
@@ -341,7 +346,11 @@ def _scheduler(o: ManifestObject, role: str) -> str:
     if role == "VolcanoJob":
         name = dig(o.doc, "spec", "schedulerName")
         return name if isinstance(name, str) and name else "volcano"
-    template = _jobset_template(o)[1] if role == "JobSet" else dig(o.doc, "spec", "template")
+    if role in training.REPLICA_KINDS:
+        specs = dig(o.doc, "spec", training.REPLICA_KINDS[role].field)
+        template = next((dig(v, "template") for v in specs.values()), None) if isinstance(specs, Mapping) else None
+    else:
+        template = _jobset_template(o)[1] if role == "JobSet" else dig(o.doc, "spec", "template")
     name = dig(template, "spec", "schedulerName")
     return name if isinstance(name, str) and name else DEFAULT_SCHEDULER
 

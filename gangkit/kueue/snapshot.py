@@ -74,7 +74,7 @@ def load_kueue(*sources: Source) -> KueueInput:
     # by role, not by kind name: a scheduling.k8s.io Workload is not Kueue's, a Volcano Job is no batch/v1 Job
     kr = SnapshotReader(r, [o for o in objects if o.role in KIND_NAMES], classes, default_priority)
     setup = kr.setup()
-    loaded = kr.snapshot_workloads([o for o in objects if o.role in ("Workload", "Job", "JobSet")])
+    loaded = kr.snapshot_workloads([o for o in objects if o.role in ("Workload", "Job", "JobSet", "PyTorchJob", "MPIJob")])
     for o in objects:
         if o.role in LEFT_TO_RUN:
             r.notes.append(f"{o.label} ({o.doc.get('apiVersion')}) was checked and left out: {LEFT_TO_RUN[o.role]}")
@@ -119,7 +119,8 @@ class SnapshotReader(KueueReader):
         read: list[tuple[LoadedWorkload, datetime | None, datetime | None]] = []
         keys: dict[str, str] = {}
         for o in objects:
-            got = {"Workload": self.workload, "JobSet": self.jobset_workload}.get(o.role, self.job_workload)(o)
+            got = {"Workload": self.workload, "JobSet": self.jobset_workload, "PyTorchJob": self.kubeflow_workload,
+                   "MPIJob": self.kubeflow_workload}.get(o.role, self.job_workload)(o)
             if got is None:
                 continue
             lw, created, reserved = got
@@ -202,6 +203,41 @@ class SnapshotReader(KueueReader):
             return None
         self.check_local_queue(obj, f"metadata.labels.{QUEUE_LABEL}", o.namespace, queue)
         return LoadedWorkload(Workload(o.name, o.namespace, queue, pod_sets, priority=priority, created=submit)), created, None
+
+    def kubeflow_workload(self, o: ManifestObject) -> tuple[LoadedWorkload, datetime | None, None] | None:
+        """The Workload Kueue's kubeflow (PyTorchJob) or mpijob integration creates for a queue-labelled job.
+
+        One pod set per replica type, in the operator's order, named in lower case, of ``replicas``
+        pods; the priority from the WorkloadPriorityClass label, else ``runPolicy.schedulingPolicy.priorityClass``,
+        else the first replica's ``priorityClassName`` (:func:`gangkit.manifests.training.read_replica_job`).
+        """
+        from gangkit.manifests.training import read_replica_job
+        from gangkit.placement.manifests import GangObjects
+
+        obj = o.label
+        meta = self.r.mapping(o.doc.get("metadata"), obj, "metadata")
+        labels = self.r.strings(meta.get("labels"), obj, "metadata.labels")
+        queue = labels.get(QUEUE_LABEL)
+        if not queue:
+            self.r.notes.append(f"{obj} has no {QUEUE_LABEL} label: Kueue does not manage it, gangkit admit leaves it out")
+            return None
+        job = read_replica_job(self.r, o, self.classes, self.default_priority, {}, {}, GangObjects())
+        if job is None:
+            return None
+        priority = job.priority
+        if PRIORITY_CLASS_LABEL in labels:
+            priority = self.workload_priority_class(labels[PRIORITY_CLASS_LABEL], obj, f"metadata.labels.{PRIORITY_CLASS_LABEL}")
+        if priority is None:
+            return None
+        pod_sets = [PodSetSpec(ps.name, ps.count, {k: v for k, v in (("nvidia.com/gpu", ps.gpus),
+                                                                     ("cpu", int(round(ps.cpu * 1000))),
+                                                                     ("memory", ps.memory)) if v},
+                               None, ps.node_selector) for ps in job.pod_sets]
+        created = self.time(meta.get("creationTimestamp"), obj, "metadata.creationTimestamp")
+        self.check_local_queue(obj, f"metadata.labels.{QUEUE_LABEL}", o.namespace, queue)
+        wl = Workload(o.name, o.namespace, queue, pod_sets, priority=priority,
+                      created=0.0 if created is not None else job.submit_time)
+        return LoadedWorkload(wl), created, None
 
     def job_workload(self, o: ManifestObject) -> tuple[LoadedWorkload, datetime | None, None] | None:
         """The Workload Kueue's batch/v1 Job integration creates for a Job labelled with a LocalQueue.

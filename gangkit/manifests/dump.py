@@ -29,9 +29,9 @@ from gangkit.manifests.core import (
     priority_class_manifest,
     simulation_manifest,
 )
-from gangkit.manifests.training import jobset_manifest
+from gangkit.manifests.training import REPLICA_KINDS, jobset_manifest, replica_job_manifest, replica_problems
 from gangkit.model.errors import Problem, ScenarioError
-from gangkit.model.jobs import JOBSET, Job
+from gangkit.model.jobs import BATCH_JOB, JOBSET, Job
 from gangkit.model.scenario import Scenario
 from gangkit.placement.manifests import dump_problems as gang_dump_problems
 from gangkit.placement.manifests import gang_form, gang_objects, scheduler_name
@@ -39,6 +39,8 @@ from gangkit.supply import dump as supply
 from gangkit.volcano import manifests as volcano
 
 __all__ = ["dump_manifests", "select_documents"]
+
+REPLICA_FRAMEWORKS = {rk.framework: kind for kind, rk in REPLICA_KINDS.items()}  # Kueue's name -> the kind
 
 
 def dump_manifests(scenario: Scenario) -> str:
@@ -65,13 +67,15 @@ def dump_manifests(scenario: Scenario) -> str:
     """
     problems = []
     for j in scenario.jobs:
-        if len(j.pod_sets) != 1 and j.controller == "batch" and j.framework != JOBSET:
+        if len(j.pod_sets) != 1 and j.controller == "batch" and j.framework == BATCH_JOB:
             problems.append(Problem(f"Job {j.key}", "pod_sets", "a batch/v1 Job has one pod template; "
                                     f"expected one pod set, got {len(j.pod_sets)} (a JobSet has one per "
                                     "replicatedJob: framework='jobset.x-k8s.io/jobset')"))
         if j.framework == JOBSET and any(ps.min_count is not None for ps in j.pod_sets):
             problems.append(Problem(f"Job {j.key}", "pod_sets", "Kueue's partial admission (min_count) is for "
                                     "batch/v1 Jobs; a JobSet has none"))
+        if j.framework in REPLICA_FRAMEWORKS:
+            problems.extend(Problem(f"Job {j.key}", "pod_sets", m) for m in replica_problems(j, REPLICA_FRAMEWORKS[j.framework]))
         if j.framework == JOBSET and gang_form(j, scenario.settings.stack) == "kube-gang":
             problems.append(Problem(f"Job {j.key}", "framework", "the JobSet CRD's pod template has no workloadRef: "
                                     "a Kubernetes Workload gang cannot be written for a JobSet"))
@@ -121,6 +125,10 @@ def _job_manifest(j: Job, kueue_managed: bool, scheduler: str | None, gang: str 
     if j.framework == JOBSET:
         doc = jobset_manifest(j, gang)
         templates = [rj["template"]["spec"]["template"] for rj in doc["spec"]["replicatedJobs"]]
+    elif j.framework in REPLICA_FRAMEWORKS:
+        kind = REPLICA_FRAMEWORKS[j.framework]
+        doc = replica_job_manifest(j, kind)
+        templates = [r["template"] for r in doc["spec"][REPLICA_KINDS[kind].field].values()]
     else:
         doc = job_manifest(j, gang)
         doc["metadata"]["annotations"].update(kueue.job_annotations(j))

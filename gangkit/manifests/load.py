@@ -17,7 +17,8 @@ of every problem at once. The desks, and the kinds they read (see
 
 - :mod:`gangkit.manifests.core`: Node, batch/v1 Job, Volcano's PodGroup,
   PriorityClass, and gangkit's Simulation and WorkloadGenerator;
-- :mod:`gangkit.manifests.training`: the JobSet, a training job of several roles;
+- :mod:`gangkit.manifests.training`: training jobs of several roles: the JobSet,
+  Kubeflow's PyTorchJob and MPIJob;
 - :mod:`gangkit.manifests.companions`: objects that configure what gangkit does not
   simulate (node classes, Kueue's Topology, MultiKueue, KubeSchedulerConfiguration),
   accepted with a warning;
@@ -179,7 +180,7 @@ def _scenario(r: Reader, docs: list, default_name: str, wheres: list[str] | None
     """The input as a whole: every desk reads its kinds, in the order their answers depend on each other."""
     objects = REGISTRY.objects(r, docs, wheres)
     by_kind: dict[str, list[ManifestObject]] = {
-        k: [] for k in ("Node", "Job", "JobSet", "PodGroup", "PriorityClass", "Simulation", "ClusterAutoscaler", "Karpenter",
+        k: [] for k in ("Node", "Job", "JobSet", "PyTorchJob", "MPIJob", "PodGroup", "PriorityClass", "Simulation", "ClusterAutoscaler", "Karpenter",
                         "NodePool", "WorkloadGenerator")}
     for o in objects:
         by_kind.setdefault(o.role, []).append(o)
@@ -197,6 +198,10 @@ def _scenario(r: Reader, docs: list, default_name: str, wheres: list[str] | None
             jobs.append(j)
     for o in by_kind["JobSet"]:
         j = training.read_jobset(r, o, classes, default_priority, groups, used_groups, gangs)
+        if j is not None:
+            jobs.append(j)
+    for o in by_kind["PyTorchJob"] + by_kind["MPIJob"]:
+        j = training.read_replica_job(r, o, classes, default_priority, groups, used_groups, gangs)
         if j is not None:
             jobs.append(j)
     jobs.extend(core.read_generated_jobs(r, by_kind["WorkloadGenerator"], node_list, jobs))

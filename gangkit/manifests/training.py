@@ -55,12 +55,39 @@ How gangkit reads it (a :class:`~gangkit.model.jobs.Job` with
 
 Kueue's partial admission (``kueue.x-k8s.io/job-min-parallelism``) is for
 batch/v1 Jobs only; on a JobSet it is reported and has no effect.
+
+Kubeflow's v1 training kinds, still common in 2026 clusters: the
+``PyTorchJob`` (``kubeflow.org/v1``, training-operator v1.9) and the
+``MPIJob`` (``kubeflow.org/v2beta1``, mpi-operator v0.6). Each lists its
+roles in a map of replica specs (``pytorchReplicaSpecs: {Master: ..., Worker: ...}``,
+``mpiReplicaSpecs: {Launcher: ..., Worker: ...}``), each a pod template and
+a ``replicas`` count (default 1):
+
+- **One pod set per replica type**, in the operator's order (Master, Worker;
+  Launcher, Worker), named in lower case (``master``, ``worker``,
+  ``launcher``) with ``replicas`` pods: the Workload Kueue's kubeflow and
+  mpijob integrations create. The operators' webhooks allow only those
+  replica types, and one Master or Launcher.
+- **The gang is the operator's**: run with a gang scheduler, the operator
+  creates one PodGroup per job, named after it, of ``minMember`` =
+  ``runPolicy.schedulingPolicy.minAvailable`` (default: every pod), with the
+  policy's ``queue``, ``priorityClass`` and (scheduler-plugins)
+  ``scheduleTimeoutSeconds``. Which gang scheduler the operator was started
+  with is a flag of the operator, not of the job; gangkit reads it from the
+  pods' ``schedulerName`` (``volcano``: a Volcano PodGroup;
+  ``scheduler-plugins-scheduler``: a scheduler-plugins PodGroup). With any
+  other scheduler a ``schedulingPolicy`` has no effect (reported).
+- ``runPolicy.activeDeadlineSeconds`` and ``runPolicy.backoffLimit`` are the
+  job's maximum run time and failed-pod limit. An MPIJob's
+  ``launcherCreationPolicy: WaitForWorkersReady`` (the launcher created once
+  the workers run) and a PyTorchJob's ``elasticPolicy`` are not modelled.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from gangkit.manifests import core
@@ -76,7 +103,7 @@ from gangkit.manifests.reader import (
     spec_of,
 )
 from gangkit.model.errors import Problem
-from gangkit.model.jobs import DEFAULT_BACKOFF_LIMIT, JOBSET, Job, PodSet
+from gangkit.model.jobs import DEFAULT_BACKOFF_LIMIT, JOBSET, MPIJOB, PYTORCHJOB, Job, PodSet
 from gangkit.placement.manifests import (
     POD_GROUP_LABEL,
     SCHEDULING_POLICY,
@@ -86,7 +113,8 @@ from gangkit.placement.manifests import (
     read_gang,
 )
 
-__all__ = ["JOBSET_API", "KNOWN_FIELDS", "jobset_manifest", "read_jobset", "read_object"]
+__all__ = ["JOBSET_API", "KNOWN_FIELDS", "REPLICA_KINDS", "jobset_manifest", "read_jobset", "read_object",
+           "read_replica_job", "replica_job_manifest", "replica_problems"]
 
 JOBSET_API = "jobset.x-k8s.io/v1alpha2"
 MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
@@ -109,6 +137,37 @@ KNOWN_FIELDS: dict[str, dict] = {
     },
 }
 KNOWN_ANNOTATIONS = (*JOB_ANNOTATIONS, core.RENDEZVOUS_TIMEOUT)
+
+
+@dataclass(frozen=True)
+class ReplicaKind:
+    """A Kubeflow job kind whose roles are a map of replica specs."""
+
+    api_version: str
+    field: str  # the map of replica specs under spec
+    replica_types: tuple[str, ...]  # the ones the operator's webhook allows, in the operator's order
+    single: str  # the replica type that has at most one replica (Master, Launcher)
+    framework: str  # Kueue's integration name
+    extra: tuple[str, ...]  # other spec fields of the CRD (accepted; the unmodelled ones are listed below)
+
+
+REPLICA_KINDS = {
+    "PyTorchJob": ReplicaKind("kubeflow.org/v1", "pytorchReplicaSpecs", ("Master", "Worker"), "Master", PYTORCHJOB,
+                              ("nprocPerNode",)),
+    "MPIJob": ReplicaKind("kubeflow.org/v2beta1", "mpiReplicaSpecs", ("Launcher", "Worker"), "Launcher", MPIJOB,
+                          ("slotsPerWorker", "sshAuthMountPath", "mpiImplementation", "runLauncherAsWorker")),
+}
+POLICY_FIELDS = ("minAvailable", "queue", "priorityClass", "scheduleTimeoutSeconds")  # runPolicy.schedulingPolicy
+GANG_SCHEDULERS = {"volcano": "Volcano", "scheduler-plugins-scheduler": "scheduler-plugins"}
+for _kind, _rk in REPLICA_KINDS.items():
+    KNOWN_FIELDS[_kind] = {
+        "apiVersion": ANY, "kind": ANY, "metadata": META, "status": ANY,
+        "spec": {**_NAMES(_rk.extra, ANY),
+                 _rk.field: {"*": {"replicas": ANY, "restartPolicy": ANY, "template": {"metadata": META, "spec": POD_SPEC}}},
+                 "runPolicy": {**_NAMES(["activeDeadlineSeconds", "backoffLimit", "cleanPodPolicy", "managedBy", "suspend",
+                                         "ttlSecondsAfterFinished"], ANY),
+                               "schedulingPolicy": _NAMES(POLICY_FIELDS, ANY)}},
+    }
 
 
 def read_object(r: Reader, doc: Mapping, where: str, role: str) -> ManifestObject | None:
@@ -196,7 +255,8 @@ def read_jobset(r: Reader, o: ManifestObject, classes: dict, default_priority: i
         pod_sets.append(PodSet(name, count, gpus, cpu, memory, selector))
     timing = core.read_timing(r, annotations, obj)
     pods = sum(count for _, _, count, _, _ in roles)
-    gang = _gang(r, o, roles, pods, classes, default_priority, groups, used_groups, gangs)
+    gang = _gang(r, o, roles, pods, classes, default_priority, groups, used_groups, gangs,
+                 [f"spec.replicatedJobs[{i}].template.spec" for i, *_ in roles])
     if not requests_ok or gang is None:
         return None
     priority, gang_fields = gang
@@ -216,21 +276,140 @@ def read_jobset(r: Reader, o: ManifestObject, classes: dict, default_priority: i
     )
 
 
-def _gang(r: Reader, o: ManifestObject, roles: list, pods: int, classes: dict, default_priority: int, groups: dict,
-          used_groups: dict, gangs: GangObjects) -> tuple[int, dict] | None:
-    """The JobSet's priority and gang: read from the first pod template, the others must say the same."""
+def read_replica_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int, groups: dict,
+                     used_groups: dict, gangs: GangObjects) -> Job | None:
+    """A PyTorchJob or MPIJob as one gangkit Job: a pod set per replica type (see the module)."""
+    rk = REPLICA_KINDS[o.role]
     obj = o.label
-    signatures = [(i, _signature(tmeta, pod)) for i, _, _, tmeta, pod in roles]
-    first_i, first = signatures[0]
-    for i, sig in signatures[1:]:
+    meta = r.mapping(o.doc.get("metadata"), obj, "metadata")
+    labels = r.strings(meta.get("labels"), obj, "metadata.labels")
+    annotations = r.strings(meta.get("annotations"), obj, "metadata.annotations")
+    spec = r.mapping(o.doc.get("spec"), obj, "spec")
+    specs = spec.get(rk.field)
+    if not isinstance(specs, Mapping) or not specs:
+        r.error(obj, f"spec.{rk.field}", f"expected a map of replica specs ({', '.join(rk.replica_types)}), "
+                f"got {_shown(specs)}")
+        return None
+    roles, ok = [], True
+    for rtype in specs:
+        if rtype not in rk.replica_types:
+            r.error(obj, f"spec.{rk.field}.{rtype}", f"expected a replica type {' or '.join(rk.replica_types)} "
+                    f"(the {o.role} webhook allows no other), got {_shown(rtype)}")
+            ok = False
+    for rtype in (t for t in rk.replica_types if t in specs):
+        where = f"spec.{rk.field}.{rtype}"
+        entry = r.mapping(specs[rtype], obj, where)
+        replicas = r.whole(entry.get("replicas", 1), obj, f"{where}.replicas", 0)
+        if rtype == rk.single and replicas is not None and replicas > 1:
+            r.error(obj, f"{where}.replicas", f"expected at most 1 {rtype} replica, got {replicas}")
+            ok = False
+        template = entry.get("template")
+        if not isinstance(template, Mapping):
+            r.error(obj, f"{where}.template", "expected a pod template (a mapping with spec.containers); it is required")
+            ok = False
+            continue
+        if replicas:
+            roles.append((where, rtype.lower(), replicas, r.mapping(template.get("metadata"), obj, f"{where}.template.metadata"),
+                          r.mapping(template.get("spec"), obj, f"{where}.template.spec")))
+    if not ok:
+        return None
+    if not roles:
+        r.error(obj, f"spec.{rk.field}", "expected at least one pod: every replica type has replicas 0")
+        return None
+    pod_sets, requests_ok = [], True
+    for where, name, count, _tmeta, pod in roles:
+        request = _within(r, obj, where, lambda sub, pod=pod: sub.pod_request(pod, obj))
+        selector = r.strings(pod.get("nodeSelector"), obj, f"{where}.template.spec.nodeSelector")
+        if request is None:
+            requests_ok = False
+            continue
+        pod_sets.append(PodSet(name, count, *request, selector))
+    run_policy = r.mapping(spec.get("runPolicy"), obj, "spec.runPolicy")
+    policy = r.mapping(run_policy.get("schedulingPolicy"), obj, "spec.runPolicy.schedulingPolicy")
+    deadline = (r.whole(run_policy["activeDeadlineSeconds"], obj, "spec.runPolicy.activeDeadlineSeconds", 1)
+                if "activeDeadlineSeconds" in run_policy else None)
+    limit = (r.whole(run_policy["backoffLimit"], obj, "spec.runPolicy.backoffLimit", 0)
+             if "backoffLimit" in run_policy else DEFAULT_BACKOFF_LIMIT)
+    timing = core.read_timing(r, annotations, obj)
+    pods = sum(count for _, _, count, _, _ in roles)
+    first = roles[0][0]
+    gang = _gang(r, o, roles, pods, classes, default_priority, groups, used_groups, gangs, [w for w, *_ in roles])
+    if not requests_ok or gang is None or limit is None:
+        return None
+    priority, gang_fields = gang
+    scheduler = roles[0][4].get("schedulerName")
+    operator_gang = _operator_gang(r, obj, policy, pods, scheduler, classes, gang_fields, f"{first}.template.spec")
+    if operator_gang is None:
+        return None
+    if "priority" in operator_gang:
+        priority = operator_gang.pop("priority")
+    return Job(
+        name=o.name, namespace=o.namespace, pod_sets=pod_sets, priority=priority,
+        queue=labels.get(QUEUE_LABEL) or o.namespace or "default",
+        max_run_time=None if deadline is None else float(deadline), labels=labels, backoff_limit=limit,
+        framework=rk.framework, **timing, **(gang_fields | operator_gang),
+    )
+
+
+def _operator_gang(r: Reader, obj: str, policy: dict, pods: int, scheduler: Any, classes: dict, named: dict,
+                   scheduler_field: str) -> dict | None:
+    """The PodGroup the training operator creates for a job when it runs with the pods' gang scheduler."""
+    layer = GANG_SCHEDULERS.get(scheduler)
+    if layer is None:
+        if policy:
+            r.notes.append(f"{obj}: spec.runPolicy.schedulingPolicy has no effect: the operator makes a PodGroup only "
+                           f"for a gang scheduler (schedulerName volcano or scheduler-plugins-scheduler), and "
+                           f"{scheduler_field}.schedulerName is {_shown(scheduler)}")
+        return {}
+    out: dict[str, Any] = {}
+    if named.get("min_member") is None:
+        minimum = policy.get("minAvailable")
+        if minimum is not None:
+            m = r.whole(minimum, obj, "spec.runPolicy.schedulingPolicy.minAvailable", 1, pods)
+            if m is None:
+                return None
+            out["min_member"] = None if m == pods else m  # None: every pod, as without minAvailable
+    if policy.get("priorityClass") is not None:
+        name = policy["priorityClass"]
+        if name not in classes:
+            r.error(obj, "spec.runPolicy.schedulingPolicy.priorityClass",
+                    f"no PriorityClass named {name!r} in the input (known: {', '.join(sorted(classes))})")
+            return None
+        out["priority"] = classes[name]
+    if layer == "Volcano" and policy.get("queue") is not None:
+        if not isinstance(policy["queue"], str) or not policy["queue"]:
+            r.error(obj, "spec.runPolicy.schedulingPolicy.queue", f"expected a Volcano Queue name, got {_shown(policy['queue'])}")
+            return None
+        out["volcano_queue"] = policy["queue"]
+    if layer == "scheduler-plugins" and policy.get("scheduleTimeoutSeconds") is not None:
+        t = r.whole(policy["scheduleTimeoutSeconds"], obj, "spec.runPolicy.schedulingPolicy.scheduleTimeoutSeconds", 1)
+        if t is None:
+            return None
+        out["schedule_timeout"] = float(t)
+    return out
+
+
+def _gang(r: Reader, o: ManifestObject, roles: list, pods: int, classes: dict, default_priority: int, groups: dict,
+          used_groups: dict, gangs: GangObjects, bases: list[str]) -> tuple[int, dict] | None:
+    """A job's priority and gang: read from the first role's pod template; the others must say the same.
+
+    ``bases[k]`` is where role ``k``'s pod template sits, less ``.template``
+    (a JobSet's ``spec.replicatedJobs[i].template.spec``, a PyTorchJob's
+    ``spec.pytorchReplicaSpecs.Worker``).
+    """
+    obj = o.label
+    signatures = [_signature(tmeta, pod) for _, _, _, tmeta, pod in roles]
+    first = signatures[0]
+    for base, sig in zip(bases[1:], signatures[1:]):
         for key, (value, where) in sig.items():
             if value != first[key][0]:
-                r.error(obj, f"spec.replicatedJobs[{i}].template.spec.template.{where}",
-                        f"expected {_shown(first[key][0])}, as in spec.replicatedJobs[{first_i}]: gangkit models one "
-                        f"{key} per JobSet, the same in every pod template; got {_shown(value)}")
+                r.error(obj, f"{base}.template.{where}",
+                        f"expected {_shown(first[key][0])}, as in {bases[0].removesuffix('.template.spec')}: "
+                        f"gangkit models one {key} per "
+                        f"{o.kind}, the same in every pod template; got {_shown(value)}")
                 return None
     _, _, _, tmeta, pod = roles[0]
-    base = f"spec.replicatedJobs[{first_i}].template.spec"
+    base = bases[0]
     group_name = first["Volcano PodGroup"][0]
     group_field = f"{base}.template.metadata.annotations.{core.GROUP_NAME}"
     group = core.claim_pod_group(r, obj, o.namespace, group_field, group_name, groups, used_groups)
@@ -238,7 +417,7 @@ def _gang(r: Reader, o: ManifestObject, roles: list, pods: int, classes: dict, d
     min_member = core.read_min_member(r, group, group_spec, pods, obj) if group else None
     priority = _within(r, obj, base, lambda sub: core.pod_priority(sub, pod, group, group_spec, classes,
                                                                    default_priority, obj))
-    no_ref = {k: v for k, v in pod.items() if k != "workloadRef"}  # not in the JobSet CRD: warned about, not read
+    no_ref = {k: v for k, v in pod.items() if k != "workloadRef"}  # not in these CRDs: warned about, not read
     fields = _within(r, obj, base, lambda sub: read_gang(sub, gangs, o, pods, tmeta, no_ref,
                                                          volcano=group_name is not None))
     min_member = fields.pop("min_member", min_member)
@@ -302,3 +481,57 @@ def jobset_manifest(j: Job, gang: str | None = None) -> dict:
     return {"apiVersion": JOBSET_API, "kind": "JobSet", "metadata": doc["metadata"],
             "spec": {"replicatedJobs": replicated}}
 
+
+
+def replica_job_manifest(j: Job, kind: str, gang: str | None = None) -> dict:
+    """A job as a PyTorchJob or MPIJob (``kind``): one replica spec per pod set, named after it.
+
+    The pod sets must be named after the kind's replica types in lower case
+    (``master``/``worker``, ``launcher``/``worker``; see :func:`replica_problems`).
+    A gang of another size than every pod is written as ``runPolicy.schedulingPolicy.minAvailable``
+    (the operator's PodGroup); a scheduler-plugins timeout as its ``scheduleTimeoutSeconds``.
+    """
+    rk = REPLICA_KINDS[kind]
+    doc = core.job_manifest(dataclasses.replace(j, min_member=None, schedule_timeout=None), None)
+    by_name = {t.lower(): t for t in rk.replica_types}
+    specs = {}
+    for ps in j.pod_sets:
+        one = core.job_manifest(dataclasses.replace(j, pod_sets=[ps], min_member=None, schedule_timeout=None), None)
+        template = one["spec"]["template"]
+        template["spec"]["restartPolicy"] = "OnFailure"
+        specs[by_name[ps.name]] = {"replicas": ps.count, "restartPolicy": "OnFailure", "template": template}
+    spec: dict[str, Any] = {rk.field: specs}
+    policy: dict[str, Any] = {}
+    if j.min_member is not None and j.min_member != j.pod_count:
+        policy["minAvailable"] = j.min_member
+    if j.schedule_timeout is not None:
+        policy["scheduleTimeoutSeconds"] = int(j.schedule_timeout)
+    if j.volcano_queue != "default":
+        policy["queue"] = j.volcano_queue
+    run_policy: dict[str, Any] = {}
+    if j.max_run_time is not None:
+        run_policy["activeDeadlineSeconds"] = int(j.max_run_time)
+    if j.backoff_limit != DEFAULT_BACKOFF_LIMIT:
+        run_policy["backoffLimit"] = j.backoff_limit
+    if policy:
+        run_policy["schedulingPolicy"] = policy
+    if run_policy:
+        spec["runPolicy"] = run_policy
+    return {"apiVersion": rk.api_version, "kind": kind, "metadata": doc["metadata"], "spec": spec}
+
+
+def replica_problems(j: Job, kind: str) -> list[str]:
+    """Why a job cannot be written as a PyTorchJob or MPIJob (empty when it can)."""
+    rk = REPLICA_KINDS[kind]
+    allowed = [t.lower() for t in rk.replica_types]
+    names = [ps.name for ps in j.pod_sets]
+    out = []
+    if any(n not in allowed for n in names) or len(set(names)) != len(names):
+        out.append(f"a {kind} has one pod set per replica type, named {' and '.join(allowed)}; got {names}")
+    if any(ps.name == rk.single.lower() and ps.count > 1 for ps in j.pod_sets):
+        out.append(f"a {kind} has at most one {rk.single}")
+    if any(ps.min_count is not None for ps in j.pod_sets):
+        out.append(f"Kueue's partial admission (min_count) is for batch/v1 Jobs; a {kind} has none")
+    if j.placeholder_timeout is not None or j.gang_style is not None:
+        out.append(f"the training operator makes Volcano or scheduler-plugins PodGroups; a {kind} has no YuniKorn gang")
+    return out

@@ -27,9 +27,11 @@ Controller = Literal["batch", "volcano"]
 CONTROLLERS = ("batch", "volcano")
 GANG_STYLES = ("Soft", "Hard")  # YuniKorn's gangSchedulingStyle
 BATCH_JOB, JOBSET = "batch/job", "jobset.x-k8s.io/jobset"
+PYTORCHJOB, MPIJOB = "kubeflow.org/pytorchjob", "kubeflow.org/mpijob"
 #: The kinds a job can be written as, by the name of Kueue's integration for it (Kueue's Configuration
-#: ``integrations.frameworks``): a batch/v1 Job (or, with ``controller="volcano"``, a Volcano Job), a JobSet.
-FRAMEWORKS = (BATCH_JOB, JOBSET)
+#: ``integrations.frameworks``): a batch/v1 Job (or, with ``controller="volcano"``, a Volcano Job), a JobSet,
+#: Kubeflow's PyTorchJob (training-operator v1) and MPIJob (mpi-operator v2beta1).
+FRAMEWORKS = (BATCH_JOB, JOBSET, PYTORCHJOB, MPIJOB)
 DEFAULT_BACKOFF_LIMIT = 6  # batch/v1 JobSpec.backoffLimit default (Kubernetes 1.35)
 
 
@@ -208,9 +210,9 @@ class Job:
             bad("backoff_limit", f"expected a whole number of failed pods >= 0, got {self.backoff_limit!r}")
         if self.framework not in FRAMEWORKS:
             bad("framework", f"expected one of {', '.join(FRAMEWORKS)}, got {self.framework!r}")
-        elif self.framework == JOBSET and self.controller != "batch":
-            bad("framework", "a JobSet's pods are made by its child batch/v1 Jobs: expected controller 'batch', "
-                             f"got {self.controller!r}")
+        elif self.framework != BATCH_JOB and self.controller != "batch":
+            bad("framework", f"{self.framework}'s pods are made at submission, as a batch/v1 Job's: expected controller "
+                             f"'batch', got {self.controller!r}")
         return out
 
 
