@@ -245,6 +245,10 @@ def test_an_exported_jobset_is_valid_for_the_real_crd(target):
     case("JobSet", "JobSet", "jobset", "jobset.x-k8s.io_jobsets.yaml", "v1alpha2"),
     case("PyTorchJob", "PyTorchJob", "kubeflow", "kubeflow.org_pytorchjobs.yaml", "v1"),
     case("MPIJob", "MPIJob", "mpi-operator", "kubeflow.org_mpijobs.yaml", "v2beta1"),
+    case("TrainJob", "TrainJob", "kubeflow-trainer", "trainer.kubeflow.org_trainjobs.yaml", "v1alpha1"),
+    case("TrainingRuntime", "TrainingRuntime", "kubeflow-trainer", "trainer.kubeflow.org_trainingruntimes.yaml", "v1alpha1"),
+    case("ClusterTrainingRuntime", "ClusterTrainingRuntime", "kubeflow-trainer",
+         "trainer.kubeflow.org_clustertrainingruntimes.yaml", "v1alpha1"),
 ])
 def test_every_training_job_field_gangkit_knows_exists_in_the_real_crd(kind, folder, crd_file, version):
     from gangkit.manifests.training import KNOWN_FIELDS
@@ -360,3 +364,98 @@ def test_kueues_own_kubeflow_samples_get_their_workload(name, pod_sets):
         got = load_kueue(KUEUE_SETUP, UPSTREAM.parent / name)
     [lw] = got.workloads
     assert [(ps.name, ps.count) for ps in lw.workload.pod_sets] == pod_sets
+
+
+# --- Kubeflow Trainer's TrainJob ----------------------------------------------------------------------------------
+
+
+def runtime(name="gpu-runtime", kind="ClusterTrainingRuntime", nodes=None, policy=None, steps=None, namespace=None):
+    steps = steps or [{"name": "node", "template": {
+        "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+        "spec": {"template": {"spec": {"containers": [{"name": "node", "image": "x",
+                                                        "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}}}}}]
+    spec = {"mlPolicy": {"torch": {}} | ({"numNodes": nodes} if nodes is not None else {}),
+            "template": {"spec": {"replicatedJobs": steps}}}
+    if policy is not None:
+        spec["podGroupPolicy"] = policy
+    meta = {"name": name} | ({"namespace": namespace} if namespace else {})
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": kind, "metadata": meta, "spec": spec}
+
+
+def trainjob(runtime_name="gpu-runtime", kind=None, name="tj", **trainer) -> dict:
+    ref = {"name": runtime_name} | ({"kind": kind} if kind else {})
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+            "metadata": {"name": name, "annotations": {"gangkit/run-time": "1h"}},
+            "spec": {"runtimeRef": ref} | ({"trainer": trainer} if trainer else {})}
+
+
+INITIALIZER = {"name": "dataset-initializer", "template": {
+    "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "dataset-initializer"}},
+    "spec": {"template": {"spec": {"containers": [{"name": "init", "image": "x"}]}}}}}
+
+TRAINJOBS = [
+    case("the runtime's numNodes", [runtime(nodes=2), trainjob()], [("node", 2, 8)], None),
+    case("the TrainJob's numNodes wins", [runtime(nodes=2), trainjob(numNodes=4)], [("node", 4, 8)], None),
+    case("resourcesPerNode replaces the node container's resources",
+         [runtime(), trainjob(numNodes=2, resourcesPerNode={"limits": {"nvidia.com/gpu": "4"}})], [("node", 2, 4)], None),
+    case("a namespaced TrainingRuntime", [runtime(kind="TrainingRuntime", namespace="default"),
+                                          trainjob(kind="TrainingRuntime", numNodes=2)], [("node", 2, 8)], None),
+    case("initializer steps are left out", [runtime(steps=[INITIALIZER, runtime()["spec"]["template"]["spec"]
+                                                           ["replicatedJobs"][0]]), trainjob(numNodes=2)],
+         [("node", 2, 8)], None),
+    case("podGroupPolicy coscheduling: every pod, its timeout", [runtime(policy={"coscheduling": {"scheduleTimeoutSeconds": 30}}),
+                                                                 trainjob(numNodes=2)], [("node", 2, 8)], 30.0),
+]
+
+
+@pytest.mark.parametrize("docs, pod_sets, timeout", TRAINJOBS)
+def test_a_trainjob_runs_as_the_jobset_its_runtime_makes(docs, pod_sets, timeout):
+    [j] = read(*docs).jobs
+    assert [(ps.name, ps.count, ps.gpus) for ps in j.pod_sets] == pod_sets
+    assert j.framework == JOBSET and j.schedule_timeout == timeout
+
+
+def test_trainers_default_runtime_has_a_stand_in_and_it_is_said():
+    sc = read(trainjob("torch-distributed", numNodes=3))
+    assert [(ps.name, ps.count) for ps in sc.jobs[0].pod_sets] == [("node", 3)]
+    assert any("stand-in" in w for w in sc.warnings)
+
+
+def test_a_volcano_runtime_gangs_every_pod_in_the_annotated_queue():
+    tj = trainjob(numNodes=2)
+    tj["metadata"]["annotations"]["scheduling.volcano.sh/queue-name"] = "research"
+    queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "research"},
+             "spec": {"weight": 1}}
+    sc = read(runtime(policy={"volcano": {}}), tj, queue)
+    [j] = sc.jobs
+    assert (j.volcano_queue, j.min_member, j.gang_size) == ("research", None, 2)
+    assert gk.simulate(sc, stack="gang").summary()["jobs_finished"] == 1
+
+
+@pytest.mark.parametrize("docs, message", [
+    case("a runtime not in the input", [trainjob("mine")],
+         "TrainJob tj: spec.runtimeRef.name: names ClusterTrainingRuntime 'mine', which is not in the input"),
+    case("a TrainingRuntime of another namespace", [runtime(kind="TrainingRuntime", namespace="other"),
+                                                    trainjob(kind="TrainingRuntime")],
+         "names TrainingRuntime 'gpu-runtime', which is not in namespace 'default'"),
+    case("a negative numNodes", [runtime(), trainjob(numNodes=-1)], "TrainJob tj: spec.trainer.numNodes: expected a whole"),
+])
+def test_a_bad_trainjob_is_one_error(docs, message):
+    with pytest.raises(ScenarioError, match=re.escape(message)):
+        read(*docs)
+
+
+UPSTREAM_TRAINER = shared_path("upstream_manifests", "kubeflow-trainer")
+
+
+@pytest.mark.skipif(not UPSTREAM_TRAINER.is_dir(), reason=f"the upstream manifests ({UPSTREAM_TRAINER}) are absent")
+@pytest.mark.parametrize("name, nodes", [("01-multi-node.yaml", 3), ("03-kueue-integration.yaml", 3),
+                                         ("04-volcano-integration.yaml", 4)])
+def test_kubeflow_trainers_own_examples_run(name, nodes):
+    from gangkit.manifests import load_files
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sc = load_files([UPSTREAM_TRAINER / name], extra=yaml.safe_load_all(NODES))
+    assert [(ps.name, ps.count) for ps in sc.jobs[0].pod_sets] == [("node", nodes)]
+    assert gk.simulate(sc).summary()["jobs_finished"] == 1

@@ -1268,6 +1268,8 @@ def test_an_unknown_kind_is_told_the_whole_board():
     assert str(e.value).splitlines()[0] == (
         "Deployment web: kind: unknown kind 'Deployment' (apiVersion 'apps/v1'); gangkit reads Node (v1), Job (batch/v1), "
         "JobSet (jobset.x-k8s.io/v1alpha2), PyTorchJob (kubeflow.org/v1), MPIJob (kubeflow.org/v2beta1), "
+        "TrainJob (trainer.kubeflow.org/v1alpha1), TrainingRuntime (trainer.kubeflow.org/v1alpha1), "
+        "ClusterTrainingRuntime (trainer.kubeflow.org/v1alpha1), "
         "PodGroup (scheduling.volcano.sh/v1beta1), PriorityClass (scheduling.k8s.io/v1), "
         "Simulation (gangkit/v1alpha1), "
         "ClusterAutoscaler (gangkit/v1alpha1), Karpenter (gangkit/v1alpha1), NodePool (karpenter.sh/v1), "

@@ -87,6 +87,7 @@ def load_kueue(*sources: Source) -> KueueInput:
 
 #: Kinds whose name is one of Kueue's but which Kueue does not read (by role, see gangkit.manifests.kinds).
 LEFT_TO_RUN = {
+    "TrainJob": "gangkit admit does not read TrainJobs yet; gangkit run simulates them as the JobSet their runtime makes",
     "KubeWorkload": "the Kubernetes Workload is read by the kube-scheduler's gang scheduling, which gangkit run "
                     "simulates (--stack kube-gang); Kueue's Workload is kueue.x-k8s.io's",
 }

@@ -81,6 +81,9 @@ KINDS: tuple[Kind, ...] = (
     Kind("jobset.x-k8s.io/v1alpha2", "JobSet", TRAINING, namespaced=True),
     Kind("kubeflow.org/v1", "PyTorchJob", TRAINING, namespaced=True),
     Kind("kubeflow.org/v2beta1", "MPIJob", TRAINING, namespaced=True),
+    Kind("trainer.kubeflow.org/v1alpha1", "TrainJob", TRAINING, namespaced=True),
+    Kind("trainer.kubeflow.org/v1alpha1", "TrainingRuntime", TRAINING, namespaced=True),
+    Kind("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", TRAINING),
     Kind("scheduling.volcano.sh/v1beta1", "PodGroup", CORE, namespaced=True),  # read with the Job whose pods name it
     Kind("scheduling.k8s.io/v1", "PriorityClass", CORE),
     Kind("gangkit/v1alpha1", "Simulation", CORE),

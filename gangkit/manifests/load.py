@@ -18,7 +18,7 @@ of every problem at once. The desks, and the kinds they read (see
 - :mod:`gangkit.manifests.core`: Node, batch/v1 Job, Volcano's PodGroup,
   PriorityClass, and gangkit's Simulation and WorkloadGenerator;
 - :mod:`gangkit.manifests.training`: training jobs of several roles: the JobSet,
-  Kubeflow's PyTorchJob and MPIJob;
+  Kubeflow Trainer's TrainJob with its runtimes, Kubeflow's PyTorchJob and MPIJob;
 - :mod:`gangkit.manifests.companions`: objects that configure what gangkit does not
   simulate (node classes, Kueue's Topology, MultiKueue, KubeSchedulerConfiguration),
   accepted with a warning;
@@ -198,6 +198,11 @@ def _scenario(r: Reader, docs: list, default_name: str, wheres: list[str] | None
             jobs.append(j)
     for o in by_kind["JobSet"]:
         j = training.read_jobset(r, o, classes, default_priority, groups, used_groups, gangs)
+        if j is not None:
+            jobs.append(j)
+    runtimes = training.collect_runtimes(objects)
+    for o in by_kind.get("TrainJob", []):
+        j = training.read_trainjob(r, o, runtimes, classes, default_priority, groups, used_groups, gangs)
         if j is not None:
             jobs.append(j)
     for o in by_kind["PyTorchJob"] + by_kind["MPIJob"]:
