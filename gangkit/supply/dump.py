@@ -85,7 +85,10 @@ def dump_problems(scenario) -> list[Problem]:
         if not karpenter.nodepools:
             out.append(Problem("Karpenter karpenter", "nodepools", "expected at least one NodePool to write"))
         out.extend(Problem(f"NodePool {p.name}", "limits", f"only {GPU} limits are modelled; got {sorted(set(p.limits) - {GPU})}")
-                   for p in karpenter.nodepools if set(p.limits) - {GPU})
+                   for p in karpenter.nodepools if not p.static and set(p.limits) - {GPU})
+        out.extend(Problem(f"NodePool {p.name}", "min_values", f"minValues on {m.key} cannot be written: the Karpenter "
+                           "object gangkit writes lists its instance types by name and figures, without their labels")
+                   for p in karpenter.nodepools for m in p.min_values if m.key != TYPE_LABEL)
         out.extend(Problem(f"NodePool {p.name}", "consolidate_after", "the NodePool CRD takes whole seconds "
                            f"(^(([0-9]+(s|m|h))+|Never)$); got {p.consolidate_after!r}")
                    for p in karpenter.nodepools
@@ -125,17 +128,25 @@ def karpenter_manifest(k: Karpenter) -> dict:
 
 
 def nodepool_manifest(p: NodePool) -> dict:
-    """A ``karpenter.sh/v1`` NodePool: its instance types, GPU limit, disruption policy and budget, weight, labels."""
+    """A ``karpenter.sh/v1`` NodePool: its instance types (and their minValues), GPU limit, disruption policy and
+    budget, weight, labels; a static pool's ``replicas`` and ``limits.nodes``."""
     template: dict[str, Any] = {}
     if p.labels:
         template["metadata"] = {"labels": dict(p.labels)}
-    template["spec"] = {"nodeClassRef": dict(NODE_CLASS_REF),
-                        "requirements": [{"key": TYPE_LABEL, "operator": "In", "values": list(p.instance_types)}]}
+    requirement: dict[str, Any] = {"key": TYPE_LABEL, "operator": "In", "values": list(p.instance_types)}
+    for m in p.min_values:
+        if m.key == TYPE_LABEL:
+            requirement["minValues"] = max(m.count, requirement.get("minValues", 0))
+    template["spec"] = {"nodeClassRef": dict(NODE_CLASS_REF), "requirements": [requirement]}
     spec: dict[str, Any] = {}
-    if p.weight:
+    if p.static:
+        spec["replicas"] = p.replicas
+    elif p.weight:
         spec["weight"] = p.weight
     spec["template"] = template
-    if GPU in p.limits:
+    if p.static and "nodes" in p.limits:
+        spec["limits"] = {"nodes": str(p.limits["nodes"])}
+    elif not p.static and GPU in p.limits:
         spec["limits"] = {GPU: str(p.limits[GPU])}
     after = "Never" if p.consolidate_after is None else format_duration(p.consolidate_after)
     spec["disruption"] = {"consolidationPolicy": p.consolidation_policy, "consolidateAfter": after,

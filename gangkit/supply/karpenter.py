@@ -76,6 +76,37 @@ Rules, and the Karpenter behaviour each one models:
   whose pods do not fit is tried again at the next cluster change.
   Replacing a node by a cheaper one, and multi-node consolidation, are not
   modelled.
+- **Consolidation, Balanced** (Karpenter v1.14, ``designs/balanced-consolidation.md``
+  and ``pkg/controllers/disruption/balanced.go``): as WhenEmptyOrUnderutilized,
+  and a non-empty node is deleted only when the move's *score* is at least
+  1/k = 0.5: (the node's price / the price of all the pool's NodeClaims)
+  over (its disruption cost / the pool's). A node's disruption cost is 1
+  plus, per pod on it, ``max(0, EvictionCost)``, where EvictionCost is 1 +
+  priority / 2^25 clamped to [-10, 10] (``pod-deletion-cost`` annotations are
+  not modelled). Empty nodes are removed as under WhenEmpty (Karpenter's
+  emptiness method scores nothing). A move scored too low is looked at again
+  at the next cluster change (the pool's totals change with it). Karpenter
+  scores replacements too; gangkit models deletions only, so the score is
+  that of a delete. Karpenter ranks candidates by their score; gangkit keeps
+  its order (fewest pods first).
+- **minValues** (``minValuesPolicy: Strict``, Karpenter's default): a
+  NodeClaim is made only while the types that hold its pods span at least
+  ``minValues`` values of the requirement's key
+  (:class:`~gangkit.supply.catalogue.MinValues`); it is still launched as
+  the cheapest of them.
+- **Static NodePools** (``spec.replicas``; Karpenter v1.14,
+  ``designs/static-capacity.md`` and ``pkg/controllers/static/provisioning``):
+  the pool keeps ``min(replicas, limits.nodes)`` nodes, launched without any
+  pending pod as the cheapest type it allows, each going through the
+  stages. They are never consolidated (``consolidationPolicy`` and
+  ``consolidateAfter`` are ignored, as the CRD says), the provisioner never
+  opens a NodeClaim of a static pool for pending pods, and the scheduling
+  simulation counts their room (in flight or ready) like any node's.
+  Karpenter launches them as soon as the NodePool is ready; gangkit's
+  engine lets a supplier act first at the run's first scheduling cycle, so
+  they are launched there: at t = 0 when a job is submitted at 0, else at
+  the first job's submission. Scaling ``replicas`` during a run, drift and
+  expiry replacements are not modelled.
 - **Stages**: launched -> registered -> initialized (GPU device plugin
   advertises ``nvidia.com/gpu``) -> optionally image pulled; each duration
   is fixed seconds or a random distribution drawn from the run's seeded
@@ -103,6 +134,9 @@ from gangkit.supply.cloud import GPU, TYPE_LABEL, InstanceType, Stages
 
 POOL_LABEL = "karpenter.sh/nodepool"
 DISRUPTION_POLL = 10.0  # Karpenter's disruption controller polls every 10 s
+POLICIES = ("WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced")
+#: Balanced consolidation approves a move when its score is at least 1/k (Karpenter ``pkg/apis/v1``, ``BalancedK``).
+BALANCED_K = 2
 
 @dataclass(frozen=True)
 class NodePool:
@@ -110,14 +144,21 @@ class NodePool:
 
     - ``instance_types``: the type names its requirements allow;
     - ``limits``: e.g. ``{"nvidia.com/gpu": 16}`` (only GPUs are enforced);
-    - ``consolidation_policy``: ``WhenEmpty`` or ``WhenEmptyOrUnderutilized``
-      (also deletes a node whose pods fit on the other nodes);
+    - ``consolidation_policy``: ``WhenEmpty``, ``WhenEmptyOrUnderutilized``
+      (also deletes a node whose pods fit on the other nodes) or ``Balanced``
+      (only when that is worth the disruption: see the module docstring);
     - ``consolidate_after``: seconds a node must stay empty (None = Never;
       Karpenter's default is 0 s);
     - ``budget``: nodes that may be disrupted at once: an int or a
       percentage string of the pool's nodes, rounded up (default ``"10%"``);
     - ``labels``: put on its nodes (pods may select them); ``weight``: pools
-      with a higher weight are tried first.
+      with a higher weight are tried first;
+    - ``min_values``: its requirements' ``minValues``
+      (:class:`~gangkit.supply.catalogue.MinValues`), checked per NodeClaim;
+    - ``replicas``: set for a *static* NodePool, which keeps that many nodes
+      from the start whatever the pods ask (at most ``limits["nodes"]``, the
+      only limit a static pool may have), launches none for pending pods and
+      is never consolidated (its policy is ignored); None: a dynamic pool.
     """
 
     name: str
@@ -128,11 +169,28 @@ class NodePool:
     budget: Union[int, str] = "10%"
     labels: dict = field(default_factory=dict)
     weight: int = 0
+    min_values: tuple = ()
+    replicas: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "instance_types", tuple(self.instance_types))
-        if self.consolidation_policy not in ("WhenEmpty", "WhenEmptyOrUnderutilized"):
-            raise ValueError(f"NodePool {self.name}: consolidation_policy: expected WhenEmpty or WhenEmptyOrUnderutilized, got {self.consolidation_policy!r}")
+        object.__setattr__(self, "min_values", tuple(self.min_values))
+        if self.consolidation_policy not in POLICIES:
+            raise ValueError(f"NodePool {self.name}: consolidation_policy: expected one of {', '.join(POLICIES)}, "
+                             f"got {self.consolidation_policy!r}")
+        if self.replicas is not None:
+            if isinstance(self.replicas, bool) or not isinstance(self.replicas, int) or self.replicas < 0:
+                raise ValueError(f"NodePool {self.name}: replicas: expected a whole number >= 0, got {self.replicas!r}")
+            if set(self.limits) - {"nodes"}:
+                raise ValueError(f"NodePool {self.name}: limits: only 'limits.nodes' is supported on static NodePools, "
+                                 f"got {sorted(self.limits)}")
+            if self.weight:
+                raise ValueError(f"NodePool {self.name}: weight: 'weight' is not supported on static NodePools")
+
+    @property
+    def static(self) -> bool:
+        """A static NodePool (``spec.replicas`` set)?"""
+        return self.replicas is not None
 
     @property
     def gpu_limit(self) -> float:
@@ -155,6 +213,17 @@ class NodePool:
 def _pending(p) -> bool:
     """A pod that exists, waits in the placement layer and is not bound."""
     return p.node is None and not p.done and p.job.placing
+
+
+def eviction_cost(p) -> float:
+    """Karpenter's cost of evicting one pod (``pkg/utils/disruption``, ``EvictionCost``): 1 plus its priority / 2^25,
+    clamped to [-10, 10] (the ``controller.kubernetes.io/pod-deletion-cost`` term is 0: gangkit has no such annotation)."""
+    return min(10.0, max(-10.0, 1.0 + p.priority / 2**25))
+
+
+def _disruption_cost(st) -> float:
+    """A node's disruption cost for Balanced consolidation: 1 per node plus its pods' positive eviction costs."""
+    return 1.0 + sum(max(0.0, eviction_cost(p)) for p in st.pods)
 
 
 @dataclass(eq=False)
@@ -187,6 +256,16 @@ class Karpenter(NodeSupplier):
             for t in pool.instance_types:
                 if t not in self.instance_types:
                     raise ValueError(f"NodePool {pool.name}: instance type {t!r} is not among the instance types given")
+        #: static pool name -> (the type its nodes are launched as: the cheapest it allows, how many)
+        self.static_nodes: dict[str, tuple[InstanceType, int]] = {}
+        for pool in self.nodepools:
+            if pool.static:
+                count = min(pool.replicas, pool.limits.get("nodes", pool.replicas))
+                options = [self.instance_types[t] for t in pool.instance_types]
+                if count and not options:
+                    raise ValueError(f"NodePool {pool.name}: replicas {pool.replicas} but no instance type to launch")
+                if count:
+                    self.static_nodes[pool.name] = (min(options, key=lambda it: (it.price_per_hour, it.gpus, it.name)), count)
         self.batch_idle = float(batch_idle)
         self.batch_max = float(batch_max)
         self.stages = stages or Stages()
@@ -217,15 +296,24 @@ class Karpenter(NodeSupplier):
         self._seen: dict = {}  # pod -> (time first listed as unschedulable, its job's name)
 
     def provisionable_gpus(self, scenario) -> int:
-        """GPUs this Karpenter could add for ``scenario``: the sum of its pools' GPU limits, or, when
-        some pool has none, every GPU the scenario's jobs ask for (a default Kueue quota can use it)."""
-        if all(math.isfinite(p.gpu_limit) for p in self.nodepools):
-            return int(sum(p.gpu_limit for p in self.nodepools))
+        """GPUs this Karpenter could add for ``scenario``: the GPUs of its static pools' nodes plus the sum of
+        its dynamic pools' GPU limits, or, when some dynamic pool has none, every GPU the scenario's jobs ask
+        for (a default Kueue quota can use it)."""
+        static = sum(it.gpus * n for it, n in self.static_nodes.values())
+        dynamic = [p for p in self.nodepools if not p.static]
+        if all(math.isfinite(p.gpu_limit) for p in dynamic):
+            return int(sum(p.gpu_limit for p in dynamic)) + static
         return sum(j.gpus for j in scenario.jobs)
 
     # -- the NodeSupplier socket ------------------------------------------------
     def can_ever_fit(self, gpus: int, cpu: float, memory: int, selector: tuple) -> bool:
+        for name, (it, _) in self.static_nodes.items():
+            pool = next(p for p in self.nodepools if p.name == name)
+            if it.holds(gpus, cpu, memory) and labels_match(pool.node_labels(it.name), selector):
+                return True
         for pool in self.nodepools:
+            if pool.static:
+                continue
             for t in pool.instance_types:
                 it = self.instance_types[t]
                 if it.gpus <= pool.gpu_limit and it.holds(gpus, cpu, memory) and labels_match(pool.node_labels(t), selector):
@@ -236,6 +324,7 @@ class Karpenter(NodeSupplier):
         if sim is not self._sim:  # a new run with the same object: start afresh
             self._sim = sim
             self._reset()
+            self._launch_static(sim, now)
         cap = sim.capacity
         for c in self._claims.values():
             st = cap.by_name.get(c.name)
@@ -276,6 +365,7 @@ class Karpenter(NodeSupplier):
         cpu = sum(p.pod_set.cpu for p in pods)
         mem = sum(p.pod_set.memory for p in pods)
         best = None
+        fitting = []
         for t in pool.instance_types:
             it = self.instance_types[t]
             if it.gpus > room or not it.holds(g, cpu, mem):
@@ -283,9 +373,12 @@ class Karpenter(NodeSupplier):
             labels = pool.node_labels(t)
             if not all(labels_match(labels, p.pod_set.node_selector) for p in pods):
                 continue
+            fitting.append(t)
             key = (it.price_per_hour, it.gpus, it.name)
             if best is None or key < best[0]:
                 best = (key, it)
+        if best is not None and not all(mv.met(fitting) for mv in pool.min_values):
+            return None  # minValuesPolicy Strict: too few options left to launch from
         return None if best is None else best[1]
 
     def _end_batch(self, sim, now: float, token: int) -> None:
@@ -341,6 +434,8 @@ class Karpenter(NodeSupplier):
             if placed:
                 continue
             for pool in self.nodepools:
+                if pool.static:  # a static pool never launches for pending pods
+                    continue
                 it = self._cheapest(pool, [p], pool.gpu_limit - self._pool_usage(pool, new))
                 if it is not None:
                     k = self._count.get(pool.name, 0)
@@ -353,19 +448,7 @@ class Karpenter(NodeSupplier):
             if not placed:
                 left_out.append(p)
         for c in new:
-            c.stages = self.stages.draw(sim.rng, now)
-            labels = c.pool.node_labels(c.itype.name)
-            node = Node(c.name, c.itype.gpus, cpu=c.itype.cpu, memory=c.itype.memory, labels=labels, pool=c.pool.name)
-            sim.launch_node(node, c.stages, supplier=self.name)
-            self._claims[c.name] = c
-            self._used[c.pool.name] = self._used.get(c.pool.name, 0) + c.itype.gpus
-            for p in c.pods:
-                self._covered[p] = c.name
-            n = self._created_count[c.pool.name] = self._created_count.get(c.pool.name, 0) + 1
-            self._created.append((now, c.pool.name, c.itype.name, c.name, "provisioning", n))
-            ready_at = max(c.stages.values())
-            self._ready_rows.append((c.name, c.pool.name, c.itype.name, c.stages["launched"], c.stages["registered"],
-                                     c.stages["initialized"], ready_at, ready_at - now))
+            self._start(sim, c, now)
         # a nomination lasts until the nodes launched in this batch are ready, plus the nomination
         # window: Karpenter re-nominates on every provisioning pass while the pods stay pending
         until = max([now] + [max(c.stages.values()) for c in new]) + nomination
@@ -389,10 +472,10 @@ class Karpenter(NodeSupplier):
         cap = sim.capacity
         for c in self._claims.values():
             st = cap.by_name.get(c.name)
-            if st is None or not c.ready or c.pool.consolidate_after is None:
+            if st is None or not c.ready or c.pool.consolidate_after is None or c.pool.static:
                 continue
             pods = frozenset(st.pods)
-            under = c.pool.consolidation_policy == "WhenEmptyOrUnderutilized"
+            under = c.pool.consolidation_policy != "WhenEmpty"
             if c.empty_since is None or pods != c.seen:
                 c.seen = pods
                 c.waiting_room = False
@@ -419,7 +502,7 @@ class Karpenter(NodeSupplier):
             return
         if frozenset(st.pods) != c.seen:  # its pods changed meanwhile: the next look re-arms it
             return
-        if st.pods and c.pool.consolidation_policy != "WhenEmptyOrUnderutilized":
+        if st.pods and c.pool.consolidation_policy == "WhenEmpty":
             return
         due = c.empty_since + c.pool.consolidate_after
         if now < due - TOLERANCE:
@@ -445,10 +528,17 @@ class Karpenter(NodeSupplier):
             if not self._fits_elsewhere(sim, st):
                 c.waiting_room = True
                 return
+            score = None
+            if pool.consolidation_policy == "Balanced":
+                score = self._balanced_score(sim, c, st)
+                if score < 1.0 / BALANCED_K:  # not worth the disruption now; the totals change with the cluster
+                    c.waiting_room = True
+                    return
             self._moved_at[now] = True
             reason = "underutilized"
+            scored = "" if score is None else f" and the move scores {score:.2f} >= {1.0 / BALANCED_K:g}"
             why = Reason("karpenter", "Consolidation", f"node {c.name} deleted by consolidation "
-                         f"(WhenEmptyOrUnderutilized): its pods fit on other nodes", {"node": c.name})
+                         f"({pool.consolidation_policy}): its pods fit on other nodes{scored}", {"node": c.name})
             for p in sorted(st.pods, key=lambda p: (p.job.index, p.index)):
                 if p.node is st:
                     sim.evict_pod(p, why)
@@ -459,6 +549,53 @@ class Karpenter(NodeSupplier):
         n = self._disrupted_count[pool.name] = self._disrupted_count.get(pool.name, 0) + 1
         self._disrupted.append((now, pool.name, c.name, reason, n))
         self._sample_usage(now)
+
+    def _balanced_score(self, sim, c: _Claim, st) -> float:
+        """Karpenter's Balanced score of deleting ``c``'s node: (its price / the pool's price) over (its pods'
+        disruption cost / the pool's), the pool taken as all its live NodeClaims (Karpenter
+        ``pkg/controllers/disruption/balanced.go``, ``ScoreMove``; 0 when the pool costs nothing)."""
+        claims = [x for x in self._claims.values() if x.pool is c.pool]
+        total_cost = sum(x.itype.price_per_hour for x in claims)
+        total_disruption = sum(_disruption_cost(sim.capacity.by_name[x.name]) for x in claims
+                               if x.name in sim.capacity.by_name)
+        savings = c.itype.price_per_hour
+        if total_cost <= 0 or total_disruption <= 0 or savings <= 0:
+            return 0.0
+        return (savings / total_cost) / (_disruption_cost(st) / total_disruption)
+
+    def _launch_static(self, sim, now: float) -> None:
+        """Launch every static pool's nodes (Karpenter's static provisioning controller), none for any pod."""
+        launched = False
+        for pool in self.nodepools:
+            if pool.name not in self.static_nodes:
+                continue
+            it, count = self.static_nodes[pool.name]
+            for _ in range(count):
+                k = self._count.get(pool.name, 0)
+                while f"{pool.name}-{k}" in sim.capacity.by_name:  # never take a scenario node's name
+                    k += 1
+                self._count[pool.name] = k + 1
+                c = _Claim(f"{pool.name}-{k}", pool, it)
+                self._start(sim, c, now)
+                launched = True
+        if launched:
+            self._sample_usage(now)
+
+    def _start(self, sim, c: _Claim, now: float) -> None:
+        """Launch one NodeClaim's node and record it."""
+        c.stages = self.stages.draw(sim.rng, now)
+        labels = c.pool.node_labels(c.itype.name)
+        node = Node(c.name, c.itype.gpus, cpu=c.itype.cpu, memory=c.itype.memory, labels=labels, pool=c.pool.name)
+        sim.launch_node(node, c.stages, supplier=self.name)
+        self._claims[c.name] = c
+        self._used[c.pool.name] = self._used.get(c.pool.name, 0) + c.itype.gpus
+        for p in c.pods:
+            self._covered[p] = c.name
+        n = self._created_count[c.pool.name] = self._created_count.get(c.pool.name, 0) + 1
+        self._created.append((now, c.pool.name, c.itype.name, c.name, "provisioning", n))
+        ready_at = max(c.stages.values())
+        self._ready_rows.append((c.name, c.pool.name, c.itype.name, c.stages["launched"], c.stages["registered"],
+                                 c.stages["initialized"], ready_at, ready_at - now))
 
     @staticmethod
     def _fits_elsewhere(sim, st) -> bool:
@@ -482,7 +619,11 @@ class Karpenter(NodeSupplier):
             return ""
         g = min(p.pod_set.gpus for p in pods)
         full = []
-        for pool in self.nodepools:
+        dynamic = [p for p in self.nodepools if not p.static]
+        if not dynamic:
+            return "; ".join(f"NodePool {p.name} is static (spec.replicas {p.replicas}): it launches no node for "
+                             "pending pods" for p in self.nodepools)
+        for pool in dynamic:
             limit = pool.gpu_limit
             if not math.isfinite(limit):
                 return ""  # this pool can still grow

@@ -16,11 +16,16 @@ buys machines when pods wait. Its orders are written down as manifests::
 
 What is read (see ``docs/reference/scenario-yaml.md`` for every field):
 
-- ``karpenter.sh/v1`` **NodePool**: the instance types it may launch, its
-  GPU limit, its disruption policy and budget, its weight and node labels;
+- ``karpenter.sh/v1`` **NodePool**: the instance types its requirements
+  allow (every operator; which types it chooses from and how each key is
+  evaluated: :mod:`gangkit.supply.catalogue`), its GPU limit, its
+  disruption policy and budget, its weight and node labels, and
+  ``spec.replicas`` for a static NodePool (with ``limits.nodes``);
 - ``gangkit/v1alpha1`` **Karpenter**: the instance types (capacity, price),
   batching windows and the stages a new node goes through (registered,
-  initialized, image pull). Without one, gangkit's default instance types;
+  initialized, image pull). Without one, or one that lists no
+  ``spec.instanceTypes``: gangkit's default instance types, plus the
+  catalogue's real types for a NodePool that names or selects them;
 - ``gangkit/v1alpha1`` **ClusterAutoscaler**: cluster-autoscaler's flags
   (scan interval, expander, back-off, scale-down) and its node groups.
 
@@ -35,20 +40,36 @@ from collections.abc import Mapping
 from typing import Any
 
 from gangkit.manifests.reader import ANY, GPU, META, ManifestObject, Reader, short
+from gangkit.model.quantity import format_cpu, format_memory
 from gangkit.supply import ClusterAutoscaler, InstanceType, Karpenter, NodeGroup, NodePool, Stages
 from gangkit.supply.autoscaler import EXPANDERS
+from gangkit.supply.catalogue import (
+    CAPACITY_TYPE,
+    CATALOGUE_KEYS,
+    OPERATORS,
+    WELL_KNOWN,
+    ZONE,
+    MinValues,
+    Requirement,
+    catalogue,
+    close_names,
+    default_labels,
+    wants_catalogue,
+)
 from gangkit.supply.cloud import TYPE_LABEL
 
-__all__ = ["EXPANDERS", "KNOWN_FIELDS", "MAX_PRICE", "read_cluster_autoscaler", "read_karpenter", "read_object"]
+__all__ = ["DEFAULT_TYPES", "EXPANDERS", "KNOWN_FIELDS", "MAX_PRICE", "read_cluster_autoscaler", "read_karpenter",
+           "read_nodepool", "read_object"]
 
 _NAMES = dict.fromkeys
 KNOWN_FIELDS: dict[str, dict] = {
     "NodePool": {
         "apiVersion": ANY, "kind": ANY, "metadata": META,
         "spec": {
-            "weight": ANY, "limits": ANY,
+            "weight": ANY, "limits": ANY, "replicas": ANY,
             "template": {"metadata": _NAMES(["labels", "annotations"], ANY),
-                         "spec": {"nodeClassRef": ANY, "requirements": [_NAMES(["key", "operator", "values"], ANY)]}},
+                         "spec": {"nodeClassRef": ANY,
+                                  "requirements": [_NAMES(["key", "operator", "values", "minValues"], ANY)]}},
             "disruption": {"consolidationPolicy": ANY, "consolidateAfter": ANY, "budgets": [{"nodes": ANY}]},
         },
     },
@@ -116,15 +137,18 @@ def read_capacity(r: Reader, g: dict, obj: str, where: str) -> tuple | None:
 def read_karpenter(r: Reader, settings: list, pools: list) -> Karpenter | None:
     """``karpenter.sh/v1`` NodePools and gangkit's ``Karpenter`` kind (instance types, batching, stages).
 
-    Without a ``Karpenter`` object the instance types are gangkit's defaults
-    (``gpu-1``, ``gpu-2``, ``gpu-4``, ``gpu-8``, priced 1.0 per GPU-hour).
+    Which instance types a NodePool chooses from, and how its requirements
+    are evaluated: :mod:`gangkit.supply.catalogue`. Without a ``Karpenter``
+    object listing ``spec.instanceTypes``: gangkit's default types
+    (``gpu-1``, ``gpu-2``, ``gpu-4``, ``gpu-8``, priced 1.0 per GPU-hour),
+    plus the catalogue for a NodePool that asks for it.
     """
     if not settings and not pools:
         return None
     for o in settings[1:]:
         r.error(o.label, "kind", f"expected at most one Karpenter; {settings[0].label} comes first")
     kw: dict[str, Any] = {}
-    types: list = []
+    listed: list | None = None  # the Karpenter object's instance types (None: it lists none)
     if settings:
         o = settings[0]
         obj = o.label
@@ -137,91 +161,280 @@ def read_karpenter(r: Reader, settings: list, pools: list) -> Karpenter | None:
         stages = read_stages(r, spec.get("stages"), obj)
         if stages is not None:
             kw["stages"] = stages
-        items = r.named_items(spec, "instanceTypes", obj, "instance type")
-        if items is None:
-            return None
-        for where, t, name in items:
-            cap = read_capacity(r, t, obj, where)
-            price = t.get("pricePerHour", float(cap[0]) if cap else 0.0)
-            if not _price(price):
-                r.error(obj, f"{where}.pricePerHour", f"expected a number from 0 to {MAX_PRICE:g}, got {short(price)}")
-                continue
-            if cap is not None:
-                types.append(InstanceType(name, cap[0], float(price), cap[1], cap[2]))
-    else:
-        types = [InstanceType(f"gpu-{g}", g, float(g)) for g in (1, 2, 4, 8)]
-    type_names = [t.name for t in types]
-    node_pools = []
-    for o in pools:
-        obj = o.label
-        spec = r.mapping(o.doc.get("spec"), obj, "spec")
-        template = r.mapping(spec.get("template"), obj, "spec.template")
-        labels = r.strings(r.mapping(template.get("metadata"), obj, "spec.template.metadata").get("labels"), obj,
-                           "spec.template.metadata.labels")
-        tspec = r.mapping(template.get("spec"), obj, "spec.template.spec")
-        allowed = list(type_names)
-        requirements = tspec.get("requirements") or []
-        if not isinstance(requirements, list):
-            r.error(obj, "spec.template.spec.requirements", f"expected a list of requirements, got {short(requirements)}")
-            requirements = []
-        for i, req in enumerate(requirements):
-            where = f"spec.template.spec.requirements[{i}]"
-            req = r.mapping(req, obj, where)
-            if req.get("key") == TYPE_LABEL and req.get("operator") == "In":
-                values = req.get("values") or []
-                if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-                    r.error(obj, f"{where}.values", f"expected a list of instance type names, got {short(values)}")
+        if spec.get("instanceTypes") is not None:
+            items = r.named_items(spec, "instanceTypes", obj, "instance type")
+            if items is None:
+                return None
+            listed = []
+            for where, t, name in items:
+                cap = read_capacity(r, t, obj, where)
+                price = t.get("pricePerHour", float(cap[0]) if cap else 0.0)
+                if not _price(price):
+                    r.error(obj, f"{where}.pricePerHour", f"expected a number from 0 to {MAX_PRICE:g}, got {short(price)}")
                     continue
-                unknown = [v for v in values if v not in type_names]
-                if unknown:
-                    r.error(obj, f"{where}.values", f"instance types {unknown} are not among the Karpenter instance types "
-                            f"({', '.join(type_names)})")
-                allowed = [v for v in values if v in type_names]
-            else:
-                r.notes.append(f"{obj}: {where} ({req.get('key')} {req.get('operator')}) is not modelled; gangkit "
-                               f"reads only {TYPE_LABEL} In [...]")
-        limits = r.mapping(spec.get("limits"), obj, "spec.limits")
-        lim = {}
+                if cap is not None:
+                    listed.append(InstanceType(name, cap[0], float(price), cap[1], cap[2]))
+    owner = settings[0].label if settings else None
+    node_pools = []
+    from_catalogue: set[str] = set()
+    for o in pools:
+        pool = read_nodepool(r, o, listed, owner)
+        if pool is not None:
+            node_pools.append(pool)
+            if listed is None:
+                from_catalogue.update(t for t in pool.instance_types if t not in DEFAULT_TYPES)
+    if not pools:
+        r.error(settings[0].label, "kind", "a Karpenter object needs at least one NodePool (karpenter.sh/v1)")
+        return None
+    if r.problems:
+        return None
+    types = listed if listed is not None else list(DEFAULT_TYPES.values()) + [
+        c.instance_type() for name, c in catalogue().items() if name in from_catalogue]
+    return Karpenter(node_pools, types, **kw)
+
+
+#: gangkit's default instance types: ``gpu-N`` with N GPUs at N per hour (no CPU or memory figures).
+DEFAULT_TYPES = {f"gpu-{g}": InstanceType(f"gpu-{g}", g, float(g)) for g in (1, 2, 4, 8)}
+#: The most nodes a static NodePool may keep: Kubernetes supports clusters of at most 5,000 nodes
+#: ("Considerations for large clusters").
+MAX_STATIC_NODES = 5000
+REQ = "spec.template.spec.requirements"
+POLICIES = ("WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced")
+
+
+def read_nodepool(r: Reader, o: ManifestObject, listed: list | None, owner: str | None) -> NodePool | None:
+    """One ``karpenter.sh/v1`` NodePool -> :class:`~gangkit.supply.NodePool` (None after reporting its problems,
+    all of them: the API server refuses the object for each)."""
+    obj = o.label
+    before = len(r.problems)
+    spec = r.mapping(o.doc.get("spec"), obj, "spec")
+    template = r.mapping(spec.get("template"), obj, "spec.template")
+    labels = r.strings(r.mapping(template.get("metadata"), obj, "spec.template.metadata").get("labels"), obj,
+                       "spec.template.metadata.labels")
+    tspec = r.mapping(template.get("spec"), obj, "spec.template.spec")
+    requirements = read_requirements(r, tspec.get("requirements"), obj)
+    chosen = None if requirements is None else choose_types(r, obj, requirements, listed, owner)
+    replicas = None
+    if spec.get("replicas") is not None:
+        replicas = r.whole(spec["replicas"], obj, "spec.replicas", 0, MAX_STATIC_NODES)
+    limits = r.mapping(spec.get("limits"), obj, "spec.limits")
+    lim: dict[str, Any] = {}
+    if "replicas" in spec and spec["replicas"] is not None:  # a static NodePool (the CRD's CEL rules)
+        if set(limits) - {"nodes"}:
+            r.error(obj, "spec.limits", "only 'limits.nodes' is supported on static NodePools (spec.replicas is set); "
+                                        f"got {sorted(map(str, limits))}")
+        if "nodes" in limits:
+            n = r.quantity(limits["nodes"], obj, "spec.limits.nodes")
+            if n is not None and (n.denominator != 1 or n < 0):
+                r.error(obj, "spec.limits.nodes", f"expected a whole number of nodes, got {short(limits['nodes'])}")
+            elif n is not None:
+                lim["nodes"] = min(int(n), MAX_STATIC_NODES)
+        if "weight" in spec:
+            r.error(obj, "spec.weight", "'weight' is not supported on static NodePools (spec.replicas is set)")
+    else:
         if GPU in limits:
             g = r.gpus(limits[GPU], obj, f"spec.limits.{GPU}")
             if g is not None:
                 lim[GPU] = g
         if set(limits) - {GPU}:
             r.notes.append(f"{obj}: spec.limits {sorted(set(limits) - {GPU})} are not enforced (only {GPU} is)")
-        disruption = r.mapping(spec.get("disruption"), obj, "spec.disruption")
-        policy = disruption.get("consolidationPolicy", "WhenEmptyOrUnderutilized")
-        if policy not in ("WhenEmpty", "WhenEmptyOrUnderutilized"):
-            r.error(obj, "spec.disruption.consolidationPolicy", f"expected WhenEmpty or WhenEmptyOrUnderutilized, got {policy!r}")
+    disruption = r.mapping(spec.get("disruption"), obj, "spec.disruption")
+    policy = disruption.get("consolidationPolicy", "WhenEmptyOrUnderutilized")
+    if policy not in POLICIES:
+        hint = (" (the documentation's list of choices: write one of them)"
+                if isinstance(policy, str) and "|" in policy else "")
+        r.error(obj, "spec.disruption.consolidationPolicy", f"expected one of {', '.join(POLICIES)}, got {policy!r}{hint}")
+    after_raw = disruption.get("consolidateAfter", "0s")
+    after = None if after_raw == "Never" else r.duration(after_raw, obj, "spec.disruption.consolidateAfter")
+    budget: Any = "10%"
+    budgets = disruption.get("budgets")
+    if isinstance(budgets, list) and budgets:
+        nodes = r.mapping(budgets[0], obj, "spec.disruption.budgets[0]").get("nodes", "10%")
+        if isinstance(nodes, str) and nodes.endswith("%") and nodes[:-1].isascii() and nodes[:-1].isdigit() \
+                and len(nodes) <= 4:
+            budget = nodes
+        elif isinstance(nodes, str) and nodes.isascii() and nodes.isdigit() and len(nodes) <= 10:
+            budget = int(nodes)
+        else:
+            r.error(obj, "spec.disruption.budgets[0].nodes", f"expected a count or a percentage like \"10%\", got {nodes!r}")
+        if len(budgets) > 1:
+            r.notes.append(f"{obj}: only the first disruption budget is modelled")
+    weight = spec.get("weight", 0)
+    if isinstance(weight, bool) or not isinstance(weight, int):
+        r.error(obj, "spec.weight", f"expected a whole number, got {weight!r}")
+    if chosen is None or len(r.problems) > before:
+        return None
+    allowed, min_values = chosen
+    return NodePool(o.name, allowed, lim, policy, after, budget, labels, 0 if replicas is not None else weight,
+                    min_values=min_values, replicas=replicas)
+
+
+def read_requirements(r: Reader, raw: Any, obj: str) -> list[tuple[str, Requirement]] | None:
+    """``spec.template.spec.requirements`` -> (field, :class:`Requirement`) pairs, checked as the NodePool CRD
+    checks them (its schema and CEL rules); None after reporting a problem."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        r.error(obj, REQ, f"expected a list of requirements, got {short(raw)}")
+        return None
+    out, ok = [], True
+    for i, item in enumerate(raw):
+        where = f"{REQ}[{i}]"
+        req = r.mapping(item, obj, where)
+        key, op, values = req.get("key"), req.get("operator"), req.get("values")
+        values = [] if values is None else values
+        problem = ""
+        if not isinstance(key, str) or not key:
+            r.error(obj, f"{where}.key", f"expected a label key, got {short(key)}")
+            ok = False
             continue
-        after_raw = disruption.get("consolidateAfter", "0s")
-        after = None if after_raw == "Never" else r.duration(after_raw, obj, "spec.disruption.consolidateAfter")
-        if after is None and after_raw != "Never":
+        domain = key.split("/", 1)[0] if "/" in key else ""
+        if key == "karpenter.sh/nodepool":
+            problem = 'label "karpenter.sh/nodepool" is restricted'
+        elif key == "kubernetes.io/hostname":
+            problem = 'label "kubernetes.io/hostname" is restricted'
+        elif domain.endswith("karpenter.sh") and key != CAPACITY_TYPE:
+            problem = 'label domain "karpenter.sh" is restricted'
+        if problem:
+            r.error(obj, f"{where}.key", problem)
+            ok = False
             continue
-        budget: Any = "10%"
-        budgets = disruption.get("budgets")
-        if isinstance(budgets, list) and budgets:
-            nodes = r.mapping(budgets[0], obj, "spec.disruption.budgets[0]").get("nodes", "10%")
-            if isinstance(nodes, str) and nodes.endswith("%") and nodes[:-1].isascii() and nodes[:-1].isdigit() \
-                    and len(nodes) <= 4:
-                budget = nodes
-            elif isinstance(nodes, str) and nodes.isascii() and nodes.isdigit() and len(nodes) <= 10:
-                budget = int(nodes)
-            else:
-                r.error(obj, "spec.disruption.budgets[0].nodes", f"expected a count or a percentage like \"10%\", got {nodes!r}")
+        if op not in OPERATORS:
+            r.error(obj, f"{where}.operator", f"expected one of {', '.join(OPERATORS)}, got {short(op)}")
+            ok = False
+            continue
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            what = "instance type names" if key == TYPE_LABEL else "strings"
+            r.error(obj, f"{where}.values", f"expected a list of {what}, got {short(values)}")
+            ok = False
+            continue
+        if op == "In" and not values:
+            problem = "requirements with operator 'In' must have a value defined"
+        elif op in ("Gt", "Lt", "Gte", "Lte") and (len(values) != 1 or not values[0].isascii() or not values[0].isdigit()):
+            problem = "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value"
+        if problem:
+            r.error(obj, f"{where}.values", f"{problem}, got {short(values)}")
+            ok = False
+            continue
+        min_values = None
+        if req.get("minValues") is not None:
+            min_values = r.whole(req["minValues"], obj, f"{where}.minValues", 1, 50)
+            if min_values is None:
+                ok = False
                 continue
-            if len(budgets) > 1:
-                r.notes.append(f"{obj}: only the first disruption budget is modelled")
-        weight = spec.get("weight", 0)
-        if isinstance(weight, bool) or not isinstance(weight, int):
-            r.error(obj, "spec.weight", f"expected a whole number, got {weight!r}")
+            if op == "In" and min_values > len(values):
+                r.error(obj, f"{where}.minValues", "requirements with 'minValues' must have at least that many values "
+                                                   f"specified in the 'values' field; got {min_values} for {len(values)}")
+                ok = False
+                continue
+        out.append((where, Requirement(key, op, tuple(values), min_values)))
+    return out if ok else None
+
+
+def choose_types(r: Reader, obj: str, requirements: list[tuple[str, Requirement]], listed: list | None,
+                 owner: str | None) -> tuple[list[str], tuple[MinValues, ...]] | None:
+    """The instance types a NodePool allows, in the order its instance-type requirement names them, and its
+    minValues; None after reporting a problem. The rules are :mod:`gangkit.supply.catalogue`'s."""
+    reqs = [q for _, q in requirements]
+    if listed is not None:
+        universe = {t.name: {TYPE_LABEL: frozenset({t.name})} for t in listed}
+        modelled: tuple[str, ...] = (TYPE_LABEL,)
+        whose = "the Karpenter object's instance types carry only their name"
+    else:
+        universe = {name: default_labels(name) for name in DEFAULT_TYPES}
+        modelled = WELL_KNOWN
+        whose = (f"gangkit models {', '.join(WELL_KNOWN)} and the karpenter.k8s.aws/ labels of its catalogue "
+                 f"({', '.join(k.split('/')[1] for k in CATALOGUE_KEYS)})")
+        if wants_catalogue(reqs):
+            universe |= {name: c.labels() for name, c in catalogue().items()}
+            modelled = WELL_KNOWN + CATALOGUE_KEYS
+    allowed = list(universe)
+    order: list[str] | None = None
+    min_values = []
+    for where, q in requirements:
+        if q.key == ZONE:
+            if q.operator != "Exists":
+                r.notes.append(f"{obj}: {where} ({q}) is accepted, not modelled: gangkit has no zones, every instance "
+                               "type counts as offered in every zone")
             continue
-        node_pools.append(NodePool(o.name, allowed, lim, policy, after, budget, labels, weight))
-    if not pools:
-        r.error(settings[0].label, "kind", "a Karpenter object needs at least one NodePool (karpenter.sh/v1)")
-        return None
-    if r.problems:
-        return None
-    return Karpenter(node_pools, types, **kw)
+        if q.key not in modelled:
+            r.notes.append(f"{obj}: {where} ({q.key} {q.operator}) is not modelled; {whose}"
+                           + ("; its minValues is not checked" if q.min_values else ""))
+            continue
+        if q.key == TYPE_LABEL:
+            unknown = [v for v in dict.fromkeys(q.values) if v not in universe]
+            if unknown and q.operator == "In":
+                r.error(obj, f"{where}.values", unknown_types(unknown, listed, owner))
+                return None
+            if unknown:
+                r.notes.append(f"{obj}: {where}.values: {', '.join(map(repr, unknown))} name no instance type gangkit "
+                               "knows" + _did_you_mean(unknown, listed))
+            if q.operator == "In" and order is None:
+                order = list(dict.fromkeys(q.values))
+        if q.key == CAPACITY_TYPE and q.admits({CAPACITY_TYPE: frozenset({"spot"})}):
+            r.notes.append(f"{obj}: {where} ({q}) allows spot: spot capacity is modelled as on demand (the on-demand "
+                           "price, never interrupted)")
+        left = [t for t in allowed if q.admits(universe[t])]
+        if not left:
+            why = (" (reserved capacity needs a capacity reservation, which gangkit does not model; the types are "
+                   "offered on demand and as spot)" if q.key == CAPACITY_TYPE else "")
+            r.error(obj, where, f"no instance type satisfies {q} together with the requirements before it{why}; "
+                                f"the candidates were {_names(allowed)}")
+            return None
+        allowed = left
+        if q.min_values:
+            min_values.append((q.key, q.min_values))
+    if order is not None:
+        allowed = [t for t in order if t in allowed]
+    checks = tuple(MinValues(key, n, {t: universe[t].get(key, frozenset()) for t in allowed}) for key, n in min_values)
+    for mv in checks:
+        if not mv.met(allowed):
+            r.error(obj, REQ, f"minValues {mv.count} of {mv.key}: the instance types the requirements allow "
+                              f"({_names(allowed)}) span fewer values, so Karpenter (minValuesPolicy Strict) "
+                              "would launch no node")
+            return None
+    return allowed, checks
+
+
+def unknown_types(unknown: list[str], listed: list | None, owner: str | None) -> str:
+    """The error for instance-type names no universe has: where gangkit looked, a near name, how to describe one."""
+    names = ", ".join(repr(v) for v in unknown)
+    these = f"instance type {names} is" if len(unknown) == 1 else f"instance types {names} are"
+    it = "it" if len(unknown) == 1 else "each"
+    shape = ("{name: %s, capacity: {nvidia.com/gpu: \"<GPUs>\", cpu: \"<cores>\", memory: <bytes, e.g. 96Gi>}, "
+             "pricePerHour: <USD>}" % unknown[0])
+    if listed is not None:
+        known = catalogue()
+        if all(v in known for v in unknown):
+            entries = "; ".join(_entry(known[v].instance_type()) for v in unknown)
+            return (f"{these} not among the Karpenter instance types ({_names(t.name for t in listed)}) of {owner}; "
+                    f"gangkit's catalogue has {'it' if len(unknown) == 1 else 'them'}, but a Karpenter object's "
+                    f"spec.instanceTypes replace the catalogue: add {entries} (the catalogue's figures)")
+        return (f"{these} not among the Karpenter instance types ({_names(t.name for t in listed)}) of {owner} nor in "
+                f"gangkit's instance-type catalogue{_did_you_mean(unknown, listed)}; describe {it} in that object's "
+                f"spec.instanceTypes: {shape}")
+    return (f"{these} not in gangkit's instance-type catalogue nor among its default types ({_names(DEFAULT_TYPES)})"
+            f"{_did_you_mean(unknown, None)}; describe {it} in a gangkit/v1alpha1 Karpenter object, whose list then "
+            f"replaces the catalogue and the default types: spec.instanceTypes: [{shape}]")
+
+
+def _did_you_mean(unknown: list[str], listed: list | None) -> str:
+    known = [t.name for t in listed] if listed is not None else list(DEFAULT_TYPES)
+    known += [n for n in catalogue() if n not in known]
+    hints = {v: close[0] for v in unknown if (close := close_names(v, known))}
+    if len(unknown) == 1:
+        return f" (did you mean {hints[unknown[0]]}?)" if hints else ""
+    return f" (did you mean {'; '.join(f'{c} for {v!r}' for v, c in hints.items())}?)" if hints else ""
+
+
+def _entry(t: InstanceType) -> str:
+    cap = f"nvidia.com/gpu: \"{t.gpus}\", cpu: \"{format_cpu(t.cpu or 0)}\", memory: {format_memory(t.memory or 0)}"
+    return f"{{name: {t.name}, capacity: {{{cap}}}, pricePerHour: {t.price_per_hour:g}}}"
+
+
+def _names(names) -> str:
+    names = list(names)
+    return ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
 
 
 def read_cluster_autoscaler(r: Reader, objects: list) -> ClusterAutoscaler | None:
