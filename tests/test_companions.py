@@ -96,8 +96,8 @@ def test_the_permit_timeout_of_the_configuration_changes_the_run():
 
 
 BAD = [
-    case("a truly unknown kind stays an error", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}},
-         "Deployment d: kind: unknown kind 'Deployment' (apiVersion 'apps/v1')"),
+    case("a truly unknown kind stays an error", {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "d"}},
+         "DaemonSet d: kind: unknown kind 'DaemonSet' (apiVersion 'apps/v1')"),
     case("a negative permit time", scheduler_config(permitWaitingTimeSeconds=-1),
          "permitWaitingTimeSeconds: expected a whole number"),
     case("a node class without a name", {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {}},

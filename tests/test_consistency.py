@@ -421,7 +421,7 @@ def test_a_finding_replaces_the_readers_warning():
 
 BAD_INPUT = [
     case("bad YAML", "kind: Node\n  metadata: [", "invalid YAML"),
-    case("an unknown kind", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n", "unknown kind 'Deployment'"),
+    case("an unknown kind", "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: web}\n", "unknown kind 'DaemonSet'"),
     case("a field of the wrong type", "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\nspec:\n  parallelism: 0\n"
          "  template: {spec: {containers: [{name: c, image: i}]}}\n", "spec.parallelism: expected a whole number >= 1"),
     case("a file that is not there", Path("nowhere.yaml"), "File nowhere.yaml: not found"),
@@ -488,7 +488,7 @@ EXIT_CODES = [
     case("only warnings", [change("PodGroup", "train", "spec.minMember", 1)], [], 0),
     case("only warnings, --strict", [change("PodGroup", "train", "spec.minMember", 1)], ["--strict"], 1),
     case("an error", [change("PodGroup", "train", "spec.queue", "prod")], [], 1),
-    case("an input error", [add({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}})], [], 2),
+    case("an input error", [add({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "web"}})], [], 2),
 ]
 
 
@@ -497,7 +497,7 @@ def test_exit_codes(tmp_path, capsys, changes, flags, status):
     assert main(["check", write(tmp_path, stack(*changes)), *flags]) == status
     captured = capsys.readouterr()
     if status == 2:
-        assert captured.out == "" and captured.err.startswith("error: Deployment web: kind: unknown kind")
+        assert captured.out == "" and captured.err.startswith("error: DaemonSet web: kind: unknown kind")
     else:
         assert captured.out.startswith("gangkit check: 1 file, 13 objects: ")
 

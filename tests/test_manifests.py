@@ -439,8 +439,8 @@ BAD = [
          "PriorityClass p", "metadata.name", "expected a unique name", True),
     case("two Simulations", [NODE, simulation("one"), simulation("two")],
          "Simulation two", "kind", "expected at most one Simulation", True),
-    case("unknown kind", [NODE, {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}],
-         "Deployment web", "kind", "unknown kind 'Deployment'", False),
+    case("unknown kind", [NODE, {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "web"}}],
+         "DaemonSet web", "kind", "unknown kind 'DaemonSet'", False),
     case("a Volcano vcjob is read as one, and needs tasks",
          [NODE, {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "vc"}, "spec": {}}],
          "VolcanoJob vc", "spec.tasks", "expected a list of at least one task", True),
@@ -521,12 +521,12 @@ def test_the_schemas_catch_some_bad_input_and_gangkit_the_rest(source, obj, fiel
 
 
 def test_all_problems_are_reported_at_once_one_line_each():
-    source = [node("n", gpus="0.5"), batch_job("a", pods=0, run_time="-1s"), {"apiVersion": "v1", "kind": "Pod"}]
+    source = [node("n", gpus="0.5"), batch_job("a", pods=0, run_time="-1s"), {"apiVersion": "v1", "kind": "Pod"}]  # no metadata
     with pytest.raises(ScenarioError) as info:
         load_manifests(source)
     assert [str(p) for p in info.value.problems] == str(info.value).splitlines()
     assert [(p.obj, p.field) for p in info.value.problems] == [
-        ("Pod (document 3)", "kind"),
+        ("Pod (document 3)", "metadata"),
         ("Node n", f"status.allocatable.{GPU}"),
         ("Job a", "spec.parallelism"),
         ("Job a", "metadata.annotations.gangkit/run-time"),
@@ -872,6 +872,7 @@ def test_the_full_example_on_the_reference_page_is_the_three_workers_example():
 
 # --- Volcano's Queue and Job (gangkit.volcano.manifests) ----------------------------------
 
+from gangkit.manifests.apps import KNOWN_FIELDS as APPS_KNOWN_FIELDS  # noqa: E402
 from gangkit.manifests.companions import COMPANIONS as COMPANION_KINDS  # noqa: E402
 from gangkit.manifests.training import KNOWN_FIELDS as TRAINING_KNOWN_FIELDS  # noqa: E402
 from gangkit.model.resources import Resources  # noqa: E402
@@ -1246,7 +1247,7 @@ def _imports(path: str) -> list[tuple[str, str]]:
 def test_every_kind_of_the_registry_is_read_by_a_module_that_knows_its_fields():
     known = {"gangkit.manifests.core": CORE_KNOWN_FIELDS, "gangkit.supply.manifests": SUPPLY_KNOWN_FIELDS,
              "gangkit.placement.manifests": GANG_KNOWN_FIELDS, "gangkit.volcano.manifests": VOLCANO_KNOWN_FIELDS,
-             "gangkit.manifests.training": TRAINING_KNOWN_FIELDS}
+             "gangkit.manifests.training": TRAINING_KNOWN_FIELDS, "gangkit.manifests.apps": APPS_KNOWN_FIELDS}
     for k in KINDS:
         if k.module == "gangkit.kueue.manifests":
             assert k.api_version in kueue_manifests.API_VERSIONS[k.kind]
@@ -1264,11 +1265,11 @@ def test_every_kind_of_the_registry_is_read_by_a_module_that_knows_its_fields():
 
 def test_an_unknown_kind_is_told_the_whole_board():
     with pytest.raises(ScenarioError) as e:
-        load_manifests([{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}])
+        load_manifests([{"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "web"}}])
     assert str(e.value).splitlines()[0] == (
-        "Deployment web: kind: unknown kind 'Deployment' (apiVersion 'apps/v1'); gangkit reads Node (v1), Job (batch/v1), "
+        "DaemonSet web: kind: unknown kind 'DaemonSet' (apiVersion 'apps/v1'); gangkit reads Node (v1), Job (batch/v1), "
         "JobSet (jobset.x-k8s.io/v1alpha2), PyTorchJob (kubeflow.org/v1), MPIJob (kubeflow.org/v2beta1), "
-        "TrainJob (trainer.kubeflow.org/v1alpha1), TrainingRuntime (trainer.kubeflow.org/v1alpha1), "
+        "Pod (v1), Deployment (apps/v1), ReplicaSet (apps/v1), StatefulSet (apps/v1), TrainJob (trainer.kubeflow.org/v1alpha1), TrainingRuntime (trainer.kubeflow.org/v1alpha1), "
         "ClusterTrainingRuntime (trainer.kubeflow.org/v1alpha1), "
         "PodGroup (scheduling.volcano.sh/v1beta1), PriorityClass (scheduling.k8s.io/v1), "
         "Simulation (gangkit/v1alpha1), "

@@ -34,7 +34,7 @@ from gangkit.kueue.manifests import KueueReader, LoadedWorkload
 from gangkit.kueue.objects import KueueSetup
 from gangkit.kueue.setup_manifests import KIND_NAMES as KUEUE_KINDS
 from gangkit.kueue.snapshot import SnapshotReader
-from gangkit.manifests import core, training
+from gangkit.manifests import apps, core, training
 from gangkit.manifests.core import GROUP_NAME, SYSTEM_PRIORITY_CLASSES
 from gangkit.manifests.load import REGISTRY, check_unique
 from gangkit.manifests.reader import (
@@ -233,6 +233,17 @@ def _read_families(r: Reader, files: list[str], all_docs: list, objects: list[Ma
         if j is not None:
             jobs.append(j)
         entries.append(JobEntry(o, j, _parallelism(o), _scheduler(o, "Job"), _gang_ref(o, groups, gangs)))
+    for o in roles("Deployment") + roles("ReplicaSet") + roles("StatefulSet"):
+        got = apps.read_controller(r, o, tolerant, default_priority, groups, used_groups, gangs)
+        jobs.extend(got)
+        entries.append(JobEntry(o, got[0] if len(got) == 1 else None, _parallelism_of(o, "replicas"),
+                                _scheduler(o, "Job"), _gang_ref(o, groups, gangs)))
+    pod_jobs = apps.read_pods(r, roles("Pod"), tolerant, default_priority, groups, used_groups, gangs)
+    jobs.extend(pod_jobs)
+    for j in pod_jobs:  # a job per bare Pod or per gang of Pods: named by its first Pod
+        o = next((p for p in roles("Pod") if p.name == j.name or p.name == j.pod_sets[0].name), None)
+        if o is not None:
+            entries.append(JobEntry(o, j, j.pod_count, _scheduler_of_pod(o)))
     for o in roles("PyTorchJob") + roles("MPIJob"):  # the operator makes their PodGroup: no gang object to check
         j = training.read_replica_job(r, o, tolerant, default_priority, groups, used_groups, gangs)
         if j is not None:
@@ -331,6 +342,16 @@ def _whole(value: Any) -> int | None:
 def _parallelism(o: ManifestObject) -> int | None:
     spec = o.doc.get("spec")
     return _whole(spec.get("parallelism", 1)) if isinstance(spec, Mapping) else None
+
+
+def _parallelism_of(o: ManifestObject, key: str) -> int | None:
+    spec = o.doc.get("spec")
+    return _whole(spec.get(key, 1)) if isinstance(spec, Mapping) else None
+
+
+def _scheduler_of_pod(o: ManifestObject) -> str:
+    name = dig(o.doc, "spec", "schedulerName")
+    return name if isinstance(name, str) and name else DEFAULT_SCHEDULER
 
 
 def _replicas(o: ManifestObject) -> int | None:

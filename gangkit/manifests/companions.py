@@ -16,7 +16,7 @@ it the same:
   (scheduler-plugins ``apis/config`` ``CoschedulingArgs``; defaults 60 s and
   0 s); ``podGroupRejectPercentage`` and everything else are not modelled.
 
-Kinds that are no one's (``Deployment`` today, a typo) stay errors: the
+Kinds that are no one's (a ``DaemonSet``, a typo) stay errors: the
 directory board (:mod:`gangkit.manifests.kinds`) lists what gangkit reads.
 """
 

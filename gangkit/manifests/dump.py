@@ -31,7 +31,7 @@ from gangkit.manifests.core import (
 )
 from gangkit.manifests.training import REPLICA_KINDS, jobset_manifest, replica_job_manifest, replica_problems
 from gangkit.model.errors import Problem, ScenarioError
-from gangkit.model.jobs import BATCH_JOB, JOBSET, Job
+from gangkit.model.jobs import BATCH_JOB, DEPLOYMENT, JOBSET, POD, STATEFULSET, Job
 from gangkit.model.scenario import Scenario
 from gangkit.placement.manifests import dump_problems as gang_dump_problems
 from gangkit.placement.manifests import gang_form, gang_objects, scheduler_name
@@ -74,6 +74,9 @@ def dump_manifests(scenario: Scenario) -> str:
         if j.framework == JOBSET and any(ps.min_count is not None for ps in j.pod_sets):
             problems.append(Problem(f"Job {j.key}", "pod_sets", "Kueue's partial admission (min_count) is for "
                                     "batch/v1 Jobs; a JobSet has none"))
+        if j.framework in (POD, DEPLOYMENT, STATEFULSET):
+            problems.append(Problem(f"Job {j.key}", "framework", f"gangkit does not write {j.framework} workloads back "
+                                    "yet; export the scenario to a stack (gangkit export), which writes batch/v1 Jobs"))
         if j.framework in REPLICA_FRAMEWORKS:
             problems.extend(Problem(f"Job {j.key}", "pod_sets", m) for m in replica_problems(j, REPLICA_FRAMEWORKS[j.framework]))
         if j.framework == JOBSET and gang_form(j, scenario.settings.stack) == "kube-gang":

@@ -35,7 +35,7 @@ import difflib
 from gangkit.kueue.layer import default_objects
 from gangkit.manifests.dump import dump_manifests
 from gangkit.model.errors import Problem, ScenarioError
-from gangkit.model.jobs import BATCH_JOB, JOBSET
+from gangkit.model.jobs import BATCH_JOB, DEPLOYMENT, JOBSET, POD, STATEFULSET
 from gangkit.model.scenario import PLACEMENTS, STACKS, Scenario
 from gangkit.supply.dump import suppliers
 
@@ -78,6 +78,8 @@ def export_scenario(scenario: Scenario, target: str) -> Scenario:
             if any(ps.min_count is not None for ps in j.pod_sets):
                 problems.append(Problem(f"Job {j.key}", "pod_sets", f"target {target} writes JobSets; Kueue's partial "
                                         "admission (min_count) is for batch/v1 Jobs only (export to kueue+pod keeps it)"))
+        elif controller == "batch" and j.framework in (POD, DEPLOYMENT, STATEFULSET) and len(j.pod_sets) == 1:
+            j = dataclasses.replace(j, framework=BATCH_JOB)  # the same pods as a batch/v1 Job
         elif controller == "batch" and len(j.pod_sets) != 1 and j.framework != JOBSET:
             problems.append(Problem(f"Job {j.key}", "pod_sets", f"target {target} writes batch/v1 Jobs, which have one "
                                     f"pod template; got {len(j.pod_sets)} pod sets (export to volcano: one task each, or to a jobset target: one "

@@ -6,7 +6,7 @@ handles it. A document arrives, the board is looked up, and the document is
 sent to that office, which checks it (:meth:`Registry.objects`). A document
 for no office is refused with one message listing the whole board::
 
-    Deployment web: kind: unknown kind 'Deployment' (apiVersion 'apps/v1'); gangkit reads Node (v1), ...
+    DaemonSet web: kind: unknown kind 'DaemonSet' (apiVersion 'apps/v1'); gangkit reads Node (v1), ...
 
 A ``kind`` or ``apiVersion`` that is not a string (a list, a mapping) is no
 line of any board: it is refused as the API server's decoding refuses it,
@@ -36,6 +36,7 @@ KUEUE = "gangkit.kueue.manifests"
 VOLCANO = "gangkit.volcano.manifests"
 TRAINING = "gangkit.manifests.training"
 COMPANIONS = "gangkit.manifests.companions"
+APPS = "gangkit.manifests.apps"
 
 #: How a module checks one object of a kind it reads: ``read(reader, doc, where, role)`` (see :attr:`Kind.name`).
 ReadObject = Callable[[Reader, Mapping, str, str], "ManifestObject | None"]
@@ -81,6 +82,10 @@ KINDS: tuple[Kind, ...] = (
     Kind("jobset.x-k8s.io/v1alpha2", "JobSet", TRAINING, namespaced=True),
     Kind("kubeflow.org/v1", "PyTorchJob", TRAINING, namespaced=True),
     Kind("kubeflow.org/v2beta1", "MPIJob", TRAINING, namespaced=True),
+    Kind("v1", "Pod", APPS, namespaced=True),
+    Kind("apps/v1", "Deployment", APPS, namespaced=True),
+    Kind("apps/v1", "ReplicaSet", APPS, namespaced=True),
+    Kind("apps/v1", "StatefulSet", APPS, namespaced=True),
     Kind("trainer.kubeflow.org/v1alpha1", "TrainJob", TRAINING, namespaced=True),
     Kind("trainer.kubeflow.org/v1alpha1", "TrainingRuntime", TRAINING, namespaced=True),
     Kind("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", TRAINING),
