@@ -16,13 +16,18 @@ import pandas as pd
 import pytest
 
 from gangkit import Scenario, load_file, nodes, simulate
+from gangkit.engine import simulation
+from gangkit.kueue import GPU, ClusterQueue, FlavorQuotas, LocalQueue, Quota, ResourceFlavor, ResourceGroup
 from gangkit.kueue import scheduler as kueue_scheduler
+from gangkit.kueue.flavor_assigner import FlavorAssigner
+from gangkit.kueue.objects import KueueSetup
 from gangkit.kueue.preemption import Preemptor
 from gangkit.lessons import lesson04
 from gangkit.model.jobs import Job, PodSet, job
 from gangkit.volcano import cache as volcano_cache
 from gangkit.volcano import scheduler as volcano_scheduler
 from gangkit.volcano.actions import allocate
+from gangkit.volcano.api import Queue, VolcanoSetup
 from gangkit.workloads import scenarios
 
 SWITCHES = {
@@ -30,6 +35,10 @@ SWITCHES = {
     "skip clean sessions": (volcano_scheduler, "SKIP_CLEAN_SESSIONS"),
     "cache scheduling hash": (kueue_scheduler, "CACHE_SCHEDULING_HASH"),
     "reuse targets": (kueue_scheduler, "REUSE_TARGETS"),
+    "arrival callbacks": (simulation, "ARRIVAL_CALLBACKS"),
+    "keep shapes": (volcano_cache, "KEEP_SHAPES"),
+    "count lines": (volcano_cache, "COUNT_LINES"),
+    "fast reject": (kueue_scheduler, "FAST_REJECT"),
 }
 
 
@@ -62,6 +71,44 @@ def mixed(ordering: str, **settings) -> Scenario:
     return scenarios.mixed(n_jobs=150, n_nodes=6, load=0.95, seed=4, ordering=ordering, **settings)
 
 
+def two_queues_kueue(min_count: bool = False) -> Scenario:
+    """Two ClusterQueues without cohort, quota for GPUs and CPU in two flavors each, jobs of several priorities.
+
+    The flavor assigner's reasons quote the unused quota of both resources and both flavors; with
+    ``min_count`` every third job may be admitted with fewer pods (partial admission: no replay)."""
+    cluster = [dataclasses.replace(n, cpu=16.0) for n in nodes(4, gpus=8)]
+
+    def cq(name, gpus, cpu):
+        flavors = (FlavorQuotas("small", {GPU: Quota(gpus // 2), "cpu": Quota(cpu // 2)}),
+                   FlavorQuotas("large", {GPU: Quota(gpus), "cpu": Quota(cpu)}))
+        return ClusterQueue(name, [ResourceGroup((GPU, "cpu"), flavors)])
+    kueue = KueueSetup([ResourceFlavor("small"), ResourceFlavor("large")], [cq("a", 16, 24000), cq("b", 12, 16000)],
+                       [LocalQueue("team-a", "default", "a"), LocalQueue("team-b", "default", "b")])
+    jobs = []
+    for k in range(60):
+        pods = 1 + k % 4
+        ps = PodSet("workers", pods, 1 + k % 3, cpu=0.5 * (1 + k % 5),
+                    min_count=1 if min_count and k % 3 == 0 and pods > 1 else None)
+        jobs.append(Job(f"j{k}", [ps], run_time=float(40 + 13 * (k % 7)), submit_time=float(k // 3),
+                        priority=k % 2, queue="team-a" if k % 5 < 3 else "team-b"))
+    return Scenario(cluster, jobs, kueue=kueue)
+
+
+def weighted_queues(ordering: str, controller: str = "batch", enqueue: bool = True) -> Scenario:
+    """Volcano's proportion plugin over two weighted queues with a capability; Volcano Jobs have minResources."""
+    sc = mixed(ordering)
+    jobs = [dataclasses.replace(j, volcano_queue="a" if k % 3 else "b", controller=controller)
+            for k, j in enumerate(sc.jobs)]
+    setup = VolcanoSetup([Queue("a", weight=2), Queue("b", weight=1, capability=None)], enqueue=enqueue)
+    return Scenario(sc.nodes, jobs, volcano=setup, settings=sc.settings)
+
+
+def volcano_jobs(ordering: str) -> Scenario:
+    """Volcano Jobs (their PodGroups have minResources) in Volcano's default queue: no proportion, but overcommit."""
+    sc = mixed(ordering)
+    return dataclasses.replace(sc, jobs=[dataclasses.replace(j, controller="volcano") for j in sc.jobs])
+
+
 # (scenario, stack): busy clusters, every ordering, with Kueue in front or not, nodes added on demand
 CASES = [
     ("mixed skip", lambda: mixed("skip"), "gang"),
@@ -84,6 +131,18 @@ CASES = [
     ("two roles largest-first", lambda: two_roles("largest-first"), "kueue+gang"),
     ("three workers", lambda: scenarios.load("three-workers"), "kueue+gang"),
     ("two gangs deadlock", lambda: scenarios.load("two-gangs-deadlock"), "gang"),
+    ("mixed skip", lambda: mixed("skip"), "kueue+coscheduling"),
+    ("mixed strict, preemption", lambda: mixed("strict", preemption=True), "kueue+gang"),
+    ("lesson 04 mix", lambda: lesson04.mix(0.9, n_jobs=300, seed=1), "kueue+coscheduling"),
+    ("two ClusterQueues, two flavors", two_queues_kueue, "kueue+gang"),
+    ("two ClusterQueues, two flavors", two_queues_kueue, "kueue+coscheduling"),
+    ("two ClusterQueues, minCount", lambda: two_queues_kueue(min_count=True), "kueue+gang"),
+    ("Volcano Jobs skip", lambda: volcano_jobs("skip"), "gang"),
+    ("Volcano Jobs strict", lambda: volcano_jobs("strict"), "kueue+gang"),
+    ("weighted queues skip", lambda: weighted_queues("skip"), "gang"),
+    ("weighted queues strict, Volcano Jobs", lambda: weighted_queues("strict", "volcano"), "gang"),
+    ("weighted queues, Volcano Jobs, no enqueue", lambda: weighted_queues("skip", "volcano", False), "kueue+gang"),
+    ("weighted queues easy-backfill", lambda: weighted_queues("easy-backfill"), "gang"),
 ]
 
 
@@ -136,6 +195,9 @@ def test_shortcuts_change_nothing_in_examples(monkeypatch, name, stack):
     ("skip clean sessions", (allocate, "execute"), lambda: mixed("skip"), "kueue+gang"),
     ("cache scheduling hash", (kueue_scheduler, "scheduling_hash"), lambda: mixed("skip"), "kueue+gang"),
     ("reuse targets", (Preemptor, "targets"), lambda: mixed("skip"), "kueue+gang"),
+    ("fast reject", (FlavorAssigner, "assign"), lambda: mixed("skip"), "kueue+gang"),
+    ("fast reject", (FlavorAssigner, "assign"), two_queues_kueue, "kueue+gang"),
+    ("count lines", (volcano_cache, "job_min_resources"), lambda: volcano_jobs("skip"), "gang"),
 ])
 def test_each_shortcut_saves_work(monkeypatch, switch, counted, build, stack):
     """With only ``switch`` on, the function it saves is called fewer times than with every switch off."""

@@ -523,7 +523,7 @@ def test_the_pod_stack_deadlocks_where_the_gang_stack_does_not():
 def test_session_alignment_never_schedules_a_cycle_in_the_past():
     """Found at 061db06: engine.Simulation.request_cycle aligned a session to
     ceil(now/period - 1e-9) * period, which can be an ulp *before* now
-    (1.8 / 0.3 = 6.000000000000001 -> 6 * 0.3 = 1.7999999999999998); _Call passed the negative
+    (1.8 / 0.3 = 6.000000000000001 -> 6 * 0.3 = 1.7999999999999998); Call (gangkit.engine.events) passed the negative
     delay to env.schedule, so simulated time ran backwards: B was bound at 1.7999999999999998,
     before A released the node's only GPU at 1.8 (two GPUs bound on a one-GPU node)."""
     sc = Scenario(nodes(1, gpus=1), [job("A", run_time=1.8), job("B", run_time=1)])

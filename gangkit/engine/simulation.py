@@ -37,11 +37,12 @@ from collections import Counter
 from typing import Callable
 
 import simpy
-from simpy.events import NORMAL, Event
+from simpy.events import NORMAL
 
 from gangkit.engine.books import Books, PendingSamples
 from gangkit.engine.capacity import FreeCapacity
 from gangkit.engine.churn import RestartChurn
+from gangkit.engine.events import AFTER_CYCLES, LATE, URGENT, Call
 from gangkit.engine.state import JobState, NodeState, OnePodJobs, PodState
 from gangkit.engine.waits import split_placement
 from gangkit.model.errors import ScenarioError
@@ -50,21 +51,9 @@ from gangkit.model.precision import next_boundary
 from gangkit.model.reasons import Reason
 from gangkit.model.scenario import Scenario
 
-LATE = NORMAL + 1  # runs after every ordinary event of the same instant
-AFTER_CYCLES = LATE + 1  # runs after the scheduling cycle of the same instant
-
-
-class _Call(Event):
-    """An event that calls ``fn(now)`` after ``delay`` (SimPy's Timeout, with a priority)."""
-
-    __slots__ = ()
-
-    def __init__(self, env: simpy.Environment, delay: float, fn: Callable, priority: int = NORMAL):
-        self.env = env  # Event.__init__ inlined: a run makes one of these per finish, cycle and timer
-        self.callbacks = [lambda _ev: fn(env.now)]
-        self._ok = True
-        self._value = None
-        env.schedule(self, priority, delay)
+#: arrivals as one callback event per submit time (False: a SimPy process that waits from batch to batch,
+#: the plain form; both schedule the same events in the same order, tests/test_fast_paths.py compares them)
+ARRIVAL_CALLBACKS = True
 
 
 class Simulation:
@@ -132,8 +121,16 @@ class Simulation:
         if not self.retire_jobs:
             self.jobs = [JobState(spec, i, remaining=float(spec.run_time)) for i, spec in enumerate(specs)]
         self.unfinished = len(specs)
-        self.env.process(self._arrivals())
         env = self.env
+        if not ARRIVAL_CALLBACKS:
+            env.process(self._arrivals())
+        elif specs:
+            self._next_arrival = 0
+            first = specs[0].submit_time
+            if first > env.now:  # the process's first step would schedule the timeout to the first batch
+                Call(env, first - env.now, self._arrive)
+            else:  # the process's first step, at SimPy's URGENT priority, would submit the first batch
+                Call(env, 0, self._arrive, priority=URGENT)
         horizon = self.horizon
         while self.unfinished:
             t = env.peek()
@@ -180,6 +177,37 @@ class Simulation:
                 self.arrived = i
             self._submit(batch)
 
+    def _arrive(self, now: float) -> None:
+        """One batch of :meth:`_arrivals` (the jobs of one submit time), then the event of the next batch.
+
+        The same steps at the same instants as the process: the next batch's
+        event is scheduled after this batch's submission, as the process's
+        timeout is, so every event keeps its place in SimPy's order.
+        """
+        specs = self._specs
+        n = len(specs)
+        i = self._next_arrival
+        t = specs[i].submit_time
+        batch = []
+        retire, live, jobs = self.retire_jobs, self.live, self.jobs
+        while i < n and specs[i].submit_time == t:
+            if retire:
+                spec = specs[i]
+                js = live[i] = JobState(spec, i, remaining=float(spec.run_time))
+            else:
+                js = jobs[i]
+            batch.append(js)
+            i += 1
+        self.arrived = self._next_arrival = i
+        self._submit(batch)
+        if i < n:
+            t = specs[i].submit_time
+            env = self.env
+            if t > env.now:
+                Call(env, t - env.now, self._arrive)
+            else:  # (not reached: the times are sorted and this batch took every equal one) as the process
+                self._arrive(env.now)
+
     def _retire(self, js: JobState, ended_at: float | None = None) -> None:
         """A job reached its terminal state: at the ``summary`` level keep only its figures.
 
@@ -205,8 +233,12 @@ class Simulation:
     def _submit(self, batch: list[JobState]) -> None:
         now = self.env.now
         admitted = []
+        full = self.record == "full"
         for js in batch:
-            self.record_event("submitted", js)
+            if full:
+                self.record_event("submitted", js)
+            else:  # record_event's count, inline (a row per submission)
+                self.event_count += 1
             reason = self._never_fits(js)
             if reason is not None:
                 js.state = "Rejected"
@@ -273,6 +305,7 @@ class Simulation:
                         merged = dict(base.node_selector)
                         merged.update(labels)
                         p.pod_set = dataclasses.replace(base, node_selector=tuple(sorted(merged.items())))
+            js.shape = None  # its pods were made or changed: a gang scheduler's shape is derived again
         self._create_pods(jobs, now)
         self.stack.placement.enqueue(jobs, now)
 
@@ -295,7 +328,10 @@ class Simulation:
                 if not self.retire_jobs:
                     self.admission_rows.append((now, js.name, layer.name, now - js.layer_enter))
                 self.close_wait(js, now)
-            self.record_event("admitted", js, layer=layer.name)
+            if self.record == "full":
+                self.record_event("admitted", js, layer=layer.name)
+            else:
+                self.event_count += 1
         if layer_index + 1 < len(layers):
             nxt = layers[layer_index + 1]
             for js in jobs:
@@ -320,7 +356,10 @@ class Simulation:
         js = pod.job
         js.bound += 1
         self.books.bound_gpus += ps.gpus
-        self.record_event("pod_bound", js, pod=pod.name, node=node.node.name)
+        if self.record == "full":
+            self.record_event("pod_bound", js, pod=pod.name, node=node.node.name)
+        else:
+            self.event_count += 1
         if js.spec.progress == "independent":
             self._start_pod(pod, now)
         elif js.bound == len(js.pods):
@@ -337,7 +376,10 @@ class Simulation:
             js.layer = ""
             self.books.waiting_jobs -= 1
             self.books.running_jobs += 1
-        self.record_event("job_started", js)
+        if self.record == "full":
+            self.record_event("job_started", js)
+        else:
+            self.event_count += 1
 
     def _start_sync(self, js: JobState, now: float) -> None:
         js.placed_at = now if js.placed_at is None else js.placed_at
@@ -347,7 +389,7 @@ class Simulation:
         g = sum(p.pod_set.gpus for p in js.pods)
         self.books.useful_gpus += g
         epoch = js.epoch
-        _Call(self.env, js.remaining, lambda t: self._finish_sync(js, epoch))
+        Call(self.env, js.remaining, self._finish_sync, args=(js, epoch))
 
     def _start_pod(self, pod: PodState, now: float) -> None:
         js = pod.job
@@ -358,7 +400,7 @@ class Simulation:
         pod.progress_since = now
         self.books.useful_gpus += pod.pod_set.gpus
         epoch = pod.epoch
-        _Call(self.env, pod.remaining, lambda t: self._finish_pod(pod, epoch))
+        Call(self.env, pod.remaining, self._finish_pod, args=(pod, epoch))
 
     def _finish_sync(self, js: JobState, epoch: int) -> None:
         if epoch != js.epoch:
@@ -417,7 +459,10 @@ class Simulation:
         self.books.running_jobs -= 1
         self.unfinished -= 1
         self.last_end = max(self.last_end, now)
-        self.record_event("finished", js)
+        if self.record == "full":
+            self.record_event("finished", js)
+        else:
+            self.event_count += 1
         self.stack.placement.forget(js)
         for layer in self.stack.admission:
             layer.release(js, now)
@@ -591,7 +636,7 @@ class Simulation:
             return self.capacity.by_name.get(node.name) is st
 
         for stage, when in ordered[:-1]:
-            _Call(self.env, when - now, lambda t, stage=stage: here() and self.record_event(
+            Call(self.env, when - now, lambda t, stage=stage: here() and self.record_event(
                 f"node_{stage}", None, node=node.name, layer=supplier))
 
         def ready(t: float) -> None:
@@ -606,7 +651,7 @@ class Simulation:
             self.books.snapshot(t)
             self.request_cycle()
 
-        _Call(self.env, ready_at - now, ready)
+        Call(self.env, ready_at - now, ready)
         self.books.snapshot(now)
         return st
 
@@ -637,7 +682,7 @@ class Simulation:
             def fn(now: float) -> None:
                 inner(now)
                 self._note_awaited(now)
-        _Call(self.env, max(0.0, t - self.env.now), fn, priority=AFTER_CYCLES if after_cycles else NORMAL)
+        Call(self.env, max(0.0, t - self.env.now), fn, priority=AFTER_CYCLES if after_cycles else NORMAL)
 
     # --------------------------------------------------------------- cycles
     def request_cycle(self) -> None:
@@ -647,7 +692,7 @@ class Simulation:
         self._cycle_pending = True
         now = self.env.now
         at = next_boundary(now, self.stack.placement.period)
-        _Call(self.env, at - now, self._cycle, priority=LATE)
+        Call(self.env, at - now, self._cycle, priority=LATE)
 
     def _idle(self) -> bool:
         """Would this cycle do nothing? Yes when every layer says it is *idle* (``idle()``:

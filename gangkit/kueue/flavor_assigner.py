@@ -115,6 +115,11 @@ class Assignment:
         return {(ps.flavors[r], r) for ps in self.podsets for r, m in ps.modes.items() if m.mode in (NO_CANDIDATES, PREEMPT, RECLAIM)}
 
 
+def unused_quota_reason(flavor: str, res: str, val: int, avail: int) -> str:
+    """Kueue's reason when a request is within the quota but not within what is unused now."""
+    return f"insufficient unused quota for {res} in flavor {flavor}: {val} requested, {max(0, avail)} available"
+
+
 def flavor_matches(flavor: ResourceFlavor | None, ps: PodSetSpec) -> bool:
     """A pod's nodeSelector, restricted to the keys the flavor's nodeLabels mention, must match them."""
     if flavor is None:
@@ -145,6 +150,11 @@ class FlavorAssigner:
         # the ClusterQueue is fixed for the run: its resource groups are looked up once
         self._group = {r: rg for rg in reversed(cq.resource_groups) for r in rg.covered}  # the first group wins
         self._counts_pods = "pods" in self._group
+        # the quota checks of one assignment, when the scheduler asks to see them (Kueue.FAST_REJECT): per
+        # resource of a ClusterQueue without cohort, (flavor-resource, value, potential available, fits), and
+        # the reasons that quote what is available now, by id: (flavor, resource, fr, value, potential available)
+        self.trace: list | None = None
+        self.trace_quotes: dict[int, tuple] = {}
 
     def assign(self, wl: Workload, counts: dict[str, int] | None = None) -> Assignment:
         usage: dict[FlavorResource, int] = {}
@@ -194,6 +204,7 @@ class FlavorAssigner:
         # no borrowing and nothing to note (QuotaNode.fit_figures' root figures); checked here,
         # the usual case of a replay needs no call per resource and head
         root_usage = node.usage if node.parent is None else None
+        trace = self.trace if root_usage is not None else None
         for fq in rg.flavors:
             f = fq.flavor
             if not flavor_matches(self.flavors.get(f), ps):
@@ -209,8 +220,14 @@ class FlavorAssigner:
                 if root_usage is not None:
                     cap = node.subtree.get(fr, 0)
                     if val <= cap and val <= cap - root_usage[fr]:
+                        if trace is not None:
+                            trace.append((fr, val, cap, True))
                         continue  # Fit without borrowing: the mode stays as it is
                 m, why, cause = self._fits_resource_quota(wl, fr, val)
+                if trace is not None:
+                    trace.append((fr, val, cap, False))
+                    if why and val <= cap:  # "... {val} requested, {available} available"
+                        self.trace_quotes[id(why)] = (f, r, fr, val, cap)
                 if why:
                     reasons.append(why)
                     causes.append(cause)
@@ -261,7 +278,7 @@ class FlavorAssigner:
         if val <= avail:
             return _mode(FIT, borrow) if borrow else _FIT, "", ""
         flavor, res = fr
-        why = f"insufficient unused quota for {res} in flavor {flavor}: {val} requested, {max(0, avail)} available"
+        why = unused_quota_reason(flavor, res, val, avail)
         if node.nominal(fr) >= val or may_reclaim or self.can_preempt_while_borrowing:
             targets = self.oracle(wl, {fr: val}, {fr})
             if not targets:

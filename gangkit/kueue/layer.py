@@ -140,7 +140,12 @@ class KueueLayer(AdmissionLayer):
         (a cycle, or the PodsReady timer); while one is parked, Kueue is not idle.
         """
         kueue = self.kueue
-        return not kueue.orphans and not any(q.members for q in kueue.queues.values())
+        if kueue.orphans:
+            return False
+        for q in kueue.queues.values():  # a loop, not any(): asked at every turn of cycle's loop
+            if q.members:
+                return False
+        return True
 
     def checks_ready(self, sim, wl: Workload, now: float) -> None:
         """Every admission check of ``wl`` is Ready: the workload is Admitted, and waitForPodsReady counts from now."""

@@ -28,7 +28,14 @@ Speed (gangkit's, the results unchanged; ``tests/test_fast_paths.py`` runs
 both ways): a pending workload's scheduling hash is computed once
 (``CACHE_SCHEDULING_HASH``), and a nomination that needs preemption reuses
 the victims the flavor assigner just asked for when it asked for the same
-request (``REUSE_TARGETS``).
+request (``REUSE_TARGETS``). A class parked after a failed nomination is
+retried after every release (BestEffortFIFO); in a ClusterQueue without
+cohort, whose three preemption policies are ``Never`` (so no victim is ever
+found) and without fair sharing, the retry of a workload without
+``minCount`` replays the class's last failed flavor assignment when each of
+its quota checks would come out as it did, with the reasons' "available"
+figures quoted anew (``FAST_REJECT``): the flavor assigner then runs only
+when something it looked at crossed its request.
 """
 
 from __future__ import annotations
@@ -38,7 +45,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from gangkit.kueue.fair_sharing import order_entries
-from gangkit.kueue.flavor_assigner import FIT, NOFIT, PREEMPT, Assignment, FlavorAssigner
+from gangkit.kueue.flavor_assigner import (
+    FIT,
+    NOFIT,
+    PREEMPT,
+    Assignment,
+    FlavorAssigner,
+    PodSetAssignment,
+    unused_quota_reason,
+)
 from gangkit.kueue.objects import (
     Admission,
     ClusterQueue,
@@ -57,6 +72,8 @@ from gangkit.kueue.targets import Target
 CACHE_SCHEDULING_HASH = True
 #: reuse the flavor assigner's last preemption targets in the nomination when asked the same (see Kueue._nominate)
 REUSE_TARGETS = True
+#: replay a class's last failed flavor assignment while its quota checks come out the same (see Kueue._replay_reject)
+FAST_REJECT = True
 
 PENDING_PREEMPTION = "PendingPreemption"
 SKIPPED = "FailedAfterNomination"
@@ -286,6 +303,8 @@ class Kueue:
         self._queue_names = sorted(self.queues)
         self._assigners: dict[str, FlavorAssigner] = {}
         self._last_oracle: tuple | None = None  # (workload, cq, request, frs, targets) of the assigner's last question
+        self._never_preempts: dict[str, bool] = {}  # ClusterQueue -> FAST_REJECT applies to it (see _replay_reject)
+        self._rejects: dict[tuple, tuple] = {}  # (ClusterQueue, class) -> its last failed assignment, to replay
         self.workloads: dict[int, Workload] = {}
         self.orphans: dict[int, Workload] = {}  # no such LocalQueue or ClusterQueue
         self._seq = 0
@@ -453,8 +472,23 @@ class Kueue:
 
     def _nominate(self, e: Entry) -> None:
         assigner = self._assigner(e.cq)
+        key = memo = None
+        if FAST_REJECT and self._never_preempts.get(e.cq, True):
+            key = (e.cq, self.queues[e.cq].class_of(e.workload))
+            memo = self._rejects.get(key)  # absent: never failed; False: failed once, traced the next time
+            if memo:
+                replayed = self._replay_reject(memo, self.tree.cq[e.cq])
+                if replayed is not None:
+                    e.assignment = replayed  # no victims (every policy is Never) and no minCount: nothing else to do
+                    return
+            if memo is not None:
+                assigner.trace, assigner.trace_quotes = [], {}
         self._last_oracle = None
         e.assignment = assigner.assign(e.workload)
+        if memo is not None:
+            self._remember_reject(key, e.assignment, assigner)
+        elif key is not None and e.assignment.mode != FIT and self._replayable(e):
+            self._rejects[key] = False
         if e.assignment.mode == PREEMPT:
             usage, frs = e.assignment.usage, e.assignment.frs_needing_preemption()
             last = self._last_oracle
@@ -470,6 +504,52 @@ class Kueue:
         partial = self._partial_admission(e, assigner)
         if partial is not None:
             e.assignment, e.targets = partial
+
+    def _replayable(self, e: Entry) -> bool:
+        """FAST_REJECT's conditions: a ClusterQueue without cohort whose preemption policies are all ``Never``, no
+        fair sharing, and a workload without ``minCount`` (so the nomination is the flavor assignment alone)."""
+        ok = self._never_preempts.get(e.cq)
+        if ok is None:
+            p = self.cluster_queues[e.cq].preemption
+            ok = self._never_preempts[e.cq] = (
+                self.tree.cq[e.cq].parent is None and not self.config.fair_sharing
+                and p.within_cluster_queue == p.reclaim_within_cohort == p.borrow_within_cohort == "Never")
+        return ok and all(ps.min_count is None or ps.min_count == ps.count for ps in e.workload.pod_sets)
+
+    def _remember_reject(self, key: tuple, a: Assignment, assigner: FlavorAssigner) -> None:
+        """Keep a failed assignment of ``key``'s class with the quota checks it made (see _replay_reject)."""
+        checks, quotes = assigner.trace, assigner.trace_quotes
+        assigner.trace, assigner.trace_quotes = None, {}
+        if a.mode == FIT:
+            self._rejects[key] = False  # it failed before: its next assignment is traced again
+            return
+        failing = a._failing()
+        index = None if failing is None else a.podsets.index(failing)
+        template = None if failing is None else [quotes.get(id(r), r) for r in failing.reasons]
+        self._rejects[key] = (a, checks, index, template)
+
+    def _replay_reject(self, memo: tuple, node) -> Assignment | None:
+        """The flavor assignment of a class head, as it would come out now, or None when it could differ.
+
+        In a ClusterQueue without cohort, a resource of one pod set fits when the request (with what earlier
+        pod sets of the workload took of it) is within the quota and within the quota less the usage; that is
+        all the assignment looks at, besides what cannot change (the workload's pod sets, the queue's flavors
+        and quotas), and the preemptor finds no victims when every policy is ``Never``. When each check it
+        made comes out as it did, it takes the same steps to the same result, and only the reasons that
+        quote the unused quota read the usage: they are written again with today's figure.
+        """
+        a, checks, index, template = memo
+        usage = node.usage
+        for fr, val, cap, fits in checks:
+            if (val <= cap and val <= cap - usage[fr]) != fits:
+                return None
+        if index is None:
+            return a
+        reasons = [r if type(r) is str else unused_quota_reason(r[0], r[1], r[3], r[4] - usage[r[2]]) for r in template]
+        podsets = list(a.podsets)
+        ps = podsets[index]
+        podsets[index] = PodSetAssignment(ps.name, ps.count, ps.flavors, ps.modes, ps.requests, reasons, ps.causes)
+        return Assignment(podsets, a.usage, a.borrowing, a.mode)
 
     def _assigner(self, cq_name: str) -> FlavorAssigner:
         """The ClusterQueue's flavor assigner (it reads the live quota tree, so one per queue serves every cycle)."""

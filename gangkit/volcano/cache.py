@@ -30,6 +30,14 @@ its trial places as many pods as the free room holds, whatever the node
 order, so a head that failed fails again until the room grows. ``failed``
 keeps, per line, the capacity's ``grow_version`` and the head of the last
 failure (gangkit's shortcut; Volcano tries the head every session).
+
+Bookkeeping that replaces scans (gangkit's, the results unchanged;
+``tests/test_fast_paths.py`` runs both ways): a job's shape is kept on the
+job until its pods change (``KEEP_SHAPES``); the PodGroups with
+``minResources`` in the Pending lines are counted, and the lines that a
+session emptied are noted, so that a session neither walks the Pending lines
+to see whether it needs the queues' figures nor every line to prune the
+empty ones (``COUNT_LINES``).
 """
 
 from __future__ import annotations
@@ -39,8 +47,14 @@ from collections import defaultdict
 
 from gangkit.engine.state import JobState
 from gangkit.model.reasons import Reason
+from gangkit.volcano.api import job_min_resources
 
 PENDING, INQUEUE, RUNNING = "Pending", "Inqueue", "Running"  # PodGroup phases
+
+#: keep a job's shape on the job until the engine changes its pods (False: derive it at every look-up)
+KEEP_SHAPES = True
+#: count the Pending PodGroups with minResources, and prune only the lines a session emptied (False: scan)
+COUNT_LINES = True
 
 
 class JobCache:
@@ -57,6 +71,9 @@ class JobCache:
         self.failed: dict[tuple, tuple[int, int]] = {}  # (queue, shape) -> (grow_version, head index) of its last failure
         self.mixed: set[tuple] = set()  # (queue, shape) lines whose shape is not monotone
         self._monotone: dict[tuple, bool] = {}  # shape -> monotone(shape)
+        self.pending_minimums = 0  # entries of the Pending lines (current or stale) whose job has minResources
+        self.emptied: list[tuple] = []  # lines emptied since the last prune: (queue,) of pending, (queue, shape)
+        self.emptied_unknown = False  # a line was emptied that is not in emptied: prune scans every line
 
     @staticmethod
     def shape(js: JobState) -> tuple:
@@ -65,7 +82,11 @@ class JobCache:
         The shape is taken from the pods (an admission layer may have added a
         flavor's node selector to them), the gang size and the role minimums.
         """
-        return (tuple(p.request for p in js.pods), js.gang_size, tuple(ps.min_member for ps in js.spec.pod_sets))
+        s = js.shape
+        if s is None or not KEEP_SHAPES:  # the engine sets it back to None when it makes or changes the pods
+            s = js.shape = (tuple(p.request for p in js.pods), js.gang_size,
+                            tuple(ps.min_member for ps in js.spec.pod_sets))
+        return s
 
     def add(self, js: JobState) -> None:
         """A job reaches the layer: its PodGroup is Pending."""
@@ -75,6 +96,22 @@ class JobCache:
     def to_pending(self, js: JobState) -> None:
         self.phase[js.index] = PENDING
         heapq.heappush(self.pending[js.spec.volcano_queue], (-js.priority, js.seq, js.index, js))
+        if job_min_resources(js.spec) is not None:
+            self.pending_minimums += 1
+
+    def needs_minimums(self) -> bool:
+        """Does a Pending line hold an entry (current or stale) of a PodGroup with ``minResources``?"""
+        if COUNT_LINES:
+            return self.pending_minimums > 0
+        return any(job_min_resources(e[3].spec) is not None for h in self.pending.values() for e in h)
+
+    def pending_left(self, queue: str) -> None:
+        """The enqueue action went through the Pending line of ``queue``: what it kept there are PodGroups
+        refused for their ``minResources`` (so all with one); an emptied line is noted for prune."""
+        heap = self.pending[queue]
+        if not heap:
+            self.emptied.append((queue,))
+        self.pending_minimums = sum(len(h) for h in self.pending.values())
 
     def to_allocate(self, js: JobState) -> None:
         """An Inqueue job whose pods exist: allocate may place it."""
@@ -98,17 +135,45 @@ class JobCache:
         """The heap entry is current: the job waits with no pod bound, in this phase."""
         return self.phase.get(js.index) == phase and js.placing and not js.bound and js.state == "Pending"
 
-    def drop_stale(self, heap: list) -> None:
-        """Pop the entries at the top of an allocate heap whose jobs no longer wait there."""
+    def drop_stale(self, heap: list, line: tuple | None = None) -> None:
+        """Pop the entries at the top of an allocate heap whose jobs no longer wait there.
+
+        ``line`` is the heap's (queue, shape): an emptied heap is noted for prune (without it, prune scans)."""
         while heap and not self.waits_whole(heap[0][3], INQUEUE):
             heapq.heappop(heap)
+        if not heap:
+            if line is None:
+                self.emptied_unknown = True
+            else:
+                self.emptied.append(line)
 
     def nothing_waits(self) -> bool:
         """No PodGroup waits to be enqueued or allocated."""
         return not (self.pending or self.creating or self.partial or any(self.shapes.values()))
 
     def prune(self) -> None:
-        """Drop the empty lines (after a session)."""
+        """Drop the empty lines (after a session).
+
+        A line is empty only if a session emptied it since the last prune (every line is made with an entry):
+        those noted in ``emptied`` are looked at, in the order they were noted (a dict keeps the order of
+        the keys it keeps, whatever the order of the deletions)."""
+        emptied, self.emptied = self.emptied, []
+        if COUNT_LINES and not self.emptied_unknown:
+            for line in emptied:
+                if len(line) == 1:
+                    h = self.pending.get(line[0])
+                    if h is not None and not h:
+                        del self.pending[line[0]]
+                    continue
+                q, shape = line
+                shapes = self.shapes.get(q)
+                h = shapes.get(shape) if shapes is not None else None
+                if h is not None and not h:
+                    del shapes[shape]
+                    self.failed.pop(line, None)
+                    self.mixed.discard(line)
+            return
+        self.emptied_unknown = False
         for q in [q for q, h in self.pending.items() if not h]:
             del self.pending[q]
         for q, shapes in self.shapes.items():

@@ -98,8 +98,7 @@ class Session:
 def open_session(sim: Cluster, now: float, cache: JobCache, setup: VolcanoSetup, queues: dict[str, Queue],
                  ordering: str, proportional: bool) -> Session:
     """The session's snapshot, with the proportion and overcommit plugins' figures when anything can use them."""
-    needed = proportional or any(
-        job_min_resources(e[3].spec) is not None for h in cache.pending.values() for e in h)
+    needed = proportional or cache.needs_minimums()
     if not needed:
         return Session(sim, now, cache, queues, ordering)
     total, used = cluster_resources(sim)

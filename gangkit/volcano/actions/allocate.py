@@ -78,7 +78,7 @@ def execute(ssn: Session, shortcuts: bool = True, estimate_factor: float = 1.0) 
     heads: dict[str, list] = defaultdict(list)  # queue -> heap of (order key, shape or ("job", index))
     for q, shapes in cache.shapes.items():
         for shape, h in shapes.items():
-            cache.drop_stale(h)
+            cache.drop_stale(h, (q, shape))
             if h:
                 heads[q].append((ssn.job_key(h[0][3], h[0]), shape))
     for js in cache.partial.values():
@@ -130,7 +130,7 @@ def _allocate_head(ssn: Session, q: str, key, heads: list, blocked: list) -> boo
     heapq.heappop(h)
     if any(p.node is None and not p.done for p in js.pods):
         cache.partial[js.index] = js
-    cache.drop_stale(h)
+    cache.drop_stale(h, (q, key))
     if h:
         heapq.heappush(heads, (ssn.job_key(h[0][3], h[0]), key))
     return True

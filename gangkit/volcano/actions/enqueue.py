@@ -63,9 +63,10 @@ def execute(ssn: Session, period: float, checks: bool = True) -> None:
     """
     cache = ssn.cache
     if not checks:
-        for heap in cache.pending.values():
+        for q, heap in cache.pending.items():
             waiting = sorted(heap)
             heap.clear()
+            cache.pending_left(q)
             for entry in waiting:
                 js = entry[3]
                 if cache.waits_whole(js, PENDING):
@@ -91,6 +92,7 @@ def execute(ssn: Session, period: float, checks: bool = True) -> None:
             _inqueue(ssn, js, period)
         for entry in kept:
             heapq.heappush(heap, entry)
+        cache.pending_left(q)
 
 
 def _inqueue(ssn: Session, js: JobState, period: float) -> None:

@@ -78,8 +78,8 @@ def take_back_for_starving(ssn: Session, kind: str) -> None:
         return
     starving: dict[str, list[JobState]] = defaultdict(list)
     for q, shapes in cache.shapes.items():
-        for h in shapes.values():
-            cache.drop_stale(h)
+        for shape, h in shapes.items():
+            cache.drop_stale(h, (q, shape))
             starving[q].extend(e[3] for e in sorted(h))
     for js in cache.partial.values():
         if not gang_ready(js):

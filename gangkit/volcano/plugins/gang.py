@@ -24,7 +24,9 @@ from gangkit.engine.state import JobState, PodState
 
 def role_minimums(js: JobState) -> dict[str, int]:
     """Role -> minTaskMember, or nothing when the per-role check does not apply."""
-    mins = {ps.name: ps.min_member for ps in js.spec.pod_sets if ps.min_member is not None}
+    mins = js.spec_role_minimums  # the spec's, kept on the job: gang_ready asks for them several times per session
+    if mins is None:
+        mins = js.spec_role_minimums = {ps.name: ps.min_member for ps in js.spec.pod_sets if ps.min_member is not None}
     if not mins or js.gang_size < sum(mins.values()):
         return {}
     return mins
