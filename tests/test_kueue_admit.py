@@ -25,7 +25,7 @@ from gangkit.kueue.snapshot import load_kueue
 from gangkit.manifests import GangkitInputWarning
 from gangkit.model.quantity import parse_quantity
 
-from conftest import case
+from conftest import case, run_cli
 
 try:
     from schema_util import requires_schemas, validate_manifest
@@ -801,8 +801,6 @@ def test_the_command_line_inputs_are_valid_for_kueues_schemas(text):
 
 
 @pytest.mark.parametrize("text, lines", [
-    (NO_FLAVOR,
-     ["error: ClusterQueue team: spec.resourceGroups[0].flavors[0].name: names ResourceFlavor 'nowhere', which is not in the input"]),
     (TWO_PROBLEMS,
      ["error: ClusterQueue team: spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: must be nil when cohort is empty",
       "error: Workload a: spec.podSets[0].template.spec.containers[0].resources.requests.cpu: must be greater than or equal to 0"]),
@@ -877,3 +875,13 @@ def test_the_two_teams_example_tells_its_story():
     admitted = events[events.event == "admitted"]
     assert list(zip(admitted.time_s, admitted.job)) == [
         (0.0, "team-a/pretrain"), (600.0, "team-b/eval"), (1200.0, "team-a/finetune"), (4800.0, "team-a/pretrain")]
+
+
+def test_a_queue_without_its_flavor_is_inactive_and_its_workload_waits(tmp_path, capsys):
+    """Kueue keeps a ClusterQueue whose flavor is missing inactive (FlavorNotFound); its workloads wait."""
+    path = tmp_path / "in.yaml"
+    path.write_text(NO_FLAVOR)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        status, out, err = run_cli(["admit", str(path)], capsys)
+    assert status == 0 and "ClusterQueue team is inactive" in out and "FlavorNotFound" in err

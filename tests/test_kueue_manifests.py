@@ -341,8 +341,6 @@ BAD = [
          "ClusterQueue q", "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", "expected a Kubernetes quantity", False),
     case("no nominalQuota", [DEFAULT, drop(Q, "spec.resourceGroups.0.flavors.0.resources.0.nominalQuota")],
          "ClusterQueue q", "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", "Required value", False),
-    case("a flavor that is not in the input (Kueue: an inactive queue; gangkit: an error)", [Q],
-         "ClusterQueue q", "spec.resourceGroups[0].flavors[0].name", "names ResourceFlavor 'default-flavor', which is not in the input", True),
     case("borrowWithinCohort without reclaimWithinCohort",
          [DEFAULT, cq("q", rg(("default-flavor", {"cpu": 1})), cohort="c", borrow="LowerPriority")],
          "ClusterQueue q", "spec.preemption", "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never", True),
@@ -464,8 +462,24 @@ def test_the_schemas_catch_some_bad_input_and_gangkit_the_rest(docs, obj, field,
 
 def test_every_problem_at_once_one_line_each():
     got = problems([cq("q", rg(("nowhere", {"cpu": (4, 2)}))), wl("w", "user-queue", -1), wpc("x", "y")])
-    assert len(got) == 4 and len(set(got)) == 4
+    assert len(got) == 3 and len(set(got)) == 3  # the missing flavor is no problem: it makes the queue inactive
     assert all("\n" not in p for p in got)
+
+
+def test_a_flavor_that_is_not_in_the_input_makes_the_queue_inactive_as_kueue_does():
+    """Kueue keeps such a ClusterQueue inactive (Active=False, FlavorNotFound): it admits nothing, its workloads wait."""
+    import gangkit as gk
+
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {GPU: "8"}}}
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+           "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}}
+    local = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "default"},
+             "spec": {"clusterQueue": "q"}}
+    with pytest.warns(GangkitInputWarning, match="ClusterQueue q is inactive, as Kueue keeps it .FlavorNotFound"):
+        sc = load_manifests(manifest(node, cq("q", rg(("nowhere", {"cpu": 4}))), local, job))
+    result = gk.simulate(sc.with_settings(horizon=600.0), stack="kueue+pod")
+    assert result.summary()["jobs_waiting_at_end"] == 1
+    assert "ClusterQueue q is inactive" in str(result.diagnose())
 
 
 def test_a_kueue_error_in_a_scenario_file_is_one_scenario_error():

@@ -23,9 +23,12 @@ from gangkit.kueue.objects import (
     ResourceGroup,
 )
 from gangkit.kueue.provisioning import AdmissionCheck, ProvisioningRequestCheck, ProvisioningRequestConfig
+from gangkit.manifests import GangkitInputWarning
 from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup
 from gangkit.supply.cloud import InstanceType
 from gangkit.supply.provisioning_request import CHECK_CAPACITY
+
+from conftest import case
 
 G8 = InstanceType("g8", 8, 8.0)
 CPU_ONLY = [Node("system-0", 0)]
@@ -208,14 +211,8 @@ def _example_with(old: str, new: str) -> str:
 
 BAD_YAML = {
     # name: (replace, by, object, field, words)
-    "an AdmissionCheck of another controller": (
-        "controllerName: kueue.x-k8s.io/provisioning-request", "controllerName: example.com/other",
-        "AdmissionCheck capacity", "spec.controllerName", "expected 'kueue.x-k8s.io/provisioning-request'"),
     "parameters naming a config that is not there": (
         "    name: atomic\n", "    name: missing\n", "AdmissionCheck capacity", "spec.parameters.name", "'missing' is not in the input"),
-    "a ClusterQueue naming a check that is not there": (
-        "    - name: capacity\n", "    - name: nope\n", "ClusterQueue team-a-cq",
-        "spec.admissionChecksStrategy.admissionChecks[0].name", "AdmissionCheck 'nope' is not in the input"),
     "an unknown provisioning class": (
         "best-effort-atomic-scale-up.autoscaling.x-k8s.io", "queued-provisioning.gke.io",
         "ProvisioningRequestConfig atomic", "spec.provisioningClassName", "expected one of"),
@@ -239,6 +236,24 @@ def test_bad_yaml_is_one_error_naming_object_and_field(case):
     problems = [p for p in info.value.problems if p.obj == obj and p.field == field]
     assert len(problems) == 1, info.value.problems
     assert words in problems[0].message
+
+
+INACTIVE = [
+    case("an AdmissionCheck of another controller", "controllerName: kueue.x-k8s.io/provisioning-request",
+         "controllerName: example.com/other", "AdmissionCheckInactive"),
+    case("a ClusterQueue naming a check that is not there", "    - name: capacity\n", "    - name: nope\n",
+         "AdmissionCheckNotFound"),
+]
+
+
+@pytest.mark.parametrize("old, new, reason", INACTIVE)
+def test_a_queue_whose_check_kueue_cannot_run_is_inactive_and_admits_nothing(old, new, reason):
+    """As Kueue keeps it: Active=False with this reason; its workloads wait, 'ClusterQueue team-a-cq is inactive'."""
+    with pytest.warns(GangkitInputWarning, match=f"ClusterQueue team-a-cq is inactive, as Kueue keeps it .{reason}"):
+        sc = load_manifests(_example_with(old, new))
+    result = gk.simulate(sc, stack=STACK)
+    assert result.summary()["jobs_finished"] == 0
+    assert "ClusterQueue team-a-cq is inactive" in str(result.diagnose())
 
 
 def test_a_workload_preempted_while_its_request_waits_keeps_every_second_of_its_wait():

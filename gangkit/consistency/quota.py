@@ -52,6 +52,8 @@ def findings(inv: Inventory) -> list[Finding]:
 
 
 def _judge(kueue: Kueue, cq_name: str, o, wl: Workload) -> list[Finding]:
+    if cq_name not in kueue.cluster_queues:  # inactive: it admits nothing, and why is a finding of its own
+        return []
     cq, node = kueue.cluster_queues[cq_name], kueue.tree.cq[cq_name]
     assigner = FlavorAssigner(cq, node, kueue.flavors, lambda *args: [])
     counts = {ps.name: ps.min_count if ps.min_count is not None else ps.count for ps in wl.pod_sets}

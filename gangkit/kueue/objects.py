@@ -98,6 +98,7 @@ class ClusterQueue:
     preemption: Preemption = field(default_factory=Preemption)
     flavor_fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
     fair_sharing_weight: float = 1.0
+    inactive: str = ""  # why Kueue keeps it inactive (its Active condition's reason: message); "" when active
 
     def group_for(self, resource: str) -> ResourceGroup | None:
         for rg in self.resource_groups:

@@ -291,6 +291,10 @@ class Kueue:
     def __init__(self, flavors: list[ResourceFlavor], cluster_queues: list[ClusterQueue], local_queues: list[LocalQueue],
                  cohorts: list[Cohort] | None = None, config: KueueConfig | None = None):
         self.flavors = {f.name: f for f in flavors}
+        # an inactive ClusterQueue is left out of Kueue's snapshot: it admits nothing and lends nothing in its
+        # cohort (pkg/cache snapshot: InactiveClusterQueueSets); its workloads wait, "ClusterQueue <name> is inactive"
+        self.inactive = {q.name: q for q in cluster_queues if q.inactive}
+        cluster_queues = [q for q in cluster_queues if not q.inactive]
         self.cluster_queues = {q.name: q for q in cluster_queues}
         self.local_queues = {(lq.namespace, lq.name): lq for lq in local_queues}
         self.cohorts = {c.name: c for c in cohorts or []}
@@ -327,6 +331,12 @@ class Kueue:
         lq = self.local_queues.get((wl.namespace or "default", wl.queue_name))
         if lq is None:
             wl.pending_reason = f"LocalQueue {wl.queue_name} doesn't exist in namespace {wl.namespace or 'default'}"
+            wl.pending_cause = ""
+            self.orphans[wl.seq] = wl
+            return
+        if lq.cluster_queue in self.inactive:
+            wl.cluster_queue = lq.cluster_queue
+            wl.pending_reason = f"ClusterQueue {lq.cluster_queue} is inactive"
             wl.pending_cause = ""
             self.orphans[wl.seq] = wl
             return

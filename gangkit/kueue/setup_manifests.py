@@ -94,6 +94,7 @@ class SetupReader:
         self.wpc: dict[str, int] = {}
         self.queues: dict[str, ClusterQueue] = {}
         self.local_queues: dict[tuple[str, str], LocalQueue] = {}
+        self.inactive: dict[str, str] = {}  # ClusterQueue label -> why Kueue keeps it inactive
 
     # small typed getters ------------------------------------------------------------------
 
@@ -182,6 +183,13 @@ class SetupReader:
             self.r.error(o.label, "kind", f"expected at most one Configuration; {configs[0].label} comes first")
         config = self.configuration(configs[0]) if configs else KueueConfig()
         checks = self.admission_checks()
+        labels = {o.name: o.label for o in self.by_kind["ClusterQueue"]}
+        for cq in self.queues.values():
+            reason = self.inactive.get(labels.get(cq.name, ""), "")
+            if reason:
+                cq.inactive = reason
+                self.r.notes.append(f"{labels[cq.name]} is inactive, as Kueue keeps it ({reason}): it admits nothing, and "
+                                    "its workloads wait")
         return KueueSetup(flavors, list(self.queues.values()), list(self.local_queues.values()), cohorts, config, checks)
 
     # admission checks ----------------------------------------------------------------------
@@ -215,12 +223,18 @@ class SetupReader:
             except ValueError as e:
                 self.r.error(o.label, "spec.provisioningClassName", str(e).split(": ", 2)[-1])
         checks: dict[str, AdmissionCheck] = {}
+        other_controllers: dict[str, str] = {}  # AdmissionChecks of controllers gangkit does not run
         for o in self.by_kind["AdmissionCheck"]:
             spec = self.r.mapping(o.doc.get("spec"), o.label, "spec")
             controller = spec.get("controllerName")
             if controller != CONTROLLER:
-                self.r.error(o.label, "spec.controllerName", f"gangkit models the ProvisioningRequest check only: "
-                             f"expected {CONTROLLER!r}, got {controller!r}")
+                if not isinstance(controller, str) or not controller:
+                    self.r.error(o.label, "spec.controllerName", f"expected the name of a controller, got {short(controller)}")
+                    continue
+                other_controllers[o.name] = controller
+                self.r.notes.append(f"{o.label} belongs to controller {controller}, which gangkit does not run (it models "
+                                    f"{CONTROLLER} only): the ClusterQueues that list it stay inactive and admit nothing"
+                                    + (", as their workloads would go to other clusters" if "multikueue" in controller else ""))
                 continue
             params = self.r.mapping(spec.get("parameters"), o.label, "spec.parameters")
             ref = params.get("name")
@@ -256,9 +270,12 @@ class SetupReader:
                 if name in checks:
                     if name not in used:
                         used.append(name)
+                elif name in other_controllers:
+                    self.inactive.setdefault(o.label, f"AdmissionCheckInactive: {where} names AdmissionCheck {name!r} "
+                                             f"of controller {other_controllers[name]}, which gangkit does not run")
                 elif not any(c.name == name for c in self.by_kind["AdmissionCheck"]):
-                    self.r.error(o.label, where, f"AdmissionCheck {name!r} is not in the input (Kueue would keep this "
-                                 "ClusterQueue inactive)")
+                    self.inactive.setdefault(o.label, f"AdmissionCheckNotFound: {where} names AdmissionCheck {name!r}, "
+                                             "which is not in the input")
         if len(used) > 1:
             self.r.notes.append(f"the ClusterQueues use {len(used)} AdmissionChecks ({', '.join(used)}); gangkit applies "
                                 f"the first, {used[0]}, to every workload")
@@ -313,8 +330,8 @@ class SetupReader:
                     self.r.error(obj, f"{fbase}.name", f"Duplicate value: {fname!r} (a flavor belongs to one group)")
                 seen_flavors.add(fname)
                 if not is_cohort and fname not in flavor_names:
-                    self.r.error(obj, f"{fbase}.name", f"names ResourceFlavor {fname!r}, which is not in the input "
-                                 "(Kueue would keep this ClusterQueue inactive, admitting nothing)")
+                    self.inactive.setdefault(obj, f"FlavorNotFound: {fbase}.name names ResourceFlavor {fname!r}, "
+                                                  "which is not in the input")
                 resources = fq.get("resources")
                 if not isinstance(resources, list) or len(resources) != len(covered):
                     self.r.error(obj, f"{fbase}.resources",
