@@ -67,6 +67,7 @@ from gangkit.kueue.objects import (
 from gangkit.kueue.preemption import Preemptor
 from gangkit.kueue.quota import QuotaTree
 from gangkit.kueue.targets import Target
+from gangkit.model.errors import Problem, ScenarioError
 
 #: compute a pending workload's equivalence class once, not at every push and park (see _Queue.class_of)
 CACHE_SCHEDULING_HASH = True
@@ -350,6 +351,11 @@ class Kueue:
 
     def admit_existing(self, wl: Workload, admission: Admission, at: float = 0.0) -> None:
         """A workload that already holds quota (``status.admission`` in the input)."""
+        if admission.cluster_queue in self.inactive:
+            raise ScenarioError([Problem(f"Workload {wl.key}", "status.admission.clusterQueue",
+                                         f"ClusterQueue {admission.cluster_queue} is inactive "
+                                         f"({self.inactive[admission.cluster_queue].inactive}); gangkit does not model "
+                                         "workloads admitted before their queue became inactive")])
         wl.seq = self._seq
         self._seq += 1
         self.workloads[wl.seq] = wl
