@@ -992,6 +992,20 @@ VOLCANO_BAD = [
          "VolcanoJob train", f"spec.tasks[0].template.spec.containers[0].resources.limits.{GPU}", "must be an integer", True),
     case("two tasks of one name", [NODE, vc_job(tasks=[vc_task("w"), vc_task("w")])],
          "VolcanoJob train", "spec.tasks[1].name", "unique", True),
+    # Volcano's job webhook on lifecycle policies (validatePolicies): the schema accepts each of these
+    case("one event in two policies", [NODE, vc_job(policies=[{"event": "PodFailed", "action": "RestartJob"},
+                                                              {"event": "PodFailed", "action": "AbortJob"}])],
+         "VolcanoJob train", "spec.policies[1].event", "duplicate event PodFailed across different policy", True),
+    case("an event and an exit code in one policy", [NODE, vc_job(policies=[{"event": "PodFailed", "exitCode": 3,
+                                                                             "action": "RestartJob"}])],
+         "VolcanoJob train", "spec.policies[0]", "must not specify event and exitCode simultaneously", True),
+    case("exit code 0", [NODE, vc_job(policies=[{"exitCode": 0, "action": "RestartJob"}])],
+         "VolcanoJob train", "spec.policies[0].exitCode", "0 is not a valid error code", True),
+    case("* beside another event", [NODE, vc_job(policies=[{"event": "*", "action": "RestartJob"},
+                                                           {"event": "PodEvicted", "action": "RestartJob"}])],
+         "VolcanoJob train", "spec.policies", "if there's * here, no other policy should be here", True),
+    case("an internal action", [NODE, vc_job(tasks=[{**vc_task(), "policies": [{"event": "PodFailed", "action": "SyncJob"}]}])],
+         "VolcanoJob train", "spec.tasks[0].policies[0].action", "invalid policy action 'SyncJob'", True),
 ]
 
 

@@ -40,8 +40,9 @@ What gangkit reads:
 - on a ``PodGroup`` joined to a batch/v1 Job: ``spec.queue`` and
   ``spec.minResources``.
 
-``spec.policies`` (of the Job and its tasks), ``maxRetry`` and ``plugins``
-are known but not modelled: gangkit's sync jobs restart as a whole when they
+``spec.policies`` (of the Job and its tasks) are checked with the rules of
+Volcano's job webhook (:func:`_policies`: a duplicated event, an event beside
+an exit code... deny the Job), then, with ``maxRetry`` and ``plugins``, not modelled: gangkit's sync jobs restart as a whole when they
 lose a pod, which is what ``PodEvicted: RestartJob`` asks for. Fields
 gangkit does not know join the one warning about unread fields.
 """
@@ -164,6 +165,67 @@ def read_for_scenario(r: Reader, objects: list[ManifestObject], jobs: list[Job],
     return VolcanoSetup(queues) if uses_volcano else None
 
 
+#: The lifecycle policy events and actions Volcano's job webhook lets users write (pkg/webhooks/admission/jobs/
+#: validate/util.go, policyEventMap and policyActionMap, Volcano of 2026-08: the others are internal).
+POLICY_EVENTS = ("*", "PodFailed", "PodEvicted", "PodPending", "Unknown", "TaskCompleted", "TaskFailed", "JobUpdated")
+POLICY_ACTIONS = ("AbortJob", "RestartJob", "RestartTask", "RestartPod", "RestartPartition", "TerminateJob",
+                  "CompleteJob", "ResumeJob")
+
+
+def _policies(r: Reader, policies: Any, obj: str, where: str) -> bool:
+    """Volcano's webhook rules for a Job's (or task's) ``policies`` (``validatePolicies``); False after a denial.
+
+    Each policy names an event (``event`` or ``events``) or an ``exitCode``, never both; an event
+    appears in one policy only, ``*`` in none with others; an exit code is not 0 and appears once.
+    The policies themselves are not modelled (see the module).
+    """
+    if policies is None:
+        return True
+    if not isinstance(policies, list):
+        r.error(obj, where, f"expected a list of policies, got {short(policies)}")
+        return False
+    events: set = set()
+    codes: set = set()
+    for i, policy in enumerate(policies):
+        here = f"{where}[{i}]"
+        if not isinstance(policy, Mapping):
+            r.error(obj, here, f"expected a mapping (a policy), got {short(policy)}")
+            return False
+        named = ([policy["event"]] if policy.get("event") else []) + list(policy.get("events") or [])
+        code = policy.get("exitCode")
+        if named and code is not None:
+            r.error(obj, here, "must not specify event and exitCode simultaneously (Volcano's webhook)")
+            return False
+        if not named and code is None:
+            r.error(obj, here, "either event and exitCode should be specified (Volcano's webhook)")
+            return False
+        for event in named:
+            if event not in POLICY_EVENTS:
+                r.error(obj, f"{here}.event", f"invalid policy event {short(event)}; expected one of {', '.join(POLICY_EVENTS)}")
+                return False
+            if policy.get("action") not in POLICY_ACTIONS:
+                r.error(obj, f"{here}.action", f"invalid policy action {short(policy.get('action'))}; expected one of "
+                        f"{', '.join(POLICY_ACTIONS)}")
+                return False
+            if event in events:
+                r.error(obj, f"{here}.event", f"duplicate event {event} across different policy (Volcano's webhook "
+                        "denies the Job)")
+                return False
+            events.add(event)
+        if code is not None:
+            if code == 0:
+                r.error(obj, f"{here}.exitCode", "0 is not a valid error code (Volcano's webhook)")
+                return False
+            if code in codes:
+                r.error(obj, f"{here}.exitCode", f"duplicate exitCode {code} (Volcano's webhook)")
+                return False
+            codes.add(code)
+    if "*" in events and len(events) > 1:
+        r.error(obj, where, "if there's * here, no other policy should be here (Volcano's webhook)")
+        return False
+    return True
+
+
 def _queue(r: Reader, o: ManifestObject) -> Queue | None:
     obj = o.label
     spec = r.mapping(o.doc.get("spec"), obj, "spec")
@@ -266,6 +328,10 @@ def _volcano_job(r: Reader, o: ManifestObject, classes: dict, default_priority: 
         if ok and min_available is not None and min_available > total:
             r.error(obj, "spec.minAvailable", f"expected at most the total replicas of the tasks ({total}), got {min_available}")
             ok = False
+    ok = _policies(r, spec.get("policies"), obj, "spec.policies") and ok
+    for i, task in enumerate(tasks):
+        if isinstance(task, Mapping):
+            ok = _policies(r, task.get("policies"), obj, f"spec.tasks[{i}].policies") and ok
     queue = _queue_name(r, spec.get("queue", DEFAULT_QUEUE), known, obj, "spec.queue")
     priority = default_priority
     if "priorityClassName" in spec:
