@@ -88,19 +88,24 @@ class KueueLayer(AdmissionLayer):
         self._pod_set_specs: dict = {}  # gangkit PodSet -> the Workload's PodSetSpec (see workload_for)
         self.recorder = KueueMetrics(kueue)
         self.admission_checks = False  # set by an admission check layer behind this one (ProvisioningRequest)
+        self._unmanaged: list = []  # jobs Kueue does not manage, submitted since the last cycle
 
     def metrics(self) -> dict:
         """Kueue's metrics for this run (see :mod:`gangkit.kueue.metrics`)."""
         return self.recorder.frames()
 
     def submit(self, js, now: float) -> None:
+        if not js.spec.kueue_managed:  # Kueue does not manage it: handed on at the next cycle, past every quota
+            self._unmanaged.append(js)
+            return
         wl = workload_for(js, self._pod_set_specs)
         self.workloads[js.index] = wl
         self.kueue.submit(wl)
         self.recorder.sample(now)
 
     def cycle(self, sim, now: float):
-        admitted: list = []
+        admitted: list = self._unmanaged
+        self._unmanaged = []
         config = self.kueue.config
         if config.wait_for_pods_ready and config.block_admission and self._someone_not_ready():
             return admitted  # blockAdmission: nothing is admitted while an admitted workload is not ready
@@ -140,7 +145,7 @@ class KueueLayer(AdmissionLayer):
         (a cycle, or the PodsReady timer); while one is parked, Kueue is not idle.
         """
         kueue = self.kueue
-        if kueue.orphans:
+        if kueue.orphans or self._unmanaged:
             return False
         for q in kueue.queues.values():  # a loop, not any(): asked at every turn of cycle's loop
             if q.members:

@@ -97,7 +97,8 @@ _WORKLOAD_SPEC = {
 }
 _CONFIG_OPERATIONAL = dict.fromkeys(
     ["namespace", "health", "metrics", "webhook", "leaderElection", "controller", "clientConnection",
-     "internalCertManagement", "pprofBindAddress", "visibilityServer", "tls", "integrations", "metadata"], ANY)
+     "internalCertManagement", "pprofBindAddress", "visibilityServer", "tls", "integrations", "metadata",
+     "manageJobsWithoutQueueName", "managedJobsNamespaceSelector"], ANY)
 _REQUEUING = dict.fromkeys(["timestamp", "backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds"], ANY)
 
 
@@ -176,6 +177,7 @@ def read_for_scenario(r: Reader, objects: list[ManifestObject], jobs: list, clas
     kr = KueueReader(r, kueue_objects, classes, 0)
     setup = kr.setup()
     job_objects = {(o.namespace, o.name): o for o in objects if o.kind == "Job"}
+    unlabelled = []
     for j in jobs:
         obj = f"Job {j.key}"
         name = j.labels.get(PRIORITY_CLASS_LABEL)
@@ -191,6 +193,9 @@ def read_for_scenario(r: Reader, objects: list[ManifestObject], jobs: list, clas
                 j.pod_sets = [dataclasses.replace(j.pod_sets[0], min_count=min_count)]
         if QUEUE_LABEL in j.labels and setup.cluster_queues:
             kr.check_local_queue(obj, f"metadata.labels.{QUEUE_LABEL}", j.namespace, j.queue)
+        elif setup.cluster_queues and j.controller == "batch":
+            unlabelled.append(j)
+    _without_queue_name(r, unlabelled, setup)
     workloads = [o for o in kueue_objects if o.kind == "Workload"]
     for o in workloads:
         kr.workload(o)
@@ -203,6 +208,45 @@ def read_for_scenario(r: Reader, objects: list[ManifestObject], jobs: list, clas
                            "(one ClusterQueue holding every GPU)")
         return None
     return setup
+
+
+def _without_queue_name(r: Reader, jobs: list, setup: KueueSetup) -> None:
+    """Kueue's rule for jobs without the ``kueue.x-k8s.io/queue-name`` label (Kueue ``pkg/controller/jobframework``).
+
+    - A namespace with a LocalQueue named ``default``: Kueue's webhook gives the
+      job ``queue-name: default`` (``ApplyDefaultLocalQueue``).
+    - Else, with ``manageJobsWithoutQueueName: true`` in Kueue's Configuration,
+      Kueue suspends the job and its Workload names no LocalQueue: it is never
+      admitted.
+    - Else (the default) Kueue does not manage the job at all: it runs as if
+      Kueue were not installed, placed at once by the placement layer.
+
+    Every namespace counts as managed (``managedJobsNamespaceSelector``, which
+    by default leaves out kube-system and kueue-system, is not evaluated).
+    """
+    defaults = {lq.namespace for lq in setup.local_queues if lq.name == "default"}
+    given, waiting, unmanaged = [], [], []
+    for j in jobs:
+        if (j.namespace or "default") in defaults:
+            j.queue = "default"
+            given.append(j.key)
+        elif setup.config.manage_jobs_without_queue_name:
+            j.queue = ""
+            waiting.append(j.key)
+        else:
+            j.kueue_managed = False
+            unmanaged.append(j.key)
+    if given:
+        r.notes.append(f"{len(given)} job(s) without the {QUEUE_LABEL} label get the LocalQueue 'default' of their "
+                       f"namespace, as Kueue's webhook gives it: {', '.join(given)}")
+    if waiting:
+        r.notes.append(f"{len(waiting)} job(s) without the {QUEUE_LABEL} label are suspended by Kueue "
+                       "(manageJobsWithoutQueueName: true) and never admitted, since their Workload names no "
+                       f"LocalQueue: {', '.join(waiting)}")
+    if unmanaged:
+        r.notes.append(f"{len(unmanaged)} job(s) without the {QUEUE_LABEL} label are not managed by Kueue "
+                       "(manageJobsWithoutQueueName is false): under a kueue+ stack they go straight to the "
+                       f"placement layer, past every quota: {', '.join(unmanaged)}")
 
 
 def _dig_mapping(doc: Any, *keys: str) -> dict:

@@ -145,6 +145,7 @@ class KueueConfig:
     fair_sharing: bool = False
     fair_sharing_strategies: tuple[str, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
     equivalence_hashing: bool = True  # Kueue's SchedulingEquivalenceHashing feature gate (on by default)
+    manage_jobs_without_queue_name: bool = False  # manageJobsWithoutQueueName (see gangkit.kueue.manifests)
 
 
 @dataclass(frozen=True)

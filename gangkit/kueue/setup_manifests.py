@@ -504,6 +504,14 @@ class SetupReader:
                     self.r.error(obj, f"{where}.{key}", f"must be greater than or equal to 0, got {value}")
                 elif value is not None:
                     setattr(cfg, attr, value if attr == "backoff_limit_count" else float(value))
+        manage = doc.get("manageJobsWithoutQueueName", False)
+        if not isinstance(manage, bool):
+            self.r.error(obj, "manageJobsWithoutQueueName", f"expected true or false, got {short(manage)}")
+        else:
+            cfg.manage_jobs_without_queue_name = manage
+        if doc.get("managedJobsNamespaceSelector") is not None:
+            self.r.notes.append(f"{obj}: managedJobsNamespaceSelector is not evaluated: gangkit treats every namespace "
+                                "as managed (Kueue's default leaves out kube-system and kueue-system)")
         gates = self.r.mapping(doc.get("featureGates"), obj, "featureGates")
         for gate, attr in FEATURE_GATES.items():
             if gate in gates:

@@ -114,6 +114,12 @@ class SnapshotReader(KueueReader):
     def __init__(self, r: Reader, objects: list[ManifestObject], classes: dict[str, int], default_priority: int):
         super().__init__(r, objects, classes, default_priority)
         self.now = 0.0  # the snapshot's time, set by snapshot_workloads
+        self.manage_without_queue_name = False  # Kueue's Configuration, once setup() has read it
+
+    def setup(self):
+        setup = super().setup()
+        self.manage_without_queue_name = setup.config.manage_jobs_without_queue_name
+        return setup
 
     def snapshot_workloads(self, objects: list[ManifestObject]) -> list[LoadedWorkload]:
         """Workload objects and queue-labelled Jobs, in input order, with times relative to the earliest one."""
@@ -148,6 +154,23 @@ class SnapshotReader(KueueReader):
                 lw.workload.quota_reserved_at = latest
         return [lw for lw, _, _ in read]
 
+    def unlabelled_queue(self, obj: str, namespace: str | None) -> str | None:
+        """The LocalQueue Kueue gives a job without the queue-name label, "" for none, None when Kueue ignores it.
+
+        The rule of :func:`gangkit.kueue.manifests.read_for_scenario`'s ``_without_queue_name``: the
+        namespace's LocalQueue ``default`` if there is one; else, with ``manageJobsWithoutQueueName``,
+        a Workload naming no LocalQueue (never admitted); else Kueue does not manage the job.
+        """
+        if (namespace or "default", "default") in self.local_queues:
+            self.r.notes.append(f"{obj} has no {QUEUE_LABEL} label: Kueue gives it the LocalQueue 'default' of its namespace")
+            return "default"
+        if self.manage_without_queue_name:
+            self.r.notes.append(f"{obj} has no {QUEUE_LABEL} label: Kueue manages it (manageJobsWithoutQueueName) "
+                                "with a Workload that names no LocalQueue, never admitted")
+            return ""
+        self.r.notes.append(f"{obj} has no {QUEUE_LABEL} label: Kueue does not manage it, gangkit admit leaves it out")
+        return None
+
     def jobset_workload(self, o: ManifestObject, job=None) -> tuple[LoadedWorkload, datetime | None, None] | None:
         """The Workload Kueue's JobSet integration creates for a JobSet labelled with a LocalQueue.
 
@@ -162,8 +185,9 @@ class SnapshotReader(KueueReader):
         annotations = self.r.strings(meta.get("annotations"), obj, "metadata.annotations")
         queue = labels.get(QUEUE_LABEL)
         if not queue:
-            self.r.notes.append(f"{obj} has no {QUEUE_LABEL} label: Kueue does not manage it, gangkit admit leaves it out")
-            return None
+            queue = self.unlabelled_queue(obj, o.namespace)
+            if queue is None:
+                return None
         entries = o.doc.get("spec", {}).get("replicatedJobs") if isinstance(o.doc.get("spec"), Mapping) else None
         if not isinstance(entries, list) or not entries:
             self.r.error(obj, "spec.replicatedJobs", "expected a list of at least one replicated Job")
@@ -202,7 +226,8 @@ class SnapshotReader(KueueReader):
             submit = self.r.duration(annotations[SUBMIT_TIME], obj, f"metadata.annotations.{SUBMIT_TIME}") or 0.0
         if not ok or not pod_sets or priority is None:
             return None
-        self.check_local_queue(obj, f"metadata.labels.{QUEUE_LABEL}", o.namespace, queue)
+        if queue:
+            self.check_local_queue(obj, f"metadata.labels.{QUEUE_LABEL}", o.namespace, queue)
         return LoadedWorkload(Workload(o.name, o.namespace, queue, pod_sets, priority=priority, created=submit)), created, None
 
     def kubeflow_workload(self, o: ManifestObject) -> tuple[LoadedWorkload, datetime | None, None] | None:
@@ -220,8 +245,9 @@ class SnapshotReader(KueueReader):
         labels = self.r.strings(meta.get("labels"), obj, "metadata.labels")
         queue = labels.get(QUEUE_LABEL)
         if not queue:
-            self.r.notes.append(f"{obj} has no {QUEUE_LABEL} label: Kueue does not manage it, gangkit admit leaves it out")
-            return None
+            queue = self.unlabelled_queue(obj, o.namespace)
+            if queue is None:
+                return None
         job = read_replica_job(self.r, o, self.classes, self.default_priority, {}, {}, GangObjects())
         if job is None:
             return None
@@ -235,7 +261,8 @@ class SnapshotReader(KueueReader):
                                                                      ("memory", ps.memory)) if v},
                                None, ps.node_selector) for ps in job.pod_sets]
         created = self.time(meta.get("creationTimestamp"), obj, "metadata.creationTimestamp")
-        self.check_local_queue(obj, f"metadata.labels.{QUEUE_LABEL}", o.namespace, queue)
+        if queue:
+            self.check_local_queue(obj, f"metadata.labels.{QUEUE_LABEL}", o.namespace, queue)
         wl = Workload(o.name, o.namespace, queue, pod_sets, priority=priority,
                       created=0.0 if created is not None else job.submit_time)
         return LoadedWorkload(wl), created, None
@@ -251,8 +278,9 @@ class SnapshotReader(KueueReader):
         annotations = self.r.strings(meta.get("annotations"), obj, "metadata.annotations")
         queue = labels.get(QUEUE_LABEL)
         if not queue:
-            self.r.notes.append(f"{obj} has no {QUEUE_LABEL} label: Kueue does not manage it, gangkit admit leaves it out")
-            return None
+            queue = self.unlabelled_queue(obj, o.namespace)
+            if queue is None:
+                return None
         spec = self.r.mapping(o.doc.get("spec"), obj, "spec")
         count = self.r.whole(spec.get("parallelism", 1), obj, "spec.parallelism", 1)
         if spec.get("completions") is not None:
@@ -281,7 +309,8 @@ class SnapshotReader(KueueReader):
             submit = self.r.duration(annotations[SUBMIT_TIME], obj, f"metadata.annotations.{SUBMIT_TIME}") or 0.0
         if count is None or requests is None or priority is None:
             return None
-        self.check_local_queue(obj, f"metadata.labels.{QUEUE_LABEL}", o.namespace, queue)
+        if queue:
+            self.check_local_queue(obj, f"metadata.labels.{QUEUE_LABEL}", o.namespace, queue)
         ps = PodSetSpec(DEFAULT_POD_SET, count, requests, min_count, tuple(sorted(selector.items())))
         wl = Workload(o.name, o.namespace, queue, [ps], priority=priority, created=submit)
         return LoadedWorkload(wl), created, None

@@ -104,6 +104,17 @@ class Job:
     nobody and never fail this way. ``backoff_limit`` is the Job's
     ``spec.backoffLimit``: once more pods have failed than that, the Job is
     Failed for good (it only matters when pods fail).
+
+    ``framework`` is the kind the job is written as, named as Kueue names its
+    integrations (:data:`FRAMEWORKS`): ``batch/job`` (one pod set), a JobSet
+    (a pod set per replicatedJob), a PyTorchJob or MPIJob (a pod set per
+    replica type), bare Pods, a Deployment's or StatefulSet's pods
+    (:mod:`gangkit.manifests.training`, :mod:`gangkit.manifests.apps`). Only
+    the manifests read and written differ: their pods exist from submission,
+    as a batch/v1 Job's do, so the simulation is the same. ``kueue_managed``
+    False: Kueue does not manage the job (a manifest without the queue-name
+    label, :func:`gangkit.kueue.manifests.read_for_scenario`): a ``kueue+``
+    stack hands it to the placement layer at once, as if Kueue were not there.
     """
 
     name: str
@@ -127,6 +138,7 @@ class Job:
     rendezvous_timeout: float | None = None
     backoff_limit: int = DEFAULT_BACKOFF_LIMIT
     framework: str = BATCH_JOB
+    kueue_managed: bool = True
 
     @property
     def key(self) -> str:
@@ -273,7 +285,7 @@ def _plainly_valid(j: Job) -> bool:
             and j.min_resources is None and j.schedule_timeout is None and j.placeholder_timeout is None
             and j.gang_style is None and type(j.priority) is int and type(j.volcano_queue) is str and j.volcano_queue
             and j.rendezvous_timeout is None and type(j.backoff_limit) is int and j.backoff_limit >= 0
-            and j.framework == BATCH_JOB):
+            and j.framework == BATCH_JOB and j.kueue_managed is True):
         return False
     rt, st = j.run_time, j.submit_time
     if not ((type(rt) is float or type(rt) is int) and 0 < rt <= MAX_DURATION_S
