@@ -170,3 +170,10 @@ def test_migration_examples_validate_against_the_real_schemas(name):
     for doc in yaml.safe_load_all(text):
         if doc and not doc["apiVersion"].startswith("config.kueue.x-k8s.io"):  # Kueue ships no schema for it
             validate_manifest(doc)
+
+
+def test_partial_admission_of_elastic_training_starts_jobs_smaller_and_sooner():
+    table = lesson07.elastic_table(0.8, seeds=range(1), n_jobs=120)
+    whole, partial = table.loc["all workers or none"], table.loc["partial admission, at least half"]
+    assert whole["jobs_admitted_smaller"] == 0 < partial["jobs_admitted_smaller"]
+    assert partial["mean_turnaround_s"] < whole["mean_turnaround_s"]

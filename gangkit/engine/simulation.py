@@ -306,6 +306,7 @@ class Simulation:
                         merged.update(labels)
                         p.pod_set = dataclasses.replace(base, node_selector=tuple(sorted(merged.items())))
             js.shape = None  # its pods were made or changed: a gang scheduler's shape is derived again
+            js.speed = len(js.pods) / js.spec.pod_count if js.spec.elastic else 1.0
         self._create_pods(jobs, now)
         self.stack.placement.enqueue(jobs, now)
 
@@ -389,7 +390,7 @@ class Simulation:
         g = sum(p.pod_set.gpus for p in js.pods)
         self.books.useful_gpus += g
         epoch = js.epoch
-        Call(self.env, js.remaining, self._finish_sync, args=(js, epoch))
+        Call(self.env, js.remaining if js.speed == 1.0 else js.remaining / js.speed, self._finish_sync, args=(js, epoch))
 
     def _start_pod(self, pod: PodState, now: float) -> None:
         js = pod.job
@@ -484,7 +485,7 @@ class Simulation:
         now = self.env.now
         self.books.advance(now)
         if js.progressing and js.spec.progress == "sync":
-            done = now - js.progress_since
+            done = (now - js.progress_since) * js.speed  # seconds of work at full size
             js.useful_gpu_seconds += done * sum(p.pod_set.gpus for p in js.pods)
             self.books.useful_gpus -= sum(p.pod_set.gpus for p in js.pods)
             js.remaining = self._after_checkpoint(js, js.spec.run_time - js.remaining + done)

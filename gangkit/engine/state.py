@@ -71,7 +71,8 @@ class JobState:
     state: str = "Pending"
     bound: int = 0
     progressing: bool = False
-    remaining: float = 0.0  # sync jobs: progress still needed
+    remaining: float = 0.0  # sync jobs: progress still needed (seconds of work at full size)
+    speed: float = 1.0  # an elastic job admitted with fewer pods progresses at pods / full size
     progress_since: float | None = None
     epoch: int = 0  # bumped on eviction: stale finish events are ignored
     seq: int = 0  # order in which the job reached placement

@@ -175,6 +175,65 @@ def decision_table(load: float = 0.8, seeds=range(5), n_jobs: int = 300, kinds=N
     return pd.DataFrame(out).set_index(["job type", "stack"])
 
 
+# ------------------------------------------------------------------ elastic training, measured
+#: How elastic training is admitted in the comparison: all workers or none; or, with Kueue's partial
+#: admission (``kueue.x-k8s.io/job-min-parallelism``), at least half of them, the job then running at
+#: the speed of the workers it got (elastic; gangkit: ``Job.elastic``).
+ELASTIC_VARIANTS: dict[str, bool] = {"all workers or none": False, "partial admission, at least half": True}
+ELASTIC_STACK = "kueue+gang"
+
+
+def elastic_scenario(load: float = 0.8, n_jobs: int = 300, seed: int = 0, partial: bool = True) -> Scenario:
+    """Synchronous training of section 1's mix, elastic, behind Kueue (one ClusterQueue of every GPU).
+
+    With ``partial`` every pod set may be admitted with half its pods (``min_count``), when the
+    quota does not hold it all; the job then needs ``run time x pods / admitted pods``.
+    """
+    sc = decision_scenario("synchronous training", load, n_jobs, seed)
+    jobs = []
+    for j in sc.jobs:
+        sets = [dataclasses.replace(ps, min_count=max(1, ps.count // 2) if partial and ps.count > 1 else None)
+                for ps in j.pod_sets]
+        jobs.append(dataclasses.replace(j, pod_sets=sets, elastic=True))
+    cq = ClusterQueue("cluster-queue", [ResourceGroup((GPU,), (FlavorQuotas("default-flavor",
+                                                                            {GPU: Quota(NODES * GPUS_PER_NODE)}),))])
+    setup = KueueSetup([ResourceFlavor("default-flavor")], [cq], [LocalQueue("default", "default", "cluster-queue")])
+    return dataclasses.replace(sc, jobs=jobs, kueue=setup, name=f"elastic, {'partial' if partial else 'whole'}, "
+                               f"load {load:g}, seed {seed}")
+
+
+@lru_cache(maxsize=64)
+def elastic_run(load: float, n_jobs: int, seed: int, partial: bool):
+    """:func:`elastic_scenario` under :data:`ELASTIC_STACK` (remembered, as :func:`decision_run`)."""
+    return simulate(elastic_scenario(load, n_jobs, seed, partial), stack=ELASTIC_STACK)
+
+
+def elastic_table(load: float = 0.8, seeds=range(3), n_jobs: int = 300) -> pd.DataFrame:
+    """Elastic training admitted whole or in part: mean turnaround, jobs started smaller, utilization (means over seeds)."""
+    out = []
+    for variant, partial in ELASTIC_VARIANTS.items():
+        rows = []
+        for seed in seeds:
+            r = elastic_run(float(load), int(n_jobs), int(seed), partial)
+            figures = run_figures(r)
+            figures["admitted_smaller"] = _admitted_smaller(r)
+            rows.append(figures)
+        df = pd.DataFrame(rows)
+        out.append({"elastic training": variant, "mean_turnaround_s": round(float(df["mean_turnaround_s"].mean())),
+                    "jobs_admitted_smaller": round(float(df["admitted_smaller"].mean()), 1),
+                    "effective_utilization": round(float(df["effective_utilization"].mean()), 3),
+                    "held_idle_gpu_h": round(float(df["held_idle_gpu_h"].mean()), 1)})
+    return pd.DataFrame(out).set_index("elastic training")
+
+
+def _admitted_smaller(result) -> int:
+    """Jobs that ran with fewer pods than they asked for: an elastic job admitted in part runs longer than its
+    run time (a job that restarted is left out: its restarts lengthen it too)."""
+    jobs = result.jobs.dropna(subset=["finish_s"])
+    ran = jobs["finish_s"] - jobs["start_s"]
+    return int(((ran > jobs["run_time_s"] * (1 + 1e-9)) & (jobs["restarts"] == 0)).sum())
+
+
 # ------------------------------------------------------------------ what a wrong choice does
 def team_kueue(quota: int, config: KueueConfig | None = None) -> KueueSetup:
     """One ClusterQueue ``team`` with ``quota`` GPUs, its LocalQueue ``default``, and Kueue settings ``config``."""

@@ -88,6 +88,7 @@ DEFAULT_RUN_TIME = 3600.0
 """Seconds of run time for a Job without a ``gangkit/run-time`` annotation (reported in a warning)."""
 
 DESCRIPTION = "gangkit/description"
+ELASTIC = "elastic"  # gangkit/progress: elastic is a sync job whose throughput follows its admitted pods
 RENDEZVOUS_TIMEOUT = "gangkit/rendezvous-timeout"  # seconds a started pod of a sync job waits for the others
 MAX_INT32 = 2_147_483_647  # the API server's backoffLimit default when backoffLimitPerIndex is set
 GROUP_NAME = "scheduling.k8s.io/group-name"  # Volcano's pod annotation naming the pod's PodGroup
@@ -322,9 +323,12 @@ def read_timing(r: Reader, annotations: dict, obj: str) -> dict:
     if rendezvous_timeout == 0:
         r.error(obj, f"metadata.annotations.{RENDEZVOUS_TIMEOUT}", "expected a timeout > 0 (leave it out to wait for ever)")
     progress = annotations.get(PROGRESS, "sync")
-    if progress not in PROGRESS_MODES:
-        r.error(obj, f"metadata.annotations.{PROGRESS}", f"expected one of {', '.join(PROGRESS_MODES)}, got {progress!r}")
-    return {"run_time": run_time, "submit_time": duration(SUBMIT_TIME) or 0.0, "progress": progress,
+    elastic = progress == ELASTIC  # sync, with a throughput that follows the admitted pods
+    if progress not in (*PROGRESS_MODES, ELASTIC):
+        r.error(obj, f"metadata.annotations.{PROGRESS}",
+                f"expected one of {', '.join((*PROGRESS_MODES, ELASTIC))}, got {progress!r}")
+    return {"run_time": run_time, "submit_time": duration(SUBMIT_TIME) or 0.0,
+            "progress": "sync" if elastic else progress, "elastic": elastic,
             "checkpoint_interval": checkpoint, "rendezvous_timeout": rendezvous_timeout or None}
 
 
@@ -481,7 +485,7 @@ def job_manifest(j: Job, gang: str | None = None) -> dict:
     annotations = {RUN_TIME: format_duration(j.run_time)}
     if j.submit_time:
         annotations[SUBMIT_TIME] = format_duration(j.submit_time)
-    annotations[PROGRESS] = j.progress
+    annotations[PROGRESS] = ELASTIC if j.elastic else j.progress
     if j.checkpoint_interval is not None:
         annotations[CHECKPOINT_INTERVAL] = format_duration(j.checkpoint_interval)
     if j.rendezvous_timeout is not None:

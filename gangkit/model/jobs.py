@@ -115,6 +115,13 @@ class Job:
     False: Kueue does not manage the job (a manifest without the queue-name
     label, :func:`gangkit.kueue.manifests.read_for_scenario`): a ``kueue+``
     stack hands it to the placement layer at once, as if Kueue were not there.
+
+    ``elastic``: a ``sync`` job whose throughput follows its workers (elastic
+    data-parallel training, ``torchrun --nnodes=MIN:MAX``): admitted with
+    ``n`` of its ``N`` pods (Kueue's partial admission, ``min_count``), it
+    needs ``run_time x N / n`` seconds. All admitted pods still progress
+    together. (A simplification: real scaling is sublinear, and gangkit does
+    not grow a running job when more GPUs free up.)
     """
 
     name: str
@@ -139,6 +146,7 @@ class Job:
     backoff_limit: int = DEFAULT_BACKOFF_LIMIT
     framework: str = BATCH_JOB
     kueue_managed: bool = True
+    elastic: bool = False
 
     @property
     def key(self) -> str:
@@ -220,6 +228,9 @@ class Job:
             bad("gang_style", f"expected one of {', '.join(GANG_STYLES)}, got {self.gang_style!r}")
         if self.rendezvous_timeout is not None and (not _finite(self.rendezvous_timeout) or self.rendezvous_timeout <= 0):
             bad("rendezvous_timeout", f"expected seconds > 0 (None: wait for ever), got {self.rendezvous_timeout!r}")
+        if self.elastic is not False and (self.elastic is not True or self.progress != "sync"):
+            bad("elastic", f"expected True only for a sync job (elastic training), got {self.elastic!r} with progress "
+                           f"{self.progress!r}")
         if not _whole(self.backoff_limit) or self.backoff_limit < 0:
             bad("backoff_limit", f"expected a whole number of failed pods >= 0, got {self.backoff_limit!r}")
         if self.framework not in FRAMEWORKS:
@@ -285,7 +296,7 @@ def _plainly_valid(j: Job) -> bool:
             and j.min_resources is None and j.schedule_timeout is None and j.placeholder_timeout is None
             and j.gang_style is None and type(j.priority) is int and type(j.volcano_queue) is str and j.volcano_queue
             and j.rendezvous_timeout is None and type(j.backoff_limit) is int and j.backoff_limit >= 0
-            and j.framework == BATCH_JOB and j.kueue_managed is True):
+            and j.framework == BATCH_JOB and j.kueue_managed is True and j.elastic is False):
         return False
     rt, st = j.run_time, j.submit_time
     if not ((type(rt) is float or type(rt) is int) and 0 < rt <= MAX_DURATION_S

@@ -95,7 +95,7 @@ def estimate(js: "JobState", factor: float, pods: Iterable["PodState"] = ()) -> 
     if js.spec.progress == "independent":
         left = max((p.remaining for p in (pods or js.pods)), default=0.0)
     else:
-        left = js.remaining
+        left = js.remaining / js.speed  # an elastic job with fewer pods runs longer
     return left * factor
 
 
