@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -1334,3 +1335,19 @@ def test_the_reader_knows_no_family_and_families_do_not_know_load():
         modules = {m for m, _ in _imports(path)}
         if path.replace("/", ".")[:-3] in FAMILIES:
             assert not modules & {"gangkit.manifests.load", "gangkit.manifests.dump", "gangkit.manifests.kinds"}, path
+
+
+VOLCANO_NOT_MODELLED = [
+    case("a task's own priorityClassName",
+         [NODE, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "hi"}, "value": 10},
+          vc_job(tasks=[{**vc_task(), "template": {"spec": {**vc_task()["template"]["spec"], "priorityClassName": "hi"}}}])],
+         "spec.tasks[0].template.spec.priorityClassName (hi) is not modelled"),
+    case("hierarchical queues", [NODE, edit(vc_queue(), "metadata.annotations", {"volcano.sh/hierarchy": "root/eng"})],
+         "metadata.annotations.volcano.sh/hierarchy not modelled"),
+]
+
+
+@pytest.mark.parametrize("source, words", VOLCANO_NOT_MODELLED)
+def test_what_volcano_reads_and_gangkit_does_not_model_is_said(source, words):
+    with pytest.warns(GangkitInputWarning, match=re.escape(words)):
+        load_manifests(source)

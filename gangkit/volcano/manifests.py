@@ -226,9 +226,19 @@ def _policies(r: Reader, policies: Any, obj: str, where: str) -> bool:
     return True
 
 
+HIERARCHY = ("volcano.sh/hierarchy", "volcano.sh/hierarchy-weights")  # the drf plugin's hierarchical queues
+
+
 def _queue(r: Reader, o: ManifestObject) -> Queue | None:
     obj = o.label
     spec = r.mapping(o.doc.get("spec"), obj, "spec")
+    annotations = r.strings(r.mapping(o.doc.get("metadata"), obj, "metadata").get("annotations"), obj,
+                            "metadata.annotations")
+    found = [k for k in HIERARCHY if k in annotations]
+    if found:
+        r.notes.append(f"{obj}: {', '.join(f'metadata.annotations.{k}' for k in found)} not modelled: gangkit's "
+                       "proportion plugin shares the cluster among flat queues, by spec.weight (Volcano's drf "
+                       "plugin with hierarchy enabled would share along the hierarchy)")
     weight = r.whole(spec.get("weight", 1), obj, "spec.weight", 1)
     if weight is not None and weight > 65535:
         r.error(obj, "spec.weight", f"expected a whole number from 1 to 65535, got {weight}")
@@ -329,6 +339,18 @@ def _volcano_job(r: Reader, o: ManifestObject, classes: dict, default_priority: 
             r.error(obj, "spec.minAvailable", f"expected at most the total replicas of the tasks ({total}), got {min_available}")
             ok = False
     ok = _policies(r, spec.get("policies"), obj, "spec.policies") and ok
+    for i, task in enumerate(tasks):  # a task's own priorityClassName: its pods' priority
+        pc = task.get("template", {}).get("spec", {}).get("priorityClassName") if isinstance(task, Mapping) and \
+            isinstance(task.get("template"), Mapping) and isinstance(task["template"].get("spec"), Mapping) else None
+        if pc is None:
+            continue
+        where = f"spec.tasks[{i}].template.spec.priorityClassName"
+        if not isinstance(pc, str) or pc not in classes:
+            r.error(obj, where, f"no PriorityClass named {short(pc)} in the input (known: {', '.join(sorted(classes))})")
+            ok = False
+        else:
+            r.notes.append(f"{obj}: {where} ({pc}) is not modelled: Volcano orders and preempts this task's pods "
+                           "by it; gangkit gives every pod the Job's priority (spec.priorityClassName)")
     for i, task in enumerate(tasks):
         if isinstance(task, Mapping):
             ok = _policies(r, task.get("policies"), obj, f"spec.tasks[{i}].policies") and ok
