@@ -17,7 +17,7 @@ of every problem at once. The desks, and the kinds they read (see
 
 - :mod:`gangkit.manifests.core`: Node, batch/v1 Job, Volcano's PodGroup,
   PriorityClass, and gangkit's Simulation and WorkloadGenerator;
-- :mod:`gangkit.manifests.training`: training jobs of several roles: the JobSet,
+- :mod:`gangkit.manifests.training` (a package, a module per family): training jobs of several roles: the JobSet,
   Kubeflow Trainer's TrainJob with its runtimes, Kubeflow's PyTorchJob and MPIJob;
 - :mod:`gangkit.manifests.apps`: bare Pods, Deployments, ReplicaSets and StatefulSets;
 - :mod:`gangkit.manifests.companions`: objects that configure what gangkit does not
