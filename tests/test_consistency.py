@@ -162,6 +162,33 @@ def test_the_clean_stack_is_real_yaml():
     assert sum(n is not None for n in names) == 10
 
 
+def static_pool(replicas, nodes=None):
+    """The clean stack's NodePool made static: ``replicas`` nodes, capped by ``limits.nodes`` (its only limit)."""
+    return [change("NodePool", "a100", "spec.replicas", replicas),
+            change("NodePool", "a100", "spec.limits", {} if nodes is None else {"nodes": nodes})]
+
+
+def gang_of(pods, gpus=None):
+    """The Job and its PodGroup at ``pods`` pods (of ``gpus`` GPUs each when given)."""
+    out = [change("Job", "train", "spec.parallelism", pods), change("Job", "train", "spec.completions", pods),
+           change("PodGroup", "train", "spec.minMember", pods)]
+    if gpus is not None:
+        out.append(change("Job", "train", "spec.template.spec.containers.0.resources.limits", {"nvidia.com/gpu": str(gpus)}))
+    return out
+
+
+# the NodePool also allows a cheaper 1-GPU type, which a static pool's nodes are launched as
+CHEAP_TOO = [change("Karpenter", "karpenter", "spec.instanceTypes.1",
+                    {"name": "g4dn.xlarge", "capacity": {"nvidia.com/gpu": "1", "cpu": "4", "memory": "16Gi"},
+                     "pricePerHour": 0.526}),
+             change("NodePool", "a100", "spec.template.spec.requirements.0.values", ["p4d.24xlarge", "g4dn.xlarge"])]
+# no instance types of its own: the NodePool chooses from gangkit's catalogue by GPU model (p4d and p4de, 8 A100s)
+FROM_CATALOGUE = [change("Karpenter", "karpenter", "spec.instanceTypes", None),
+                  change("NodePool", "a100", "spec.template.spec.requirements.0",
+                         {"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": ["a100"]})]
+ON_THE_POOL = change("Job", "train", "spec.template.spec.nodeSelector", {"karpenter.sh/nodepool": "a100"})
+
+
 # --- one inconsistency per row: (changes, every code found, the objects of the first) ------------------------
 
 ROWS = [
@@ -280,6 +307,38 @@ ROWS = [
          [change("Job", "train", "spec.parallelism", 3), change("Job", "train", "spec.completions", 3),
           change("PodGroup", "train", "spec.minMember", 3)],
          [], ()),
+    case("a gang more than the Node and a static NodePool's min(replicas 2, limits.nodes 1) node hold",
+         [NO_KUEUE, *static_pool(2, nodes=1), *gang_of(6)],
+         ["supply-too-small"], (JOB, "NodePool a100")),
+    case("a gang the Node and the static NodePool's one node hold",
+         [NO_KUEUE, *static_pool(2, nodes=1), *gang_of(4)],
+         [], ()),
+    case("a static NodePool of 0 nodes adds no GPU to the flavor",
+         [*static_pool(0)],
+         ["kueue-quota-exceeds-supply"], ("ResourceFlavor a100", "ClusterQueue team-a", "ClusterQueue team-b")),
+    case("a static NodePool's nodes are of its cheapest type: a pod only the other type holds fits none",
+         [NO_KUEUE, *CHEAP_TOO, *static_pool(2), *gang_of(1), ON_THE_POOL],
+         ["pod-fits-no-node", "kueue-quota-exceeds-supply"], (JOB,)),
+    case("... while a dynamic NodePool may launch the other type",
+         [NO_KUEUE, *CHEAP_TOO, *gang_of(1), ON_THE_POOL],
+         [], ()),
+    case("waitForPodsReady shorter than a static NodePool's node stages",
+         [change("Configuration", None, "waitForPodsReady.timeout", "60s"), *static_pool(1), *gang_of(3)],
+         ["kueue-pods-ready-timeout"], (JOB, "Configuration (document 9)")),
+    case("... is fine for a Job submitted after the static node is ready",
+         [change("Configuration", None, "waitForPodsReady.timeout", "60s"), *static_pool(1), *gang_of(3),
+          change("Job", "train", "metadata.annotations.gangkit/submit-time", "10m"),
+          add(job("warmup", pods=1, gpus=1))],
+         [], ()),
+    case("a pod larger than every catalogue type the NodePool's requirements allow",
+         [NO_KUEUE, *FROM_CATALOGUE, *gang_of(1, gpus=16)],
+         ["pod-fits-no-node"], (JOB,)),
+    case("a gang the catalogue types hold within the NodePool's limit",
+         [NO_KUEUE, *FROM_CATALOGUE, *gang_of(3, gpus=8)],
+         [], ()),
+    case("... and one above that limit",
+         [NO_KUEUE, *FROM_CATALOGUE, change("NodePool", "a100", "spec.limits", {"nvidia.com/gpu": 8}), *gang_of(3, gpus=8)],
+         ["supply-too-small"], (JOB, "NodePool a100")),
 ]
 
 

@@ -368,6 +368,47 @@ def test_single_node_consolidation_moves_one_non_empty_node_per_instant():
     assert (moved.groupby("time_s").size() <= 1).all()
 
 
+
+# -- metric labels: the names and values Karpenter v1.14 exports ----------------------------------------
+def _moved_then_emptied():
+    """gpu-1 is deleted as underutilized at 251 (its pod fits on gpu-0), gpu-0 goes empty at 1281."""
+    jobs = [BIG, job("b", gpus=4, run_time=1000), job("late", gpus=1, run_time=10, submit_time=3000)]
+    return run_policy(jobs, "WhenEmptyOrUnderutilized")
+
+
+def _static_pool():
+    pool = NodePool("warm", ["g8"], limits={"nodes": 1}, replicas=2)
+    sc = gk.Scenario(list(CPU_ONLY), [job("a", gpus=8, run_time=100)])
+    return gk.simulate(sc, stack=Stack(KubeScheduler(), suppliers=[Karpenter([pool], TYPES)], name="pod+karpenter"))
+
+
+METRIC_LABELS = [
+    # (run, metric, its label columns as Karpenter names them (pkg/metrics/metrics.go,
+    #  pkg/controllers/metrics/nodepool), each row's label values and value)
+    pytest.param(_moved_then_emptied, "karpenter_nodeclaims_created_total", ["reason", "nodepool", "min_values_relaxed"],
+                 [("provisioned", "gpu", "false", 1), ("provisioned", "gpu", "false", 2)],
+                 id="NodeClaims for pending pods: reason provisioned (ProvisionedReason), minValues never relaxed"),
+    pytest.param(_static_pool, "karpenter_nodeclaims_created_total", ["reason", "nodepool", "min_values_relaxed"],
+                 [("provisioned", "warm", "false", 1)],
+                 id="a static pool's NodeClaim: reason provisioned too, min(replicas, limits.nodes) of them"),
+    pytest.param(_moved_then_emptied, "karpenter_nodeclaims_disrupted_total", ["reason", "nodepool"],
+                 [("underutilized", "gpu", 1), ("empty", "gpu", 1)],
+                 id="disrupted: reasons in snake case, each reason its own counter series"),
+    pytest.param(_moved_then_emptied, "karpenter_nodepools_usage", ["nodepool", "resource_type"],
+                 [("gpu", "nvidia.com/gpu", 16), ("gpu", "nvidia.com/gpu", 8), ("gpu", "nvidia.com/gpu", 0)],
+                 id="usage: the resource name as resource_type"),
+    pytest.param(lambda: run([job("big", pods=4, gpus=8, run_time=100)], limit=16, horizon=1000)[0],
+                 "karpenter_nodepools_limit", ["nodepool", "resource_type"], [("gpu", "nvidia.com/gpu", 16)],
+                 id="limit: the same labels"),
+]
+
+
+@pytest.mark.parametrize("make, name, labels, rows", METRIC_LABELS)
+def test_metrics_carry_karpenters_label_names_and_values(make, name, labels, rows):
+    table = make().metrics[name]
+    assert list(table[labels + ["value"]].itertuples(index=False, name=None)) == rows
+
+
 # -- YAML: karpenter.sh/v1 NodePool and gangkit's Karpenter kind ----------------------------------------
 from pathlib import Path  # noqa: E402
 

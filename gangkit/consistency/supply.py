@@ -3,21 +3,34 @@
 Picture a removal firm asked "can your vans carry these twelve wardrobes at
 once?". It counts the vans in the yard (the Nodes), then the vans it may
 still hire (a Karpenter NodePool up to its ``spec.limits``, a
-cluster-autoscaler node group up to ``maxSize``), and how many wardrobes fit
+cluster-autoscaler node group up to ``maxSize``), the vans on a fixed lease
+(a static NodePool: its nodes and no more), and how many wardrobes fit
 in each kind of van: a wardrobe never goes half in one van and half in
 another, as a pod never splits across nodes. :class:`Supply` answers that
 question for a pod *shape* (GPUs, cores, bytes, nodeSelector):
 
 - :meth:`Supply.most_pods`: how many such pods could be placed at once in an
   empty cluster at its largest (every Node, every NodePool filled to its GPU
-  limit with the instance types that hold the most such pods, every node
-  group at ``maxSize``);
+  limit with the instance types that hold the most such pods, every static
+  NodePool's nodes, every node group at ``maxSize``);
 - :meth:`Supply.holds`: could a single such pod be placed at all;
 - :meth:`Supply.provisioning_time`: the shortest time from an unschedulable
   pod to a ready new node that holds it, in gangkit's stage model
   (:class:`gangkit.supply.cloud.Stages`): Karpenter's batching window
   (``batchIdleDuration``) plus the stages registered, initialized and image
-  pull; cluster-autoscaler's stages (its scan may come at once).
+  pull; a static NodePool's stages alone, counted from the first job's
+  submission; cluster-autoscaler's stages (its scan may come at once).
+
+**Static NodePools** (``spec.replicas``; Karpenter v1.14,
+``designs/static-capacity.md``, ``pkg/controllers/static/provisioning``):
+such a pool holds exactly ``min(replicas, limits.nodes)`` nodes, launched as
+the one type gangkit's Karpenter gives them (the cheapest the pool allows:
+:attr:`gangkit.supply.karpenter.Karpenter.static_nodes`), and never launches
+another for a pending pod. So every rule here counts those nodes and that
+type only: no room for a pod its type cannot hold, no more pods than those
+nodes hold, no GPUs beyond theirs (a pool of 0 nodes adds nothing). They are
+launched at the run's first scheduling cycle (the first job's submission),
+without a batching window and without waiting for a pod.
 
 A new machine carries the labels gangkit's suppliers give it (a NodePool's
 template labels, ``karpenter.sh/nodepool``, the instance type; a node
@@ -31,7 +44,8 @@ NodePool's limit counts in full too (gangkit's Karpenter charges only the
 nodes it launched to the limit; the real one charges every node of the pool,
 so it holds less); only the ``nvidia.com/gpu`` limit is applied (gangkit
 enforces no other); a node group's existing nodes are not subtracted from
-``maxSize``.
+``maxSize``; a static pool's nodes count as empty, whoever else may use
+them.
 """
 
 from __future__ import annotations
@@ -156,12 +170,15 @@ class Supply:
     ``requirements``: per NodePool name, the labels its requirements let
     Karpenter choose (:func:`requirement_values`); gangkit's Karpenter reads
     only the instance-type requirement, the check allows them all.
+    ``submissions``: the first and the last job's submission time, seconds
+    (a static pool's nodes are launched at the first).
     """
 
     nodes: list[Node]
     karpenter: object = None  # gangkit.supply.Karpenter
     autoscaler: object = None  # gangkit.supply.ClusterAutoscaler
     requirements: dict = field(default_factory=dict)
+    submissions: tuple[float, float] = (0.0, 0.0)
 
     @property
     def empty(self) -> bool:
@@ -174,10 +191,24 @@ class Supply:
         return may_carry(group.node_labels(), {}, selector)
 
     def _pool_types(self) -> list[tuple[object, InstanceType]]:
+        """(pool, instance type) for every machine a NodePool may bring: a dynamic pool's allowed types, a static
+        pool's one type (none when it keeps no node)."""
         k = self.karpenter
         if k is None:
             return []
-        return [(pool, k.instance_types[t]) for pool in k.nodepools for t in pool.instance_types]
+        out = []
+        for pool in k.nodepools:
+            if pool.static:
+                it, _ = self._static(pool)
+                if it is not None:
+                    out.append((pool, it))
+            else:
+                out.extend((pool, k.instance_types[t]) for t in pool.instance_types)
+        return out
+
+    def _static(self, pool) -> tuple[InstanceType | None, int]:
+        """A static pool's type and node count, ``min(replicas, limits.nodes)`` (None, 0 when it keeps none)."""
+        return self.karpenter.static_nodes.get(pool.name, (None, 0))
 
     def _groups(self) -> list:
         return [] if self.autoscaler is None else [g for g in self.autoscaler.node_groups if g.max_size > 0]
@@ -235,6 +266,11 @@ class Supply:
         parts: dict[str, float] = {"nodes": self.on_nodes(shape)}
         if self.karpenter is not None:
             for pool in self.karpenter.nodepools:
+                if pool.static:  # its nodes, never more
+                    it, count = self._static(pool)
+                    fits = it is not None and self._pool_match(pool, it.name, shape.selector)
+                    parts[f"NodePool {pool.name}"] = count * per_machine(it.gpus, it.cpu, it.memory, shape) if fits else 0.0
+                    continue
                 options = [(it.gpus, per_machine(it.gpus, it.cpu, it.memory, shape))
                            for it in (self.karpenter.instance_types[t] for t in pool.instance_types)
                            if self._pool_match(pool, it.name, shape.selector)]
@@ -254,21 +290,41 @@ class Supply:
         total: float = sum(n.gpus for n in self.nodes if n.matches(labels))
         if self.karpenter is not None:
             for pool in self.karpenter.nodepools:
-                if any(self._pool_match(pool, t, labels) for t in pool.instance_types):
+                if pool.static:
+                    it, count = self._static(pool)
+                    if it is not None and self._pool_match(pool, it.name, labels):
+                        total += count * it.gpus
+                elif any(self._pool_match(pool, t, labels) for t in pool.instance_types):
                     total += pool.gpu_limit
         total += sum(g.max_size * g.instance_type.gpus for g in self._groups() if self._group_match(g, labels))
         return total
 
     # -- time -----------------------------------------------------------------------------
     def provisioning_time(self, shape: Shape) -> tuple[float, str] | None:
-        """The shortest wait for a new ready node that holds ``shape``, and how it adds up (None: no supplier can)."""
+        """The shortest wait for a new ready node that holds ``shape``, and how it adds up (None: no supplier can).
+
+        A static pool's nodes do not wait for the pod: they are launched at the first job's submission, so the
+        wait is their stages less the time from the first to the last submission (never below 0), a bound for
+        every job of the files admitted when it is submitted (admitted later, it waits less)."""
         best: tuple[float, str] | None = None
         k = self.karpenter
-        if k is not None and any(it.gpus <= pool.gpu_limit and per_machine(it.gpus, it.cpu, it.memory, shape) >= 1
-                                 and self._pool_match(pool, it.name, shape.selector) for pool, it in self._pool_types()):
-            t = _stages_total(k.stages)
-            if t is not None:
-                best = (k.batch_idle + t, f"Karpenter: batchIdleDuration {k.batch_idle:g} s + {_stage_words(k.stages)}")
+        holding = [pool for pool, it in self._pool_types() if it.gpus <= pool.gpu_limit
+                   and per_machine(it.gpus, it.cpu, it.memory, shape) >= 1 and self._pool_match(pool, it.name, shape.selector)]
+        t = _stages_total(k.stages) if k is not None else None
+        if t is not None and any(not pool.static for pool in holding):
+            best = (k.batch_idle + t, f"Karpenter: batchIdleDuration {k.batch_idle:g} s + {_stage_words(k.stages)}")
+        static = [pool.name for pool in holding if pool.static]
+        if t is not None and static:
+            # launched at the first submission: a job submitted later finds them that much nearer ready, and the
+            # bound must hold for every job
+            first, last = self.submissions
+            wait = max(0.0, first + t - last)
+            how = (f"Karpenter: static NodePool {', '.join(static)}, launched at the first job's submission: "
+                   f"{_stage_words(k.stages)}")
+            if last > first:
+                how += f", less the {last - first:g} s until the last job's submission"
+            if best is None or wait < best[0]:
+                best = (wait, how)
         a = self.autoscaler
         if a is not None and any(per_machine(g.instance_type.gpus, g.instance_type.cpu, g.instance_type.memory, shape) >= 1
                                  and self._group_match(g, shape.selector) for g in self._groups()):
@@ -295,5 +351,7 @@ def _stage_words(stages: Stages) -> str:
 
 def supply_of(inv) -> Supply:
     """The supply an :class:`~gangkit.consistency.inventory.Inventory` describes (its Nodes, NodePools, node groups)."""
+    submitted = [e.job.submit_time for e in inv.jobs if e.job is not None]
     return Supply(inv.nodes, inv.karpenter, inv.autoscaler,
-                  {o.name: requirement_values(o.doc) for o in inv.of_role("NodePool")})
+                  {o.name: requirement_values(o.doc) for o in inv.of_role("NodePool")},
+                  (min(submitted), max(submitted)) if submitted else (0.0, 0.0))

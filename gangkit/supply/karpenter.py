@@ -137,6 +137,14 @@ DISRUPTION_POLL = 10.0  # Karpenter's disruption controller polls every 10 s
 POLICIES = ("WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced")
 #: Balanced consolidation approves a move when its score is at least 1/k (Karpenter ``pkg/apis/v1``, ``BalancedK``).
 BALANCED_K = 2
+#: ``reason`` of ``karpenter_nodeclaims_created_total`` for a NodeClaim made for pending pods, and for a static
+#: pool's (Karpenter v1.14 ``pkg/metrics/constants.go``, ``ProvisionedReason``; ``pkg/controllers/provisioning``
+#: and ``pkg/controllers/static/provisioning`` create NodeClaims with it).
+PROVISIONED_REASON = "provisioned"
+#: ``min_values_relaxed`` of the same counter: always ``"false"`` here, since gangkit models only
+#: ``minValuesPolicy: Strict``, which never relaxes minValues (``"true"`` marks a NodeClaim for which
+#: ``BestEffort`` relaxed them).
+MIN_VALUES_RELAXED = "false"
 
 @dataclass(frozen=True)
 class NodePool:
@@ -279,8 +287,8 @@ class Karpenter(NodeSupplier):
         self._covered: dict = {}  # pod -> claim name (in-flight claims only)
         self._count: dict[str, int] = {}  # pool -> NodeClaims created
         self._used: dict[str, int] = {}  # pool -> GPUs of its live nodes (in flight or ready)
-        self._disrupted_count: dict[str, int] = {}
-        self._created_count: dict[str, int] = {}
+        self._disrupted_count: dict[tuple, int] = {}  # (pool, reason) -> count: one counter series each
+        self._created_count: dict[str, int] = {}  # pool -> count (reason and min_values_relaxed never vary)
         self._last_pending: list = []
         self._window_first: float | None = None
         self._window_last = 0.0
@@ -546,7 +554,7 @@ class Karpenter(NodeSupplier):
         sim.remove_node(c.name, supplier=self.name)
         del self._claims[c.name]
         self._used[pool.name] -= c.itype.gpus
-        n = self._disrupted_count[pool.name] = self._disrupted_count.get(pool.name, 0) + 1
+        n = self._disrupted_count[pool.name, reason] = self._disrupted_count.get((pool.name, reason), 0) + 1
         self._disrupted.append((now, pool.name, c.name, reason, n))
         self._sample_usage(now)
 
@@ -592,7 +600,7 @@ class Karpenter(NodeSupplier):
         for p in c.pods:
             self._covered[p] = c.name
         n = self._created_count[c.pool.name] = self._created_count.get(c.pool.name, 0) + 1
-        self._created.append((now, c.pool.name, c.itype.name, c.name, "provisioning", n))
+        self._created.append((now, c.pool.name, c.itype.name, c.name, PROVISIONED_REASON, MIN_VALUES_RELAXED, n))
         ready_at = max(c.stages.values())
         self._ready_rows.append((c.name, c.pool.name, c.itype.name, c.stages["launched"], c.stages["registered"],
                                  c.stages["initialized"], ready_at, ready_at - now))
@@ -637,11 +645,23 @@ class Karpenter(NodeSupplier):
 
     # -- metrics -----------------------------------------------------------------------
     def metrics(self) -> dict:
-        """DataFrames named after Karpenter's Prometheus metrics (``value`` is the metric's value)."""
+        """DataFrames named after Karpenter's Prometheus metrics (``value`` is the metric's value).
+
+        The label columns carry Karpenter v1.14's label names and values (``pkg/metrics/metrics.go``,
+        ``pkg/controllers/metrics/nodepool``): ``karpenter_nodeclaims_created_total`` by ``reason``
+        (``provisioned``), ``nodepool`` and ``min_values_relaxed``; ``karpenter_nodeclaims_disrupted_total`` by
+        ``reason`` (``empty``, ``underutilized``: the disruption method's reason in snake case) and ``nodepool``,
+        its ``value`` counting per (nodepool, reason); ``karpenter_nodepools_usage`` and ``_limit`` by
+        ``nodepool`` and ``resource_type`` (``nvidia.com/gpu`` only). A counter row is one event, so ``time_s``,
+        ``instance_type`` and ``nodeclaim`` say which; they are not labels of the real metric. Simplified: the
+        disrupted counter has no ``capacity_type`` (gangkit models no capacity types), and usage and limits
+        only their GPU series.
+        """
         limits = [(p.name, GPU, p.limits[GPU]) for p in self.nodepools if GPU in p.limits]
         return {
             "karpenter_nodeclaims_created_total": pd.DataFrame(
-                self._created, columns=["time_s", "nodepool", "instance_type", "nodeclaim", "reason", "value"]),
+                self._created, columns=["time_s", "nodepool", "instance_type", "nodeclaim", "reason",
+                                        "min_values_relaxed", "value"]),
             "karpenter_nodeclaims_disrupted_total": pd.DataFrame(
                 self._disrupted, columns=["time_s", "nodepool", "nodeclaim", "reason", "value"]),
             "karpenter_nodepools_usage": pd.DataFrame(self._usage, columns=["time_s", "nodepool", "resource_type", "value"]),
