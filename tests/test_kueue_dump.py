@@ -361,9 +361,6 @@ def one_queue(q: ClusterQueue, **kw) -> KueueSetup:
     case("a lendingLimit above the nominalQuota (Kueue's webhook)",
          one_queue(ClusterQueue("cq", gpu_group(("f", Quota(4, lending_limit=6))), cohort="c")),
          "ClusterQueue cq", r"spec.resourceGroups\[0\].flavors\[0\].resources\[0\].lendingLimit", "less than or equal"),
-    case("a flavor that is not in the setup",
-         one_queue(ClusterQueue("cq", gpu_group(("h100", Quota(8))))),
-         "ClusterQueue cq", r"spec.resourceGroups\[0\].flavors\[0\].name", "names ResourceFlavor 'h100'"),
     case("borrowWithinCohort without reclaimWithinCohort",
          one_queue(ClusterQueue("cq", gpu_group(("f", Quota(8))), cohort="c",
                                 preemption=Preemption(borrow_within_cohort="LowerPriority"))),
@@ -414,6 +411,22 @@ def one_queue(q: ClusterQueue, **kw) -> KueueSetup:
 def test_a_setup_the_manifests_cannot_say_is_one_error_naming_object_and_field(setup, obj, field, words):
     with pytest.raises(ScenarioError, match=f"{obj}: {field}: .*{words}"):
         kueue_manifests(setup)
+
+
+def test_a_flavor_that_is_not_in_the_setup_is_written_and_reads_back_as_an_inactive_queue():
+    """Kueue accepts such a ClusterQueue and keeps it inactive (FlavorNotFound); so does gangkit, with a warning."""
+    import warnings
+
+    from gangkit.manifests import GangkitInputWarning, load_manifests
+
+    setup = one_queue(ClusterQueue("cq", gpu_group(("h100", Quota(8)))))
+    text = yaml.safe_dump_all(kueue_manifests(setup))
+    node = "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {nvidia.com/gpu: '8'}}\n---\n"
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always", GangkitInputWarning)
+        sc = load_manifests(node + text)
+    assert [q.inactive.split(":")[0] for q in sc.kueue.cluster_queues] == ["FlavorNotFound"]
+    assert any("ClusterQueue cq is inactive" in str(w.message) for w in seen)
 
 
 def test_two_jobs_giving_one_workload_priority_class_two_values_is_an_error():

@@ -526,10 +526,10 @@ WARN = [
          [*BASE, edit(edit(W, "spec.podSets.0.topologyRequest", {"required": "rack"}), "spec.podSets.0.template.spec.tolerations",
                       [{"operator": "Exists"}])],
          ["Workload w: spec.podSets[0].topologyRequest", "Workload w: spec.podSets[0].template.spec.tolerations"]),
-    case("Configuration fields that change Kueue but are not modelled",
+    case("Configuration fields that change Kueue but are not modelled (manageJobsWithoutQueueName is)",
          [*BASE, config(manageJobsWithoutQueueName=True, waitForPodsReady={"recoveryTimeout": "1m"},
                         featureGates={"PrioritizePreemptorWorkloads": True})],
-         ["Configuration (document 4): manageJobsWithoutQueueName", "Configuration (document 4): waitForPodsReady.recoveryTimeout",
+         ["Configuration (document 4): waitForPodsReady.recoveryTimeout",
           "Configuration (document 4): featureGates.PrioritizePreemptorWorkloads"]),
 ]
 

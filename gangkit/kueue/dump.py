@@ -222,7 +222,7 @@ def configuration_manifest(c: KueueConfig) -> dict | None:
     settings differs, then always with its ``timeout``), else v1beta1 with
     ``waitForPodsReady.enable: false``. Fair sharing, when on, with its
     ``preemptionStrategies``; the feature gates gangkit models, when not at
-    their defaults.
+    their defaults; ``manageJobsWithoutQueueName`` when true.
     """
     d = _DEFAULT_CONFIG
     doc: dict[str, Any]
@@ -256,6 +256,8 @@ def configuration_manifest(c: KueueConfig) -> dict | None:
     gates = {gate: getattr(c, attr) for gate, attr in setup_yaml.FEATURE_GATES.items() if getattr(c, attr) != getattr(d, attr)}
     if gates:
         doc["featureGates"] = gates
+    if c.manage_jobs_without_queue_name:
+        doc["manageJobsWithoutQueueName"] = True
     return doc if len(doc) > 2 else None
 
 
