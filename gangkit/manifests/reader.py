@@ -351,7 +351,8 @@ def _yaml_problem(e: yaml.YAMLError, text: str, label: str) -> ScenarioError:
     pure-Python parser reads the text again, which costs time only for a
     file that does not load.
     """
-    if _SafeLoader is not yaml.SafeLoader and not isinstance(e, yaml.constructor.ConstructorError):
+    deep = "maximum nesting" in str(e)  # libyaml's own depth limit: the pure-Python parser would only recurse into it
+    if _SafeLoader is not yaml.SafeLoader and not isinstance(e, yaml.constructor.ConstructorError) and not deep:
         try:
             for _ in yaml.compose_all(text, Loader=yaml.SafeLoader):
                 pass
