@@ -23,8 +23,11 @@ metric (``Result.metrics[name]``)             layer, and what a row is
                                               the unschedulable queue, a row per change
 ``karpenter_nodepools_usage`` / ``_limit``    Karpenter: GPUs of a NodePool's nodes against
                                               its limit
-``karpenter_nodeclaims_launch_to_ready_...``  Karpenter: per NodeClaim, its stage times and
-                                              launch-to-ready seconds
+``karpenter_nodeclaims_created_total`` /      Karpenter: NodeClaims created (reason
+``karpenter_nodeclaims_disrupted_total``      ``provisioned``) and disrupted (``empty``,
+                                              ``underutilized``), per NodePool
+``gangkit_karpenter_nodeclaim_stages``        gangkit's own: per NodeClaim, its stage times
+                                              (launched, registered, initialized, ready)
 ============================================  ==============================================
 
 Names that start with ``gangkit_`` are gangkit's own tables (a NodeClaim's stage times,
