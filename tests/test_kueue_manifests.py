@@ -471,7 +471,8 @@ def test_a_flavor_that_is_not_in_the_input_makes_the_queue_inactive_as_kueue_doe
     import gangkit as gk
 
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {GPU: "8"}}}
-    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "labels": {"kueue.x-k8s.io/queue-name": "lq"},
+                                                                "annotations": {"gangkit/run-time": "1m"}},
            "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}}
     local = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "default"},
              "spec": {"clusterQueue": "q"}}
