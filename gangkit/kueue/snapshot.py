@@ -154,6 +154,15 @@ class SnapshotReader(KueueReader):
                 lw.workload.quota_reserved_at = latest
         return [lw for lw, _, _ in read]
 
+    def job_header(self, o: ManifestObject) -> tuple | None:
+        """(label, metadata, labels, annotations, LocalQueue) of a job Kueue manages; None when it does not."""
+        obj = o.label
+        meta = self.r.mapping(o.doc.get("metadata"), obj, "metadata")
+        labels = self.r.strings(meta.get("labels"), obj, "metadata.labels")
+        annotations = self.r.strings(meta.get("annotations"), obj, "metadata.annotations")
+        queue = labels.get(QUEUE_LABEL) or self.unlabelled_queue(obj, o.namespace)
+        return None if queue is None else (obj, meta, labels, annotations, queue)
+
     def unlabelled_queue(self, obj: str, namespace: str | None) -> str | None:
         """The LocalQueue Kueue gives a job without the queue-name label, "" for none, None when Kueue ignores it.
 
@@ -179,15 +188,10 @@ class SnapshotReader(KueueReader):
         else the first pod template naming a priorityClassName. The JobSet's other fields are checked
         by its reader (:mod:`gangkit.manifests.training`).
         """
-        obj = o.label
-        meta = self.r.mapping(o.doc.get("metadata"), obj, "metadata")
-        labels = self.r.strings(meta.get("labels"), obj, "metadata.labels")
-        annotations = self.r.strings(meta.get("annotations"), obj, "metadata.annotations")
-        queue = labels.get(QUEUE_LABEL)
-        if not queue:
-            queue = self.unlabelled_queue(obj, o.namespace)
-            if queue is None:
-                return None
+        head = self.job_header(o)
+        if head is None:
+            return None
+        obj, meta, labels, annotations, queue = head
         entries = o.doc.get("spec", {}).get("replicatedJobs") if isinstance(o.doc.get("spec"), Mapping) else None
         if not isinstance(entries, list) or not entries:
             self.r.error(obj, "spec.replicatedJobs", "expected a list of at least one replicated Job")
@@ -240,14 +244,10 @@ class SnapshotReader(KueueReader):
         from gangkit.manifests.training import read_replica_job
         from gangkit.placement.manifests import GangObjects
 
-        obj = o.label
-        meta = self.r.mapping(o.doc.get("metadata"), obj, "metadata")
-        labels = self.r.strings(meta.get("labels"), obj, "metadata.labels")
-        queue = labels.get(QUEUE_LABEL)
-        if not queue:
-            queue = self.unlabelled_queue(obj, o.namespace)
-            if queue is None:
-                return None
+        head = self.job_header(o)
+        if head is None:
+            return None
+        obj, meta, labels, _, queue = head
         job = read_replica_job(self.r, o, self.classes, self.default_priority, {}, {}, GangObjects())
         if job is None:
             return None
@@ -272,15 +272,10 @@ class SnapshotReader(KueueReader):
 
         Kueue names it ``job-<name>-<hash>``; gangkit names it after the Job.
         """
-        obj = o.label
-        meta = self.r.mapping(o.doc.get("metadata"), obj, "metadata")
-        labels = self.r.strings(meta.get("labels"), obj, "metadata.labels")
-        annotations = self.r.strings(meta.get("annotations"), obj, "metadata.annotations")
-        queue = labels.get(QUEUE_LABEL)
-        if not queue:
-            queue = self.unlabelled_queue(obj, o.namespace)
-            if queue is None:
-                return None
+        head = self.job_header(o)
+        if head is None:
+            return None
+        obj, meta, labels, annotations, queue = head
         spec = self.r.mapping(o.doc.get("spec"), obj, "spec")
         count = self.r.whole(spec.get("parallelism", 1), obj, "spec.parallelism", 1)
         if spec.get("completions") is not None:
