@@ -89,7 +89,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     out = _out_folder(args.out) if args.out else None
     if args.out and out is None:
         return 2
-    results, status = load_reporting(lambda: run_stacks(_load(args.scenario, args.seed, args.nodes), stacks, seed=args.seed, ordering=args.ordering))
+    results, status = load_reporting(lambda: run_stacks(_load(args.scenario, args.seed, args.nodes, args.snapshot_time), stacks, seed=args.seed, ordering=args.ordering))
     if status is not None:
         return status
     df = table(results)
@@ -122,7 +122,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out and out is None:
         return 2
     result, status = load_reporting(
-        lambda: simulate(_load(args.scenario, args.seed, args.nodes), stack=args.stack, ordering=args.ordering, seed=args.seed,
+        lambda: simulate(_load(args.scenario, args.seed, args.nodes, args.snapshot_time), stack=args.stack, ordering=args.ordering, seed=args.seed,
                          estimate_factor=args.estimate_factor))
     if status is not None:
         return status
@@ -256,6 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "or more YAML files read together (the queues in one, the jobs in another)")
     run.add_argument("--nodes", metavar="NxG", help="add N Nodes of G GPUs each to the YAML files (4x8; "
                      "2x8,cpu=96,memory=1Ti), for manifests that name no Nodes")
+    run.add_argument("--snapshot-time", metavar="TIME", help="for a live cluster's dump (kubectl get ... -o yaml): the "
+                     "time it was taken, RFC 3339 (2026-12-01T08:00:00Z; default: its latest timestamp)")
     run.add_argument("--stack", help=f"layers in order: {', '.join(STACKS)} (default: the scenario's own, see above)")
     run.add_argument("--ordering", choices=ORDERINGS, help="gang placement ordering: skip (start whatever fits), strict "
                      "(head-of-line), easy-backfill, conservative-backfill, volcano-backfill, largest-first")

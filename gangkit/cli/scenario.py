@@ -14,7 +14,7 @@ NODES = re.compile(r"^(\d+)x(\d+)(?:,cpu=([^,]+))?(?:,memory=([^,]+))?$")
 NODES_FORM = "COUNTxGPUS[,cpu=CORES][,memory=BYTES], for example 4x8 or 2x8,cpu=96,memory=1Ti"
 
 
-def load_scenario(specs: str | list[str], seed: int | None, nodes: str | None = None):
+def load_scenario(specs: str | list[str], seed: int | None, nodes: str | None = None, snapshot_time: str | None = None):
     """The built-in scenario ``specs`` names (with ``seed``), or the scenario of the YAML files in ``specs``.
 
     Several files are read together (the queues in one, the jobs in another, as Kueue's examples
@@ -42,8 +42,10 @@ def load_scenario(specs: str | list[str], seed: int | None, nodes: str | None = 
         raise ScenarioError([Problem(f"Scenario {spec}", "", "unknown built-in scenario; " + (hint or (
             f"expected one of {', '.join(scenarios.NAMES)} or a YAML file")))])
     from gangkit.manifests.load import load_files
+    from gangkit.manifests.snapshot import time_option
 
-    return load_files(paths, extra=node_manifests(nodes) if nodes is not None else ())
+    at = time_option(snapshot_time) if snapshot_time is not None else None
+    return load_files(paths, extra=node_manifests(nodes) if nodes is not None else (), snapshot_time=at)
 
 
 def node_manifests(spec: str) -> list[dict]:

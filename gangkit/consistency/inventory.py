@@ -34,7 +34,7 @@ from gangkit.kueue.manifests import KueueReader, LoadedWorkload
 from gangkit.kueue.objects import KueueSetup
 from gangkit.kueue.setup_manifests import KIND_NAMES as KUEUE_KINDS
 from gangkit.kueue.snapshot import SnapshotReader
-from gangkit.manifests import apps, core, training
+from gangkit.manifests import apps, core, snapshot, training
 from gangkit.manifests.core import GROUP_NAME, SYSTEM_PRIORITY_CLASSES
 from gangkit.manifests.load import REGISTRY, check_unique
 from gangkit.manifests.reader import (
@@ -188,7 +188,9 @@ def read_stack(sources: Source | Iterable[Source]) -> Inventory:
             raise ScenarioError(bad)
         r.label = label
         files.append(label)
-        all_docs.extend(docs)
+        all_docs.extend(docs)  # as they are: a run reads a live cluster's dump as the state it starts from
+        if snapshot.is_snapshot(docs):  # the objects as their authors wrote them (gangkit.manifests.snapshot)
+            docs = snapshot.split(r, docs, [f"document {i}" for i in range(1, len(docs) + 1)], REGISTRY.find)[0]
         found = REGISTRY.objects(r, docs)
         for o in found:
             if len(items) > 1:

@@ -69,7 +69,8 @@ def applies(scenario: Scenario, stack) -> bool:
         ps = j.pod_sets[0]
         if (ps.count != 1 or ps.gpus != g or ps.cpu or ps.memory or ps.node_selector
                 or ps.min_member not in (None, 1) or j.min_member not in (None, 1)
-                or j.controller != "batch" or j.min_resources is not None or j.rendezvous_timeout is not None):
+                or j.controller != "batch" or j.min_resources is not None or j.rendezvous_timeout is not None
+                or j.snapshot is not None):
             return False
     return (all(n.gpus % g == 0 for n in scenario.nodes) and any(n.gpus >= g for n in scenario.nodes)
             and stack.placement.places_in_arrival_order(scenario))

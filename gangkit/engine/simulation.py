@@ -43,6 +43,7 @@ from gangkit.engine.books import Books, PendingSamples
 from gangkit.engine.capacity import FreeCapacity
 from gangkit.engine.churn import RestartChurn
 from gangkit.engine.events import AFTER_CYCLES, LATE, URGENT, Call
+from gangkit.engine.resume import resume_job
 from gangkit.engine.state import JobState, NodeState, OnePodJobs, PodState
 from gangkit.engine.waits import split_placement
 from gangkit.model.errors import ScenarioError
@@ -118,6 +119,7 @@ class Simulation:
         self.job_total = len(specs)
         if any(j.rendezvous_timeout is not None and j.progress == "sync" for j in specs):
             self.churn = RestartChurn(self)  # a run without rendezvous timeouts runs none of it
+        self._resuming = any(j.snapshot is not None for j in specs)  # a live cluster's snapshot: see _resume
         if not self.retire_jobs:
             self.jobs = [JobState(spec, i, remaining=float(spec.run_time)) for i, spec in enumerate(specs)]
         self.unfinished = len(specs)
@@ -253,6 +255,8 @@ class Simulation:
         if not admitted:
             return
         self.books.advance(now)
+        if self._resuming:
+            admitted = [js for js in admitted if js.spec.snapshot is None or not self._resume(js, now)]
         layers = self.stack.admission
         if layers:
             for js in admitted:
@@ -262,6 +266,10 @@ class Simulation:
             self._to_placement(admitted, now)
         self.books.snapshot(now)
         self.request_cycle()
+
+    def _resume(self, js: JobState, now: float) -> bool:
+        """A job a live cluster's snapshot shows admitted or running takes up where it was (:mod:`gangkit.engine.resume`)."""
+        return resume_job(self, js, now)
 
     def _never_fits(self, js: JobState) -> Reason | None:
         """Rejected at submission: some pod fits on no node that exists or could be supplied."""

@@ -112,6 +112,18 @@ class AdmissionLayer(Protocol):
     def pending_reason(self, job: "JobState") -> "Reason | None":
         """Required. Why ``job`` still waits in this layer (None if it does not)."""
 
+    def resume(self, sim: Cluster, job: "JobState", now: float) -> None:
+        """Optional. A job a live cluster's snapshot shows past this layer (admitted, or with pods bound):
+        take it up as admitted, holding what it held (:mod:`gangkit.model.snapshot`). Called at time 0,
+        before the first cycle, instead of :meth:`submit`; the job then goes straight on. The default
+        refuses: a layer that keeps no state of its own for admitted jobs says so by overriding it.
+        Not required of a layer written without the protocol (the engine then refuses, as here).
+        """
+        from gangkit.model.errors import Problem, ScenarioError
+
+        raise ScenarioError([Problem(f"Job {job.spec.key}", "snapshot", f"the {self.name} layer "
+                                     f"({type(self).__name__}) cannot start from a job admitted before the snapshot")])
+
     def idle(self) -> bool:
         """Optional. True when nothing waits here and a cycle now would change none of this layer's state.
 
@@ -166,6 +178,17 @@ class PlacementLayer(Protocol):
     @abstractmethod
     def pending_reason(self, sim: Cluster, job: "JobState") -> "Reason | None":
         """Required. Why ``job`` is not (fully) placed in the current state."""
+
+    def resume(self, sim: Cluster, job: "JobState", now: float) -> None:
+        """Optional. A job of a live cluster's snapshot whose pods the engine has just bound where the snapshot
+        shows them (all, some or none of them; :mod:`gangkit.model.snapshot`): take it up from there.
+        Not required of a layer written without the protocol (the engine then does what this default does).
+
+        The default suits a layer that keeps no state for running jobs (kube-scheduler): the pods still
+        without a node are queued, as :meth:`enqueue` queues them; a job with every pod bound needs nothing.
+        """
+        if any(p.node is None and not p.done for p in job.pods):
+            self.enqueue([job], now)
 
     def idle(self) -> bool:
         """Optional. As :meth:`AdmissionLayer.idle`."""

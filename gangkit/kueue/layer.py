@@ -20,6 +20,7 @@ from gangkit.engine.sockets import AdmissionLayer
 from gangkit.kueue.metrics import KueueMetrics
 from gangkit.kueue.objects import (
     GPU,
+    Admission,
     ClusterQueue,
     FlavorQuotas,
     KueueSetup,
@@ -102,6 +103,80 @@ class KueueLayer(AdmissionLayer):
         self.workloads[js.index] = wl
         self.kueue.submit(wl)
         self.recorder.sample(now)
+
+    def resume(self, sim, js, now: float) -> None:
+        """A job a live cluster's snapshot shows admitted: its Workload holds the quota ``status.admission`` says.
+
+        Kueue counts an admitted Workload's usage whatever the quota is now (a
+        quota lowered after admission does not evict it: Kueue's cache adds it,
+        ``pkg/cache``). Without a Workload in the snapshot, the reservation is
+        worked out from the pods: the ClusterQueue of the job's LocalQueue and, per
+        pod set and resource, the first flavor of that resource's group whose node
+        labels the node of the pod set's first bound pod carries (the flavor Kueue
+        must have assigned for the pod to run there).
+        """
+        if not js.spec.kueue_managed:
+            return
+        wl = workload_for(js, self._pod_set_specs)
+        self.workloads[js.index] = wl
+        admission = self._admission(sim, js, wl)
+        self.kueue.admit_existing(wl, admission, now)
+        self._apply_flavors(wl)
+        self.recorder.sample(now)  # (no admission wait row: it was admitted before the snapshot)
+        if self.kueue.config.wait_for_pods_ready and not self.admission_checks and js.spec.snapshot.bound < len(
+                js.spec.snapshot.nodes):
+            self._watch(sim, wl, now)  # simplified: the PodsReady timeout counts from the snapshot
+
+    def _admission(self, sim, js, wl: Workload) -> Admission:
+        from gangkit.model.errors import problem
+
+        snap = js.spec.snapshot
+        obj = f"Job {js.spec.key}"
+        kueue = self.kueue
+        if snap.admission is not None:
+            cq_name = snap.admission.cluster_queue
+        else:
+            lq = kueue.local_queues.get((wl.namespace or "default", wl.queue_name))
+            if lq is None:
+                raise problem(obj, "snapshot", f"it runs, but LocalQueue {wl.queue_name} doesn't exist in namespace "
+                                               f"{wl.namespace or 'default'} and the input has no Workload for it")
+            cq_name = lq.cluster_queue
+        cq = kueue.cluster_queues.get(cq_name)
+        if cq is None:
+            where = "inactive" if cq_name in kueue.inactive else "not in the input"
+            raise problem(obj, "snapshot.admission", f"its Workload is admitted to ClusterQueue {cq_name}, which is {where}")
+        flavors: dict[str, dict[str, str]] = {}
+        counts: dict[str, int] = {}
+        usage: dict[tuple[str, str], int] = {}
+        first_pod = 0
+        for i, pss in enumerate(wl.pod_sets):
+            count = pss.count if snap.admission is None else snap.admission.counts[i]
+            node = next((n for n in snap.nodes[first_pod:first_pod + count] if n is not None), None)
+            first_pod += count
+            labels = dict(sim.capacity.by_name[node].node.labels) if node is not None else None
+            assigned = {} if snap.admission is None else dict(snap.admission.flavors[i])
+            for res in pss.requests:
+                rg = cq.group_for(res)
+                names = [fq.flavor for fq in rg.flavors] if rg is not None else []
+                if res in assigned:
+                    if assigned[res] not in names:
+                        raise problem(obj, "snapshot.admission", f"ClusterQueue {cq.name} has no flavor "
+                                      f"{assigned[res]!r} for {res}")
+                    continue
+                if not names:
+                    raise problem(obj, "snapshot.admission", f"resource {res} unavailable in ClusterQueue {cq.name}")
+                chosen = next((f for f in names if labels is None or all(
+                    labels.get(k) == v for k, v in kueue.flavors[f].node_labels)), None)
+                if chosen is None:
+                    raise problem(obj, "snapshot.nodes", f"its pods run on node {node}, whose labels match no flavor "
+                                  f"of ClusterQueue {cq.name} for {res} ({', '.join(names)}); add its Workload, with "
+                                  "status.admission, to the input")
+                assigned[res] = chosen
+            flavors[pss.name], counts[pss.name] = assigned, count
+            for res, v in pss.requests.items():
+                fr = (assigned[res], res)
+                usage[fr] = usage.get(fr, 0) + v * count
+        return Admission(cq.name, flavors, counts, usage)
 
     def cycle(self, sim, now: float):
         admitted: list = self._unmanaged

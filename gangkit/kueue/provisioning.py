@@ -143,6 +143,13 @@ class ProvisioningRequestCheck(AdmissionLayer):
             self._waiting.pop(idx, None)
         return admitted
 
+    def resume(self, sim, js, now: float) -> None:
+        """A job a live cluster's snapshot shows admitted: its check is Ready (its ProvisioningRequest, if any,
+        was provisioned before the snapshot and is not modelled); waitForPodsReady counts from now."""
+        wl = self.kueue_layer.workloads.get(js.index)
+        if wl is not None and wl.admission is not None and js.spec.snapshot.bound < len(js.spec.snapshot.nodes):
+            self.kueue_layer.checks_ready(sim, wl, now)
+
     def release(self, js, now: float) -> None:
         entry = self._waiting.pop(js.index, None)
         if entry is not None:

@@ -60,7 +60,7 @@ from gangkit.model.jobs import DEPLOYMENT, POD, STATEFULSET, Job, PodSet
 from gangkit.model.quantity import MAX_DURATION_S
 from gangkit.placement.manifests import POD_GROUP_LABEL, WORKLOAD_REF, GangObjects
 
-__all__ = ["KNOWN_FIELDS", "LONG_RUNNING", "read_controller", "read_object", "read_pods"]
+__all__ = ["KNOWN_FIELDS", "LONG_RUNNING", "group_key", "read_controller", "read_object", "read_pods"]
 
 LONG_RUNNING = MAX_DURATION_S  # the run time of a controller's pods without an annotation: past every horizon
 KUEUE_GROUP = "kueue.x-k8s.io/pod-group-name"
@@ -124,7 +124,7 @@ def read_pods(r: Reader, pods: list[ManifestObject], classes: dict, default_prio
     """Bare Pods as jobs: the pods of one gang together, every other pod on its own (see the module)."""
     grouped: dict[tuple, list[ManifestObject]] = {}
     for o in pods:
-        grouped.setdefault(_group_key(o), []).append(o)
+        grouped.setdefault(group_key(o), []).append(o)
     jobs = []
     for key, members in grouped.items():
         first = members[0]
@@ -180,7 +180,9 @@ def _as_job(r: Reader, o: ManifestObject, view: dict, name: str, moved: dict, cl
         j.progress = "independent"
     if RUN_TIME not in annotations and long_running:
         j.run_time = LONG_RUNNING
-        r.notes.append(f"{o.label}: no {RUN_TIME} annotation; its pods serve until the run's horizon")
+        note = f"{o.label}: no {RUN_TIME} annotation; its pods serve until the run's horizon"
+        if note not in r.notes:  # once for a Deployment's replicas
+            r.notes.append(note)
     j.framework = FRAMEWORKS[o.role]
     return j
 
@@ -202,7 +204,7 @@ def _pod_sets(r: Reader, members: list[ManifestObject]) -> list[PodSet] | None:
     return [PodSet(name, count, *request, selector) for ((request, selector), (name, count)) in shapes.items()]
 
 
-def _group_key(o: ManifestObject) -> tuple:
+def group_key(o: ManifestObject) -> tuple:
     """Which gang a bare Pod belongs to: (kind of gang, namespace, name...), or ("pod", ...) for none."""
     ns = o.namespace or "default"
     meta = o.doc.get("metadata") if isinstance(o.doc.get("metadata"), Mapping) else {}

@@ -90,6 +90,10 @@ def dump_manifests(scenario: Scenario) -> str:
             if value is not None and value != int(value):
                 problems.append(Problem(f"Job {j.key}", name, f"the manifests take whole seconds; got {value!r}"))
         problems.extend(Problem(f"Job {j.key}", "gang", message) for message in gang_dump_problems(j))
+        if j.snapshot is not None:
+            problems.append(Problem(f"Job {j.key}", "snapshot", "a job taken from a live cluster's snapshot (admitted "
+                                    "or running) is not written back: the manifests describe jobs before they start "
+                                    "(give the dump itself to gangkit run, docs/reference/snapshot.md)"))
     problems.extend(supply.dump_problems(scenario))
     if problems:
         raise ScenarioError(problems)

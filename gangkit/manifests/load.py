@@ -43,11 +43,12 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Union
 
 from gangkit.kueue import manifests as kueue
-from gangkit.manifests import apps, companions, core, training
+from gangkit.manifests import apps, companions, core, snapshot, training
 from gangkit.manifests.core import DEFAULT_RUN_TIME, GROUP_NAME
 from gangkit.manifests.kinds import Registry
 from gangkit.manifests.reader import (
@@ -101,7 +102,7 @@ def load_file(path: str | os.PathLike[str]) -> Scenario:
 
 
 def load_files(paths: Iterable[str | os.PathLike[str]], *, extra: Iterable[Mapping[str, Any]] = (),
-               name: str | None = None) -> Scenario:
+               name: str | None = None, snapshot_time: datetime | None = None) -> Scenario:
     """Build one :class:`Scenario` from several YAML files read together, as ``kubectl apply -f a -f b`` applies them.
 
     Kueue's examples, for instance, put the queues in one file and the job in
@@ -109,6 +110,10 @@ def load_files(paths: Iterable[str | os.PathLike[str]], *, extra: Iterable[Mappi
     files. Messages name each document by its file (``job.yaml document 2``);
     the scenario is named after the Simulation object, else ``name``, else the
     first file. Relative paths inside the files start at the first file's folder.
+
+    A live cluster's dump (``kubectl get ... -o yaml``) is read as a snapshot
+    (:mod:`gangkit.manifests.snapshot`): the run starts from the state it shows, at
+    ``snapshot_time`` (default: its latest timestamp).
     """
     paths = [Path(p) for p in paths]
     notes: list[str] = []
@@ -122,7 +127,8 @@ def load_files(paths: Iterable[str | os.PathLike[str]], *, extra: Iterable[Mappi
     wheres.extend(f"added document {i}" for i in range(1, len(extra) + 1))
     label = ", ".join(p.name for p in paths) or "manifests"
     default = name or (paths[0].stem if paths else "scenario")
-    scenario = _scenario(Reader(label, base=paths[0].parent if paths else None, notes=notes), docs, default, wheres)
+    scenario = _scenario(Reader(label, base=paths[0].parent if paths else None, notes=notes), docs, default, wheres,
+                         snapshot_time)
     _emit(scenario.warnings)
     return scenario
 
@@ -177,8 +183,17 @@ def _emit(messages: list[str]) -> None:
         warnings.warn(message, GangkitInputWarning, stacklevel=3)
 
 
-def _scenario(r: Reader, docs: list, default_name: str, wheres: list[str] | None = None) -> Scenario:
-    """The input as a whole: every desk reads its kinds, in the order their answers depend on each other."""
+def _scenario(r: Reader, docs: list, default_name: str, wheres: list[str] | None = None,
+              snapshot_time: datetime | None = None) -> Scenario:
+    """The input as a whole: every desk reads its kinds, in the order their answers depend on each other.
+
+    A live cluster's dump is first split into the objects as written and the state they were in
+    (:mod:`gangkit.manifests.snapshot`); that state is given to the jobs once they are read.
+    """
+    taken = None
+    if snapshot.is_snapshot(docs):
+        wheres = wheres or [f"document {i}" for i in range(1, len(docs) + 1)]
+        docs, wheres, taken = snapshot.split(r, docs, wheres, REGISTRY.find, snapshot_time)
     objects = REGISTRY.objects(r, docs, wheres)
     by_kind: dict[str, list[ManifestObject]] = {
         k: [] for k in ("Node", "Job", "JobSet", "PyTorchJob", "MPIJob", "PodGroup", "PriorityClass", "Simulation", "ClusterAutoscaler", "Karpenter",
@@ -234,6 +249,17 @@ def _scenario(r: Reader, docs: list, default_name: str, wheres: list[str] | None
     for j in jobs:
         if j.run_time is None:
             j.run_time = DEFAULT_RUN_TIME
+    if taken is not None:
+        jobs = snapshot.apply(r, taken, jobs, kueue_setup, {n.name for n in node_list})
+        resumed = [j for j in jobs if j.snapshot is not None]
+        done = [j.key for j in resumed if j.snapshot.bound == len(j.snapshot.nodes) and j.progress == "sync"
+                and j.run_time <= min(j.snapshot.elapsed)]
+        if jobs:  # (a dump of Nodes alone reads as any Nodes do)
+            r.notes.append(f"read as a snapshot taken at {taken.at.isoformat().replace('+00:00', 'Z')} (time 0 of the run): "
+                           f"{len(resumed)} job(s) admitted or running, {len(jobs) - len(resumed)} waiting")
+        if done:
+            r.notes.append(f"{len(done)} job(s) had run longer than their run time at the snapshot and finish at "
+                           f"time 0 (give them a {RUN_TIME} annotation): {', '.join(done)}")
     r.raise_problems()
 
     notes = r.report()

@@ -20,6 +20,7 @@ from typing import Literal
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.quantity import MAX_DURATION_S, MAX_JOB_PODS, MAX_QUANTITY, shown
 from gangkit.model.resources import Resources
+from gangkit.model.snapshot import JobSnapshot
 
 Progress = Literal["sync", "independent"]
 PROGRESS_MODES = ("sync", "independent")
@@ -122,6 +123,10 @@ class Job:
     needs ``run_time x N / n`` seconds. All admitted pods still progress
     together. (A simplification: real scaling is sublinear, and gangkit does
     not grow a running job when more GPUs free up.)
+
+    ``snapshot``: where the job stood in a live cluster's snapshot
+    (:class:`~gangkit.model.snapshot.JobSnapshot`: admitted, pods bound, for
+    how long they had run); None for a job that starts from nothing.
     """
 
     name: str
@@ -147,6 +152,7 @@ class Job:
     framework: str = BATCH_JOB
     kueue_managed: bool = True
     elastic: bool = False
+    snapshot: JobSnapshot | None = None
 
     @property
     def key(self) -> str:
@@ -233,6 +239,12 @@ class Job:
                            f"{self.progress!r}")
         if not _whole(self.backoff_limit) or self.backoff_limit < 0:
             bad("backoff_limit", f"expected a whole number of failed pods >= 0, got {self.backoff_limit!r}")
+        if self.snapshot is not None and not isinstance(self.snapshot, JobSnapshot):
+            bad("snapshot", f"expected a JobSnapshot (or None), got {type(self.snapshot).__name__}")
+        elif self.snapshot is not None and self.snapshot.admission is not None and self.pod_sets and (
+                len(self.snapshot.admission.counts) != len(self.pod_sets)):
+            bad("snapshot.admission", f"expected a pod set assignment for each of the {len(self.pod_sets)} pod sets, "
+                                      f"got {len(self.snapshot.admission.counts)}")
         if self.framework not in FRAMEWORKS:
             bad("framework", f"expected one of {', '.join(FRAMEWORKS)}, got {self.framework!r}")
         elif self.framework != BATCH_JOB and self.controller != "batch":
@@ -296,7 +308,7 @@ def _plainly_valid(j: Job) -> bool:
             and j.min_resources is None and j.schedule_timeout is None and j.placeholder_timeout is None
             and j.gang_style is None and type(j.priority) is int and type(j.volcano_queue) is str and j.volcano_queue
             and j.rendezvous_timeout is None and type(j.backoff_limit) is int and j.backoff_limit >= 0
-            and j.framework == BATCH_JOB and j.kueue_managed is True and j.elastic is False):
+            and j.framework == BATCH_JOB and j.kueue_managed is True and j.elastic is False and j.snapshot is None):
         return False
     rt, st = j.run_time, j.submit_time
     if not ((type(rt) is float or type(rt) is int) and 0 < rt <= MAX_DURATION_S

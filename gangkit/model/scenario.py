@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.jobs import Job, validate_jobs
 from gangkit.model.nodes import Node, validate_nodes
+from gangkit.model.snapshot import JobSnapshot
 
 #: The placement layers a stack name may end with (built in :mod:`gangkit.stacks`, as every stack is).
 PLACEMENTS = ("pod", "gang", "coscheduling", "yunikorn", "kube-gang")
@@ -194,5 +195,11 @@ class Scenario:
                                     "declares no Volcano queues (set Scenario.volcano to a VolcanoSetup)"))
         if not self.nodes:
             problems.append(Problem(f"Scenario {self.name}", "nodes", "expected at least one Node"))
+        started = [j for j in self.jobs if j.snapshot is not None]
+        if started:  # a snapshot's jobs (gangkit.model.snapshot): their pods on nodes of this scenario
+            names = {n.name for n in self.nodes}
+            for j in started:
+                if isinstance(j.snapshot, JobSnapshot):
+                    problems.extend(j.snapshot.problems(f"Job {j.key}", j.pod_count, names))
         if problems:
             raise ScenarioError(problems)

@@ -302,6 +302,15 @@ class PermitLayer(PlacementLayer):
     def requeue(self, js: JobState, now: float) -> None:
         self.room.reset(js, now)
 
+    def resume(self, sim: Cluster, js: JobState, now: float) -> None:
+        """A job of a live cluster's snapshot with pods bound: a bound pod has passed Permit, so a group with
+        ``minMember`` pods bound is permitted (its other pods are placed as they fit); a group with fewer is
+        taken up as waiting at Permit, holding what it holds. A job with no pod bound is enqueued as a new one."""
+        self.enqueue([js], now)
+        g = self.room.groups[js.index]
+        if js.bound and js.bound >= g.min_member:
+            g.permitted = True
+
     def forget(self, js: JobState) -> None:
         self.room.drop(js)
 

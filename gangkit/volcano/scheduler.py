@@ -64,7 +64,7 @@ from gangkit.model.reasons import Reason
 from gangkit.volcano.actions import allocate, backfill, enqueue, preempt, reclaim
 from gangkit.volcano.actions.backfill import SHAPE_SKIPPING
 from gangkit.volcano.api import VolcanoSetup
-from gangkit.volcano.cache import INQUEUE, PENDING, JobCache
+from gangkit.volcano.cache import INQUEUE, PENDING, RUNNING, JobCache
 from gangkit.volcano.plugins.gang import gang_ready, ready_pods
 from gangkit.volcano.plugins.proportion import QueueAttr
 from gangkit.volcano.reservations import RESERVING
@@ -120,6 +120,21 @@ class VolcanoGang(PlacementLayer):
             cache.partial[js.index] = js
         else:  # the whole job was stopped: its PodGroup waits to be enqueued again
             cache.to_pending(js)
+
+    def resume(self, sim: Cluster, js: JobState, now: float) -> None:
+        """A job of a live cluster's snapshot with pods bound: its PodGroup is Running once ``minAvailable``
+        pods are bound (Volcano's PodGroup status), else Inqueue; pods still Pending wait for allocate.
+        Its bound pods count in its queue's ``allocated`` from the first session on, as the cache counts
+        the pods it finds bound. A job with no pod bound is enqueued as a new one."""
+        if not js.bound:
+            self.enqueue([js], now)
+            return
+        self.dirty = True
+        cache = self.cache
+        cache.jobs[js.index] = js
+        cache.phase[js.index] = RUNNING if js.bound >= js.gang_size else INQUEUE
+        if any(p.node is None and not p.done for p in js.pods):
+            cache.to_allocate(js)
 
     def forget(self, js: JobState) -> None:
         self.dirty = True

@@ -1,0 +1,545 @@
+"""A live cluster's snapshot: ``kubectl get ... -A -o yaml`` read as the state a run starts from.
+
+A platform engineer's question is rarely "what would happen on an empty
+cluster?" but "what happens to my queue in the next 24 hours?". The answer
+starts from a dump of the cluster as it is::
+
+    kubectl get nodes,pods,jobs,jobsets,clusterqueues,localqueues,resourceflavors,workloads -A -o yaml
+
+That is a ``kind: List`` of live objects: the manifests their authors wrote,
+plus what the API server and the controllers added (``metadata.uid``,
+``resourceVersion``, ``managedFields``, ``ownerReferences``, defaulted spec
+fields, ``status``). An input in which some object has a ``metadata.uid`` or
+``metadata.resourceVersion`` is read as such a snapshot (:func:`split`), by
+these rules:
+
+- **The time of the snapshot** is the latest timestamp in it (creation
+  times, pods' start times, conditions' transition and heartbeat times: a
+  Node's ``Ready`` heartbeat is at most a few minutes old), unless given
+  (``gangkit run --snapshot-time``). It is time 0 of the run.
+- **Server-set fields are ignored silently**: the metadata the API server
+  writes, ``status`` (read for the state, below; a Node's ``status`` gives
+  its allocatable resources, as for any Node), and the spec fields the API
+  server or a controller fills in (:data:`DEFAULTED`).
+- **Objects made by a controller** (a ``controller: true`` owner reference
+  to an object in the input) are not read as objects of their own: the
+  owner is read, as it was written, and the owned object gives only its
+  state. A JobSet's child Jobs, a Deployment's ReplicaSets, the PodGroups
+  Volcano's controllers create and Kueue's Workloads are all left to their
+  owners; Pods give their owner's state. An object whose owner is not in the
+  input is read on its own (a note says so).
+- **Pods**: a pod with ``spec.nodeName`` that has not ended is bound to that
+  node; a Running pod has run since the latest ``startedAt`` of its
+  containers (else ``status.startTime``). Pods that ended (Succeeded,
+  Failed) hold nothing and are left out. A job's pods are matched to its
+  pod sets by their requests (:func:`match_pods`).
+- **Kueue**: a Workload with ``status.admission`` holds that quota; its
+  job is resumed as admitted, with the Workload's flavors and counts. A job
+  with pods bound but no Workload in the input is given the reservation its
+  nodes imply (:meth:`gangkit.kueue.layer.KueueLayer.resume`).
+- **Finished jobs** (a ``Complete`` or ``Failed`` condition, a Volcano
+  Job's ``Completed`` phase...) are left out with a note; so are the kinds
+  a dump often holds that do not take part in scheduling (:data:`PASSIVE`).
+- **Order**: jobs are submitted at time 0 in the order of their creation
+  times, as the queues order them.
+- **Run time**: a job's ``gangkit/run-time`` annotation (else the default)
+  is its whole run time; the time its pods have run is subtracted. A job
+  that ran longer than its run time finishes at time 0.
+
+Simplified, and said so in ``docs/reference/snapshot.md``: waits before the
+snapshot are not counted (a job's wait starts at 0); a running job's
+checkpoints are those its ``gangkit/checkpoint-interval`` gives, counted
+from its start; Kueue's ``waitForPodsReady`` timeout counts from the snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from gangkit.manifests.reader import QUEUE_LABEL, Reader, new_object
+from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.snapshot import JobSnapshot, KueueAdmission
+
+__all__ = ["DEFAULTED", "PASSIVE", "Taken", "apply", "is_snapshot", "match_pods", "parse_time", "split"]
+
+#: metadata fields only the API server writes
+SERVER_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink",
+                   "ownerReferences", "finalizers", "deletionTimestamp", "deletionGracePeriodSeconds")
+#: annotations a client or a controller writes, never the author
+SERVER_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision",
+                      "deployment.kubernetes.io/desired-replicas", "deployment.kubernetes.io/max-replicas",
+                      "batch.kubernetes.io/job-tracking")
+#: Spec fields the API server's defaulting or an admission plugin fills in (Kubernetes 1.35 ``SetDefaults_*``,
+#: ``DefaultTolerationSeconds``, ``Priority``; the Job controller's selector): by the object's spec, the pod spec
+#: (also a template's), and a container.
+DEFAULTED = {
+    "Job": ("selector", "manualSelector", "completionMode", "podReplacementPolicy"),
+    "Deployment": ("progressDeadlineSeconds", "revisionHistoryLimit", "strategy"),
+    "StatefulSet": ("revisionHistoryLimit", "updateStrategy", "persistentVolumeClaimRetentionPolicy"),
+}
+#: ... and in every pod spec: ``nodeName`` (the binding: read as state), ``priority`` and ``preemptionPolicy``
+#: (the Priority admission plugin copies them from the PriorityClass), ``schedulerName: default-scheduler``,
+#: and the tolerations :data:`DEFAULT_TOLERATIONS`. A Job's ``suspend`` is Kueue's doing when the Job names a
+#: LocalQueue (it is dropped then); otherwise it is the author's, and read as any field.
+#: Tolerations the DefaultTolerationSeconds admission plugin adds to every pod.
+DEFAULT_TOLERATIONS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+#: Kinds a dump often holds that take no part in scheduling: left out with a note.
+PASSIVE = frozenset({"Namespace", "Service", "Endpoints", "EndpointSlice", "ConfigMap", "Secret", "ServiceAccount",
+                     "Event", "ControllerRevision", "Lease", "PersistentVolumeClaim", "PersistentVolume"})
+#: Kinds whose objects, when a controller made them, are their owner's doing (read through the owner).
+OWNED = frozenset({"Pod", "Job", "JobSet", "ReplicaSet", "PodGroup", "Workload"})
+ENDED_PHASES = ("Succeeded", "Failed")
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An RFC 3339 timestamp as the API server writes it (``2026-12-01T08:00:00Z``); None if it is not one."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    if not isinstance(value, str):
+        return None
+    try:
+        t = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+def _meta(doc: Mapping) -> Mapping:
+    m = doc.get("metadata")
+    return m if isinstance(m, Mapping) else {}
+
+
+def _group(api: Any) -> str:
+    return api.rsplit("/", 1)[0] if isinstance(api, str) and "/" in api else ""
+
+
+def _unpack(docs: list, wheres: list[str]) -> tuple[list, list[str]]:
+    """``kind: List`` documents unpacked into their items (other documents as they are)."""
+    out, at = [], []
+    for doc, where in zip(docs, wheres):
+        if isinstance(doc, Mapping) and doc.get("kind") == "List" and isinstance(doc.get("items"), list):
+            for i, item in enumerate(doc["items"]):
+                out.append(item)
+                at.append(f"{where}, items[{i}]")
+        else:
+            out.append(doc)
+            at.append(where)
+    return out, at
+
+
+def is_snapshot(docs: list) -> bool:
+    """Does some object of the input carry what only the API server writes (``metadata.uid`` or ``resourceVersion``)?"""
+    for doc in _unpack(docs, [""] * len(docs))[0]:
+        meta = _meta(doc) if isinstance(doc, Mapping) else {}
+        if isinstance(meta.get("uid"), str) or isinstance(meta.get("resourceVersion"), str):
+            return True
+    return False
+
+
+@dataclass
+class LivePod:
+    """One pod of the dump that has not ended: where it is bound (None: Pending) and since when it runs."""
+
+    name: str
+    node: str | None
+    started: datetime | None
+    created: datetime | None
+    spec: Mapping
+    labels: Mapping
+
+
+@dataclass
+class Taken:
+    """What :func:`split` took out of a snapshot: the state the run starts from."""
+
+    at: datetime
+    pods: dict[tuple, list[LivePod]] = field(default_factory=dict)  # owner (namespace, name) -> its live pods
+    bare: dict[tuple, LivePod] = field(default_factory=dict)  # (namespace, name) of a Pod read on its own
+    admissions: dict[tuple, tuple[str, Mapping]] = field(default_factory=dict)  # owner -> (Workload label, admission)
+    created: dict[tuple, datetime] = field(default_factory=dict)  # (namespace, name) of an object read -> its creation
+    replicas: set[tuple] = field(default_factory=set)  # Deployments and ReplicaSets: pods spread over replica jobs
+
+
+def split(r: Reader, docs: list, wheres: list[str], kind_of, at: datetime | None = None) -> tuple[list, list[str], Taken]:
+    """The objects to read (as their authors wrote them) and the state taken out of a snapshot (see the module).
+
+    ``kind_of(apiVersion, kind)`` is the board's line for a pair (``Registry.find``), for its role.
+    """
+    docs, wheres = _unpack(docs, wheres)
+    index: dict[tuple, Mapping] = {}
+    by_uid: dict[str, tuple] = {}
+    stamps: list[datetime] = []
+    for doc in docs:
+        if not isinstance(doc, Mapping):
+            continue
+        meta = _meta(doc)
+        key = (_group(doc.get("apiVersion")), doc.get("kind"), meta.get("namespace"), meta.get("name"))
+        index[key] = doc
+        if isinstance(meta.get("uid"), str):
+            by_uid[meta["uid"]] = key
+        stamps.extend(_stamps(doc))
+    if at is None:
+        at = max(stamps) if stamps else datetime(1970, 1, 1, tzinfo=timezone.utc)
+    taken = Taken(at)
+
+    def owner_of(doc: Mapping, key: tuple) -> tuple | None:
+        refs = _meta(doc).get("ownerReferences")
+        for ref in refs if isinstance(refs, list) else ():
+            if not isinstance(ref, Mapping) or ref.get("controller") is not True:
+                continue
+            found = by_uid.get(ref.get("uid")) if isinstance(ref.get("uid"), str) else None
+            if found is None:
+                found = (_group(ref.get("apiVersion")), ref.get("kind"), key[2], ref.get("name"))
+            return found
+        return None
+
+    def top(key: tuple) -> tuple | None:
+        """The highest owner in the input (None: the object's controller is not in the input)."""
+        seen = {key}
+        doc = index[key]
+        up = owner_of(doc, key)
+        if up is None or up not in index:
+            return None
+        while up is not None and up in index and up not in seen:
+            seen.add(up)
+            key = up
+            up = owner_of(index[key], key)
+        return key
+
+    out, out_wheres = [], []
+    passive: list[str] = []
+    for doc, where in zip(docs, wheres):
+        if not isinstance(doc, Mapping):
+            out.append(doc)
+            out_wheres.append(where)
+            continue
+        meta = _meta(doc)
+        kind = doc.get("kind")
+        key = (_group(doc.get("apiVersion")), kind, meta.get("namespace"), meta.get("name"))
+        label = new_object(doc, where).label
+        if kind in PASSIVE and _group(doc.get("apiVersion")) in ("", "discovery.k8s.io", "events.k8s.io", "apps",
+                                                                  "coordination.k8s.io"):
+            passive.append(label)
+            continue
+        owner = top(key) if kind in OWNED and owner_of(doc, key) is not None else None
+        if owner_of(doc, key) is not None and kind in OWNED and owner is None:
+            r.notes.append(f"{label} was made by a controller that is not in the input: read on its own")
+        if kind == "Pod":
+            pod = _live_pod(doc, at)
+            if pod is None:
+                continue  # it ended: it holds nothing
+            if owner is not None:
+                taken.pods.setdefault(_job_key(index[owner]), []).append(pod)
+                continue
+            taken.bare[(meta.get("namespace") or "default", meta.get("name"))] = pod
+        elif kind == "Workload" and _group(doc.get("apiVersion")) == "kueue.x-k8s.io":
+            status = doc.get("status") if isinstance(doc.get("status"), Mapping) else {}
+            if owner is not None and isinstance(status.get("admission"), Mapping) and _holds_quota(status):
+                taken.admissions[_job_key(index[owner])] = (label, status["admission"])
+            if owner is not None or _meta(doc).get("ownerReferences"):
+                continue  # Kueue made it for its job: the job is read
+        elif owner is not None:
+            continue  # a child Job, a ReplicaSet, a controller's PodGroup: read through its owner
+        ended = _ended(doc)
+        if ended:
+            r.notes.append(f"{label} had ended at the snapshot ({ended}): left out")
+            continue
+        if kind in ("Deployment", "ReplicaSet"):
+            taken.replicas.add((meta.get("namespace") or "default", meta.get("name")))
+        created = parse_time(meta.get("creationTimestamp"))
+        if created is not None and meta.get("name") is not None:
+            taken.created.setdefault((meta.get("namespace") or "default", meta.get("name")), created)
+        out.append(_authored(doc, kind))
+        out_wheres.append(where)
+    if passive:
+        r.notes.append(f"left out {len(passive)} object(s) of kinds that take no part in scheduling: "
+                       + ", ".join(passive[:10]) + (", ..." if len(passive) > 10 else ""))
+    return out, out_wheres, taken
+
+
+def _job_key(doc: Mapping) -> tuple:
+    meta = _meta(doc)
+    return (meta.get("namespace") or "default", meta.get("name"))
+
+
+def _stamps(doc: Mapping) -> list[datetime]:
+    """Every timestamp of an object that says the cluster was seen then."""
+    out = []
+    meta = _meta(doc)
+    out.append(parse_time(meta.get("creationTimestamp")))
+    status = doc.get("status") if isinstance(doc.get("status"), Mapping) else {}
+    out.append(parse_time(status.get("startTime")))
+    for c in status.get("conditions") if isinstance(status.get("conditions"), list) else ():
+        if isinstance(c, Mapping):
+            out.extend(parse_time(c.get(k)) for k in ("lastTransitionTime", "lastHeartbeatTime", "lastProbeTime"))
+    for cs in status.get("containerStatuses") if isinstance(status.get("containerStatuses"), list) else ():
+        running = cs.get("state", {}).get("running") if isinstance(cs, Mapping) and isinstance(cs.get("state"), Mapping) else None
+        if isinstance(running, Mapping):
+            out.append(parse_time(running.get("startedAt")))
+    return [t for t in out if t is not None]
+
+
+def _live_pod(doc: Mapping, at: datetime) -> LivePod | None:
+    """The pod as the snapshot shows it, or None when it has ended."""
+    meta = _meta(doc)
+    spec = doc.get("spec") if isinstance(doc.get("spec"), Mapping) else {}
+    status = doc.get("status") if isinstance(doc.get("status"), Mapping) else {}
+    if status.get("phase") in ENDED_PHASES or meta.get("deletionTimestamp") is not None:
+        return None
+    node = spec.get("nodeName") if isinstance(spec.get("nodeName"), str) and spec.get("nodeName") else None
+    started = None
+    if node is not None and status.get("phase") == "Running":
+        starts = []
+        for cs in status.get("containerStatuses") if isinstance(status.get("containerStatuses"), list) else ():
+            state = cs.get("state") if isinstance(cs, Mapping) and isinstance(cs.get("state"), Mapping) else {}
+            if isinstance(state.get("running"), Mapping):
+                starts.append(parse_time(state["running"].get("startedAt")))
+        starts = [t for t in starts if t is not None]
+        started = max(starts) if starts else parse_time(status.get("startTime"))
+        if started is not None and started > at:
+            started = at
+    labels = meta.get("labels") if isinstance(meta.get("labels"), Mapping) else {}
+    return LivePod(str(meta.get("name")), node, started, parse_time(meta.get("creationTimestamp")), spec, labels)
+
+
+def _holds_quota(status: Mapping) -> bool:
+    """A Workload holds quota while its ``QuotaReserved`` condition is True (and it is not Finished)."""
+    conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or () if isinstance(c, Mapping)}
+    if conditions.get("Finished") == "True":
+        return False
+    return conditions.get("QuotaReserved", "True") == "True"
+
+
+#: How each kind's status says it ended: (condition types that end it, phase field path, phases that end it).
+_END_CONDITIONS = ("Complete", "Failed", "Completed", "Succeeded", "Finished")
+
+
+def _ended(doc: Mapping) -> str:
+    """Why the object had ended at the snapshot ("" when it had not)."""
+    status = doc.get("status") if isinstance(doc.get("status"), Mapping) else {}
+    for c in status.get("conditions") if isinstance(status.get("conditions"), list) else ():
+        if isinstance(c, Mapping) and c.get("status") == "True" and c.get("type") in _END_CONDITIONS:
+            if doc.get("kind") in ("Node", "Pod"):
+                continue
+            return f"condition {c['type']}"
+    state = status.get("state") if isinstance(status.get("state"), Mapping) else {}
+    if _group(doc.get("apiVersion")) == "batch.volcano.sh" and state.get("phase") in (
+            "Completed", "Failed", "Terminated", "Aborted"):
+        return f"phase {state['phase']}"
+    return ""
+
+
+def _authored(doc: Mapping, kind: Any) -> dict:
+    """The object as its author wrote it: server-set metadata, ``status`` and defaulted spec fields removed."""
+    out = {k: v for k, v in doc.items() if k != "status" or kind == "Node"}
+    if kind == "Node" and isinstance(doc.get("status"), Mapping):
+        out["status"] = {k: v for k, v in doc["status"].items() if k in ("capacity", "allocatable")}
+        spec = out.get("spec")
+        if isinstance(spec, Mapping):
+            out["spec"] = {k: v for k, v in spec.items() if k not in ("podCIDR", "podCIDRs", "providerID")}
+    out["metadata"] = _authored_meta(_meta(doc))
+    spec = out.get("spec")
+    if isinstance(spec, Mapping) and kind != "Node":
+        spec = {k: v for k, v in spec.items() if k not in DEFAULTED.get(kind, ())}
+        labels = _meta(doc).get("labels") if isinstance(_meta(doc).get("labels"), Mapping) else {}
+        if kind == "Job" and (spec.get("suspend") is False or QUEUE_LABEL in labels):
+            spec.pop("suspend", None)  # the default, or Kueue's (it suspends the Jobs it queues)
+        if kind == "Pod":
+            spec = _authored_pod(spec)
+        out["spec"] = _templates(spec)
+    return out
+
+
+def _authored_meta(meta: Mapping) -> dict:
+    out = {k: v for k, v in meta.items() if k not in SERVER_METADATA}
+    if isinstance(meta.get("annotations"), Mapping):
+        kept = {k: v for k, v in meta["annotations"].items() if k not in SERVER_ANNOTATIONS}
+        if kept:
+            out["annotations"] = kept
+        else:
+            out.pop("annotations", None)
+    return out
+
+
+def _templates(node: Any) -> Any:
+    """Every pod template inside a spec (a Job's, a JobSet's replicated Jobs', a TrainJob runtime's...), cleaned."""
+    if isinstance(node, list):
+        return [_templates(x) for x in node]
+    if not isinstance(node, Mapping):
+        return node
+    out = {}
+    for k, v in node.items():
+        if k == "template" and isinstance(v, Mapping):
+            t = dict(v)
+            if isinstance(t.get("metadata"), Mapping):
+                t["metadata"] = _authored_meta(t["metadata"])
+                if not t["metadata"]:
+                    t.pop("metadata")
+            if isinstance(t.get("spec"), Mapping):
+                inner = t["spec"]
+                t["spec"] = _authored_pod(inner) if "containers" in inner else _templates(
+                    {k2: v2 for k2, v2 in inner.items() if k2 not in DEFAULTED["Job"]})
+            out[k] = t
+        else:
+            out[k] = _templates(v)
+    return out
+
+
+def _authored_pod(spec: Mapping) -> dict:
+    """A pod spec without what the API server and its admission plugins add."""
+    out = {k: v for k, v in spec.items() if k not in ("nodeName", "priority", "preemptionPolicy")}
+    if out.get("schedulerName") == "default-scheduler":
+        out.pop("schedulerName")
+    tol = out.get("tolerations")
+    if isinstance(tol, list):
+        kept = [t for t in tol if not (isinstance(t, Mapping) and t.get("key") in DEFAULT_TOLERATIONS
+                                       and t.get("tolerationSeconds") == 300)]
+        if kept:
+            out["tolerations"] = kept
+        else:
+            out.pop("tolerations")
+    return out
+
+
+# ------------------------------------------------------------------ the state, onto the jobs read
+
+def apply(r: Reader, taken: Taken, jobs: list, kueue_setup, node_names: set[str]) -> list:
+    """Give each job the state the snapshot shows (a :class:`JobSnapshot` when it was admitted or has pods
+    bound), and put the jobs in the order of their creation times. Returns the jobs, in that order."""
+    pods_of = _pods_by_job(taken, jobs)
+    for j in jobs:
+        key = (j.namespace or "default", j.name)
+        admission = _admission(r, taken.admissions.get(_owner_key(taken, j)), j)
+        live = pods_of.get(key, [])
+        if not live and admission is None:
+            continue
+        counts = [ps.count for ps in j.pod_sets] if admission is None else list(admission.counts)
+        slots = match_pods(j.pod_sets, counts, live)
+        for p in live:
+            if p.node is not None and p.node not in node_names:
+                r.error(f"Pod {j.namespace or 'default'}/{p.name}", "spec.nodeName",
+                        f"names node {p.node!r}, which is not in the input (add the Nodes to the dump)")
+        nodes = tuple(p.node if p is not None else None for p in slots)
+        elapsed = tuple(max(0.0, (taken.at - p.started).total_seconds()) if p is not None and p.started else 0.0
+                        for p in slots)
+        left = len(live) - sum(1 for p in slots if p is not None)
+        if left:
+            r.notes.append(f"Job {j.key}: {left} of its pods in the snapshot are beyond its pod sets' counts: left out")
+        if any(nodes) or admission is not None:
+            j.snapshot = JobSnapshot(nodes, elapsed, admission)
+    order = {(j.namespace or "default", j.name): i for i, j in enumerate(jobs)}
+    origin = taken.at
+    return sorted(jobs, key=lambda j: (-(origin - _created(taken, j)).total_seconds(), order[(j.namespace or "default", j.name)]))
+
+
+def _created(taken: Taken, j) -> datetime:
+    return taken.created.get(_owner_key(taken, j), taken.at)
+
+
+def _owner_key(taken: Taken, j) -> tuple:
+    """The object a job was read from: itself, or the Deployment or ReplicaSet whose replica it is."""
+    ns = j.namespace or "default"
+    if (ns, j.name) in taken.created:
+        return (ns, j.name)
+    base, _, suffix = j.name.rpartition("-")
+    if suffix.isdigit() and (ns, base) in taken.replicas:
+        return (ns, base)
+    return (ns, j.name)
+
+
+def _pods_by_job(taken: Taken, jobs: list) -> dict[tuple, list[LivePod]]:
+    """Each job's live pods: its controller's, a replica's share of its Deployment's, or its bare Pods."""
+    names = {(j.namespace or "default", j.name) for j in jobs}
+    out: dict[tuple, list[LivePod]] = {}
+    for key, pods in taken.pods.items():
+        if key in names:
+            out[key] = list(pods)
+        elif key in taken.replicas:  # replicas read as jobs <name>-0, <name>-1...: pods in their creation order
+            ordered = sorted(pods, key=lambda p: (p.created or taken.at, p.name))
+            for i, p in enumerate(ordered):
+                out.setdefault((key[0], f"{key[1]}-{i}"), []).append(p)
+    for (ns, name), pod in taken.bare.items():
+        if (ns, name) in names:
+            out.setdefault((ns, name), []).append(pod)
+            continue
+        group = _bare_group(pod)
+        if group is not None and (ns, group) in names:
+            out.setdefault((ns, group), []).append(pod)
+    return out
+
+
+def _bare_group(pod: LivePod) -> str | None:
+    """The gang a bare Pod names (its job is named after it; see :func:`gangkit.manifests.apps.group_key`)."""
+    from gangkit.manifests.apps import group_key
+
+    key = group_key(new_object({"kind": "Pod", "metadata": {"name": pod.name, "labels": dict(pod.labels),
+                                                            "annotations": {}}, "spec": dict(pod.spec)}, ""))
+    return None if key[0] == "pod" else key[2]
+
+
+def match_pods(pod_sets: list, counts: list[int], live: list[LivePod]) -> list[LivePod | None]:
+    """Each pod slot of the job (pod sets in order, ``counts`` of each) filled with a live pod, or None.
+
+    A pod goes to the first free slot of a pod set asking for what it asks
+    for (GPUs, cores, bytes), else to the first free slot: the pods of a
+    JobSet's or a PyTorchJob's roles differ in their requests. Bound pods are
+    placed first, so that a job with more live pods than slots (a Job whose
+    failed pods were replaced) keeps those holding nodes.
+    """
+    slots: list[LivePod | None] = []
+    shapes = []
+    for ps, n in zip(pod_sets, counts):
+        slots.extend([None] * n)
+        shapes.extend([(ps.gpus, ps.cpu, ps.memory)] * n)
+    for p in sorted(live, key=lambda p: (p.node is None, p.created or datetime.max.replace(tzinfo=timezone.utc), p.name)):
+        want = _request(p)
+        free = [i for i, s in enumerate(slots) if s is None]
+        if not free:
+            break
+        same = next((i for i in free if shapes[i] == want), free[0])
+        slots[same] = p
+    return slots
+
+
+def _request(p: LivePod) -> tuple:
+    sub = Reader("snapshot")
+    got = sub.pod_request(dict(p.spec), f"Pod {p.name}")
+    return got if got is not None else (None, None, None)
+
+
+def _admission(r: Reader, found: tuple[str, Mapping] | None, j) -> KueueAdmission | None:
+    """A Workload's ``status.admission`` for the job's pod sets (Kueue lists them in the job's order)."""
+    if found is None:
+        return None
+    label, adm = found
+    cq = adm.get("clusterQueue")
+    psas = adm.get("podSetAssignments")
+    if not isinstance(cq, str) or not isinstance(psas, list) or len(psas) != len(j.pod_sets):
+        r.error(label, "status.admission", f"expected a clusterQueue and one podSetAssignment for each of the "
+                f"{len(j.pod_sets)} pod sets of Job {j.key}, got {len(psas) if isinstance(psas, list) else 'none'}")
+        return None
+    flavors, counts = [], []
+    for i, (psa, ps) in enumerate(zip(psas, j.pod_sets)):
+        psa = psa if isinstance(psa, Mapping) else {}
+        f = psa.get("flavors") if isinstance(psa.get("flavors"), Mapping) else {}
+        flavors.append({str(k): str(v) for k, v in f.items()})
+        count = psa.get("count", ps.count)
+        if not isinstance(count, int) or isinstance(count, bool) or not 0 < count <= ps.count:
+            r.error(label, f"status.admission.podSetAssignments[{i}].count",
+                    f"expected a whole number from 1 to {ps.count}, got {count!r}")
+            return None
+        counts.append(count)
+    return KueueAdmission(cq, tuple(flavors), tuple(counts))
+
+
+def time_option(text: str) -> datetime:
+    """``--snapshot-time``: an RFC 3339 timestamp, else one clear error."""
+    t = parse_time(text)
+    if t is None:
+        raise ScenarioError([Problem("--snapshot-time", "", f"expected an RFC 3339 time such as "
+                                     f"2026-12-01T08:00:00Z, got {text!r}")])
+    return t
+

@@ -1,0 +1,436 @@
+"""A live cluster's snapshot (``kubectl get ... -A -o yaml``) read as the state a run starts from.
+
+The dumps are built the way the API server writes them (``tests/apiserver.py``): manifests as
+authors write them, plus server-set metadata, defaulted spec fields, owner references and status.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from datetime import datetime, timezone
+
+import pytest
+import yaml
+from apiserver import T0, as_list, node, pod_of, served, stamp, workload_of
+
+import gangkit as gk
+from gangkit.manifests import load_files, load_manifests
+from gangkit.manifests.reader import Reader
+from gangkit.manifests.snapshot import is_snapshot, match_pods, split
+from gangkit.model.errors import ScenarioError
+from gangkit.model.jobs import PodSet
+
+from conftest import shared_path
+
+GPU = "nvidia.com/gpu"
+HOUR = 3600.0
+
+
+def container(gpus: int, cpu: str = "8", memory: str = "64Gi", name: str = "trainer") -> dict:
+    return {"name": name, "image": "ghcr.io/example/train:1.0",
+            "resources": {"requests": {"cpu": cpu, "memory": memory}, "limits": {GPU: str(gpus)}}}
+
+
+def kueue_objects(gpus: int = 24) -> list[dict]:
+    rf = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "default-flavor"}}
+    cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cluster-queue"},
+          "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu", "memory", GPU], "flavors": [
+              {"name": "default-flavor", "resources": [{"name": "cpu", "nominalQuota": 256},
+                                                       {"name": "memory", "nominalQuota": "2048Gi"},
+                                                       {"name": GPU, "nominalQuota": gpus}]}]}]}}
+    lq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+          "metadata": {"name": "user-queue", "namespace": "team-a"}, "spec": {"clusterQueue": "cluster-queue"}}
+    return [served(rf, -300), served(cq, -300, status={"admittedWorkloads": 1}), served(lq, -300, status={})]
+
+
+def batch_job(name: str, pods: int, gpus: int, created: float, run_time: str = "4h", queue: str | None = "user-queue",
+              ns: str = "team-a") -> dict:
+    meta = {"name": name, "namespace": ns, "annotations": {"gangkit/run-time": run_time}}
+    if queue:
+        meta["labels"] = {"kueue.x-k8s.io/queue-name": queue}
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
+           "spec": {"parallelism": pods, "completions": pods, "suspend": queue is not None,
+                    "template": {"spec": {"restartPolicy": "Never", "containers": [container(gpus)]}}}}
+    return served(job, created, status={})
+
+
+def running(job: dict, nodes: list[str | None], started: float, suffix: str = "p") -> list[dict]:
+    """The pods of a batch/v1 Job: one per node given (None: Pending), Running since ``started`` minutes."""
+    job["spec"]["suspend"] = False
+    spec = job["spec"]["template"]["spec"]
+    return [pod_of(job, f"{job['metadata']['name']}-{suffix}{i}", spec, n, started if n else None, started - 1)
+            for i, n in enumerate(nodes)]
+
+
+def admitted(job: dict, pods: int, cq: str = "cluster-queue", count: int | None = None) -> dict:
+    spec = job["spec"]["template"]["spec"]
+    return workload_of(job, [("main", pods, spec)], "user-queue", cq,
+                       [{"cpu": "default-flavor", "memory": "default-flavor", GPU: "default-flavor"}],
+                       [count or pods], created=job_created(job) + 0.1)
+
+
+def job_created(job: dict) -> float:
+    t = datetime.fromisoformat(job["metadata"]["creationTimestamp"].replace("Z", "+00:00"))
+    return (t - T0).total_seconds() / 60
+
+
+def nodes(n: int = 4, gpus: int = 8, heartbeat: float = 180.0) -> list[dict]:
+    return [node(f"gpu-node-{i}", gpus, heartbeat=heartbeat) for i in range(n)]
+
+
+def load(items: list[dict], **kw) -> gk.Scenario:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return load_manifests(as_list(items), **kw) if not kw else load_files_from(items, **kw)
+
+
+def load_files_from(items, snapshot_time=None):
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "dump.yaml"
+        path.write_text(yaml.safe_dump(as_list(items), sort_keys=False))
+        return load_files([path], snapshot_time=snapshot_time)
+
+
+def outcome(sc: gk.Scenario, stack: str) -> dict:
+    r = gk.simulate(sc.with_settings(horizon=2 * 86400.0), stack=stack)
+    return {row.job: (row.state, row.start_s, row.finish_s) for row in r.jobs.itertuples()}
+
+
+# -- the cluster of the reference page: one Job running for 179 minutes, one waiting for quota ----------------------
+
+def cluster(pending_created: float = 30.0) -> list[dict]:
+    a = batch_job("train-a", 2, 8, 0)
+    b = batch_job("train-b", 2, 8, pending_created, run_time="2h")
+    items = nodes() + kueue_objects() + [a, b]
+    items += running(a, ["gpu-node-0", "gpu-node-1"], 1)
+    items += [admitted(a, 2), workload_of(b, [("main", 2, b["spec"]["template"]["spec"])], "user-queue",
+                                          created=pending_created + 0.1)]
+    return items
+
+
+def test_a_dump_is_told_from_manifests_by_what_only_the_api_server_writes():
+    assert is_snapshot([as_list(cluster())])
+    assert not is_snapshot([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}])
+
+
+def test_the_snapshot_time_is_the_latest_timestamp_and_time_zero_of_the_run():
+    sc = load(cluster())
+    a = next(j for j in sc.jobs if j.name == "train-a")
+    assert a.snapshot.elapsed == (179 * 60.0, 179 * 60.0)  # Running since T0+1 min, the nodes' heartbeat at T0+180 min
+    assert any("snapshot taken at 2026-12-01T11:00:00Z" in w for w in sc.warnings)
+
+
+def test_server_set_fields_are_ignored_silently():
+    sc = load(cluster())
+    assert not [w for w in sc.warnings if "does not read" in w]
+
+
+@pytest.mark.parametrize("stack, a_finish, b_start", [
+    # quota 24 GPUs: b (16) waits for a (16) under Kueue; a has 4 h - 179 min = 3660 s left
+    ("kueue+pod", 3660.0, 3660.0),
+    ("kueue+gang", 3660.0, 3660.0),
+    # without Kueue 32 GPUs are free for... the same two nodes a holds: b fits on the other two at once
+    ("gang", 3660.0, 0.0),
+    ("pod", 3660.0, 0.0),
+])
+def test_a_running_job_finishes_when_its_run_time_is_used_up_and_quota_held_before_the_snapshot_counts(
+        stack, a_finish, b_start):
+    got = outcome(load(cluster()), stack)
+    assert got["team-a/train-a"] == ("Finished", 0.0, a_finish)
+    assert got["team-a/train-b"][1] == b_start
+
+
+def test_the_snapshot_time_can_be_given():
+    later = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)  # an hour after the heartbeats: 60 s left
+    got = outcome(load(cluster(), snapshot_time=later), "kueue+gang")
+    assert got["team-a/train-a"] == ("Finished", 0.0, 60.0)
+
+
+@pytest.mark.parametrize("first, second", [(30.0, 60.0), (60.0, 30.0)])
+def test_waiting_jobs_are_submitted_in_the_order_of_their_creation(first, second):
+    a = batch_job("train-a", 2, 8, 0)
+    b = batch_job("train-b", 2, 8, first, run_time="1h")
+    c = batch_job("train-c", 2, 8, second, run_time="1h")
+    items = nodes() + kueue_objects(16) + [a, b, c] + running(a, ["gpu-node-0", "gpu-node-1"], 1) + [admitted(a, 2)]
+    got = outcome(load(items), "kueue+gang")
+    earlier, later = ("team-a/train-b", "team-a/train-c") if first < second else ("team-a/train-c", "team-a/train-b")
+    assert got[earlier][1] == 3660.0 and got[later][1] == 3660.0 + HOUR
+
+
+def test_without_its_workload_a_running_job_holds_the_quota_its_nodes_imply():
+    items = [i for i in cluster() if i["kind"] != "Workload"]
+    sc = load(items)
+    assert next(j for j in sc.jobs if j.name == "train-a").snapshot.admission is None
+    assert outcome(sc, "kueue+gang")["team-a/train-b"][1] == 3660.0
+
+
+def test_a_partial_admission_resumes_with_the_admitted_count():
+    a = batch_job("train-a", 4, 8, 0)
+    a["metadata"]["annotations"]["kueue.x-k8s.io/job-min-parallelism"] = "2"
+    items = nodes() + kueue_objects(16) + [a] + running(a, ["gpu-node-0", "gpu-node-1"], 1) + [admitted(a, 4, count=2)]
+    sc = load(items)
+    j = sc.jobs[0]
+    assert j.snapshot.nodes == ("gpu-node-0", "gpu-node-1") and j.snapshot.admission.counts == (2,)
+    assert outcome(sc, "kueue+gang")["team-a/train-a"] == ("Finished", 0.0, 3660.0)
+
+
+def test_a_deadlock_in_the_snapshot_is_a_deadlock_of_the_run():
+    """Two Jobs of 2 x 8 GPUs, each holding one node of two: pod by pod nothing can move."""
+    a = batch_job("train-a", 2, 8, 0, queue=None)
+    b = batch_job("train-b", 2, 8, 1, queue=None)
+    items = nodes(2) + [a, b] + running(a, ["gpu-node-0", None], 5) + running(b, ["gpu-node-1", None], 6)
+    r = gk.simulate(load(items).with_settings(horizon=86400.0), stack="pod")
+    assert r.summary()["deadlock"] is True and r.summary()["held_idle_gpus_at_end"] == 16
+
+
+@pytest.mark.parametrize("stack", ["gang", "coscheduling", "kube-gang", "yunikorn", "pod"])
+def test_every_placement_layer_takes_up_a_running_job(stack):
+    a = batch_job("train-a", 2, 8, 0, queue=None)
+    b = batch_job("train-b", 2, 8, 10, queue=None, run_time="1h")
+    items = nodes(2) + [a, b] + running(a, ["gpu-node-0", "gpu-node-1"], 1)
+    got = outcome(load(items), stack)
+    assert got["team-a/train-a"] == ("Finished", 0.0, 3660.0)
+    assert got["team-a/train-b"][0] == "Finished" and got["team-a/train-b"][1] >= 3660.0
+
+
+def test_a_deployment_s_pods_come_through_its_replicaset():
+    dep = served({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "infer", "namespace": "serving"},
+                  "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "infer"}},
+                           "template": {"metadata": {"labels": {"app": "infer"}},
+                                        "spec": {"containers": [container(1, "2", "8Gi", "server")]}}}}, -120,
+                 status={"replicas": 2})
+    rs = served({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                 "metadata": {"name": "infer-6d9f7c", "namespace": "serving", "labels": {"pod-template-hash": "6d9f7c"}},
+                 "spec": {"replicas": 2, "selector": dep["spec"]["selector"], "template": dep["spec"]["template"]}},
+                -120, dep)
+    spec = dep["spec"]["template"]["spec"]
+    pods = [pod_of(rs, f"infer-6d9f7c-{s}", spec, n, -110, -119) for s, n in (("abcde", "gpu-node-1"), ("fghij", "gpu-node-0"))]
+    sc = load(nodes(2) + [dep, rs] + pods)
+    assert sorted(j.key for j in sc.jobs) == ["serving/infer-0", "serving/infer-1"]  # the ReplicaSet is not a job
+    assert {j.name: j.snapshot.nodes for j in sc.jobs} == {"infer-0": ("gpu-node-1",), "infer-1": ("gpu-node-0",)}
+
+
+def test_a_jobset_s_pods_come_through_its_child_jobs():
+    js = served({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+                 "metadata": {"name": "llm", "namespace": "team-a", "annotations": {"gangkit/run-time": "4h"}},
+                 "spec": {"replicatedJobs": [
+                     {"name": "driver", "replicas": 1, "template": {"spec": {"parallelism": 1, "completions": 1,
+                      "template": {"spec": {"containers": [container(0, "4", "16Gi", "driver")]}}}}},
+                     {"name": "workers", "replicas": 2, "template": {"spec": {"parallelism": 1, "completions": 1,
+                      "template": {"spec": {"containers": [container(8)]}}}}}]}}, 0, status={})
+    children, pods = [], []
+    for role, i, n, g in (("driver", 0, "gpu-node-0", 0), ("workers", 0, "gpu-node-0", 8), ("workers", 1, "gpu-node-1", 8)):
+        child = served({"apiVersion": "batch/v1", "kind": "Job",
+                        "metadata": {"name": f"llm-{role}-{i}", "namespace": "team-a",
+                                     "labels": {"jobset.sigs.k8s.io/replicatedjob-name": role}},
+                        "spec": {"parallelism": 1, "template": {"spec": {"containers": [container(g)]}}}}, 0.2, js,
+                       status={"active": 1})
+        children.append(child)
+        pods.append(pod_of(child, f"llm-{role}-{i}-0-x", {"containers": [container(g, "4" if role == "driver" else "8",
+                                                                                     "16Gi" if role == "driver" else "64Gi")]},
+                           n, 10, 0.5))
+    sc = load(nodes(2) + [js] + children + pods)
+    assert [j.key for j in sc.jobs] == ["team-a/llm"]  # the child Jobs are the JobSet's doing
+    j = sc.jobs[0]
+    assert j.snapshot.nodes == ("gpu-node-0", "gpu-node-0", "gpu-node-1")  # the driver matched by its request
+    got = outcome(sc, "gang")
+    assert got["team-a/llm"] == ("Finished", 0.0, 4 * HOUR - 170 * 60.0)
+
+
+def test_a_volcano_job_s_podgroup_is_its_controller_s_and_its_pods_count_in_the_queue():
+    def vcjob(name, created):
+        return served({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+                       "metadata": {"name": name, "namespace": "team-a", "annotations": {"gangkit/run-time": "4h"}},
+                       "spec": {"schedulerName": "volcano", "minAvailable": 2, "queue": "default",
+                                "tasks": [{"name": "worker", "replicas": 2,
+                                           "template": {"spec": {"containers": [container(8)]}}}]}}, created,
+                      status={"state": {"phase": "Running"}})
+    a, b = vcjob("train-a", 0), vcjob("train-b", 20)
+    b["status"] = {"state": {"phase": "Pending"}}
+    pg = served({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                 "metadata": {"name": "train-a-" + a["metadata"]["uid"], "namespace": "team-a"},
+                 "spec": {"minMember": 2, "queue": "default"}}, 0.1, a, status={"phase": "Running"})
+    spec = a["spec"]["tasks"][0]["template"]["spec"]
+    pods = [pod_of(a, f"train-a-worker-{i}", spec, f"gpu-node-{i}", 1, 0.5) for i in range(2)]
+    sc = load(nodes(2) + [a, b, pg] + pods)
+    assert sorted(j.name for j in sc.jobs) == ["train-a", "train-b"]
+    got = outcome(sc, "gang")
+    # b's PodGroup goes Inqueue when a's pods leave; its controller makes its pods for the next session
+    assert got["team-a/train-a"] == ("Finished", 0.0, 3660.0) and got["team-a/train-b"][1] == 3661.0
+
+
+@pytest.mark.parametrize("capability, b_start", [(16, 3661.0), (32, 1.0)])
+def test_a_running_volcano_job_uses_its_queue_s_capability(capability, b_start):
+    """Four free nodes, a queue of ``capability`` GPUs: the 16 the running Job holds count against it."""
+    queue = served({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "research"},
+                    "spec": {"weight": 1, "reclaimable": True, "capability": {GPU: capability}}}, -300,
+                   status={"state": "Open"})
+    jobs = []
+    for name, created in (("train-a", 0), ("train-b", 20)):
+        jobs.append(served({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+                            "metadata": {"name": name, "namespace": "team-a", "annotations": {"gangkit/run-time": "4h"}},
+                            "spec": {"schedulerName": "volcano", "minAvailable": 2, "queue": "research",
+                                     "tasks": [{"name": "worker", "replicas": 2,
+                                                "template": {"spec": {"containers": [container(8)]}}}]}}, created,
+                           status={"state": {"phase": "Running" if name == "train-a" else "Pending"}}))
+    spec = jobs[0]["spec"]["tasks"][0]["template"]["spec"]
+    pods = [pod_of(jobs[0], f"train-a-worker-{i}", spec, f"gpu-node-{i}", 1, 0.5) for i in range(2)]
+    got = outcome(load(nodes(4) + [queue] + jobs + pods), "gang")
+    assert got["team-a/train-a"] == ("Finished", 0.0, 3660.0) and got["team-a/train-b"][1] == b_start
+
+
+@pytest.mark.parametrize("status, note", [
+    ({"conditions": [{"type": "Complete", "status": "True", "lastTransitionTime": stamp(100)}], "succeeded": 2},
+     "had ended at the snapshot (condition Complete)"),
+    ({"conditions": [{"type": "Failed", "status": "True", "lastTransitionTime": stamp(100)}], "failed": 7},
+     "had ended at the snapshot (condition Failed)"),
+])
+def test_a_finished_job_is_left_out_with_a_note(status, note):
+    done = batch_job("old", 2, 8, -100)
+    done["status"] = status
+    items = cluster() + [done] + [pod_of(done, f"old-{i}", done["spec"]["template"]["spec"], "gpu-node-2", None, -99,
+                                         phase="Succeeded") for i in range(2)]
+    sc = load(items)
+    assert "team-a/old" not in {j.key for j in sc.jobs}
+    assert any("Job team-a/old" in w and note in w for w in sc.warnings)
+
+
+def test_a_pod_whose_controller_is_not_in_the_dump_is_read_on_its_own():
+    a = batch_job("train-a", 1, 8, 0, queue=None)
+    pod = running(a, ["gpu-node-0"], 1)[0]
+    sc = load(nodes(1) + [pod])
+    assert [j.key for j in sc.jobs] == ["team-a/train-a-p0"] and sc.jobs[0].snapshot.nodes == ("gpu-node-0",)
+    assert any("made by a controller that is not in the input" in w for w in sc.warnings)
+
+
+@pytest.mark.parametrize("change, obj, field, message", [
+    (lambda items: items.pop(0), "Pod team-a/train-a-p0", "spec.nodeName",
+     "names node 'gpu-node-0', which is not in the input"),
+    (lambda items: items[-2]["status"]["admission"]["podSetAssignments"].append({"name": "extra", "count": 1}),
+     "Workload team-a/job-train-a-", "status.admission", "one podSetAssignment for each of the 1 pod sets"),
+    (lambda items: items[-2]["status"]["admission"]["podSetAssignments"][0].update(count=3),
+     "Workload team-a/job-train-a-", "status.admission.podSetAssignments[0].count", "from 1 to 2, got 3"),
+    (lambda items: items[-2]["status"]["admission"].update(clusterQueue="elsewhere"),
+     "Job team-a/train-a", "snapshot.admission", "ClusterQueue elsewhere, which is not in the input"),
+])
+def test_a_dump_that_contradicts_itself_gets_one_clear_error(change, obj, field, message):
+    items = cluster()
+    change(items)
+    with pytest.raises(ScenarioError) as e:
+        sc = load(items)
+        gk.simulate(sc, stack="kueue+gang")
+    p = e.value.problems[0]
+    assert p.obj.startswith(obj) and p.field == field and message in p.message, str(e.value)
+
+
+def test_pods_on_a_node_that_cannot_hold_them_are_an_error_naming_the_pod():
+    a = batch_job("train-a", 2, 8, 0, queue=None)
+    sc = load(nodes(1) + [a] + running(a, ["gpu-node-0", "gpu-node-0"], 1))
+    with pytest.raises(ScenarioError, match=r"snapshot.nodes\[1\]: pod train-a-1 is bound to node gpu-node-0, which has no room"):
+        gk.simulate(sc, stack="pod")
+
+
+@pytest.mark.parametrize("pod_sets, live, expected", [
+    # (pod set requests), live pods' GPUs with their node (None: Pending) -> the node of each slot
+    ([(1, 0), (2, 8)], [(8, "b"), (0, "a"), (8, None)], ("a", "b", None)),
+    ([(2, 8)], [(8, None), (8, "b"), (8, "c")], ("b", "c")),  # bound pods first: a replaced pod was Pending
+    ([(1, 8)], [(4, "a")], ("a",)),  # no pod set asks for what it asks: the first free slot
+    ([(2, 8)], [], (None, None)),
+])
+def test_pods_are_matched_to_pod_sets_by_their_requests(pod_sets, live, expected):
+    from gangkit.manifests.snapshot import LivePod
+
+    sets = [PodSet(f"s{i}", n, g) for i, (n, g) in enumerate(pod_sets)]
+    pods = [LivePod(f"p{i}", node, None, None, {"containers": [{"name": "c", "resources": {"limits": {GPU: str(g)}}}]}, {})
+            for i, (g, node) in enumerate(live)]
+    got = match_pods(sets, [ps.count for ps in sets], pods)
+    assert tuple(p.node if p is not None else None for p in got) == expected
+
+
+# -- the upstream corpus as it comes back from a cluster ----------------------------------------------------------
+
+CORPUS = shared_path("upstream_manifests")
+absent = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the upstream corpus {CORPUS} is absent (it sits beside the repository)")
+
+
+def _simulating_files() -> list[str]:
+    from test_upstream_corpus import SIMULATES
+
+    return list(SIMULATES) if CORPUS.is_dir() else []
+
+
+def _essence(sc: gk.Scenario) -> tuple:
+    jobs = sorted((j.key, tuple(j.pod_sets), j.priority, j.queue, j.run_time, j.progress, j.min_member, j.kueue_managed,
+                   j.framework, j.volcano_queue) for j in sc.jobs)
+    return jobs, sorted(n.name for n in sc.nodes), repr(sc.kueue), repr(sc.volcano)
+
+
+@absent
+@pytest.mark.parametrize("name", _simulating_files())
+def test_every_upstream_example_reads_the_same_when_it_comes_back_from_the_api_server(name):
+    """Served (server-set metadata, defaulted fields, an empty status), each file reads as the file itself:
+    the same jobs, nodes and queues, and no field gangkit does not read that the file itself did not have."""
+    from test_upstream_corpus import NODES
+
+    docs = [d for d in yaml.safe_load_all((CORPUS / name).read_text()) if d is not None]
+    extra = [] if any(isinstance(d, dict) and d.get("kind") == "Node" for d in docs) else NODES
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        raw = load_files([CORPUS / name], extra=extra)
+        live = [served(copy.deepcopy(d), created=float(i), status={} if d.get("kind") != "Node" else d.get("status"))
+                for i, d in enumerate(docs + extra) if isinstance(d, dict) and d.get("kind") != "List"]
+        back = load_manifests(as_list(live))
+    assert _essence(back) == _essence(raw)
+    unread = [w for w in back.warnings if "does not read" in w]
+    assert len(unread) <= len([w for w in raw.warnings if "does not read" in w])
+
+
+def test_split_keeps_an_object_s_fields_as_written():
+    job = batch_job("train-a", 2, 8, 0)
+    r = Reader("t")
+    docs, _, taken = split(r, [as_list([job])], ["document 1"], None)
+    assert docs[0]["spec"]["template"]["spec"]["containers"][0]["resources"] == job["spec"]["template"]["spec"][
+        "containers"][0]["resources"]
+    assert "uid" not in docs[0]["metadata"] and "status" not in docs[0] and "selector" not in docs[0]["spec"]
+    assert taken.at == datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc)
+
+
+# -- the example of docs/reference/snapshot.md, and the command line -------------------------------------------
+
+EXAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "snapshot" / "cluster-dump.yaml"
+
+
+def test_the_reference_page_s_example_runs_as_the_page_says():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sc = load_files([EXAMPLE])
+    got = outcome(sc, "kueue+gang")
+    assert got["team-a/train-a"] == ("Finished", 0.0, 3660.0)
+    assert got["team-a/train-b"] == ("Finished", 3660.0, 10860.0)
+    assert got["serving/infer-0"][0] == got["serving/infer-1"][0] == "RunningAtEnd"
+    page = (EXAMPLE.parents[2] / "docs" / "reference" / "snapshot.md").read_text()
+    assert "team-a/train-b    16       0.0   3660.0   10860.0" in page
+    assert not [w for w in sc.warnings if "does not read" in w]
+
+
+@pytest.mark.parametrize("args, code, says", [
+    (["--stack", "kueue+gang", "--json"], 0, '"jobs_finished": 2'),
+    (["--snapshot-time", "2026-12-01T12:00:00Z", "--stack", "kueue+gang", "--json"], 0, '"jobs_finished": 2'),
+    (["--snapshot-time", "yesterday"], 2, "--snapshot-time: expected an RFC 3339 time"),
+])
+def test_gangkit_run_reads_a_dump(args, code, says, capsys):
+    from gangkit.cli.main import main
+
+    assert main(["run", str(EXAMPLE), *args]) == code
+    out = capsys.readouterr()
+    assert says in out.out + out.err and "Traceback" not in out.err
+
+
+def test_a_resumed_job_is_not_written_back_as_if_it_had_not_started():
+    sc = load(cluster())
+    with pytest.raises(ScenarioError, match="Job team-a/train-a: snapshot: a job taken from a live cluster's snapshot"):
+        gk.dump_manifests(sc)
