@@ -885,3 +885,30 @@ def test_a_queue_without_its_flavor_is_inactive_and_its_workload_waits(tmp_path,
         warnings.simplefilter("ignore")
         status, out, err = run_cli(["admit", str(path)], capsys)
     assert status == 0 and "ClusterQueue team is inactive" in out and "FlavorNotFound" in err
+
+
+# -- TrainJob: the Workload of the JobSet its runtime makes (Kueue pkg/controller/jobs/trainjob) ----------------
+
+def trainjob(name, nodes, cpu, created=None):
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+            "metadata": {**meta(name, created=created), "labels": {"kueue.x-k8s.io/queue-name": "training-queue"}},
+            "spec": {"runtimeRef": {"apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime",
+                                    "name": "torch-distributed"}, "suspend": True,
+                     "trainer": {"numNodes": nodes, "resourcesPerNode": {"requests": {"cpu": str(cpu)},
+                                                                         "limits": {"cpu": str(cpu)}}}}}
+
+
+@pytest.mark.parametrize("nodes, cpu, quota_cores, state", [
+    (3, 2, 8, "admitted"),  # 3 nodes x 2 cores within 8
+    (3, 4, 8, "pending"),  # 12 cores do not fit 8
+    (1, 8, 8, "admitted"),
+])
+def test_a_trainjob_is_admitted_as_the_jobset_its_runtime_makes(nodes, cpu, quota_cores, state):
+    docs = [flavor("default-flavor"), cq("cluster-queue", rg(("default-flavor", {"cpu": quota_cores}))),
+            lq("training-queue", "cluster-queue"), trainjob("train", nodes, cpu)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = admit(load_kueue(docs))
+    assert ("train" in report["admitted"]) == (state == "admitted") and ("train" in report["pending"]) == (state == "pending")
+    if state == "admitted":
+        assert sum(report["admitted"]["train"]["counts"].values()) == nodes

@@ -258,6 +258,12 @@ def _read_families(r: Reader, files: list[str], all_docs: list, objects: list[Ma
         prefix, template = _jobset_template(o)
         entries.append(JobEntry(o, j, j.pod_count if j else None, _scheduler(o, "JobSet"),
                                 _gang_ref(o, groups, gangs, template or {}, prefix)))
+    runtimes = training.collect_runtimes(objects)
+    for o in roles("TrainJob"):  # the JobSet its runtime makes; the runtime's podGroupPolicy names its gang scheduler
+        j = training.read_trainjob(r, o, runtimes, tolerant, default_priority, groups, used_groups, gangs)
+        if j is not None:
+            jobs.append(j)
+        entries.append(JobEntry(o, j, j.pod_count if j else None, _trainjob_scheduler(o, runtimes)))
     queue_refs = _volcano_queue_refs(objects)
     queue_names = {o.name for o in roles("Queue")} | {DEFAULT_QUEUE}
     stand_ins = [_stand_in("Queue", name) for name in sorted({q.name for q in queue_refs} - queue_names)]
@@ -296,9 +302,11 @@ def _read_families(r: Reader, files: list[str], all_docs: list, objects: list[Ma
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GangkitInputWarning)
         view.setup()  # its problems are the ones above; it is read again only to answer job_workload
+    view.runtimes = runtimes
     for e in entries:
-        if e.obj.role in ("Job", "JobSet", "PyTorchJob", "MPIJob") and labels_of(e.obj).get(QUEUE_LABEL):
-            got = {"Job": view.job_workload, "JobSet": view.jobset_workload}.get(e.obj.role, view.kubeflow_workload)(e.obj)
+        if e.obj.role in ("Job", "JobSet", "PyTorchJob", "MPIJob", "TrainJob") and labels_of(e.obj).get(QUEUE_LABEL):
+            got = {"Job": view.job_workload, "JobSet": view.jobset_workload,
+                   "TrainJob": view.trainjob_workload}.get(e.obj.role, view.kubeflow_workload)(e.obj)
             e.kueue = got[0] if got is not None else None
 
     settings, _, _ = core.read_simulation(r, roles("Simulation"), "scenario")
@@ -376,6 +384,26 @@ def _scheduler(o: ManifestObject, role: str) -> str:
         template = _jobset_template(o)[1] if role == "JobSet" else dig(o.doc, "spec", "template")
     name = dig(template, "spec", "schedulerName")
     return name if isinstance(name, str) and name else DEFAULT_SCHEDULER
+
+
+def _trainjob_scheduler(o: ManifestObject, runtimes: dict) -> str:
+    """A TrainJob's pods go where its runtime sends them: Trainer's podGroupPolicy plugin sets the scheduler
+    (``volcano``, or scheduler-plugins' for ``coscheduling``), else the runtime template's schedulerName."""
+    ref = dig(o.doc, "spec", "runtimeRef")
+    ref = ref if isinstance(ref, Mapping) else {}
+    kind = ref.get("kind", "ClusterTrainingRuntime")
+    runtime = runtimes.get((kind, (o.namespace or "default") if kind == "TrainingRuntime" else None, ref.get("name")))
+    policy = dig(runtime.doc, "spec", "podGroupPolicy") if runtime is not None else None
+    if isinstance(policy, Mapping) and "volcano" in policy:
+        return "volcano"
+    if isinstance(policy, Mapping) and "coscheduling" in policy:
+        return "scheduler-plugins-scheduler"
+    entries = dig(runtime.doc, "spec", "template", "spec", "replicatedJobs") if runtime is not None else None
+    for entry in entries if isinstance(entries, list) else []:
+        name = dig(entry, "template", "spec", "template", "spec", "schedulerName")
+        if isinstance(name, str) and name:
+            return name
+    return DEFAULT_SCHEDULER
 
 
 def _jobset_template(o: ManifestObject) -> tuple[str, Any]:

@@ -89,7 +89,8 @@ def findings(inv: Inventory) -> list[Finding]:
     schedulers = provided(inv)
     out = []
     for e in inv.jobs:
-        where = "spec.schedulerName" if e.obj.role == "VolcanoJob" else "spec.template.spec.schedulerName"
+        where = {"VolcanoJob": "spec.schedulerName", "TrainJob": "spec.runtimeRef"}.get(e.obj.role,
+                                                                                 "spec.template.spec.schedulerName")
         if e.scheduler not in schedulers:
             out.append(Finding(
                 "scheduler-not-provided", (e.name,),

@@ -38,6 +38,7 @@ from gangkit.manifests.reader import (
     parse_yaml,
     read_text,
 )
+from gangkit.manifests.training import collect_runtimes
 from gangkit.model.errors import Problem, ScenarioError
 
 __all__ = ["LEFT_TO_RUN", "KueueInput", "LoadedWorkload", "load_kueue"]
@@ -74,7 +75,9 @@ def load_kueue(*sources: Source) -> KueueInput:
     # by role, not by kind name: a scheduling.k8s.io Workload is not Kueue's, a Volcano Job is no batch/v1 Job
     kr = SnapshotReader(r, [o for o in objects if o.role in KIND_NAMES], classes, default_priority)
     setup = kr.setup()
-    loaded = kr.snapshot_workloads([o for o in objects if o.role in ("Workload", "Job", "JobSet", "PyTorchJob", "MPIJob")])
+    kr.runtimes = collect_runtimes(objects)
+    loaded = kr.snapshot_workloads([o for o in objects if o.role in ("Workload", "Job", "JobSet", "PyTorchJob", "MPIJob",
+                                                                     "TrainJob")])
     for o in objects:
         if o.role in LEFT_TO_RUN:
             r.notes.append(f"{o.label} ({o.doc.get('apiVersion')}) was checked and left out: {LEFT_TO_RUN[o.role]}")
@@ -87,7 +90,6 @@ def load_kueue(*sources: Source) -> KueueInput:
 
 #: Kinds whose name is one of Kueue's but which Kueue does not read (by role, see gangkit.manifests.kinds).
 LEFT_TO_RUN = {
-    "TrainJob": "gangkit admit does not read TrainJobs yet; gangkit run simulates them as the JobSet their runtime makes",
     "KubeWorkload": "the Kubernetes Workload is read by the kube-scheduler's gang scheduling, which gangkit run "
                     "simulates (--stack kube-gang); Kueue's Workload is kueue.x-k8s.io's",
 }
@@ -115,6 +117,7 @@ class SnapshotReader(KueueReader):
         super().__init__(r, objects, classes, default_priority)
         self.now = 0.0  # the snapshot's time, set by snapshot_workloads
         self.manage_without_queue_name = False  # Kueue's Configuration, once setup() has read it
+        self.runtimes: dict = {}  # the TrainingRuntimes and ClusterTrainingRuntimes TrainJobs name
 
     def setup(self):
         setup = super().setup()
@@ -127,7 +130,7 @@ class SnapshotReader(KueueReader):
         keys: dict[str, str] = {}
         for o in objects:
             got = {"Workload": self.workload, "JobSet": self.jobset_workload, "PyTorchJob": self.kubeflow_workload,
-                   "MPIJob": self.kubeflow_workload}.get(o.role, self.job_workload)(o)
+                   "MPIJob": self.kubeflow_workload, "TrainJob": self.trainjob_workload}.get(o.role, self.job_workload)(o)
             if got is None:
                 continue
             lw, created, reserved = got
@@ -251,6 +254,31 @@ class SnapshotReader(KueueReader):
         job = read_replica_job(self.r, o, self.classes, self.default_priority, {}, {}, GangObjects())
         if job is None:
             return None
+        return self._workload_of_job(o, job, obj, meta, labels, queue)
+
+    def trainjob_workload(self, o: ManifestObject) -> tuple[LoadedWorkload, datetime | None, None] | None:
+        """The Workload Kueue's TrainJob integration creates for a queue-labelled TrainJob.
+
+        Kueue (``pkg/controller/jobs/trainjob``, v0.19) takes the pod sets from the JobSet the
+        TrainJob's runtime makes: one per replicatedJob of the runtime's template, named after it,
+        with the TrainJob's ``numNodes`` and ``resourcesPerNode`` applied to the trainer step, as
+        :func:`gangkit.manifests.training.read_trainjob` applies them; the priority from the
+        WorkloadPriorityClass label, else the runtime's pod templates.
+        """
+        from gangkit.manifests.training import read_trainjob
+        from gangkit.placement.manifests import GangObjects
+
+        head = self.job_header(o)
+        if head is None:
+            return None
+        obj, meta, labels, _, queue = head
+        job = read_trainjob(self.r, o, self.runtimes, self.classes, self.default_priority, {}, {}, GangObjects())
+        if job is None:
+            return None
+        return self._workload_of_job(o, job, obj, meta, labels, queue)
+
+    def _workload_of_job(self, o: ManifestObject, job, obj: str, meta: dict, labels: dict, queue: str | None):
+        """A Workload with a pod set per pod set of a job gangkit has read (the TrainJob's JobSet)."""
         priority = job.priority
         if PRIORITY_CLASS_LABEL in labels:
             priority = self.workload_priority_class(labels[PRIORITY_CLASS_LABEL], obj, f"metadata.labels.{PRIORITY_CLASS_LABEL}")
