@@ -10,7 +10,8 @@ the gang of an independent one.
 
 The supply is every Node of the files plus what the node suppliers may add
 (:class:`gangkit.consistency.supply.Supply`: NodePools up to their GPU
-limits, node groups up to ``maxSize``); under Kueue a pod's nodeSelector
+limits, a static NodePool's ``min(spec.replicas, spec.limits.nodes)``
+nodes, node groups up to ``maxSize``); under Kueue a pod's nodeSelector
 includes its flavor's nodeLabels (each flavor the queue may give it is
 tried, the best counts). The rules run only when the files say something
 about nodes (a Node, a NodePool or a node group).
@@ -97,25 +98,39 @@ def _too_big(inv: Inventory, supply: Supply, e: JobEntry, too_big: list, options
 
 
 def _short(inv: Inventory, supply: Supply, e: JobEntry, options: dict) -> Finding | None:
-    """A gang that is larger than the most the supply holds at once."""
+    """A gang that is larger than the most the supply holds at once. It names the field that bounds each
+    NodePool: ``spec.limits.nvidia.com/gpu`` for a dynamic pool, ``spec.replicas`` (and ``spec.limits.nodes``)
+    for a static one, whose share is its nodes, not a GPU limit."""
     autoscaler = next((display(o) for o in inv.of_role("ClusterAutoscaler")), "ClusterAutoscaler")
     need = demand(e.job)
     index = {id(ps): i for i, ps in enumerate(e.job.pod_sets)}
     lines, fields, numbers, objects = [], [], {}, [e.name]
+    pools = {} if inv.karpenter is None else {p.name: p for p in inv.karpenter.nodepools}
+    static_seen = False
     for ps, n in need:
         best, parts = max((supply.most_pods(s) for s in options[index[id(ps)]]), key=lambda x: x[0])
         if best >= n:
             continue
-        places = ", ".join(f"{k} {_count(v)}" for k, v in parts.items())
+        static = {name: _static_words(inv.karpenter, pools[name[len("NodePool "):]], v) for name, v in parts.items()
+                  if name.startswith("NodePool ") and pools[name[len("NodePool "):]].static}
+        places = ", ".join(f"{k} {_count(v)}{static[k][0] if k in static else ''}" for k, v in parts.items())
         lines.append(f"{n} pods of pod set {ps.name!r} ({shape(ps).words()} each) at once, but at most "
                      f"{_count(best)} fit ({places})")
         fields.append((e.obj.label, {"Job": "spec.parallelism", "JobSet": f"spec.replicatedJobs[{index[id(ps)]}].replicas"}
                        .get(e.obj.role, f"spec.tasks[{index[id(ps)]}].replicas")))
         numbers[ps.name] = {"needed": n, "most": best, "where": dict(parts)}
+        if static:
+            numbers[ps.name]["static"] = {k: words[1] for k, words in static.items()}
         for s in options[index[id(ps)]]:
             for pool in supply.pools_for(s):
                 objects.append(f"NodePool {pool}")
-                fields.append((f"NodePool {pool}", "spec.limits.nvidia.com/gpu"))
+                if pools[pool].static:  # its nodes are min(spec.replicas, limits.nodes): no resource limit applies
+                    static_seen = True
+                    fields.append((f"NodePool {pool}", "spec.replicas"))
+                    if "nodes" in pools[pool].limits:
+                        fields.append((f"NodePool {pool}", "spec.limits.nodes"))
+                else:
+                    fields.append((f"NodePool {pool}", "spec.limits.nvidia.com/gpu"))
             if supply.groups_for(s):
                 objects.append(autoscaler)
     if not lines and len(need) > 1:  # several pod shapes: their GPUs together
@@ -129,8 +144,27 @@ def _short(inv: Inventory, supply: Supply, e: JobEntry, options: dict) -> Findin
         return None
     why = ("it is sync: all its pods must run together" if e.job.progress == "sync"
            else f"its gang needs {e.job.gang_size} pods together")
+    hint = "raise the NodePool's limits or the node group's maxSize, add Nodes, or make the gang smaller"
+    if static_seen:
+        hint = ("raise the static NodePool's spec.replicas (and spec.limits.nodes, which caps it), the other "
+                "NodePools' limits or the node group's maxSize, add Nodes, or make the gang smaller")
     return Finding(
         "supply-too-small", tuple(dict.fromkeys(objects)),
         f"{e.name} needs " + "; ".join(lines) + f" ({why}): the gang can never start.",
-        "raise the NodePool's limits or the node group's maxSize, add Nodes, or make the gang smaller",
-        tuple(dict.fromkeys(fields)), numbers)
+        hint, tuple(dict.fromkeys(fields)), numbers)
+
+
+def _static_words(karpenter, pool, pods: float) -> tuple[str, dict]:
+    """A static pool's share of a ``supply-too-small`` finding: its node count, ``min(spec.replicas,
+    spec.limits.nodes)`` (Karpenter v1.14 ``pkg/controllers/static/provisioning``), and its nodes' type, in words
+    and as numbers. Its nodes are launched as one type and never more of them: no resource limit is involved."""
+    it, count = karpenter.static_nodes.get(pool.name, (None, 0))
+    cap = pool.limits.get("nodes")
+    rule = f"spec.replicas {pool.replicas}" if cap is None else \
+        f"min(spec.replicas {pool.replicas}, spec.limits.nodes {cap})"
+    words = f" on its {rule} = {count} static node{'' if count == 1 else 's'}"
+    numbers = {"replicas": pool.replicas, "limits_nodes": cap, "nodes": count,
+               "instance_type": None if it is None else it.name, "pods_per_node": pods / count if count else 0.0}
+    if it is not None and count:
+        words += f" of {it.name}"
+    return words, numbers

@@ -33,10 +33,20 @@ Rules, and the Karpenter behaviour each one models:
   taking pods while some allowed instance type holds them all; it is launched
   as the *cheapest* such type (absolute ``price_per_hour``, as Karpenter's
   lowest-price launch does; ties: fewer GPUs, then name).
-- **NodePool limits are checked per NodeClaim**: a NodeClaim whose type would
-  push the pool's ``nvidia.com/gpu`` usage above its limit is not created.
-  Nothing here is atomic for a gang: with a limit of 16 GPUs, a gang of four
-  8-GPU pods gets two nodes and waits for the other two for ever.
+- **NodePool limits** on ``nvidia.com/gpu``, ``cpu`` and ``memory`` (Karpenter
+  v1.14 ``pkg/controllers/provisioning/scheduling/scheduler.go``,
+  ``filterByRemainingResources``): a pool's usage is the sum of the
+  *capacity* of its live nodes, in flight or ready, and of this batch's
+  NodeClaims; a type whose capacity of a limited resource is above what is
+  left is filtered out (equal is allowed), and a NodeClaim with no type left
+  is not created. So a limit may block a large type and not a smaller one.
+  A type without a CPU or memory figure adds 0 of it. Other limits (``pods``,
+  ``ephemeral-storage``, ``nodes`` on a dynamic pool) are not modelled.
+  Simplified: Karpenter charges a new NodeClaim the largest capacity of the
+  types it may still become (``subtractMax``), gangkit the type it launches;
+  gangkit counts only the nodes it launched (Karpenter: all with the pool's
+  label). Nothing is atomic for a gang: with a limit of 16 GPUs, a gang of
+  four 8-GPU pods gets two nodes and waits for the other two for ever.
 - **In-flight NodeClaims** remember which pods they were meant for; those pods
   trigger nothing new until the node is ready (then they are forgotten: if
   they still cannot be placed they start a new batch).
@@ -120,6 +130,7 @@ one session period later than ``consolidate_after`` after the pod finished.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -128,10 +139,15 @@ import pandas as pd
 from gangkit.engine.sockets import NodeSupplier
 from gangkit.model.nodes import Node
 from gangkit.model.precision import TOLERANCE
+from gangkit.model.quantity import format_memory
 from gangkit.model.reasons import Reason
 from gangkit.model.resources import Room, labels_match
 from gangkit.supply.cloud import GPU, TYPE_LABEL, InstanceType, Stages
 
+CPU, MEMORY, NODES = "cpu", "memory", "nodes"
+#: The resources whose NodePool limits gangkit enforces on a dynamic pool, in the order it reports them: the
+#: resources it models. A limit on any other resource is not modelled.
+LIMITED = (GPU, CPU, MEMORY)
 POOL_LABEL = "karpenter.sh/nodepool"
 DISRUPTION_POLL = 10.0  # Karpenter's disruption controller polls every 10 s
 POLICIES = ("WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced")
@@ -146,12 +162,48 @@ PROVISIONED_REASON = "provisioned"
 #: ``BestEffort`` relaxed them).
 MIN_VALUES_RELAXED = "false"
 
+
+def resource_type(resource: str) -> str:
+    """Karpenter's ``resource_type`` label of a resource: lower case, ``-`` as ``_`` (v1.14
+    ``pkg/controllers/metrics/nodepool/controller.go``): ``nvidia.com/gpu``, ``cpu``, ``ephemeral_storage``."""
+    return resource.lower().replace("-", "_")
+
+
+def capacity(it: InstanceType) -> dict:
+    """What one node of this type adds to its pool's usage, per limited resource: its capacity (GPUs, cores,
+    bytes; a type without a CPU or memory figure adds 0 of it)."""
+    return {GPU: it.gpus, CPU: it.cpu or 0.0, MEMORY: it.memory or 0}
+
+
+def within(cap: dict, left: dict) -> bool:
+    """Does a type of this capacity fit in what is left of every limit (``filterByRemainingResources``; cores with
+    gangkit's tolerance, GPUs and bytes exactly)?"""
+    return all(cap[r] <= v + (TOLERANCE if r == CPU else 0) for r, v in left.items())
+
+
+def _amount(resource: str, value) -> str:
+    return format_memory(int(value)) if resource == MEMORY else f"{value:g}"
+
+
+def _at_limit(resource: str, used, limit, smallest) -> str:
+    """A pool's usage of one resource against its limit, in words (``launch_blocked``)."""
+    if resource == GPU:
+        return f"at {used} of its {limit:g}-GPU limit"
+    words = f"at {_amount(resource, used)} of its {_amount(resource, limit)} {resource} limit (spec.limits.{resource}"
+    if smallest is not None:
+        words += (f": {_amount(resource, max(0, limit - used))} left, the smallest instance type that holds these "
+                  f"pods has {_amount(resource, smallest)}")
+    return words + ")"
+
 @dataclass(frozen=True)
 class NodePool:
     """A subset of ``karpenter.sh/v1`` NodePool.
 
     - ``instance_types``: the type names its requirements allow;
-    - ``limits``: e.g. ``{"nvidia.com/gpu": 16}`` (only GPUs are enforced);
+    - ``limits``: e.g. ``{"nvidia.com/gpu": 16, "cpu": 384, "memory": 2**41}``
+      (GPUs, cores, bytes; each enforced against the capacity of the pool's
+      nodes, see the module docstring); a static pool's only limit is
+      ``nodes``;
     - ``consolidation_policy``: ``WhenEmpty``, ``WhenEmptyOrUnderutilized``
       (also deletes a node whose pods fit on the other nodes) or ``Balanced``
       (only when that is worth the disruption: see the module docstring);
@@ -194,6 +246,14 @@ class NodePool:
                                  f"got {sorted(self.limits)}")
             if self.weight:
                 raise ValueError(f"NodePool {self.name}: weight: 'weight' is not supported on static NodePools")
+            return
+        other = sorted(set(map(str, self.limits)) - set(LIMITED))
+        if other:
+            raise ValueError(f"NodePool {self.name}: limits: gangkit enforces limits on {', '.join(LIMITED)} only; "
+                             f"got {other} (a manifest's other limits are noted as not modelled and dropped)")
+        for r, v in self.limits.items():
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not v >= 0:
+                raise ValueError(f"NodePool {self.name}: limits.{r}: expected a number >= 0, got {v!r}")
 
     @property
     def static(self) -> bool:
@@ -202,8 +262,18 @@ class NodePool:
 
     @property
     def gpu_limit(self) -> float:
-        v = self.limits.get(GPU)
+        return self.limit(GPU)
+
+    def limit(self, resource: str) -> float:
+        """The pool's limit of one resource (``inf`` when it sets none)."""
+        v = self.limits.get(resource)
         return math.inf if v is None else v
+
+    @property
+    def enforced(self) -> dict:
+        """The limits the provisioner enforces, resource -> amount, in :data:`LIMITED` order (none on a static pool,
+        whose ``nodes`` limit only caps its replicas)."""
+        return {} if self.static else {r: self.limits[r] for r in LIMITED if r in self.limits}
 
     def allowed_disruptions(self, pool_nodes: int) -> int:
         b = self.budget
@@ -286,7 +356,7 @@ class Karpenter(NodeSupplier):
         self._claims: dict[str, _Claim] = {}  # live Karpenter nodes (in flight or ready)
         self._covered: dict = {}  # pod -> claim name (in-flight claims only)
         self._count: dict[str, int] = {}  # pool -> NodeClaims created
-        self._used: dict[str, int] = {}  # pool -> GPUs of its live nodes (in flight or ready)
+        self._used: dict[str, dict] = {}  # pool -> capacity of its live nodes (in flight or ready), per resource
         self._disrupted_count: dict[tuple, int] = {}  # (pool, reason) -> count: one counter series each
         self._created_count: dict[str, int] = {}  # pool -> count (reason and min_values_relaxed never vary)
         self._last_pending: list = []
@@ -324,7 +394,8 @@ class Karpenter(NodeSupplier):
                 continue
             for t in pool.instance_types:
                 it = self.instance_types[t]
-                if it.gpus <= pool.gpu_limit and it.holds(gpus, cpu, memory) and labels_match(pool.node_labels(t), selector):
+                if within(capacity(it), pool.enforced) and it.holds(gpus, cpu, memory) \
+                        and labels_match(pool.node_labels(t), selector):
                     return True
         return False
 
@@ -364,11 +435,21 @@ class Karpenter(NodeSupplier):
         sim.call_at(max(now, end), lambda t: self._end_batch(sim, t, token), after_cycles=True)
 
     # -- provisioning -----------------------------------------------------------
-    def _pool_usage(self, pool: NodePool, extra: list | None = None) -> int:
-        used = self._used.get(pool.name, 0)
-        return used + sum(c.itype.gpus for c in (extra or []) if c.pool is pool and c.itype is not None)
+    def _pool_usage(self, pool: NodePool, extra: list | None = None) -> dict:
+        """The capacity of the pool's live nodes and of its NodeClaims in ``extra``, per resource."""
+        used = dict(self._used.get(pool.name) or {GPU: 0, CPU: 0.0, MEMORY: 0})
+        for cap in (capacity(c.itype) for c in extra or [] if c.pool is pool and c.itype is not None):
+            used = {r: v + cap[r] for r, v in used.items()}
+        return used
 
-    def _cheapest(self, pool: NodePool, pods: list, room: float) -> InstanceType | None:
+    def _left(self, pool: NodePool, new: list, mine: _Claim | None = None) -> dict:
+        """What is left of each of the pool's limits after its live nodes and this batch's NodeClaims (``mine``'s
+        own type given back: a NodeClaim of this batch may grow into another type)."""
+        used = self._pool_usage(pool, new)
+        give_back = capacity(mine.itype) if mine is not None else {}
+        return {r: limit - used[r] + give_back.get(r, 0) for r, limit in pool.enforced.items()}
+
+    def _cheapest(self, pool: NodePool, pods: list, room: dict) -> InstanceType | None:
         g = sum(p.pod_set.gpus for p in pods)
         cpu = sum(p.pod_set.cpu for p in pods)
         mem = sum(p.pod_set.memory for p in pods)
@@ -376,7 +457,7 @@ class Karpenter(NodeSupplier):
         fitting = []
         for t in pool.instance_types:
             it = self.instance_types[t]
-            if it.gpus > room or not it.holds(g, cpu, mem):
+            if not within(capacity(it), room) or not it.holds(g, cpu, mem):
                 continue
             labels = pool.node_labels(t)
             if not all(labels_match(labels, p.pod_set.node_selector) for p in pods):
@@ -432,8 +513,7 @@ class Karpenter(NodeSupplier):
                 continue
             placed = False
             for c in new:  # a NodeClaim of this batch that can still grow to hold it
-                limit_room = c.pool.gpu_limit - self._pool_usage(c.pool, new) + c.itype.gpus
-                it = self._cheapest(c.pool, c.pods + [p], limit_room)
+                it = self._cheapest(c.pool, c.pods + [p], self._left(c.pool, new, c))
                 if it is not None:
                     c.itype = it
                     c.pods.append(p)
@@ -444,7 +524,7 @@ class Karpenter(NodeSupplier):
             for pool in self.nodepools:
                 if pool.static:  # a static pool never launches for pending pods
                     continue
-                it = self._cheapest(pool, [p], pool.gpu_limit - self._pool_usage(pool, new))
+                it = self._cheapest(pool, [p], self._left(pool, new))
                 if it is not None:
                     k = self._count.get(pool.name, 0)
                     while f"{pool.name}-{k}" in cap.by_name:  # never take a scenario node's name
@@ -467,12 +547,16 @@ class Karpenter(NodeSupplier):
         self._batches.append((started, now, len(pods), len(new), len(left_out), ", ".join(p.name for p in left_out)))
 
     def _sample_usage(self, now: float) -> None:
+        """One ``karpenter_nodepools_usage`` sample per pool: its GPUs, and each other resource it limits."""
         for pool in self.nodepools:
-            row = (now, pool.name, GPU, self._pool_usage(pool))
-            if self._usage and self._usage[-1][:3] == row[:3]:
-                self._usage[-1] = row
-            else:
-                self._usage.append(row)
+            used = self._pool_usage(pool)
+            used[NODES] = sum(1 for c in self._claims.values() if c.pool is pool)
+            for r in (GPU, *(r for r in (CPU, MEMORY, NODES) if r in pool.limits)):
+                row = (now, pool.name, resource_type(r), used[r])
+                if self._usage and self._usage[-1][:3] == row[:3]:
+                    self._usage[-1] = row
+                else:
+                    self._usage.append(row)
 
     # -- consolidation ------------------------------------------------------------
     def _watch_empty(self, sim, now: float) -> None:
@@ -553,7 +637,7 @@ class Karpenter(NodeSupplier):
         self._removed_at[key] = self._removed_at.get(key, 0) + 1
         sim.remove_node(c.name, supplier=self.name)
         del self._claims[c.name]
-        self._used[pool.name] -= c.itype.gpus
+        self._used[pool.name] = {r: v - capacity(c.itype)[r] for r, v in self._used[pool.name].items()}
         n = self._disrupted_count[pool.name, reason] = self._disrupted_count.get((pool.name, reason), 0) + 1
         self._disrupted.append((now, pool.name, c.name, reason, n))
         self._sample_usage(now)
@@ -596,7 +680,7 @@ class Karpenter(NodeSupplier):
         node = Node(c.name, c.itype.gpus, cpu=c.itype.cpu, memory=c.itype.memory, labels=labels, pool=c.pool.name)
         sim.launch_node(node, c.stages, supplier=self.name)
         self._claims[c.name] = c
-        self._used[c.pool.name] = self._used.get(c.pool.name, 0) + c.itype.gpus
+        self._used[c.pool.name] = self._pool_usage(c.pool, [c])
         for p in c.pods:
             self._covered[p] = c.name
         n = self._created_count[c.pool.name] = self._created_count.get(c.pool.name, 0) + 1
@@ -621,26 +705,30 @@ class Karpenter(NodeSupplier):
         return True
 
     def launch_blocked(self, pods: list) -> str:
-        """Why no node will be launched for these pods: every NodePool at its GPU limit for the smallest of them
-        (no instance type the pool allows fits within what is left of its limit), else ``""``."""
+        """Why no node will be launched for these pods: every dynamic NodePool has a limit that leaves no room for
+        any instance type it allows that holds one of them (Karpenter's ``filterByRemainingResources`` leaves
+        none), each such limit named (``nvidia.com/gpu``, ``cpu``, ``memory``), else ``""``."""
         if not self.nodepools or not pods:
             return ""
-        g = min(p.pod_set.gpus for p in pods)
         full = []
         dynamic = [p for p in self.nodepools if not p.static]
         if not dynamic:
             return "; ".join(f"NodePool {p.name} is static (spec.replicas {p.replicas}): it launches no node for "
                              "pending pods" for p in self.nodepools)
+        shapes = {(p.pod_set.gpus, p.pod_set.cpu, p.pod_set.memory) for p in pods}
         for pool in dynamic:
-            limit = pool.gpu_limit
-            if not math.isfinite(limit):
+            if not pool.enforced:
                 return ""  # this pool can still grow
-            used = self._used.get(pool.name, 0)
-            smallest = min((self.instance_types[t].gpus for t in pool.instance_types
-                            if self.instance_types[t].gpus >= g), default=None)
-            if smallest is not None and used + smallest <= limit:
+            used = self._pool_usage(pool)
+            left = self._left(pool, [])
+            caps = [capacity(self.instance_types[t]) for t in pool.instance_types
+                    if any(self.instance_types[t].holds(*s) for s in shapes)]
+            if any(within(cap, left) for cap in caps):
                 return ""
-            full.append(f"NodePool {pool.name} at {used} of its {limit:g}-GPU limit")
+            blocking = [r for r in pool.enforced if not caps or any(cap[r] > left[r] for cap in caps)]
+            full.append(f"NodePool {pool.name} " + " and ".join(
+                _at_limit(r, used[r], pool.enforced[r], min((cap[r] for cap in caps), default=None))
+                for r in blocking))
         return "; ".join(full)
 
     # -- metrics -----------------------------------------------------------------------
@@ -651,13 +739,18 @@ class Karpenter(NodeSupplier):
         ``pkg/controllers/metrics/nodepool``): ``karpenter_nodeclaims_created_total`` by ``reason``
         (``provisioned``), ``nodepool`` and ``min_values_relaxed``; ``karpenter_nodeclaims_disrupted_total`` by
         ``reason`` (``empty``, ``underutilized``: the disruption method's reason in snake case) and ``nodepool``,
-        its ``value`` counting per (nodepool, reason); ``karpenter_nodepools_usage`` and ``_limit`` by
-        ``nodepool`` and ``resource_type`` (``nvidia.com/gpu`` only). A counter row is one event, so ``time_s``,
-        ``instance_type`` and ``nodeclaim`` say which; they are not labels of the real metric. Simplified: the
-        disrupted counter has no ``capacity_type`` (gangkit models no capacity types), and usage and limits
-        only their GPU series.
+        its ``value`` counting per (nodepool, reason); ``karpenter_nodepools_limit`` by ``nodepool`` and
+        ``resource_type`` (:func:`resource_type`: ``nvidia.com/gpu``, ``cpu`` in cores, ``memory`` in bytes,
+        ``nodes`` for a static pool), a row per limit the pool sets; ``karpenter_nodepools_usage`` by the same
+        labels, the capacity of the pool's live nodes: ``nvidia.com/gpu`` for every pool, and each other resource
+        the pool limits. A counter row is one event, so ``time_s``, ``instance_type`` and ``nodeclaim`` say which;
+        they are not labels of the real metric. Simplified: the disrupted counter has no ``capacity_type``
+        (gangkit models no capacity types); Karpenter reports usage of ``cpu``, ``memory``, ``pods``,
+        ``ephemeral_storage``, ``nodes`` and every resource of its nodes for every pool (its ``status.resources``),
+        gangkit only the series above.
         """
-        limits = [(p.name, GPU, p.limits[GPU]) for p in self.nodepools if GPU in p.limits]
+        limits = [(p.name, resource_type(r), p.limits[r]) for p in self.nodepools
+                  for r in (GPU, CPU, MEMORY, NODES) if r in p.limits]
         return {
             "karpenter_nodeclaims_created_total": pd.DataFrame(
                 self._created, columns=["time_s", "nodepool", "instance_type", "nodeclaim", "reason",

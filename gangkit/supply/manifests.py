@@ -18,8 +18,10 @@ What is read (see ``docs/reference/scenario-yaml.md`` for every field):
 
 - ``karpenter.sh/v1`` **NodePool**: the instance types its requirements
   allow (every operator; which types it chooses from and how each key is
-  evaluated: :mod:`gangkit.supply.catalogue`), its GPU limit, its
-  disruption policy and budget, its weight and node labels, and
+  evaluated: :mod:`gangkit.supply.catalogue`), its limits on
+  ``nvidia.com/gpu``, ``cpu`` and ``memory`` (a limit on any other resource
+  is noted as not modelled), its disruption policy and budget, its weight
+  and node labels, and
   ``spec.replicas`` for a static NodePool (with ``limits.nodes``);
 - ``gangkit/v1alpha1`` **Karpenter**: the instance types (capacity, price),
   batching windows and the stages a new node goes through (registered,
@@ -57,6 +59,7 @@ from gangkit.supply.catalogue import (
     wants_catalogue,
 )
 from gangkit.supply.cloud import TYPE_LABEL
+from gangkit.supply.karpenter import CPU, LIMITED, MEMORY
 
 __all__ = ["DEFAULT_TYPES", "EXPANDERS", "KNOWN_FIELDS", "MAX_PRICE", "read_cluster_autoscaler", "read_karpenter",
            "read_nodepool", "read_object"]
@@ -190,6 +193,7 @@ def read_karpenter(r: Reader, settings: list, pools: list) -> Karpenter | None:
         return None
     types = listed if listed is not None else list(DEFAULT_TYPES.values()) + [
         c.instance_type() for name, c in catalogue().items() if name in from_catalogue]
+    note_unmeasured_limits(r, node_pools, types)
     return Karpenter(node_pools, types, **kw)
 
 
@@ -232,12 +236,7 @@ def read_nodepool(r: Reader, o: ManifestObject, listed: list | None, owner: str 
         if "weight" in spec:
             r.error(obj, "spec.weight", "'weight' is not supported on static NodePools (spec.replicas is set)")
     else:
-        if GPU in limits:
-            g = r.gpus(limits[GPU], obj, f"spec.limits.{GPU}")
-            if g is not None:
-                lim[GPU] = g
-        if set(limits) - {GPU}:
-            r.notes.append(f"{obj}: spec.limits {sorted(set(limits) - {GPU})} are not enforced (only {GPU} is)")
+        lim = read_limits(r, limits, obj)
     disruption = r.mapping(spec.get("disruption"), obj, "spec.disruption")
     policy = disruption.get("consolidationPolicy", "WhenEmptyOrUnderutilized")
     if policy not in POLICIES:
@@ -267,6 +266,44 @@ def read_nodepool(r: Reader, o: ManifestObject, listed: list | None, owner: str 
     allowed, min_values = chosen
     return NodePool(o.name, allowed, lim, policy, after, budget, labels, 0 if replicas is not None else weight,
                     min_values=min_values, replicas=replicas)
+
+
+def read_limits(r: Reader, limits: dict, obj: str) -> dict[str, Any]:
+    """A dynamic NodePool's ``spec.limits`` -> the limits gangkit enforces: ``nvidia.com/gpu`` (a whole number),
+    ``cpu`` (cores) and ``memory`` (bytes), each a Kubernetes quantity. A limit on any other resource
+    (``pods``, ``ephemeral-storage``, ``nodes``...) is accepted, as the CRD accepts it, with a note that gangkit
+    does not model it (Karpenter enforces it against its nodes' capacity of that resource)."""
+    out: dict[str, Any] = {}
+    for key, parse in ((GPU, r.gpus), (CPU, r.cpu), (MEMORY, r.memory)):
+        if key in limits:
+            v = parse(limits[key], obj, f"spec.limits.{key}")
+            if v is not None:
+                out[key] = v
+    other = sorted(str(k) for k in limits if k not in LIMITED)
+    if other:
+        these = f"the limit on {other[0]} is" if len(other) == 1 else f"the limits on {', '.join(other)} are"
+        r.notes.append(f"{obj}: spec.limits: {these} not modelled and ignored: gangkit enforces only "
+                       f"{', '.join(LIMITED[:-1])} and {LIMITED[-1]} (Karpenter enforces every limit against the "
+                       "capacity of the pool's nodes)")
+    return out
+
+
+def note_unmeasured_limits(r: Reader, pools: list[NodePool], types: list[InstanceType]) -> None:
+    """A ``cpu`` or ``memory`` limit on a pool whose instance types do not all give that figure: those types add 0 of
+    it to the pool's usage (gangkit's default ``gpu-N`` types give none), so say which."""
+    by_name = {t.name: t for t in types}
+    for pool in pools:
+        for key in (CPU, MEMORY):
+            if key in pool.enforced:
+                blind = [t for t in pool.instance_types if getattr(by_name[t], key) is None]
+                if len(blind) == 1:
+                    r.notes.append(f"NodePool {pool.name}: spec.limits.{key}: instance type {blind[0]} has no {key} "
+                                   f"capacity, so it counts 0 {key} against the limit (describe it with its {key} in "
+                                   "a Karpenter object's spec.instanceTypes)")
+                elif blind:
+                    r.notes.append(f"NodePool {pool.name}: spec.limits.{key}: instance types {_names(blind)} have no "
+                                   f"{key} capacity, so they count 0 {key} against the limit (describe them with "
+                                   f"their {key} in a Karpenter object's spec.instanceTypes)")
 
 
 def read_requirements(r: Reader, raw: Any, obj: str) -> list[tuple[str, Requirement]] | None:
