@@ -7,13 +7,17 @@ LocalQueue (never admitted); else Kueue does not manage it and it runs past ever
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import pytest
 
 import gangkit as gk
+from gangkit.kueue.layer import default_objects
 from gangkit.kueue.snapshot import load_kueue
 from gangkit.manifests import load_manifests
+from gangkit.model.jobs import Job, PodSet
+from gangkit.model.nodes import Node
 
 from conftest import case
 
@@ -97,3 +101,44 @@ def test_a_job_with_the_label_is_unchanged():
         warnings.simplefilter("ignore")
         [j] = load_manifests(text).jobs
     assert (j.queue, j.kueue_managed) == ("team", True)
+
+
+VOLCANO_JOB = """
+---
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: vc, annotations: {gangkit/run-time: 10m}%s}
+spec:
+  schedulerName: volcano
+  minAvailable: 2
+  tasks:
+  - name: worker
+    replicas: 2
+    template: {spec: {containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: "4"}}}]}}
+"""
+
+
+@pytest.mark.parametrize("labels", [
+    case("with the queue-name label", ", labels: {kueue.x-k8s.io/queue-name: team}"),
+    case("without it", ""),
+])
+@pytest.mark.parametrize("stack", ["kueue+gang", "kueue+pod"])
+def test_kueue_never_manages_a_volcano_job(labels, stack):
+    """Kueue v0.19 has no batch.volcano.sh integration (pkg/controller/jobs): 8 GPUs run past a quota of 4."""
+    text = SETUP + LOCAL_QUEUE % "team" + VOLCANO_JOB % labels
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        sc = load_manifests(text)
+    [j] = sc.jobs
+    assert j.kueue_managed is False
+    assert any("Kueue has no integration for Volcano Jobs" in str(w.message) for w in seen)
+    row = gk.simulate(sc.with_settings(horizon=3600.0), stack=stack).jobs.iloc[0]
+    assert row["state"] == "Finished"
+
+
+def test_a_volcano_job_built_in_python_is_not_kueue_s_either():
+    sc = gk.Scenario(nodes=[Node("n0", 8)], name="s",
+                     jobs=[Job("vc", [PodSet("worker", 2, 4)], run_time=600.0, controller="volcano")])
+    sc = dataclasses.replace(sc, kueue=default_objects(sc, gpus=4))  # a quota of 4 GPUs for a job of 8
+    row = gk.simulate(sc.with_settings(horizon=3600.0), stack="kueue+gang").jobs.iloc[0]
+    assert row["state"] == "Finished"

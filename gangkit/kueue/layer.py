@@ -60,6 +60,14 @@ def workload_for(js, known: dict | None = None) -> Workload:
     return wl
 
 
+def managed(spec) -> bool:
+    """Does Kueue manage this job? Not when its manifest leaves it out (``Job.kueue_managed``: no queue name,
+    Kueue's rule), and never a Volcano Job (``controller="volcano"``): Kueue v0.19 has job integrations for
+    batch/v1 Jobs, JobSets, the Kubeflow and MPI operators' kinds, TrainJobs, Ray, AppWrappers, LeaderWorkerSets,
+    Pods, Deployments and StatefulSets (``pkg/controller/jobs``), none for ``batch.volcano.sh``."""
+    return spec.kueue_managed and spec.controller != "volcano"
+
+
 def default_objects(scenario, gpus: int | None = None) -> KueueSetup:
     """One ResourceFlavor and one ClusterQueue holding all the cluster's GPUs, one LocalQueue per job queue.
 
@@ -96,7 +104,7 @@ class KueueLayer(AdmissionLayer):
         return self.recorder.frames()
 
     def submit(self, js, now: float) -> None:
-        if not js.spec.kueue_managed:  # Kueue does not manage it: handed on at the next cycle, past every quota
+        if not managed(js.spec):  # Kueue does not manage it: handed on at the next cycle, past every quota
             self._unmanaged.append(js)
             return
         wl = workload_for(js, self._pod_set_specs)
@@ -115,7 +123,7 @@ class KueueLayer(AdmissionLayer):
         labels the node of the pod set's first bound pod carries (the flavor Kueue
         must have assigned for the pod to run there).
         """
-        if not js.spec.kueue_managed:
+        if not managed(js.spec):
             return
         wl = workload_for(js, self._pod_set_specs)
         self.workloads[js.index] = wl

@@ -177,7 +177,7 @@ def read_for_scenario(r: Reader, objects: list[ManifestObject], jobs: list, clas
     kr = KueueReader(r, kueue_objects, classes, 0)
     setup = kr.setup()
     job_objects = {(o.namespace, o.name): o for o in objects if o.kind == "Job"}
-    unlabelled = []
+    unlabelled, volcano_jobs = [], []
     for j in jobs:
         obj = f"Job {j.key}"
         name = j.labels.get(PRIORITY_CLASS_LABEL)
@@ -191,11 +191,18 @@ def read_for_scenario(r: Reader, objects: list[ManifestObject], jobs: list, clas
             min_count = kr.min_parallelism(annotations[MIN_PARALLELISM], j.pod_sets[0].count, obj)
             if min_count is not None:
                 j.pod_sets = [dataclasses.replace(j.pod_sets[0], min_count=min_count)]
-        if QUEUE_LABEL in j.labels and setup.cluster_queues:
+        if j.controller == "volcano":  # Kueue has no integration for batch.volcano.sh Jobs (pkg/controller/jobs)
+            j.kueue_managed = False
+            volcano_jobs.append(j.key)
+        elif QUEUE_LABEL in j.labels and setup.cluster_queues:
             kr.check_local_queue(obj, f"metadata.labels.{QUEUE_LABEL}", j.namespace, j.queue)
-        elif setup.cluster_queues and j.controller == "batch":
+        elif setup.cluster_queues:
             unlabelled.append(j)
     _without_queue_name(r, unlabelled, setup)
+    if volcano_jobs and kueue_objects:
+        r.notes.append(f"Kueue has no integration for Volcano Jobs (batch.volcano.sh): it does not manage them, so under a "
+                       f"kueue+ stack they go straight to Volcano, past every ClusterQueue (write a batch/v1 Job with a "
+                       f"Volcano PodGroup for Kueue in front of Volcano): {', '.join(volcano_jobs)}")
     workloads = [o for o in kueue_objects if o.kind == "Workload"]
     for o in workloads:
         kr.workload(o)
