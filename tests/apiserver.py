@@ -99,7 +99,7 @@ def served(obj: dict, created: float = 0.0, owner: dict | None = None, status: d
         spec.setdefault("progressDeadlineSeconds", 600)
         spec.setdefault("revisionHistoryLimit", 10)
         spec.setdefault("strategy", {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}})
-    if "spec" in obj:
+    if "spec" in obj and obj["kind"] != "Workload":  # (Kueue copies a Workload's pod templates already defaulted)
         obj["spec"] = _default_templates(obj["spec"])
     if status is not None:
         obj["status"] = status
@@ -130,6 +130,7 @@ def pod_of(owner: dict, name: str, pod_spec: dict, node: str | None, started: fl
     if started is not None:
         status["startTime"] = stamp(started - 0.5)
         status["containerStatuses"] = [{"name": c["name"], "ready": True, "restartCount": 0, "image": c.get("image", ""),
+                                        "imageID": f"{c.get('image', '')}@sha256:{uid(c.get('image', ''))}",
                                         "state": {"running": {"startedAt": stamp(started)}}}
                                        for c in spec["containers"]]
     pod = {"apiVersion": "v1", "kind": "Pod",
@@ -181,7 +182,11 @@ def node(name: str, gpus: int, cpu: str = "96", memory: str = "1024Gi", labels: 
               "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
                               "lastHeartbeatTime": stamp(heartbeat), "lastTransitionTime": stamp(-600),
                               "message": "kubelet is posting ready status"}],
-              "nodeInfo": {"kubeletVersion": "v1.35.0", "containerRuntimeVersion": "containerd://2.1.0"},
+              "nodeInfo": {"kubeletVersion": "v1.35.0", "kubeProxyVersion": "v1.35.0",
+                           "containerRuntimeVersion": "containerd://2.1.0", "architecture": "amd64",
+                           "operatingSystem": "linux", "osImage": "Ubuntu 24.04 LTS", "kernelVersion": "6.8.0",
+                           "machineID": uid("machine", name), "systemUUID": uid("system", name),
+                           "bootID": uid("boot", name)},
               "addresses": [{"type": "InternalIP", "address": "10.0.0.1"}]}
     out = served(obj, -600.0, None, status)
     out["metadata"]["annotations"].pop("kubectl.kubernetes.io/last-applied-configuration")

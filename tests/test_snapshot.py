@@ -22,6 +22,7 @@ from gangkit.model.errors import ScenarioError
 from gangkit.model.jobs import PodSet
 
 from conftest import shared_path
+from schema_util import requires_schemas, validate_manifest
 
 GPU = "nvidia.com/gpu"
 HOUR = 3600.0
@@ -434,3 +435,23 @@ def test_a_resumed_job_is_not_written_back_as_if_it_had_not_started():
     sc = load(cluster())
     with pytest.raises(ScenarioError, match="Job team-a/train-a: snapshot: a job taken from a live cluster's snapshot"):
         gk.dump_manifests(sc)
+
+
+@requires_schemas
+def test_the_example_dump_is_valid_against_the_real_schemas():
+    """Every object of the example dump (status and server-set metadata included) is one the API server returns."""
+    doc = yaml.safe_load(EXAMPLE.read_text())
+    for item in doc["items"]:
+        if item["apiVersion"] == "apps/v1":  # the shared schemas have no apps/v1 kinds: their pod template, as a Pod
+            template = item["spec"]["template"]
+            validate_manifest({"apiVersion": "v1", "kind": "Pod", "spec": template["spec"],
+                               "metadata": {k: v for k, v in template.get("metadata", {}).items() if v is not None}})
+            continue
+        validate_manifest(item)
+
+
+@requires_schemas
+def test_the_tests_dumps_are_valid_against_the_real_schemas():
+    a = batch_job("train-a", 2, 8, 0, queue=None)
+    for item in cluster() + [a] + running(a, ["gpu-node-0", None], 5):
+        validate_manifest(item)
