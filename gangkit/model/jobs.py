@@ -93,7 +93,10 @@ class Job:
     ``scheduleTimeoutSeconds`` (how long placed pods wait at Permit);
     ``placeholder_timeout`` and ``gang_style`` are YuniKorn's
     ``placeholderTimeoutInSeconds`` and ``gangSchedulingStyle`` (``Soft`` or
-    ``Hard``).
+    ``Hard``). ``placeholder_request`` is the request of each of YuniKorn's
+    placeholder pods, its task group's ``minResource`` (``None``: the pods'
+    own requests); only the ``yunikorn`` layer reads it
+    (:mod:`gangkit.placement.yunikorn` says what a size that differs does).
 
     Restart churn (:mod:`gangkit.engine.churn`): ``rendezvous_timeout`` is
     how long a started pod of a ``sync`` job waits for all pods of its job to
@@ -153,6 +156,7 @@ class Job:
     kueue_managed: bool = True
     elastic: bool = False
     snapshot: JobSnapshot | None = None
+    placeholder_request: Resources | None = None
 
     @property
     def key(self) -> str:
@@ -232,6 +236,9 @@ class Job:
                 bad(name, f"expected seconds > 0, got {value!r}")
         if self.gang_style is not None and self.gang_style not in GANG_STYLES:
             bad("gang_style", f"expected one of {', '.join(GANG_STYLES)}, got {self.gang_style!r}")
+        if self.placeholder_request is not None and not _one_pod(self.placeholder_request):
+            bad("placeholder_request", "expected Resources of one pod (whole GPUs, cores and whole bytes, each from 0 "
+                                       f"to 2^63-1), got {self.placeholder_request!r}")
         if self.rendezvous_timeout is not None and (not _finite(self.rendezvous_timeout) or self.rendezvous_timeout <= 0):
             bad("rendezvous_timeout", f"expected seconds > 0 (None: wait for ever), got {self.rendezvous_timeout!r}")
         if self.elastic is not False and (self.elastic is not True or self.progress != "sync"):
@@ -308,7 +315,8 @@ def _plainly_valid(j: Job) -> bool:
             and j.min_resources is None and j.schedule_timeout is None and j.placeholder_timeout is None
             and j.gang_style is None and type(j.priority) is int and type(j.volcano_queue) is str and j.volcano_queue
             and j.rendezvous_timeout is None and type(j.backoff_limit) is int and j.backoff_limit >= 0
-            and j.framework == BATCH_JOB and j.kueue_managed is True and j.elastic is False and j.snapshot is None):
+            and j.framework == BATCH_JOB and j.kueue_managed is True and j.elastic is False and j.snapshot is None
+            and j.placeholder_request is None):
         return False
     rt, st = j.run_time, j.submit_time
     if not ((type(rt) is float or type(rt) is int) and 0 < rt <= MAX_DURATION_S
@@ -326,6 +334,12 @@ def _plainly_valid(j: Job) -> bool:
 
 def _whole(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _one_pod(r) -> bool:
+    """Resources one pod can request: whole GPUs, cores, whole bytes, each from 0 to 2^63-1."""
+    return (isinstance(r, Resources) and all(_finite(a) and 0 <= a <= MAX_QUANTITY for a in r)
+            and float(r.gpus).is_integer() and float(r.memory).is_integer())
 
 
 def _finite(x) -> bool:

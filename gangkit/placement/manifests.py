@@ -29,8 +29,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gangkit.manifests.reader import ANY, META, ManifestObject, Reader, is_whole, spec_of
-from gangkit.model.jobs import GANG_STYLES
+from gangkit.manifests.reader import ANY, GPU, META, ManifestObject, Reader, is_whole, spec_of
+from gangkit.model.jobs import BATCH_JOB, GANG_STYLES
+from gangkit.model.quantity import format_cpu, format_memory
+from gangkit.model.resources import Resources
 
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"  # scheduler-plugins: the pod's PodGroup
 TASK_GROUPS = "yunikorn.apache.org/task-groups"
@@ -108,7 +110,7 @@ def read_gang(r: Reader, gangs: GangObjects, o: ManifestObject, pods: int | None
         found.append((f"spec.template.metadata.labels.{POD_GROUP_LABEL}",
                       _pod_group(r, gangs, obj, namespace, labels[POD_GROUP_LABEL], pods)))
     if TASK_GROUPS in annotations or TASK_GROUP_NAME in annotations:
-        found.append((f"spec.template.metadata.annotations.{TASK_GROUP_NAME}", _task_group(r, obj, annotations, pods)))
+        found.append((f"spec.template.metadata.annotations.{TASK_GROUP_NAME}", _task_group(r, obj, annotations, pods, pod)))
     elif SCHEDULING_POLICY in annotations:
         r.error(obj, f"spec.template.metadata.annotations.{SCHEDULING_POLICY}",
                 f"YuniKorn's scheduling policy parameters need task groups ({TASK_GROUPS} and {TASK_GROUP_NAME})")
@@ -143,7 +145,7 @@ def _pod_group(r: Reader, gangs: GangObjects, obj: str, namespace: str, name: st
     return {k: v for k, v in out.items() if v is not None}
 
 
-def _task_group(r: Reader, obj: str, annotations: dict, pods: int | None) -> dict:
+def _task_group(r: Reader, obj: str, annotations: dict, pods: int | None, pod: dict) -> dict:
     base = "spec.template.metadata.annotations."
     if TASK_GROUP_NAME not in annotations or TASK_GROUPS not in annotations:
         missing = TASK_GROUP_NAME if TASK_GROUP_NAME not in annotations else TASK_GROUPS
@@ -171,9 +173,55 @@ def _task_group(r: Reader, obj: str, annotations: dict, pods: int | None) -> dic
     m = _count(r, obj, base + f"{TASK_GROUPS}[{name}].minMember", mine[0].get("minMember"), pods, obj)
     if m is not None:
         out["min_member"] = m
+    size = _min_resource(r, obj, base + f"{TASK_GROUPS}[{name}].minResource", mine[0].get("minResource"))
+    request = Reader(r.label).pod_request(pod, obj)  # the pods' own (their problems are reported by the Job's reader)
+    if size is not None and request is not None and size != request:
+        out["placeholder_request"] = Resources(*size)
+        r.notes.append(f"{obj}: task group {name!r} has minResource {_quantities(size)}, but its pods ask for "
+                       f"{_quantities(request)}: YuniKorn sizes the placeholders by minResource, and a pod larger "
+                       f"than them in any resource cancels them at the swap (its pods are then scheduled one by one)")
     for key, value in _parameters(r, obj, annotations.get(SCHEDULING_POLICY, "")).items():
         out[key] = value
     return out
+
+
+#: The resources of a task group's minResource that gangkit models, and how each is read.
+MIN_RESOURCE_READERS = {GPU: Reader.gpus, "cpu": Reader.cpu, "memory": Reader.memory}
+
+
+def _min_resource(r: Reader, obj: str, where: str, value: Any) -> tuple[int, float, int] | None:
+    """One placeholder's (GPUs, cores, bytes): the task group's ``minResource``, quantities by resource name.
+
+    yunikorn-k8shim (``pkg/cache/utils.go``, ``GetTaskGroupsFromAnnotation``)
+    refuses a task group without ``minResource``, with a quantity it cannot
+    parse or below zero, or with ``pods`` (each placeholder counts as one
+    pod). A resource left out is not asked for (0). Other resources are
+    reported as not read.
+    """
+    if not isinstance(value, Mapping):
+        got = "nothing" if value is None else f"{type(value).__name__} {value!r}"
+        r.error(obj, where, f"expected the placeholders' requests, a mapping of resource name to quantity "
+                            f"(YuniKorn's shim refuses a task group without minResource), got {got}")
+        return None
+    size: dict[str, Any] = {GPU: 0, "cpu": 0.0, "memory": 0}
+    ok = True
+    for key, quantity in value.items():
+        if key in MIN_RESOURCE_READERS:
+            size[key] = MIN_RESOURCE_READERS[key](r, quantity, obj, f"{where}.{key}")
+            ok = ok and size[key] is not None
+        elif key == "pods":
+            r.error(obj, f"{where}.pods", "expected no pods count: every placeholder counts as one pod (YuniKorn's shim "
+                                          "refuses pods in minResource)")
+            ok = False
+        else:
+            r.unknown.append(f"{obj}: {where}.{key}")
+    return (size[GPU], size["cpu"], size["memory"]) if ok else None
+
+
+def _quantities(size: tuple) -> str:
+    """``{nvidia.com/gpu: 1, cpu: 500m, memory: 2Gi}``: a request as a minResource would write it."""
+    gpus, cpu, memory = size
+    return "{" + ", ".join([f"{GPU}: {gpus}", f"cpu: {format_cpu(cpu)}", f"memory: {format_memory(memory)}"]) + "}"
 
 
 def _parameters(r: Reader, obj: str, text: str) -> dict:
@@ -289,7 +337,8 @@ def gang_form(j, stack: str = "") -> str | None:
     """Which objects carry a job's gang when written for ``stack``: a holding gang's, or the stack's own.
 
     Settings only one layer has decide (a schedule timeout: ``coscheduling``; a
-    placeholder timeout or gang style: ``yunikorn``). A batch/v1 Job whose only
+    placeholder timeout or gang style: ``yunikorn``; a placeholder size, under a
+    stack with ``yunikorn``: ``yunikorn``). A batch/v1 Job whose only
     gang setting is its size is written in the form the stack's placement layer
     reads: a scheduler-plugins PodGroup (``coscheduling``), YuniKorn's task
     groups (``yunikorn``), a Kubernetes Workload (``kube-gang``); None leaves it
@@ -298,6 +347,9 @@ def gang_form(j, stack: str = "") -> str | None:
     held = holding_gang(j)
     if held is not None:
         return held
+    if j.placeholder_request is not None and j.framework == BATCH_JOB and j.controller == "batch" and (
+            "yunikorn" in stack.split("+")):
+        return "yunikorn"  # a batch/v1 Job's placeholder size: YuniKorn's task group (other layers have none)
     if j.controller != "batch" or j.min_member is None or j.volcano_queue != "default" or j.min_resources is not None:
         return None
     return next((part for part in stack.split("+") if part in SIZE_FORMS), None)
@@ -305,8 +357,9 @@ def gang_form(j, stack: str = "") -> str | None:
 
 def dump_problems(j) -> list[str]:
     """Why a job's gang settings cannot be written as one gang (empty when they can)."""
-    if j.schedule_timeout is not None and (j.placeholder_timeout is not None or j.gang_style is not None):
-        return ["schedule_timeout (coscheduling) and placeholder_timeout/gang_style (YuniKorn) name two gangs; "
+    if j.schedule_timeout is not None and (j.placeholder_timeout is not None or j.gang_style is not None
+                                           or j.placeholder_request is not None):
+        return ["schedule_timeout (coscheduling) and placeholder_timeout/gang_style/placeholder_request (YuniKorn) name two gangs; "
                 "a Job has one"]
     return []
 
@@ -317,8 +370,7 @@ def template_metadata(j, kind: str | None = None) -> dict:
     if kind == "coscheduling":
         return {"labels": {POD_GROUP_LABEL: j.name}}
     if kind == "yunikorn":
-        group = {"name": "workers", "minMember": j.gang_size,
-                 "minResource": {"nvidia.com/gpu": str(j.pod_sets[0].gpus)} if j.pod_sets[0].gpus else {}}
+        group = {"name": "workers", "minMember": j.gang_size, "minResource": min_resource(j)}
         parameters = []
         if j.placeholder_timeout is not None:
             parameters.append(f"placeholderTimeoutInSeconds={int(j.placeholder_timeout)}")
@@ -329,6 +381,24 @@ def template_metadata(j, kind: str | None = None) -> dict:
             annotations[SCHEDULING_POLICY] = " ".join(parameters)
         return {"annotations": annotations}
     return {}
+
+
+def min_resource(j) -> dict[str, str]:
+    """The task group's ``minResource`` for a job: its ``placeholder_request``, else its pods' requests (what is 0
+    is left out), so that the placeholders are the size the job says.
+
+    >>> from gangkit.model.jobs import job
+    >>> min_resource(job("a", gpus=2)), min_resource(job("b", gpus=2, placeholder_request=Resources(4, 0.5, 2**31)))
+    ({'nvidia.com/gpu': '2'}, {'nvidia.com/gpu': '4', 'cpu': '500m', 'memory': '2Gi'})
+    """
+    ps = j.pod_sets[0]
+    r = j.placeholder_request or Resources(ps.gpus, ps.cpu, ps.memory)
+    out = {GPU: str(int(r.gpus))} if r.gpus else {}
+    if r.cpu:
+        out["cpu"] = format_cpu(r.cpu)
+    if r.memory:
+        out["memory"] = format_memory(int(r.memory))
+    return out
 
 
 def gang_objects(j, kind: str | None = None) -> list[dict]:
