@@ -190,7 +190,7 @@ def read_stack(sources: Source | Iterable[Source]) -> Inventory:
         files.append(label)
         all_docs.extend(docs)  # as they are: a run reads a live cluster's dump as the state it starts from
         if snapshot.is_snapshot(docs):  # the objects as their authors wrote them (gangkit.manifests.snapshot)
-            docs = snapshot.split(r, docs, [f"document {i}" for i in range(1, len(docs) + 1)], REGISTRY.find)[0]
+            docs = snapshot.split(r, docs, [f"document {i}" for i in range(1, len(docs) + 1)])[0]
         found = REGISTRY.objects(r, docs)
         for o in found:
             if len(items) > 1:

@@ -17,7 +17,10 @@ from gangkit.engine.sockets import AdmissionLayer, PlacementLayer
 from gangkit.engine.state import JobState, PodState
 from gangkit.model.errors import problem
 
-__all__ = ["resume_job"]
+__all__ = ["SNAPSHOT_SEQ", "created_before", "resume_job"]
+
+#: pods of a live cluster's snapshot queue before every pod made in the run: in its creation order, from -2**40
+SNAPSHOT_SEQ = 2 ** 40
 
 
 def resume_job(sim: Any, js: JobState, now: float) -> bool:
@@ -84,3 +87,24 @@ def resume_job(sim: Any, js: JobState, now: float) -> bool:
     else:
         resume(sim, js, now)
     return True
+
+
+def created_before(sim: Any, jobs: list[JobState]) -> list[JobState]:
+    """Pods a live cluster's snapshot shows take their place in the order they were created there
+    (:attr:`~gangkit.model.snapshot.JobSnapshot.order`, before every pod made in the run); the jobs left."""
+    rest = []
+    for js in jobs:
+        snap = js.spec.snapshot
+        if snap is None or not snap.order or js.restarts:  # (pods made again after an eviction are the run's)
+            rest.append(js)
+            continue
+        for p in js.pods:
+            rank = snap.order[p.index] if p.index < len(snap.order) else None
+            if p.node is None and not p.done:
+                p.created = sim.env.now
+            if rank is None:
+                p.seq = sim._pod_seq
+                sim._pod_seq += 1
+            else:
+                p.seq = rank - SNAPSHOT_SEQ
+    return rest

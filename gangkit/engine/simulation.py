@@ -43,7 +43,7 @@ from gangkit.engine.books import Books, PendingSamples
 from gangkit.engine.capacity import FreeCapacity
 from gangkit.engine.churn import RestartChurn
 from gangkit.engine.events import AFTER_CYCLES, LATE, URGENT, Call
-from gangkit.engine.resume import resume_job
+from gangkit.engine.resume import created_before, resume_job
 from gangkit.engine.state import JobState, NodeState, OnePodJobs, PodState
 from gangkit.engine.waits import split_placement
 from gangkit.model.errors import ScenarioError
@@ -319,6 +319,8 @@ class Simulation:
         self.stack.placement.enqueue(jobs, now)
 
     def _create_pods(self, jobs: list[JobState], now: float) -> None:
+        if self._resuming:  # pods of a live cluster's snapshot take their places in its creation order
+            jobs = created_before(self, jobs)
         longest = max((len(j.pods) for j in jobs), default=0)
         for k in range(longest):
             for js in jobs:

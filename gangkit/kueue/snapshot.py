@@ -38,6 +38,7 @@ from gangkit.manifests.reader import (
     parse_yaml,
     read_text,
 )
+from gangkit.manifests.snapshot import is_snapshot, split
 from gangkit.manifests.training import collect_runtimes
 from gangkit.model.errors import Problem, ScenarioError
 
@@ -69,6 +70,8 @@ def load_kueue(*sources: Source) -> KueueInput:
     objects: list[ManifestObject] = []
     for source in sources:
         docs, r.label = _documents(source, r.notes)
+        if is_snapshot(docs):  # a live cluster's dump: its objects as written, each Workload standing for its job
+            docs = split(r, docs, [f"document {i}" for i in range(1, len(docs) + 1)], keep_workloads=True)[0]
         objects.extend(REGISTRY.objects(r, docs))
     check_unique(r, objects)
     classes, default_priority = read_priority_classes(r, [o for o in objects if o.role == "PriorityClass"])

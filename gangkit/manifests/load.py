@@ -193,7 +193,7 @@ def _scenario(r: Reader, docs: list, default_name: str, wheres: list[str] | None
     taken = None
     if snapshot.is_snapshot(docs):
         wheres = wheres or [f"document {i}" for i in range(1, len(docs) + 1)]
-        docs, wheres, taken = snapshot.split(r, docs, wheres, REGISTRY.find, snapshot_time)
+        docs, wheres, taken = snapshot.split(r, docs, wheres, snapshot_time)
     objects = REGISTRY.objects(r, docs, wheres)
     by_kind: dict[str, list[ManifestObject]] = {
         k: [] for k in ("Node", "Job", "JobSet", "PyTorchJob", "MPIJob", "PodGroup", "PriorityClass", "Simulation", "ClusterAutoscaler", "Karpenter",

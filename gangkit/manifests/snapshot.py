@@ -41,7 +41,9 @@ these rules:
   Job's ``Completed`` phase...) are left out with a note; so are the kinds
   a dump often holds that do not take part in scheduling (:data:`PASSIVE`).
 - **Order**: jobs are submitted at time 0 in the order of their creation
-  times, as the queues order them.
+  times, as the queues order them; the pods take their places in
+  kube-scheduler's queue in the order they were created
+  (``JobSnapshot.order``).
 - **Run time**: a job's ``gangkit/run-time`` annotation (else the default)
   is its whole run time; the time its pods have run is subtracted. A job
   that ran longer than its run time finishes at time 0.
@@ -55,7 +57,7 @@ from its start; Kueue's ``waitForPodsReady`` timeout counts from the snapshot.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -163,10 +165,12 @@ class Taken:
     replicas: set[tuple] = field(default_factory=set)  # Deployments and ReplicaSets: pods spread over replica jobs
 
 
-def split(r: Reader, docs: list, wheres: list[str], kind_of, at: datetime | None = None) -> tuple[list, list[str], Taken]:
+def split(r: Reader, docs: list, wheres: list[str], at: datetime | None = None,
+          keep_workloads: bool = False) -> tuple[list, list[str], Taken]:
     """The objects to read (as their authors wrote them) and the state taken out of a snapshot (see the module).
 
-    ``kind_of(apiVersion, kind)`` is the board's line for a pair (``Registry.find``), for its role.
+    ``keep_workloads`` (``gangkit admit``, which reads Kueue's Workloads themselves): each Workload is kept
+    with its ``status`` and stands for its job, which is left out (else the job would count twice).
     """
     docs, wheres = _unpack(docs, wheres)
     index: dict[tuple, Mapping] = {}
@@ -210,6 +214,8 @@ def split(r: Reader, docs: list, wheres: list[str], kind_of, at: datetime | None
         return key
 
     out, out_wheres = [], []
+    keys: list[tuple[int, tuple]] = []  # (place in out, object key) of the objects read
+    standing_for: set[tuple] = set()  # jobs whose Workload is kept (keep_workloads)
     passive: list[str] = []
     for doc, where in zip(docs, wheres):
         if not isinstance(doc, Mapping):
@@ -239,6 +245,12 @@ def split(r: Reader, docs: list, wheres: list[str], kind_of, at: datetime | None
             status = doc.get("status") if isinstance(doc.get("status"), Mapping) else {}
             if owner is not None and isinstance(status.get("admission"), Mapping) and _holds_quota(status):
                 taken.admissions[_job_key(index[owner])] = (label, status["admission"])
+            if keep_workloads:  # gangkit admit: the Workload as Kueue keeps it (status included) stands for its job
+                if owner is not None:
+                    standing_for.add(owner)
+                out.append({**doc, "metadata": _authored_meta(_meta(doc))})
+                out_wheres.append(where)
+                continue
             if owner is not None or _meta(doc).get("ownerReferences"):
                 continue  # Kueue made it for its job: the job is read
         elif owner is not None:
@@ -254,6 +266,11 @@ def split(r: Reader, docs: list, wheres: list[str], kind_of, at: datetime | None
             taken.created.setdefault((meta.get("namespace") or "default", meta.get("name")), created)
         out.append(_authored(doc, kind))
         out_wheres.append(where)
+        keys.append((len(out) - 1, key))
+    if standing_for:  # a job whose Workload is in the input is that Workload, once
+        drop = {i for i, key in keys if key in standing_for}
+        out = [d for i, d in enumerate(out) if i not in drop]
+        out_wheres = [w for i, w in enumerate(out_wheres) if i not in drop]
     if passive:
         r.notes.append(f"left out {len(passive)} object(s) of kinds that take no part in scheduling: "
                        + ", ".join(passive[:10]) + (", ..." if len(passive) > 10 else ""))
@@ -410,6 +427,7 @@ def apply(r: Reader, taken: Taken, jobs: list, kueue_setup, node_names: set[str]
     """Give each job the state the snapshot shows (a :class:`JobSnapshot` when it was admitted or has pods
     bound), and put the jobs in the order of their creation times. Returns the jobs, in that order."""
     pods_of = _pods_by_job(taken, jobs)
+    slots_of: dict[tuple, list] = {}
     for j in jobs:
         key = (j.namespace or "default", j.name)
         admission = _admission(r, taken.admissions.get(_owner_key(taken, j)), j)
@@ -428,11 +446,31 @@ def apply(r: Reader, taken: Taken, jobs: list, kueue_setup, node_names: set[str]
         left = len(live) - sum(1 for p in slots if p is not None)
         if left:
             r.notes.append(f"Job {j.key}: {left} of its pods in the snapshot are beyond its pod sets' counts: left out")
-        if any(nodes) or admission is not None:
-            j.snapshot = JobSnapshot(nodes, elapsed, admission)
+        j.snapshot = JobSnapshot(nodes, elapsed, admission)
+        slots_of[key] = slots
     order = {(j.namespace or "default", j.name): i for i, j in enumerate(jobs)}
     origin = taken.at
-    return sorted(jobs, key=lambda j: (-(origin - _created(taken, j)).total_seconds(), order[(j.namespace or "default", j.name)]))
+    jobs = sorted(jobs, key=lambda j: (-(origin - _created(taken, j)).total_seconds(), order[(j.namespace or "default", j.name)]))
+    _rank_pods(jobs, slots_of, origin)
+    return jobs
+
+
+def _rank_pods(jobs: list, slots_of: dict, at: datetime) -> None:
+    """Each live pod's place in creation order (``JobSnapshot.order``): by creationTimestamp, then pod index, then
+    the job's place (pods of one second interleave, as gangkit's job controllers create them)."""
+    keyed = []
+    for jpos, j in enumerate(jobs):
+        for i, p in enumerate(slots_of.get((j.namespace or "default", j.name), ())):
+            if p is not None:
+                keyed.append(((p.created or at), i, jpos, j, i))
+    keyed.sort(key=lambda k: k[:3])
+    ranks: dict[int, dict[int, int]] = {}
+    for rank, (_, _, _, j, i) in enumerate(keyed):
+        ranks.setdefault(id(j), {})[i] = rank
+    for j in jobs:
+        if j.snapshot is not None:
+            mine = ranks.get(id(j), {})
+            j.snapshot = replace(j.snapshot, order=tuple(mine.get(i) for i in range(len(j.snapshot.nodes))))
 
 
 def _created(taken: Taken, j) -> datetime:

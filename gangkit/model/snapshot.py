@@ -46,11 +46,19 @@ class JobSnapshot:
     Kueue's reservation (None: Kueue does not manage the job, or the input
     had no Workload for it, and Kueue's reservation is worked out from the
     nodes the pods run on, see :class:`gangkit.kueue.layer.KueueLayer`).
+    ``order``: per pod, its place among all the snapshot's pods in the order
+    they were created (``creationTimestamp``, then the pod's index, then the
+    job's place: pods created in one second interleave, as gangkit's job
+    controllers create them), the order kube-scheduler's queue keeps after
+    priority; None for a pod the snapshot does not show. A job whose pods
+    all wait, with no admission, carries only this: it is submitted as
+    usual, its pods queued in their place.
     """
 
     nodes: tuple[str | None, ...]
     elapsed: tuple[float, ...]
     admission: KueueAdmission | None = None
+    order: tuple[int | None, ...] = ()
 
     @property
     def bound(self) -> int:
@@ -66,6 +74,9 @@ class JobSnapshot:
         for i, node in enumerate(self.nodes):
             if node is not None and node not in node_names:
                 out.append(Problem(obj, f"snapshot.nodes[{i}]", f"names node {node!r}, which is not in the scenario"))
+        if self.order and len(self.order) != len(self.nodes):
+            out.append(Problem(obj, "snapshot.order", f"expected a place for each of the {len(self.nodes)} pods, "
+                                                      f"got {len(self.order)}"))
         for i, e in enumerate(self.elapsed):
             if not isinstance(e, (int, float)) or not math.isfinite(e) or e < 0:
                 out.append(Problem(obj, f"snapshot.elapsed[{i}]", f"expected seconds >= 0, got {e!r}"))
