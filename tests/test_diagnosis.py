@@ -64,7 +64,7 @@ CASES = [
      "QuotaExhausted", "quota", ["quota exhausted in ClusterQueue team-a", "asks for 8 GPUs", "insufficient unused quota"]),
     ("more than the ClusterQueue can ever have", gk.Scenario(nodes(2, gpus=8), [job("A", pods=2, gpus=8)], kueue=team_a(8)),
      "kueue+gang", "A", 0, "QuotaTooSmall", "quota", ["asks for 16 GPUs, more than ClusterQueue team-a can ever have",
-                                                      "16 requested > maximum capacity 8"]),
+                                                      "current podset request (16) > maximum capacity (8)"]),
     ("Kueue backoff after a PodsReady timeout", fragmented(KueueConfig(pods_ready_timeout=600)), "kueue+pod", "gang", 650,
      "Queued", "quota", ["queued in ClusterQueue cq", "requeue backoff"]),
     ("quota reserved, ProvisioningRequest not provisioned yet", gk.scenarios.two_gangs_deadlock(), "kueue+provreq+autoscaler",

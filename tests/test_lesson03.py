@@ -193,7 +193,7 @@ def test_quota_cannot_see_node_shape_but_the_gang_layer_can():
 
 def test_reasons_name_the_layer_that_refuses():
     quota = lesson03.reasons_at("two-gangs-deadlock", "kueue+pod", 300)
-    assert quota.loc["B", "reason"].startswith("[quota] ") and "4 requested, 0 available" in quota.loc["B", "reason"]
+    assert quota.loc["B", "reason"].startswith("[quota] ") and "4 more needed" in quota.loc["B", "reason"]
     gang = lesson03.reasons_at(lesson03.fragmented_story(), "kueue+gang", 300)
     assert gang.loc["team-a/G", "reason"].startswith("[placement] GangCannotFit")
 

@@ -544,5 +544,5 @@ def test_gangkit_admit_reads_a_dump_s_workloads_once():
         report = admit(load_kueue(EXAMPLE))
     [admitted], [pending] = report["admitted"], report["pending"]
     assert admitted.startswith("team-a/job-train-a-") and pending.startswith("team-a/job-train-b-")
-    assert "16 requested, 8 available" in next(iter(report["pending"].values()))["reason"]
+    assert "8 more needed" in next(iter(report["pending"].values()))["reason"]
     assert not [w for w in seen if "does not read" in str(w.message)]

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from gangkit.kueue.objects import ClusterQueue, FlavorResource, PodSetSpec, ResourceFlavor, Workload
 from gangkit.kueue.quota import QuotaNode
+from gangkit.model.quantity import format_memory
 
 NOFIT, NO_CANDIDATES, PREEMPT, RECLAIM, FIT = range(5)
 MODE_NAMES = {NOFIT: "NoFit", NO_CANDIDATES: "Preempt", PREEMPT: "Preempt", RECLAIM: "Preempt", FIT: "Fit"}
@@ -115,9 +116,28 @@ class Assignment:
         return {(ps.flavors[r], r) for ps in self.podsets for r, m in ps.modes.items() if m.mode in (NO_CANDIDATES, PREEMPT, RECLAIM)}
 
 
+def amount(res: str, v: int) -> str:
+    """An amount as Kueue's messages print it (a Kubernetes quantity): cores from millicores (``2``, ``500m``),
+    bytes in the largest binary unit that divides them (``64Gi``), counts as they are."""
+    if res == "cpu":
+        return str(v // 1000) if v % 1000 == 0 else f"{v}m"
+    if res == "memory":
+        return format_memory(v)
+    return str(v)
+
+
 def unused_quota_reason(flavor: str, res: str, val: int, avail: int) -> str:
-    """Kueue's reason when a request is within the quota but not within what is unused now."""
-    return f"insufficient unused quota for {res} in flavor {flavor}: {val} requested, {max(0, avail)} available"
+    """Kueue's reason when a request is within the quota but not within what is unused now, in Kueue's words
+    (v0.19 ``pkg/scheduler/flavorassigner/flavorassigner.go`` ``fitsResourceQuota``: the amount still missing)."""
+    return f"insufficient unused quota for {res} in flavor {flavor}, {amount(res, val - max(0, avail))} more needed"
+
+
+def max_capacity_reason(flavor: str, res: str, assumed: int, request: int, cap: int) -> str:
+    """Kueue's reason when a request is beyond what the ClusterQueue can ever have (its quota and what it may
+    borrow), in Kueue's words (v0.19 ``fitsResourceQuota``): the earlier pod sets' requests, this one's, the most."""
+    return (f"insufficient quota for {res} in flavor {flavor}, previously considered podsets requests "
+            f"({amount(res, assumed)}) + current podset request ({amount(res, request)}) > maximum capacity "
+            f"({amount(res, cap)})")
 
 
 def flavor_matches(flavor: ResourceFlavor | None, ps: PodSetSpec) -> bool:
@@ -223,10 +243,10 @@ class FlavorAssigner:
                         if trace is not None:
                             trace.append((fr, val, cap, True))
                         continue  # Fit without borrowing: the mode stays as it is
-                m, why, cause = self._fits_resource_quota(wl, fr, val)
+                m, why, cause = self._fits_resource_quota(wl, fr, val, requests[r])
                 if trace is not None:
                     trace.append((fr, val, cap, False))
-                    if why and val <= cap:  # "... {val} requested, {available} available"
+                    if why and val <= cap:  # "... {more} more needed": replayed with the usage of the moment
                         self.trace_quotes[id(why)] = (f, r, fr, val, cap)
                 if why:
                     reasons.append(why)
@@ -267,14 +287,14 @@ class FlavorAssigner:
                 for f, v in usage.items():
                     cq_node.add_usage(f, v)
 
-    def _fits_resource_quota(self, wl: Workload, fr: FlavorResource, val: int) -> tuple[Mode, str, str]:
-        """The mode for ``val`` of ``fr``, why it is not a plain fit, and that reason's cause code."""
+    def _fits_resource_quota(self, wl: Workload, fr: FlavorResource, val: int, request: int) -> tuple[Mode, str, str]:
+        """The mode for ``val`` of ``fr`` (``request`` of it this pod set's), why it is not a plain fit, and that
+        reason's cause code."""
         node = self.node
         cap, borrow, may_reclaim, avail = node.fit_figures(fr, val)
         if val > cap:
             flavor, res = fr
-            return _NOFIT, f"insufficient quota for {res} in flavor {flavor}: {val} requested > maximum capacity {cap}", \
-                "QuotaTooSmall"
+            return _NOFIT, max_capacity_reason(flavor, res, val - request, request, cap), "QuotaTooSmall"
         if val <= avail:
             return _mode(FIT, borrow) if borrow else _FIT, "", ""
         flavor, res = fr
