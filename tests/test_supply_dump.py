@@ -80,6 +80,13 @@ KARPENTERS = [
                    [A100, InstanceType("gpu-1", 1, 1.5)], batch_idle=2.0, batch_max=20.0,
                    stages=Stages(45.0, 120.0, 30.0))),
     case("fractional batching seconds (gangkit's own kind)", Karpenter([NodePool("p", ["p4d"])], [A100], batch_idle=0.25)),
+    # the gang needs 3 new p4d (96 cores, 1152Gi each): each row's limits allow them, so the gang starts
+    case("a NodePool limit on CPU, written as a quantity of cores",
+         Karpenter([NodePool("p", ["p4d"], {"cpu": 288})], [A100])),
+    case("a NodePool limit on memory, written in the largest binary unit that divides it",
+         Karpenter([NodePool("p", ["p4d"], {"memory": 3456 * 2**30})], [A100])),
+    case("limits on GPUs, CPU (in millicores) and memory together",
+         Karpenter([NodePool("p", ["p4d"], {"nvidia.com/gpu": 24, "cpu": 288.5, "memory": 4 * 2**40})], [A100])),
 ]
 
 
@@ -135,8 +142,12 @@ UNWRITABLE = [
     case("a consolidateAfter of a fraction of a second (the CRD takes whole s, m, h)",
          karpenter_scenario(Karpenter([NodePool("p", ["p4d"], consolidate_after=0.5)], [A100])),
          r"NodePool p: consolidate_after: the NodePool CRD takes whole seconds \(\^\(\(\[0-9\]\+"),
-    case("a NodePool limit on CPU", karpenter_scenario(Karpenter([NodePool("p", ["p4d"], {"cpu": 64})], [A100])),
-         "NodePool p: limits: only nvidia.com/gpu limits are modelled"),
+    case("a memory limit of a fraction of a byte (the reader would round it up)",
+         karpenter_scenario(Karpenter([NodePool("p", ["p4d"], {"memory": 1.5 * 2**40 + 0.5})], [A100])),
+         r"NodePool p: limits.memory: expected a whole number of bytes"),
+    case("an infinite cpu limit (no limit is written by leaving it out)",
+         karpenter_scenario(Karpenter([NodePool("p", ["p4d"], {"cpu": float("inf")})], [A100])),
+         "NodePool p: limits.cpu: expected a finite amount"),
 ]
 
 

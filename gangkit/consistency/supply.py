@@ -10,8 +10,8 @@ another, as a pod never splits across nodes. :class:`Supply` answers that
 question for a pod *shape* (GPUs, cores, bytes, nodeSelector):
 
 - :meth:`Supply.most_pods`: how many such pods could be placed at once in an
-  empty cluster at its largest (every Node, every NodePool filled to its GPU
-  limit with the instance types that hold the most such pods, every static
+  empty cluster at its largest (every Node, every NodePool filled up to its
+  limits with the instance types that hold the most such pods, every static
   NodePool's nodes, every node group at ``maxSize``);
 - :meth:`Supply.holds`: could a single such pod be placed at all;
 - :meth:`Supply.provisioning_time`: the shortest time from an unschedulable
@@ -38,12 +38,25 @@ group's labels) and may carry any value a NodePool requirement allows (``In``
 its values, ``Exists``...) or a well-known label the supplier picks (zone,
 architecture, capacity type, the clouds' instance labels): :func:`may_carry`.
 
+**NodePool limits** (``spec.limits`` on ``nvidia.com/gpu``, ``cpu`` and
+``memory``, the ones gangkit enforces; Karpenter v1.14
+``pkg/controllers/provisioning/scheduling/scheduler.go``,
+``filterByRemainingResources``) bound the summed capacity of a pool's
+nodes. An instance type whose own capacity is above one of them is never
+launched by that pool, so it holds no pod here either (a 96-core type under
+a ``cpu`` limit of 64: ``pod-fits-no-node`` when no other machine holds the
+pod); the types left are packed within every limit
+(:func:`gangkit.supply.limits.most_within`).
+
 These are *upper* bounds on capacity (and a lower bound on time), so a gang
 they cannot hold can never run. Simplified: every Node counts in full, and a
-NodePool's limit counts in full too (gangkit's Karpenter charges only the
-nodes it launched to the limit; the real one charges every node of the pool,
-so it holds less); only the ``nvidia.com/gpu`` limit is applied (gangkit
-enforces no other); a node group's existing nodes are not subtracted from
+NodePool's limits count in full too (gangkit's Karpenter charges only the
+nodes it launched to them; the real one charges every node of the pool, so
+it holds less); several limits are each packed on their own and the
+smallest bound kept; a NodePool's GPUs (:meth:`Supply.gpus_for`) are its
+GPU limit in full, lowered by its ``cpu`` and ``memory`` limits when it has
+any; a limit on another resource (``pods``, ``ephemeral-storage``) is not
+modelled; a node group's existing nodes are not subtracted from
 ``maxSize``; a static pool's nodes count as empty, whoever else may use
 them.
 """
@@ -57,10 +70,10 @@ from dataclasses import dataclass, field
 from gangkit.model.nodes import Node
 from gangkit.model.resources import Room
 from gangkit.supply.cloud import InstanceType, Stages
+from gangkit.supply.karpenter import capacity, within
+from gangkit.supply.limits import most_gpus, most_within
 
 __all__ = ["Shape", "Supply", "may_carry", "per_machine", "requirement_values", "supply_of"]
-
-DP_LIMIT = 200_000  # GPUs of NodePool headroom counted exactly; above, a continuous bound
 
 
 @dataclass(frozen=True)
@@ -99,22 +112,6 @@ def per_machine(gpus: int, cpu: float | None, memory: int | None, shape: Shape) 
     if shape.memory and memory is not None:
         counts.append(memory // shape.memory)
     return float(min(counts))
-
-
-def _most_in_budget(budget: float, options: list[tuple[int, float]]) -> float:
-    """Unbounded knapsack: the most pods in machines of (GPUs, pods per machine) within ``budget`` GPUs."""
-    options = [(g, k) for g, k in options if k > 0 and g <= budget]
-    if not options:
-        return 0.0
-    if any(g == 0 or math.isinf(k) for g, k in options) or math.isinf(budget):
-        return math.inf
-    cap = int(budget)
-    if cap > DP_LIMIT:
-        return math.floor(cap * max(k / g for g, k in options))
-    best = [0.0] * (cap + 1)
-    for b in range(1, cap + 1):
-        best[b] = max([best[b - 1]] + [best[b - g] + k for g, k in options if g <= b])
-    return best[cap]
 
 
 #: Labels every new machine gets some value of, chosen by the supplier when the pod asks (Karpenter's
@@ -187,6 +184,12 @@ class Supply:
     def _pool_match(self, pool, type_name: str, selector) -> bool:
         return may_carry(pool.node_labels(type_name), self.requirements.get(pool.name, {}), selector)
 
+    @staticmethod
+    def _launchable(pool, it: InstanceType) -> bool:
+        """May the pool launch this type at all: is its capacity within every limit the pool sets (a static pool
+        sets none that applies)?"""
+        return within(capacity(it), pool.enforced)
+
     def _group_match(self, group, selector) -> bool:
         return may_carry(group.node_labels(), {}, selector)
 
@@ -229,7 +232,7 @@ class Supply:
     def _new_machine_holds(self, shape: Shape) -> str | None:
         """Which supplier may launch a machine that holds one such pod (None: none)."""
         for pool, it in self._pool_types():
-            if it.gpus <= pool.gpu_limit and per_machine(it.gpus, it.cpu, it.memory, shape) >= 1 \
+            if self._launchable(pool, it) and per_machine(it.gpus, it.cpu, it.memory, shape) >= 1 \
                     and self._pool_match(pool, it.name, shape.selector):
                 return "karpenter"
         for g in self._groups():
@@ -253,7 +256,7 @@ class Supply:
         """The most GPUs of one Node and of one machine each supplier may launch, for the pod's labels."""
         out = {"node_gpus": max((n.gpus for n in self.nodes if n.matches(shape.selector)), default=0)}
         if self.karpenter is not None:
-            out["nodepool_gpus"] = max((it.gpus for pool, it in self._pool_types() if it.gpus <= pool.gpu_limit
+            out["nodepool_gpus"] = max((it.gpus for pool, it in self._pool_types() if self._launchable(pool, it)
                                         and self._pool_match(pool, it.name, shape.selector)), default=0)
         if self.autoscaler is not None:
             out["node_group_gpus"] = max((g.instance_type.gpus for g in self._groups()
@@ -271,10 +274,10 @@ class Supply:
                     fits = it is not None and self._pool_match(pool, it.name, shape.selector)
                     parts[f"NodePool {pool.name}"] = count * per_machine(it.gpus, it.cpu, it.memory, shape) if fits else 0.0
                     continue
-                options = [(it.gpus, per_machine(it.gpus, it.cpu, it.memory, shape))
+                options = [(capacity(it), per_machine(it.gpus, it.cpu, it.memory, shape))
                            for it in (self.karpenter.instance_types[t] for t in pool.instance_types)
-                           if self._pool_match(pool, it.name, shape.selector)]
-                parts[f"NodePool {pool.name}"] = _most_in_budget(pool.gpu_limit, options)
+                           if self._launchable(pool, it) and self._pool_match(pool, it.name, shape.selector)]
+                parts[f"NodePool {pool.name}"] = most_within(pool.enforced, options)
         for g in self._groups():
             it = g.instance_type
             k = per_machine(it.gpus, it.cpu, it.memory, shape) if self._group_match(g, shape.selector) else 0.0
@@ -295,9 +298,17 @@ class Supply:
                     if it is not None and self._pool_match(pool, it.name, labels):
                         total += count * it.gpus
                 elif any(self._pool_match(pool, t, labels) for t in pool.instance_types):
-                    total += pool.gpu_limit
+                    total += self._pool_gpus(pool, labels)
         total += sum(g.max_size * g.instance_type.gpus for g in self._groups() if self._group_match(g, labels))
         return total
+
+    def _pool_gpus(self, pool, labels: tuple[tuple[str, str], ...]) -> float:
+        """The most GPUs a dynamic pool may launch with these labels: its GPU limit in full, or, when it limits
+        ``cpu`` or ``memory``, the most GPUs of the types it may launch (and that carry the labels) within those
+        limits, if fewer (96 cores of 8-GPU types of 96 cores: one node, 8 GPUs)."""
+        types = [self.karpenter.instance_types[t] for t in pool.instance_types]
+        return most_gpus(pool.enforced, [capacity(it) for it in types
+                                         if self._launchable(pool, it) and self._pool_match(pool, it.name, labels)])
 
     # -- time -----------------------------------------------------------------------------
     def provisioning_time(self, shape: Shape) -> tuple[float, str] | None:
@@ -308,7 +319,7 @@ class Supply:
         every job of the files admitted when it is submitted (admitted later, it waits less)."""
         best: tuple[float, str] | None = None
         k = self.karpenter
-        holding = [pool for pool, it in self._pool_types() if it.gpus <= pool.gpu_limit
+        holding = [pool for pool, it in self._pool_types() if self._launchable(pool, it)
                    and per_machine(it.gpus, it.cpu, it.memory, shape) >= 1 and self._pool_match(pool, it.name, shape.selector)]
         t = _stages_total(k.stages) if k is not None else None
         if t is not None and any(not pool.static for pool in holding):

@@ -249,7 +249,9 @@ class NodeSupplier(Protocol):
 
     def launch_blocked(self, pods: list["PodState"]) -> str:
         """Optional. Plain words when this supplier will launch no node for these waiting pods because of its
-        limits (a NodePool at its GPU limit), else ``""`` (the diagnosis asks it)."""
+        limits (a NodePool whose GPU, cpu or memory limit leaves too little for every instance type that holds
+        them: "at 8 of its 8-GPU limit", "at 144 of its 150 cpu limit (spec.limits.cpu: ...)"), else ``""``
+        (the diagnosis asks it)."""
         return ""
 
     def metrics(self) -> dict[str, "pd.DataFrame"]:

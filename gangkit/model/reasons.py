@@ -158,8 +158,9 @@ CATALOGUE: dict[str, Code] = _table(
      "gangkit"),
     ("WaitingForNodes", "diagnosis", "node_*", "admitted; nodes a supplier launched for it are not ready yet",
      "gangkit"),
-    ("NodePoolLimit", "diagnosis", "placement", "cannot fit, and the provisioner will not launch a node: its "
-     "NodePools are at their GPU limits", "gangkit"),
+    ("NodePoolLimit", "diagnosis", "placement", "cannot fit, and the provisioner will not launch a node: each "
+     "NodePool's limits (spec.limits on nvidia.com/gpu, cpu, memory: GPUs, cores, bytes) leave too little for "
+     "every instance type it allows that holds the pods (or every NodePool is static)", "gangkit"),
     ("PartiallyPlaced", "diagnosis", "placement", "pod-by-pod placement: some pods bound and hold GPUs without "
      "progress, the others unschedulable", "gangkit"),
     ("Rejected", "diagnosis", "", "no node could ever hold one of its pods", "gangkit"),

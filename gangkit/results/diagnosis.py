@@ -49,8 +49,10 @@ code                         meaning
 ``GangRejected``             coscheduling: the group was rejected and waits for capacity
                              to be freed
 ``WaitingForNodes``          admitted; nodes a supplier launched for it are not ready
-``NodePoolLimit``            cannot fit, and the provisioner will not launch a node: its
-                             NodePools are at their GPU limits
+``NodePoolLimit``            cannot fit, and the provisioner will not launch a node:
+                             each NodePool's limits (GPUs, cores, memory) leave too
+                             little for every instance type that holds the pods ("at
+                             144 of its 150 cpu limit"), or every NodePool is static
 ``GangCannotFit``            gang placement: the whole gang does not fit on the nodes
                              there are (nothing held), no node coming
 ``QueueOverDeserved``        Volcano's allocate: its pods fit, but would take its queue
@@ -76,9 +78,10 @@ Where a placement layer has a reason of its own (every code above from
 ``QueueCapabilityExceeded`` on that is not the diagnosis's: see
 :data:`LAYER_CODES`), its code and words are the diagnosis: the layer knows
 why. The diagnosis adds what only the whole cluster knows: nodes launched
-for the job (``WaitingForNodes`` comes first), a NodePool limit where more
-nodes would help (the code becomes ``NodePoolLimit``, the words get "no node
-coming: ..."), and "deadlock" when the job holds pods and nothing can change
+for the job (``WaitingForNodes`` comes first), a NodePool limit (on GPUs,
+cores or memory) where more nodes would help (the code becomes
+``NodePoolLimit``, the words get "no node coming: ..." and name the limit),
+and "deadlock" when the job holds pods and nothing can change
 any more. Shortages are named in the resources that are short: a pod that
 asks for 4 cores on nodes with 2 free is short of CPU, not of GPUs.
 

@@ -1,8 +1,10 @@
 """The node suppliers written back as manifests: the mirror of :mod:`gangkit.supply.manifests`.
 
 Picture the purchasing office's standing orders copied out again: which
-machines it may buy (instance types and prices), how many GPUs each order
-book may hold (a NodePool's ``limits``), when it sells an idle machine
+machines it may buy (instance types and prices), how many GPUs, cores and
+bytes of memory each order book may hold (a NodePool's ``limits`` on
+``nvidia.com/gpu``, ``cpu`` and ``memory``, the ones gangkit enforces,
+written as Kubernetes quantities), when it sells an idle machine
 (``disruption``), and how long a new machine takes to be usable (stages).
 :func:`supply_manifests` writes a scenario's
 :class:`~gangkit.supply.karpenter.Karpenter` as ``karpenter.sh/v1`` NodePools
@@ -12,14 +14,14 @@ plus gangkit's ``Karpenter`` kind, and its
 
     apiVersion: karpenter.sh/v1
     kind: NodePool
-    metadata: {name: default}
+    metadata: {name: a100}
     spec:
       template:
         spec:
           nodeClassRef: {group: karpenter.kwok.sh, kind: KWOKNodeClass, name: default}
           requirements:
-          - {key: node.kubernetes.io/instance-type, operator: In, values: [gpu-8]}
-      limits: {nvidia.com/gpu: "24"}
+          - {key: node.kubernetes.io/instance-type, operator: In, values: [p4d.24xlarge]}
+      limits: {nvidia.com/gpu: "24", cpu: "288", memory: 3456Gi}
       disruption: {consolidationPolicy: WhenEmpty, consolidateAfter: 0s, budgets: [{nodes: 10%}]}
 
 A Karpenter v1 NodePool must name its NodeClass (``nodeClassRef`` is a
@@ -33,19 +35,21 @@ supplier of its own runs with the default one
 :func:`~gangkit.supply.autoscaler.default_autoscaler`); that default is
 written, so that the file says what the run used. What YAML cannot say (a
 stage whose duration is drawn at random, a cluster-autoscaler setting its
-kind does not read) is refused by name (:func:`dump_problems`).
+kind does not read, a limit no quantity reads back the same: infinite, a
+fraction of a GPU or of a byte) is refused by name (:func:`dump_problems`).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from gangkit.manifests.reader import GPU
 from gangkit.model.errors import Problem
-from gangkit.model.quantity import format_cpu, format_duration, format_memory
+from gangkit.model.quantity import MAX_QUANTITY, format_cpu, format_duration, format_memory
 from gangkit.supply.autoscaler import ClusterAutoscaler, default_autoscaler
 from gangkit.supply.cloud import TYPE_LABEL, InstanceType, Stages
-from gangkit.supply.karpenter import Karpenter, NodePool, default_karpenter
+from gangkit.supply.karpenter import CPU, MEMORY, Karpenter, NodePool, default_karpenter
 
 __all__ = ["NODE_CLASS_REF", "dump_problems", "suppliers", "supply_manifests"]
 
@@ -84,8 +88,7 @@ def dump_problems(scenario) -> list[Problem]:
         out.extend(_stage_problems(karpenter.stages, "Karpenter karpenter"))
         if not karpenter.nodepools:
             out.append(Problem("Karpenter karpenter", "nodepools", "expected at least one NodePool to write"))
-        out.extend(Problem(f"NodePool {p.name}", "limits", f"only {GPU} limits are modelled; got {sorted(set(p.limits) - {GPU})}")
-                   for p in karpenter.nodepools if not p.static and set(p.limits) - {GPU})
+        out.extend(problem for p in karpenter.nodepools for problem in _limit_problems(p))
         out.extend(Problem(f"NodePool {p.name}", "min_values", f"minValues on {m.key} cannot be written: the Karpenter "
                            "object gangkit writes lists its instance types by name and figures, without their labels")
                    for p in karpenter.nodepools for m in p.min_values if m.key != TYPE_LABEL)
@@ -128,8 +131,9 @@ def karpenter_manifest(k: Karpenter) -> dict:
 
 
 def nodepool_manifest(p: NodePool) -> dict:
-    """A ``karpenter.sh/v1`` NodePool: its instance types (and their minValues), GPU limit, disruption policy and
-    budget, weight, labels; a static pool's ``replicas`` and ``limits.nodes``."""
+    """A ``karpenter.sh/v1`` NodePool: its instance types (and their minValues), its limits on ``nvidia.com/gpu``,
+    ``cpu`` and ``memory`` (:func:`_limit`), disruption policy and budget, weight, labels; a static pool's
+    ``replicas`` and ``limits.nodes``."""
     template: dict[str, Any] = {}
     if p.labels:
         template["metadata"] = {"labels": dict(p.labels)}
@@ -146,12 +150,40 @@ def nodepool_manifest(p: NodePool) -> dict:
     spec["template"] = template
     if p.static and "nodes" in p.limits:
         spec["limits"] = {"nodes": str(p.limits["nodes"])}
-    elif not p.static and GPU in p.limits:
-        spec["limits"] = {GPU: str(p.limits[GPU])}
+    elif not p.static and p.enforced:
+        spec["limits"] = {r: _limit(r, v) for r, v in p.enforced.items()}
     after = "Never" if p.consolidate_after is None else format_duration(p.consolidate_after)
     spec["disruption"] = {"consolidationPolicy": p.consolidation_policy, "consolidateAfter": after,
                           "budgets": [{"nodes": str(p.budget)}]}
     return {"apiVersion": KARPENTER_API, "kind": "NodePool", "metadata": {"name": p.name}, "spec": spec}
+
+
+def _limit(resource: str, amount) -> str:
+    """One limit as the quantity the reader reads back the same: GPUs as a whole number (``"24"``), cores as
+    :func:`~gangkit.model.quantity.format_cpu` writes them (``"288"``, ``"1500m"``), bytes in the largest binary
+    unit that divides them (``"3Ti"``)."""
+    if resource == MEMORY:
+        return format_memory(int(amount))
+    return format_cpu(amount) if resource == CPU else str(int(amount))
+
+
+def _limit_problems(p: NodePool) -> list[Problem]:
+    """The limits of a dynamic pool that no quantity says as the reader would read it back: an infinite one
+    (no limit is written by leaving it out), one above the largest quantity, a fraction of a GPU or of a byte
+    (the API server refuses the one, the reader rounds the other up)."""
+    out = []
+    for r, v in p.enforced.items():
+        why = None
+        if not math.isfinite(v):
+            why = f"expected a finite amount (a pool without a {r} limit leaves it out), got {v!r}"
+        elif v > MAX_QUANTITY:
+            why = f"expected at most 2^63-1 ({MAX_QUANTITY}), the largest quantity Kubernetes represents, got {v!r}"
+        elif r != CPU and v != int(v):
+            unit = "bytes (a quantity's fraction of a byte is rounded up when read)" if r == MEMORY else "GPUs"
+            why = f"expected a whole number of {unit}, got {v!r}"
+        if why:
+            out.append(Problem(f"NodePool {p.name}", f"limits.{r}", why))
+    return out
 
 
 def autoscaler_manifest(ca: ClusterAutoscaler) -> dict:

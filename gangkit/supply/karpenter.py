@@ -143,6 +143,7 @@ from gangkit.model.quantity import format_memory
 from gangkit.model.reasons import Reason
 from gangkit.model.resources import Room, labels_match
 from gangkit.supply.cloud import GPU, TYPE_LABEL, InstanceType, Stages
+from gangkit.supply.limits import most_gpus
 
 CPU, MEMORY, NODES = "cpu", "memory", "nodes"
 #: The resources whose NodePool limits gangkit enforces on a dynamic pool, in the order it reports them: the
@@ -374,13 +375,16 @@ class Karpenter(NodeSupplier):
         self._seen: dict = {}  # pod -> (time first listed as unschedulable, its job's name)
 
     def provisionable_gpus(self, scenario) -> int:
-        """GPUs this Karpenter could add for ``scenario``: the GPUs of its static pools' nodes plus the sum of
-        its dynamic pools' GPU limits, or, when some dynamic pool has none, every GPU the scenario's jobs ask
+        """GPUs this Karpenter could add for ``scenario``: the GPUs of its static pools' nodes plus, per dynamic
+        pool, its GPU limit, lowered when it limits ``cpu`` or ``memory`` to the most GPUs of the types it may
+        launch within those limits (:func:`gangkit.supply.limits.most_gpus`: 96 cores of 8-GPU types of 96
+        cores are one node, 8 GPUs); when some dynamic pool is bounded by none, every GPU the scenario's jobs ask
         for (a default Kueue quota can use it)."""
         static = sum(it.gpus * n for it, n in self.static_nodes.values())
-        dynamic = [p for p in self.nodepools if not p.static]
-        if all(math.isfinite(p.gpu_limit) for p in dynamic):
-            return int(sum(p.gpu_limit for p in dynamic)) + static
+        bounds = [most_gpus(p.enforced, [c for c in (capacity(self.instance_types[t]) for t in p.instance_types)
+                                         if within(c, p.enforced)]) for p in self.nodepools if not p.static]
+        if all(math.isfinite(b) for b in bounds):
+            return int(sum(bounds)) + static
         return sum(j.gpus for j in scenario.jobs)
 
     # -- the NodeSupplier socket ------------------------------------------------
