@@ -29,10 +29,11 @@ What is read of each:
   ``spec.backoffLimit``; gangkit's annotations say how long it runs, when it
   is submitted and how long its started pods wait for each other
   (``gangkit/rendezvous-timeout``, restart churn: :mod:`gangkit.engine.churn`);
-  the gang it names (:mod:`gangkit.placement.manifests`);
+  the gang it names (:mod:`gangkit.placement.manifests`); the pod template's
+  ``volcano.sh/preemptable`` (:func:`read_preemptable`);
 - ``scheduling.volcano.sh/v1beta1`` **PodGroup**: the gang size
-  (``spec.minMember``) and priority of the Job whose pods name it (its queue
-  and ``minResources``: :mod:`gangkit.volcano.manifests`);
+  (``spec.minMember``) and priority of the Job whose pods name it (its queue,
+  ``minResources`` and ``volcano.sh/preemptable``: :mod:`gangkit.volcano.manifests`);
 - ``scheduling.k8s.io/v1`` **PriorityClass**: the priority value;
 - ``gangkit/v1alpha1`` **Simulation**: the run settings (stack, ordering...);
 - ``gangkit/v1alpha1`` **WorkloadGenerator**: a seeded stream of jobs, read by
@@ -81,7 +82,7 @@ from gangkit.workloads.generators import stream_from_manifest
 
 __all__ = [
     "DEFAULT_RUN_TIME", "KNOWN_FIELDS", "has_pod_group", "job_manifest", "node_manifest", "priority_class_manifest",
-    "priority_class_name", "read_object", "simulation_manifest",
+    "priority_class_name", "read_object", "read_preemptable", "simulation_manifest",
 ]
 
 DEFAULT_RUN_TIME = 3600.0
@@ -92,6 +93,10 @@ ELASTIC = "elastic"  # gangkit/progress: elastic is a sync job whose throughput 
 RENDEZVOUS_TIMEOUT = "gangkit/rendezvous-timeout"  # seconds a started pod of a sync job waits for the others
 MAX_INT32 = 2_147_483_647  # the API server's backoffLimit default when backoffLimitPerIndex is set
 GROUP_NAME = "scheduling.k8s.io/group-name"  # Volcano's pod annotation naming the pod's PodGroup
+PREEMPTABLE = "volcano.sh/preemptable"  # Volcano's annotation (or label) on a pod or PodGroup: may it be a victim?
+#: the strings Go's strconv.ParseBool accepts, which Volcano uses to read PREEMPTABLE
+GO_BOOLS = {**dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+            **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False)}
 POOL_LABELS = ("karpenter.sh/nodepool", "cloud.google.com/gke-nodepool")
 SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
 HIGHEST_USER_PRIORITY = 1_000_000_000  # scheduling.HighestUserDefinablePriority
@@ -252,6 +257,8 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
     selector = r.strings(pod.get("nodeSelector"), obj, "spec.template.spec.nodeSelector")
 
     timing = read_timing(r, annotations, obj)
+    # the pods' volcano.sh/preemptable (a batch/v1 Job's pods get their metadata from the template alone)
+    preemptable = read_preemptable(r, tmeta, obj, "spec.template.metadata", checked=True)
 
     # the PodGroup named by the pods (Volcano's annotation), else by the Job itself
     group_field, group_name = next(
@@ -279,9 +286,38 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
         max_run_time=max_run_time,
         labels=labels,
         backoff_limit=limit,
+        volcano_not_preemptable=("workers",) if preemptable is False else (),
         **timing,
         **gang,
     )
+
+
+def read_preemptable(r: Reader, metadata: Any, obj: str, where: str, checked: bool = False) -> bool | None:
+    """Volcano's ``volcano.sh/preemptable`` in an object's ``metadata``: the annotation, else the label; None if neither.
+
+    As Volcano v1.15.1 reads it for a pod (``GetPodPreemptable``,
+    ``pkg/scheduler/api/pod_info.go``) and a PodGroup (``extractPreemptable``,
+    ``job_info.go``): the annotation wins when both are there, the value is
+    read with Go's ``strconv.ParseBool``. Volcano logs a warning for any
+    other value and takes the object as not preemptable; gangkit refuses it.
+    ``checked``: a value that is not a string was already reported where
+    the labels and annotations are read (:meth:`Reader.strings`).
+    """
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    for part in ("annotations", "labels"):
+        values = metadata.get(part)
+        if not isinstance(values, Mapping) or PREEMPTABLE not in values:
+            continue
+        value, fieldname = values[PREEMPTABLE], f"{where}.{part}.{PREEMPTABLE}"
+        if isinstance(value, str) and value in GO_BOOLS:
+            return GO_BOOLS[value]
+        if isinstance(value, str):
+            r.error(obj, fieldname, f"expected \"true\" or \"false\" (or another value Go's strconv.ParseBool "
+                    f"reads: {', '.join(GO_BOOLS)}), got {value!r}; Volcano would take it as not preemptable")
+        elif not checked:
+            r.error(obj, fieldname, f"expected a string, got {value!r} (quote it in YAML: \"{value}\")")
+        return None
+    return None
 
 
 def claim_pod_group(r: Reader, obj: str, namespace: str | None, fieldname: str | None, name: str | None, groups: dict,

@@ -130,6 +130,12 @@ class Job:
     ``snapshot``: where the job stood in a live cluster's snapshot
     (:class:`~gangkit.model.snapshot.JobSnapshot`: admitted, pods bound, for
     how long they had run); None for a job that starts from nothing.
+
+    ``volcano_not_preemptable``: the names of the pod sets whose pods carry
+    Volcano's ``volcano.sh/preemptable: "false"`` (or whose PodGroup does):
+    Volcano's preempt and reclaim never choose them as victims
+    (:mod:`gangkit.volcano.actions.preempt`). Empty (the default): every pod
+    may be a victim, as Volcano assumes of a pod without the annotation.
     """
 
     name: str
@@ -157,6 +163,7 @@ class Job:
     elastic: bool = False
     snapshot: JobSnapshot | None = None
     placeholder_request: Resources | None = None
+    volcano_not_preemptable: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -252,6 +259,12 @@ class Job:
                 len(self.snapshot.admission.counts) != len(self.pod_sets)):
             bad("snapshot.admission", f"expected a pod set assignment for each of the {len(self.pod_sets)} pod sets, "
                                       f"got {len(self.snapshot.admission.counts)}")
+        names = [ps.name for ps in self.pod_sets]
+        protected = self.volcano_not_preemptable
+        if not isinstance(protected, tuple) or any(not isinstance(n, str) or n not in names for n in protected) \
+                or len(set(protected)) != len(protected):
+            bad("volcano_not_preemptable", f"expected a tuple of distinct pod set names (of {', '.join(map(repr, names))}) "
+                                           f"whose pods are not preemptable, got {protected!r}")
         if self.framework not in FRAMEWORKS:
             bad("framework", f"expected one of {', '.join(FRAMEWORKS)}, got {self.framework!r}")
         elif self.framework != BATCH_JOB and self.controller != "batch":
@@ -316,7 +329,7 @@ def _plainly_valid(j: Job) -> bool:
             and j.gang_style is None and type(j.priority) is int and type(j.volcano_queue) is str and j.volcano_queue
             and j.rendezvous_timeout is None and type(j.backoff_limit) is int and j.backoff_limit >= 0
             and j.framework == BATCH_JOB and j.kueue_managed is True and j.elastic is False and j.snapshot is None
-            and j.placeholder_request is None):
+            and j.placeholder_request is None and j.volcano_not_preemptable == ()):
         return False
     rt, st = j.run_time, j.submit_time
     if not ((type(rt) is float or type(rt) is int) and 0 < rt <= MAX_DURATION_S

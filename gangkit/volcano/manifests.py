@@ -38,7 +38,19 @@ What gangkit reads:
   progress, checkpoint interval) as on a batch/v1 Job. Its pods exist only
   once the PodGroup is Inqueue (see :mod:`gangkit.volcano.actions.enqueue`);
 - on a ``PodGroup`` joined to a batch/v1 Job: ``spec.queue`` and
-  ``spec.minResources``.
+  ``spec.minResources``;
+- ``volcano.sh/preemptable`` (annotation, else label; read as Volcano
+  v1.15.1 reads it, :func:`gangkit.manifests.core.read_preemptable`), into
+  ``Job.volcano_not_preemptable``: a pod set is not preemptable when its pods
+  say ``false`` (a pod without it is preemptable) or its PodGroup says
+  ``false`` (the gang actions ask both, see
+  :mod:`gangkit.volcano.actions.preempt`). A Volcano Job's own annotation and
+  label are copied by its controller onto every pod, over the task
+  template's (``createJobPod``, ``pkg/controllers/job/job_controller_util.go``),
+  and onto its PodGroup with all its other annotations and labels
+  (``createOrUpdatePodGroup``, ``job_controller_actions.go``); a task
+  template's reaches only that task's pods. A batch/v1 Job's pods carry
+  their template's; its PodGroup, what the PodGroup itself says.
 
 ``spec.policies`` (of the Job and its tasks) are checked with the rules of
 Volcano's job webhook (:func:`_policies`: a duplicated event, an event beside
@@ -54,8 +66,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from gangkit.manifests.core import GO_BOOLS, PREEMPTABLE, priority_class_name, read_preemptable
 from gangkit.manifests.core import job_manifest as batch_job_manifest
-from gangkit.manifests.core import priority_class_name
 from gangkit.manifests.reader import (
     ANY,
     CHECKPOINT_INTERVAL,
@@ -152,6 +164,8 @@ def read_for_scenario(r: Reader, objects: list[ManifestObject], jobs: list[Job],
         if "minResources" in spec:
             j.min_resources = _resources(r, spec["minResources"], group.label, "spec.minResources", ZERO)
             uses_volcano = True
+        if read_preemptable(r, group.doc.get("metadata"), group.label, "metadata") is False:
+            j.volcano_not_preemptable = tuple(ps.name for ps in j.pod_sets)  # the gang actions skip the whole job
     for o in objects:
         if o.kind == "VolcanoJob":
             j = _volcano_job(r, o, classes, default_priority, known)
@@ -302,6 +316,7 @@ def _volcano_job(r: Reader, o: ManifestObject, classes: dict, default_priority: 
         return None
     pod_sets, ok, names = [], True, set()
     task_min_total = 0
+    protected: list[str] = []  # tasks whose pods are not preemptable
     for i, task in enumerate(tasks):
         where = f"spec.tasks[{i}]"
         task = r.mapping(task, obj, where)
@@ -331,6 +346,8 @@ def _volcano_job(r: Reader, o: ManifestObject, classes: dict, default_priority: 
         task_min_total += replicas if minimum is None else minimum
         g, cpu, memory = request
         pod_sets.append(PodSet(name, replicas, g, cpu, memory, selector, min_member=minimum))
+        if not _pod_preemptable(r, meta, template.get("metadata"), obj, f"{where}.template.metadata"):
+            protected.append(name)
     min_available = spec.get("minAvailable")
     if min_available is not None:
         min_available = r.whole(min_available, obj, "spec.minAvailable", 1)
@@ -378,6 +395,9 @@ def _volcano_job(r: Reader, o: ManifestObject, classes: dict, default_priority: 
     progress = annotations.get(PROGRESS, "sync")
     if progress not in PROGRESS_MODES:
         r.error(obj, f"metadata.annotations.{PROGRESS}", f"expected one of {', '.join(PROGRESS_MODES)}, got {progress!r}")
+    group_preemptable = read_preemptable(r, meta, obj, "metadata", checked=True)  # its PodGroup gets these too
+    if group_preemptable is False:
+        protected = [ps.name for ps in pod_sets]
     if not ok or queue is None:
         return None
     return Job(
@@ -387,8 +407,26 @@ def _volcano_job(r: Reader, o: ManifestObject, classes: dict, default_priority: 
         queue=o.namespace or "default", progress=progress,
         min_member=min_available if min_available is not None else task_min_total,
         checkpoint_interval=checkpoint, labels=labels,
-        volcano_queue=queue, controller="volcano",
+        volcano_queue=queue, controller="volcano", volcano_not_preemptable=tuple(protected),
     )
+
+
+def _pod_preemptable(r: Reader, job_meta: Mapping, template_meta: Any, obj: str, where: str) -> bool:
+    """Whether a task's pods are preemptable (a pod that says nothing is, Volcano's default).
+
+    The pod's annotation is the Job's if the Job has one, else the
+    template's, and it wins over the pod's label (the Job's, else the
+    template's). A bad value of the Job's is reported once, at the Job.
+    """
+    template_meta = template_meta if isinstance(template_meta, Mapping) else {}
+    for part in ("annotations", "labels"):
+        from_job = job_meta.get(part) if isinstance(job_meta.get(part), Mapping) else {}
+        if PREEMPTABLE in from_job:
+            return GO_BOOLS.get(from_job[PREEMPTABLE], True) if isinstance(from_job[PREEMPTABLE], str) else True
+        own = template_meta.get(part) if isinstance(template_meta.get(part), Mapping) else {}
+        if PREEMPTABLE in own:
+            return read_preemptable(r, {part: own}, obj, where) is not False
+    return True
 
 
 __all__ = ["KNOWN_FIELDS", "job_manifest", "pod_group_fields", "queue_manifests", "read_for_scenario", "read_object"]
@@ -416,12 +454,17 @@ def queue_manifests(setup: VolcanoSetup | None) -> list[dict]:
 
 
 def job_manifest(j: Job) -> dict:
-    """A Volcano Job: one task per pod set, each template written as for a batch/v1 Job."""
+    """A Volcano Job: one task per pod set, each template written as for a batch/v1 Job (and its
+    ``volcano.sh/preemptable: "false"`` when the pod set is not preemptable)."""
     tasks = []
     for ps in j.pod_sets:
         single = dataclasses.replace(j, pod_sets=[ps], min_member=None, controller="batch", volcano_queue=DEFAULT_QUEUE,
                                      min_resources=None, priority=0, max_run_time=None)
         template = batch_job_manifest(single)["spec"]["template"]
+        if ps.name in j.volcano_not_preemptable:
+            tmeta = template.get("metadata", {})
+            tmeta["annotations"] = tmeta.get("annotations", {}) | {PREEMPTABLE: "false"}
+            template = {"metadata": tmeta} | template
         task: dict[str, Any] = {"name": ps.name, "replicas": ps.count}
         if ps.min_member is not None:
             task["minAvailable"] = ps.min_member

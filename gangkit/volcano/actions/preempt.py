@@ -36,10 +36,31 @@ once) until the waiting job's trial placement succeeds, as Volcano's
 preempt evicts "until the preemptor fits": exactly enough, no more. If even
 every candidate is not enough, nobody is evicted.
 
+Pods that are not preemptable (Volcano ``volcano.sh/preemptable``, as of
+v1.15.1) are never victims. Volcano reads it at two levels, annotation
+before label at each: on the **pod** (``GetPodPreemptable`` in
+``pkg/scheduler/api/pod_info.go``: default true, so a pod without it may be
+a victim), which every variant of the actions checks (``task.Preemptable``
+in ``preempt``, ``reclaim``, ``gangpreempt``, ``gangreclaim``); and on the
+**PodGroup**, which ``gangpreempt`` and ``gangreclaim`` check as well
+(``IsJobPreemptableForGangEviction`` in ``pkg/scheduler/actions/utils/util.go``:
+a PodGroup without it allows eviction; ``JobInfo.Preemptable``, false by
+default, is read only when the PodGroup carries it). gangkit's victims come
+in the gang actions' bundles, so it applies both: the manifest readers list
+the pod sets that are not preemptable in ``Job.volcano_not_preemptable``
+(every pod set when the PodGroup says false). A victim job's bundles are
+made of its preemptable pods only (``CreateJobBundles`` gets only the
+candidate tasks): its *whole* bundle then takes its preemptable pods and
+leaves the others running, below the gang's minimum; the readiness figures
+(minMember, each role's minimum) still count every pod of the job.
+
 Simplified: a ``sync`` job stops as a whole when it loses any pod (gangkit's
 sync jobs progress only with all pods; a Volcano Job with the
 ``PodEvicted: RestartJob`` policy behaves so), so a sync job's pods are
 only ever one whole bundle; safe bundles exist for ``independent`` jobs.
+For the same reason a sync job with a bound pod that is not preemptable is
+never a victim (Volcano would evict its other pods and leave that one
+running; gangkit would stop it with them).
 Evicted pods free their room at once (no graceful termination), and the
 preemptor is bound in the same session rather than pipelined to the next.
 Volcano's network-topology domains are not modelled: the whole cluster is
@@ -107,7 +128,7 @@ def _take_back(ssn: Session, js: JobState, kind: str) -> bool:
         return False  # proportion's PreemptiveFn: the job would take its queue above its deserved share
     candidates = []
     for v in cache.jobs.values():
-        if v is js or not v.bound:
+        if v is js or not v.bound or (v.spec.volcano_not_preemptable and not victim_pods(v)):
             continue
         vq = v.spec.volcano_queue
         if kind == "preempt" and vq == q and v.priority < js.priority:
@@ -118,7 +139,7 @@ def _take_back(ssn: Session, js: JobState, kind: str) -> bool:
         return False
     cap = sim.capacity
     need = sum(sorted(p.pod_set.gpus for p in waiting)[:max(0, js.gang_size - ready_pods(js))])
-    if need > cap.free_ready_gpus + sum(v.gpus_bound for v in candidates):
+    if need > cap.free_ready_gpus + sum(p.pod_set.gpus for v in candidates for p in victim_pods(v)):
         return False
     bundles = [b for v in candidates for b in job_bundles(v)]
     if kind == "preempt":
@@ -180,9 +201,24 @@ def _evict(ssn: Session, preemptor: JobState, victims: list[PodState], kind: str
                 sim.evict_pod(p, reason)
 
 
+def victim_pods(js: JobState) -> list[PodState]:
+    """The bound pods preempt and reclaim may take from a job: those not marked ``volcano.sh/preemptable: "false"``.
+
+    None of a ``sync`` job when any of its bound pods is protected (see the
+    module doc). With nothing protected: every bound pod.
+    """
+    bound = [p for p in js.pods if p.node is not None]
+    protected = js.spec.volcano_not_preemptable
+    if not protected:
+        return bound
+    if js.spec.progress == "sync" and any(p.pod_set.name in protected for p in bound):
+        return []
+    return [p for p in bound if p.pod_set.name not in protected]
+
+
 @dataclass
 class Bundle:
-    """Pods of one victim job that go together: its safe surplus, or (``whole``) every bound pod of it."""
+    """Pods of one victim job that go together: its safe surplus, or (``whole``) every preemptable bound pod of it."""
 
     job: JobState
     pods: list[PodState]
@@ -190,15 +226,19 @@ class Bundle:
 
 
 def job_bundles(js: JobState) -> list[Bundle]:
-    """The safe bundle (pods above minMember and each role's minimum) and the whole bundle of a running job."""
-    bound = [p for p in js.pods if p.node is not None]
+    """The safe bundle (pods above minMember and each role's minimum) and the whole bundle of a running job.
+
+    Both hold only the job's preemptable pods (:func:`victim_pods`); minMember
+    and the role minimums are counted over all of its pods.
+    """
+    bound = victim_pods(js)
     if not bound:
         return []
     if js.spec.progress == "sync":
         return [Bundle(js, bound, whole=True)]
     surplus = ready_pods(js) - js.gang_size  # finished pods count towards the gang too
     mins = role_minimums(js)
-    role_left = Counter(p.pod_set.name for p in bound)
+    role_left = Counter(p.pod_set.name for p in js.pods if p.node is not None)
     safe, rest = [], []
     for p in sorted(bound, key=lambda p: -p.seq):  # the newest pods go first
         role = p.pod_set.name
@@ -211,7 +251,7 @@ def job_bundles(js: JobState) -> list[Bundle]:
             rest.append(p)
     out = [Bundle(js, safe, whole=False)] if safe else []
     if rest:
-        out.append(Bundle(js, bound, whole=True))  # taking any of the rest means taking the whole job
+        out.append(Bundle(js, bound, whole=True))  # taking any of the rest means taking all that may be taken
     return out
 
 

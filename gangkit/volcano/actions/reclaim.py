@@ -4,9 +4,10 @@ Reclaim (Volcano ``pkg/scheduler/actions/reclaim`` and ``gangreclaim``) is
 preempt across queues: a waiting gang of a queue that is not overused evicts
 jobs of *other* queues while those queues hold more than their deserved share
 (the proportion plugin's ReclaimableFn), the most over-served queue first,
-never leaving a victim gang below its minimum. The victim choice and the gang
-rule are preempt's (:mod:`gangkit.volcano.actions.preempt`, which describes
-both); only the candidates and the queue rules differ.
+never leaving a victim gang below its minimum, and never taking a pod that is
+not preemptable (``volcano.sh/preemptable``). The victim choice, the gang rule
+and that one are preempt's (:mod:`gangkit.volcano.actions.preempt`, which
+describes them); only the candidates and the queue rules differ.
 """
 
 from __future__ import annotations
