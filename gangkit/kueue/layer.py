@@ -19,6 +19,7 @@ from __future__ import annotations
 from gangkit.engine.sockets import AdmissionLayer
 from gangkit.kueue.metrics import KueueMetrics
 from gangkit.kueue.objects import (
+    DEFAULT_POD_SET,
     GPU,
     Admission,
     ClusterQueue,
@@ -33,27 +34,38 @@ from gangkit.kueue.objects import (
 )
 from gangkit.kueue.pods_ready import PODS_READY_TIMEOUT, REQUEUING_LIMIT_EXCEEDED, on_timeout, pods_ready
 from gangkit.kueue.scheduler import Kueue
+from gangkit.model.jobs import BATCH_JOB, DEPLOYMENT, POD
 from gangkit.model.reasons import Reason
+
+#: The job integrations whose Workload has one pod set named ``main`` (Kueue v0.19 ``kueue.DefaultPodSetName``:
+#: the batch/v1 Job's, a lone Pod's and so a Deployment's pods); the others name theirs by role (a JobSet's
+#: replicatedJobs, a PyTorchJob's replica types), as gangkit's pod sets are named already.
+MAIN_POD_SET = (BATCH_JOB, POD, DEPLOYMENT)
 
 
 def workload_for(js, known: dict | None = None) -> Workload:
     """The Workload Kueue's job integration would create for a gangkit job.
+
+    Its pod sets are the job's, in order, named as the integration names them (:data:`MAIN_POD_SET`);
+    the layer maps them back to the job's by position (:meth:`KueueLayer._apply_flavors`).
 
     ``known`` keeps the (immutable) pod set of the Workload per gangkit pod set, so that the
     jobs of a trace, which repeat a few pod sets, share them.
     """
     spec = js.spec
     pod_sets = []
+    main = len(spec.pod_sets) == 1 and spec.framework in MAIN_POD_SET
     for ps in spec.pod_sets:
-        pss = known.get(ps) if known is not None else None
+        key = (ps, main)
+        pss = known.get(key) if known is not None else None
         if pss is None:
             requests = {GPU: ps.gpus, "cpu": int(round(ps.cpu * 1000)), "memory": ps.memory}
-            pss = PodSetSpec(ps.name, ps.count, {r: v for r, v in requests.items() if v}, min_count=ps.min_count,
-                             node_selector=ps.node_selector)
+            pss = PodSetSpec(DEFAULT_POD_SET if main else ps.name, ps.count, {r: v for r, v in requests.items() if v},
+                             min_count=ps.min_count, node_selector=ps.node_selector)
             if known is not None:
                 if len(known) >= 4096:  # many distinct pod sets: keep the memory bounded
                     known.clear()
-                known[ps] = pss
+                known[key] = pss
         pod_sets.append(pss)
     wl = Workload(spec.name, spec.namespace or "default", spec.queue, pod_sets, priority=spec.priority, created=float(spec.submit_time))
     wl.job = js
@@ -275,17 +287,20 @@ class KueueLayer(AdmissionLayer):
         sim.call_at(now + self.kueue.config.pods_ready_timeout, check)
 
     def _apply_flavors(self, wl: Workload) -> None:
-        """Kueue injects each assigned flavor's node labels into the pods' node selector."""
+        """Kueue injects each assigned flavor's node labels into the pods' node selector (and admits its counts),
+        per pod set of the job: the Workload's pod sets are the job's, in order."""
         flavors = self.kueue.flavors
+        js = wl.job
+        name_of = {pss.name: ps.name for pss, ps in zip(wl.pod_sets, js.spec.pod_sets)}
         by_name = {}
         for ps_name, res_flavor in wl.admission.flavors.items():
             labels: dict[str, str] = {}
             for f in sorted(set(res_flavor.values())):
                 labels.update(flavors[f].node_labels)  # the flavor's (label, value) pairs in order
             if labels:
-                by_name[ps_name] = labels
-        wl.job.extra_selector = by_name
-        wl.job.admitted_counts = dict(wl.admission.counts)
+                by_name[name_of.get(ps_name, ps_name)] = labels
+        js.extra_selector = by_name
+        js.admitted_counts = {name_of.get(k, k): v for k, v in wl.admission.counts.items()}
 
     def release(self, js, now: float) -> None:
         wl = self.workloads.pop(js.index, None)  # a finished job's Workload is forgotten: memory follows the live jobs

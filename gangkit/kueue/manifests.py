@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from gangkit.kueue.objects import Admission, KueueSetup, PodSetSpec, Workload
+from gangkit.kueue.objects import DEFAULT_POD_SET, Admission, KueueSetup, PodSetSpec, Workload
 from gangkit.kueue.setup_manifests import API_VERSIONS, FEATURE_GATES, KIND_NAMES, V1BETA1, SetupReader, canonical
 from gangkit.manifests.reader import ANY, META, POD_SPEC, QUEUE_LABEL, ManifestObject, Reader, new_object, short
 
@@ -59,7 +59,6 @@ __all__ = ["API_VERSIONS", "KIND_NAMES", "KueueReader", "LoadedWorkload", "known
 NAMESPACED = ("LocalQueue", "Workload")
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"  # a Job's WorkloadPriorityClass
 MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"  # a Job's minCount (partial admission)
-DEFAULT_POD_SET = "main"  # kueue.DefaultPodSetName
 PODS = "pods"
 
 

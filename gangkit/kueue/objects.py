@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+DEFAULT_POD_SET = "main"  # kueue.DefaultPodSetName: the pod set of a batch/v1 Job's (and a lone Pod's) Workload
+
 GPU = "nvidia.com/gpu"
 FlavorResource = tuple[str, str]  # (flavor, resource)
 

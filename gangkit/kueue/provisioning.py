@@ -175,7 +175,7 @@ class ProvisioningRequestCheck(AdmissionLayer):
         attempt = self._retries.get(js.index, 0) + 1  # Kueue: the check's retryCount + 1 (a preemption does not count)
         self._attempts[js.index] = attempt
         wl = self.kueue_layer.workloads.get(js.index)
-        counts = wl.admission.counts if wl is not None and wl.admission is not None else {}
+        counts = js.admitted_counts if wl is not None and wl.admission is not None else {}  # by the job's pod sets
         pods = []
         for ps in js.spec.pod_sets:
             selector = dict(ps.node_selector)
