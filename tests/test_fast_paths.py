@@ -39,6 +39,7 @@ SWITCHES = {
     "keep shapes": (volcano_cache, "KEEP_SHAPES"),
     "count lines": (volcano_cache, "COUNT_LINES"),
     "fast reject": (kueue_scheduler, "FAST_REJECT"),
+    "remember shortfall": (allocate, "REMEMBER_SHORTFALL"),
 }
 
 
@@ -143,6 +144,10 @@ CASES = [
     ("weighted queues strict, Volcano Jobs", lambda: weighted_queues("strict", "volcano"), "gang"),
     ("weighted queues, Volcano Jobs, no enqueue", lambda: weighted_queues("skip", "volcano", False), "kueue+gang"),
     ("weighted queues easy-backfill", lambda: weighted_queues("easy-backfill"), "gang"),
+    ("lesson 04 mix strict", lambda: lesson04.mix(0.8, n_jobs=300, seed=2).with_settings(ordering="strict"), "gang"),
+    ("lesson 04 mix volcano-backfill", lambda: lesson04.mix(0.8, n_jobs=300, seed=2).with_settings(
+        ordering="volcano-backfill"), "kueue+gang"),
+    ("mixed skip, preemption", lambda: mixed("skip", preemption=True), "kueue+gang"),
 ]
 
 
@@ -198,6 +203,8 @@ def test_shortcuts_change_nothing_in_examples(monkeypatch, name, stack):
     ("fast reject", (FlavorAssigner, "assign"), lambda: mixed("skip"), "kueue+gang"),
     ("fast reject", (FlavorAssigner, "assign"), two_queues_kueue, "kueue+gang"),
     ("count lines", (volcano_cache, "job_min_resources"), lambda: volcano_jobs("skip"), "gang"),
+    ("remember shortfall", (allocate, "place_gang"), lambda: lesson04.mix(0.9, n_jobs=300, seed=1), "gang"),
+    ("remember shortfall", (allocate, "place_gang"), lambda: weighted_queues("skip"), "gang"),
 ])
 def test_each_shortcut_saves_work(monkeypatch, switch, counted, build, stack):
     """With only ``switch`` on, the function it saves is called fewer times than with every switch off."""

@@ -37,7 +37,10 @@ job until its pods change (``KEEP_SHAPES``); the PodGroups with
 ``minResources`` in the Pending lines are counted, and the lines that a
 session emptied are noted, so that a session neither walks the Pending lines
 to see whether it needs the queues' figures nor every line to prune the
-empty ones (``COUNT_LINES``).
+empty ones (``COUNT_LINES``). ``shortfall`` keeps, per job whose trial was
+refused before any pod was tried because too few GPUs were free, the GPUs it
+needs at the least (allocate's ``REMEMBER_SHORTFALL``); the figure goes when
+the job enters a line again (its pods may have changed) or ends.
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ class JobCache:
         self.pending_minimums = 0  # entries of the Pending lines (current or stale) whose job has minResources
         self.emptied: list[tuple] = []  # lines emptied since the last prune: (queue,) of pending, (queue, shape)
         self.emptied_unknown = False  # a line was emptied that is not in emptied: prune scans every line
+        self.shortfall: dict[int, tuple[int, int]] = {}  # job -> (GPUs its waiting pods need at the least, pods done)
 
     @staticmethod
     def shape(js: JobState) -> tuple:
@@ -95,6 +99,7 @@ class JobCache:
 
     def to_pending(self, js: JobState) -> None:
         self.phase[js.index] = PENDING
+        self.shortfall.pop(js.index, None)
         heapq.heappush(self.pending[js.spec.volcano_queue], (-js.priority, js.seq, js.index, js))
         if job_min_resources(js.spec) is not None:
             self.pending_minimums += 1
@@ -115,6 +120,7 @@ class JobCache:
 
     def to_allocate(self, js: JobState) -> None:
         """An Inqueue job whose pods exist: allocate may place it."""
+        self.shortfall.pop(js.index, None)
         if js.bound:
             self.partial[js.index] = js
         else:
@@ -128,7 +134,7 @@ class JobCache:
 
     def forget(self, js: JobState) -> None:
         """The job ended: it leaves every line (its heap entries go stale)."""
-        for d in (self.jobs, self.phase, self.partial, self.refused):
+        for d in (self.jobs, self.phase, self.partial, self.refused, self.shortfall):
             d.pop(js.index, None)
 
     def waits_whole(self, js: JobState, phase: str) -> bool:

@@ -82,6 +82,7 @@ class Session:
         """Bind the placed pods; the queue's allocation, the PodGroup's phase and the partly placed jobs follow."""
         for pod, node in placement:
             self.sim.bind(pod, node)
+        self.cache.shortfall.pop(js.index, None)  # allocate's figure is of the job with none of these bound
         attr = self.attr_of(js)
         if attr is not None:
             attr.allocated = attr.allocated + sum_resources(p for p, _ in placement)

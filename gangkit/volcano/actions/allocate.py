@@ -46,6 +46,14 @@ None), the node sizes keep a trial's give-back exact
 such a trial can only fail again, and a failed trial leaves nothing behind,
 so the result is the same. ``SKIP_REPEATED_FAILURES = False`` tries every
 head, as Volcano does (``tests/test_fast_paths.py`` compares both).
+
+A second shortcut needs no monotone shape: :func:`place_gang` refuses a job
+before any trial when its smallest waiting pods, as many as the gang still
+needs, ask for more GPUs than are free. That refusal reads the free GPU count
+alone, so the figure is kept for the job (``JobCache.shortfall``) and, while
+the job heads its line unchanged, its next visits compare the free GPUs with
+the figure instead of gathering its pods again (``REMEMBER_SHORTFALL``;
+False asks :func:`place_gang` every time).
 """
 
 from __future__ import annotations
@@ -63,6 +71,8 @@ from gangkit.volcano.session import Session, sum_resources, trial
 
 #: skip the trial of a head that failed while nothing it needs has changed (see the module doc)
 SKIP_REPEATED_FAILURES = True
+#: refuse a head again by its GPU shortfall alone while its pods and the free GPUs say the same (see the module doc)
+REMEMBER_SHORTFALL = True
 
 
 def execute(ssn: Session, shortcuts: bool = True, estimate_factor: float = 1.0) -> None:
@@ -122,7 +132,13 @@ def _allocate_head(ssn: Session, q: str, key, heads: list, blocked: list) -> boo
     if remember and cache.failed.get((q, key)) == (cap.grow_version, js.index):
         blocked.append(js)
         return False  # failed on this much room or more, and the room has not grown since
-    if place_gang(ssn, js) is None:
+    short = cache.shortfall.get(js.index) if REMEMBER_SHORTFALL else None
+    if short is not None and short[1] == js.pods_done and short[0] > cap.free_ready_gpus:
+        if remember:
+            cache.failed[(q, key)] = (cap.grow_version, js.index)
+        blocked.append(js)
+        return False  # place_gang would refuse it again: too few GPUs free for its smallest pods
+    if place_gang(ssn, js, cache.shortfall if REMEMBER_SHORTFALL else None) is None:
         if remember:
             cache.failed[(q, key)] = (cap.grow_version, js.index)
         blocked.append(js)
@@ -136,16 +152,22 @@ def _allocate_head(ssn: Session, q: str, key, heads: list, blocked: list) -> boo
     return True
 
 
-def place_gang(ssn: Session, js: JobState) -> int | None:
+def place_gang(ssn: Session, js: JobState, shortfall: dict | None = None) -> int | None:
     """Trial-place the job's waiting pods; commit if the gang is then ready.
 
     Returns the number of pods bound, or None when the trial was discarded.
+    A job refused for too few free GPUs has the GPUs it needs noted in
+    ``shortfall`` (with its finished pods, which change ``need``).
     """
     waiting = allocatable_pods(ssn, js)
     need = js.gang_size - ready_pods(js)
     cap = ssn.sim.capacity
-    if need > 0 and sum(sorted(p.pod_set.gpus for p in waiting)[:need]) > cap.free_ready_gpus:
-        return None  # not enough free GPUs in total: no trial can succeed
+    if need > 0:
+        least = sum(sorted(p.pod_set.gpus for p in waiting)[:need])
+        if least > cap.free_ready_gpus:
+            if shortfall is not None and not js.bound:
+                shortfall[js.index] = (least, js.pods_done)
+            return None  # not enough free GPUs in total: no trial can succeed
     placed = trial(ssn.sim, waiting, ssn.attr_of(js))
     if not placed or not gang_ready(js, [p for p, _ in placed]):
         return None
