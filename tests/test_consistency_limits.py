@@ -197,3 +197,15 @@ PACKING = [
 @pytest.mark.parametrize("limits, options, most", PACKING)
 def test_machines_are_packed_within_each_limit(limits, options, most):
     assert most_within(limits, [(CAP[t], v) for t, v in options]) == most
+
+
+@pytest.mark.parametrize("limits, named", [
+    case("a cpu limit names spec.limits.cpu", {"cpu": "192"}, ["spec.limits.cpu"]),
+    case("a memory limit names spec.limits.memory", {"memory": "2304Gi"}, ["spec.limits.memory"]),
+    case("GPU and cpu limits name both", {GPU: "24", "cpu": "192"}, ["spec.limits.nvidia.com/gpu", "spec.limits.cpu"]),
+    case("a GPU limit names it, as before", {GPU: "16"}, ["spec.limits.nvidia.com/gpu"]),
+])
+def test_the_supply_finding_names_the_limits_that_bound_the_pool(limits, named):
+    found = findings(stack(limits, ("g8",), pods=3, gpus=8))
+    fields = [f for o, f in found["supply-too-small"].fields if o == "NodePool gpu"]
+    assert fields == named

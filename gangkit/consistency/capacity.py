@@ -99,8 +99,9 @@ def _too_big(inv: Inventory, supply: Supply, e: JobEntry, too_big: list, options
 
 def _short(inv: Inventory, supply: Supply, e: JobEntry, options: dict) -> Finding | None:
     """A gang that is larger than the most the supply holds at once. It names the field that bounds each
-    NodePool: ``spec.limits.nvidia.com/gpu`` for a dynamic pool, ``spec.replicas`` (and ``spec.limits.nodes``)
-    for a static one, whose share is its nodes, not a GPU limit."""
+    NodePool: each limit a dynamic pool sets (``spec.limits.nvidia.com/gpu``, ``.cpu``, ``.memory``; the GPU
+    limit when it sets none), ``spec.replicas`` (and ``spec.limits.nodes``) for a static one, whose share is its
+    nodes, not a resource limit."""
     autoscaler = next((display(o) for o in inv.of_role("ClusterAutoscaler")), "ClusterAutoscaler")
     need = demand(e.job)
     index = {id(ps): i for i, ps in enumerate(e.job.pod_sets)}
@@ -129,8 +130,9 @@ def _short(inv: Inventory, supply: Supply, e: JobEntry, options: dict) -> Findin
                     fields.append((f"NodePool {pool}", "spec.replicas"))
                     if "nodes" in pools[pool].limits:
                         fields.append((f"NodePool {pool}", "spec.limits.nodes"))
-                else:
-                    fields.append((f"NodePool {pool}", "spec.limits.nvidia.com/gpu"))
+                else:  # each limit the provisioner enforces bounds it (GPUs, cores, bytes: gangkit.supply.limits)
+                    limited = list(pools[pool].enforced) or ["nvidia.com/gpu"]
+                    fields.extend((f"NodePool {pool}", f"spec.limits.{r}") for r in limited)
             if supply.groups_for(s):
                 objects.append(autoscaler)
     if not lines and len(need) > 1:  # several pod shapes: their GPUs together
