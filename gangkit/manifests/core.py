@@ -94,6 +94,7 @@ RENDEZVOUS_TIMEOUT = "gangkit/rendezvous-timeout"  # seconds a started pod of a 
 MAX_INT32 = 2_147_483_647  # the API server's backoffLimit default when backoffLimitPerIndex is set
 GROUP_NAME = "scheduling.k8s.io/group-name"  # Volcano's pod annotation naming the pod's PodGroup
 PREEMPTABLE = "volcano.sh/preemptable"  # Volcano's annotation (or label) on a pod or PodGroup: may it be a victim?
+SLA_WAITING_TIME = "volcano.sh/sla-waiting-time"  # the PodGroup annotation Volcano's sla plugin reads first
 #: the strings Go's strconv.ParseBool accepts, which Volcano uses to read PREEMPTABLE
 GO_BOOLS = {**dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
             **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False)}
@@ -477,9 +478,11 @@ def read_simulation(r: Reader, objects: list[ManifestObject], default_name: str)
 
 
 def has_pod_group(j: Job) -> bool:
-    """A batch/v1 Job is written with a PodGroup when it has a gang size, a Volcano queue or minResources."""
+    """A batch/v1 Job is written with a PodGroup when it has a gang size, a Volcano queue, minResources or an
+    sla waiting time."""
     return j.controller == "batch" and (
-        j.min_member is not None or j.volcano_queue != "default" or j.min_resources is not None)
+        j.min_member is not None or j.volcano_queue != "default" or j.min_resources is not None
+        or j.sla_waiting_time is not None)
 
 
 def priority_class_name(value: int) -> str:
@@ -568,8 +571,11 @@ def job_manifest(j: Job, gang: str | None = None) -> dict:
 
 
 def pod_group_manifest(j: Job, extra: dict) -> dict:
-    """Volcano's PodGroup of a batch/v1 Job (``minMember``, and ``extra``: its queue and minResources)."""
-    meta = {"name": j.name} | ({"namespace": j.namespace} if j.namespace else {})
+    """Volcano's PodGroup of a batch/v1 Job (``minMember``, its sla waiting time, and ``extra``: its queue and
+    minResources)."""
+    meta: dict[str, Any] = {"name": j.name} | ({"namespace": j.namespace} if j.namespace else {})
+    if j.sla_waiting_time is not None:
+        meta["annotations"] = {SLA_WAITING_TIME: format_duration(j.sla_waiting_time)}
     spec = {"minMember": j.min_member} if j.min_member is not None else {}
     return {"apiVersion": POD_GROUP_API, "kind": "PodGroup", "metadata": meta, "spec": spec | extra}
 

@@ -136,6 +136,12 @@ class Job:
     Volcano's preempt and reclaim never choose them as victims
     (:mod:`gangkit.volcano.actions.preempt`). Empty (the default): every pod
     may be a victim, as Volcano assumes of a pod without the annotation.
+
+    ``sla_waiting_time``: the PodGroup's ``sla-waiting-time`` annotation, in
+    seconds: how long the job may wait before Volcano's sla plugin puts it
+    first and lets it through enqueue (:mod:`gangkit.volcano.plugins.sla`;
+    it does something only when the scenario's Volcano setup enables the
+    plugin). None: the plugin's own ``sla-waiting-time``, if any.
     """
 
     name: str
@@ -164,6 +170,7 @@ class Job:
     snapshot: JobSnapshot | None = None
     placeholder_request: Resources | None = None
     volcano_not_preemptable: tuple[str, ...] = ()
+    sla_waiting_time: float | None = None
 
     @property
     def key(self) -> str:
@@ -237,7 +244,7 @@ class Job:
             not isinstance(self.min_resources, Resources) or any(not a >= 0 for a in self.min_resources)
         ):
             bad("min_resources", f"expected Resources with amounts >= 0, got {self.min_resources!r}")
-        for name in ("schedule_timeout", "placeholder_timeout"):
+        for name in ("schedule_timeout", "placeholder_timeout", "sla_waiting_time"):
             value = getattr(self, name)
             if value is not None and (not _finite(value) or value <= 0):
                 bad(name, f"expected seconds > 0, got {value!r}")
@@ -329,7 +336,7 @@ def _plainly_valid(j: Job) -> bool:
             and j.gang_style is None and type(j.priority) is int and type(j.volcano_queue) is str and j.volcano_queue
             and j.rendezvous_timeout is None and type(j.backoff_limit) is int and j.backoff_limit >= 0
             and j.framework == BATCH_JOB and j.kueue_managed is True and j.elastic is False and j.snapshot is None
-            and j.placeholder_request is None and j.volcano_not_preemptable == ()):
+            and j.placeholder_request is None and j.volcano_not_preemptable == () and j.sla_waiting_time is None):
         return False
     rt, st = j.run_time, j.submit_time
     if not ((type(rt) is float or type(rt) is int) and 0 < rt <= MAX_DURATION_S

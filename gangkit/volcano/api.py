@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.jobs import Job
 from gangkit.model.resources import ZERO, Resources, pod_resources
+from gangkit.volcano.plugins.sla import SlaPlugin
 
 DEFAULT_QUEUE = "default"
 DEFAULT_OVERCOMMIT_FACTOR = 1.2  # Volcano overcommit plugin's default ``overcommit-factor``
@@ -88,11 +89,17 @@ class VolcanoSetup:
     since v1.7): a Volcano Job then gets its pods at once, which is how
     Volcano is run in front of a node provisioner on a cluster that scales
     to zero.
+
+    ``sla``: the sla plugin, when the configuration's ``tiers`` list it
+    (:class:`~gangkit.volcano.plugins.sla.SlaPlugin`; None: not configured,
+    as in Volcano's default configuration, and jobs' ``sla-waiting-time``
+    annotations do nothing).
     """
 
     queues: list[Queue] = field(default_factory=list)
     overcommit_factor: float = DEFAULT_OVERCOMMIT_FACTOR
     enqueue: bool = True
+    sla: SlaPlugin | None = None
 
     def all_queues(self) -> dict[str, Queue]:
         """Queues by name, with Volcano's ``default`` queue added when not declared."""
@@ -119,6 +126,11 @@ class VolcanoSetup:
         if not isinstance(self.enqueue, bool):
             problems.append(Problem("Volcano setup", "enqueue",
                                     f"expected True or False (whether the scheduler's actions include enqueue), got {self.enqueue!r}"))
+        if self.sla is not None:
+            if isinstance(self.sla, SlaPlugin):
+                problems.extend(self.sla.problems())
+            else:
+                problems.append(Problem("Volcano setup", "sla", f"expected a SlaPlugin (or None), got {self.sla!r}"))
         names = set(self.all_queues())
         for j in jobs:
             if j.volcano_queue not in names:

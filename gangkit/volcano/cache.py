@@ -51,6 +51,7 @@ from collections import defaultdict
 from gangkit.engine.state import JobState
 from gangkit.model.reasons import Reason
 from gangkit.volcano.api import job_min_resources
+from gangkit.volcano.plugins.sla import SlaPlugin
 
 PENDING, INQUEUE, RUNNING = "Pending", "Inqueue", "Running"  # PodGroup phases
 
@@ -78,18 +79,25 @@ class JobCache:
         self.emptied: list[tuple] = []  # lines emptied since the last prune: (queue,) of pending, (queue, shape)
         self.emptied_unknown = False  # a line was emptied that is not in emptied: prune scans every line
         self.shortfall: dict[int, tuple[int, int]] = {}  # job -> (GPUs its waiting pods need at the least, pods done)
+        self.sla: SlaPlugin | None = None  # the sla plugin, when configured: it orders the lines too
+        self.created: dict[int, float] = {}  # job -> when its PodGroup was created (it reached the layer)
 
-    @staticmethod
-    def shape(js: JobState) -> tuple:
+    def shape(self, js: JobState) -> tuple:
         """Jobs of one shape succeed or fail together against the same free capacity.
 
         The shape is taken from the pods (an admission layer may have added a
         flavor's node selector to them), the gang size and the role minimums.
+        With the sla plugin it also holds the job's waiting time (and, when the
+        plugin's order comes before priority's, the priority), so that within
+        one line the job order is the order of creation, as the heap keeps it.
         """
         s = js.shape
         if s is None or not KEEP_SHAPES:  # the engine sets it back to None when it makes or changes the pods
-            s = js.shape = (tuple(p.request for p in js.pods), js.gang_size,
-                            tuple(ps.min_member for ps in js.spec.pod_sets))
+            s = (tuple(p.request for p in js.pods), js.gang_size, tuple(ps.min_member for ps in js.spec.pod_sets))
+            sla = self.sla
+            if sla is not None:
+                s = s + ((sla.waiting_time_of(js), js.priority) if sla.first_tier else (sla.waiting_time_of(js),))
+            js.shape = s
         return s
 
     def add(self, js: JobState) -> None:
@@ -134,7 +142,7 @@ class JobCache:
 
     def forget(self, js: JobState) -> None:
         """The job ended: it leaves every line (its heap entries go stale)."""
-        for d in (self.jobs, self.phase, self.partial, self.refused, self.shortfall):
+        for d in (self.jobs, self.phase, self.partial, self.refused, self.shortfall, self.created):
             d.pop(js.index, None)
 
     def waits_whole(self, js: JobState, phase: str) -> bool:

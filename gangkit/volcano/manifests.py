@@ -51,6 +51,11 @@ What gangkit reads:
   (``createOrUpdatePodGroup``, ``job_controller_actions.go``); a task
   template's reaches only that task's pods. A batch/v1 Job's pods carry
   their template's; its PodGroup, what the PodGroup itself says.
+- ``volcano.sh/sla-waiting-time`` (else ``sla-waiting-time``), an annotation
+  of a Volcano Job (its controller copies it onto the PodGroup) or of a
+  PodGroup, into ``Job.sla_waiting_time`` (:func:`read_sla_waiting_time`):
+  what the sla plugin reads, when the setup enables it
+  (:mod:`gangkit.volcano.plugins.sla`).
 
 ``spec.policies`` (of the Job and its tasks) are checked with the rules of
 Volcano's job webhook (:func:`_policies`: a duplicated event, an event beside
@@ -84,10 +89,12 @@ from gangkit.manifests.reader import (
     short,
     spec_of,
 )
+from gangkit.model.errors import ScenarioError
 from gangkit.model.jobs import PROGRESS_MODES, Job, PodSet
-from gangkit.model.quantity import format_cpu, format_memory
+from gangkit.model.quantity import format_cpu, format_duration, format_memory, parse_duration
 from gangkit.model.resources import INFINITE, ZERO, Resources
 from gangkit.volcano.api import DEFAULT_QUEUE, Queue, VolcanoSetup
+from gangkit.volcano.plugins.sla import ANNOTATIONS as SLA_ANNOTATIONS
 
 QUEUE_API = "scheduling.volcano.sh/v1beta1"
 JOB_API = "batch.volcano.sh/v1alpha1"
@@ -166,6 +173,10 @@ def read_for_scenario(r: Reader, objects: list[ManifestObject], jobs: list[Job],
             uses_volcano = True
         if read_preemptable(r, group.doc.get("metadata"), group.label, "metadata") is False:
             j.volcano_not_preemptable = tuple(ps.name for ps in j.pod_sets)  # the gang actions skip the whole job
+        meta = group.doc.get("metadata")
+        group_annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+        if isinstance(group_annotations, Mapping):
+            j.sla_waiting_time = read_sla_waiting_time(r, group_annotations, group.label)
     for o in objects:
         if o.kind == "VolcanoJob":
             j = _volcano_job(r, o, classes, default_priority, known)
@@ -398,6 +409,7 @@ def _volcano_job(r: Reader, o: ManifestObject, classes: dict, default_priority: 
     group_preemptable = read_preemptable(r, meta, obj, "metadata", checked=True)  # its PodGroup gets these too
     if group_preemptable is False:
         protected = [ps.name for ps in pod_sets]
+    sla_waiting_time = read_sla_waiting_time(r, annotations, obj)  # its PodGroup gets the Job's annotations
     if not ok or queue is None:
         return None
     return Job(
@@ -408,7 +420,33 @@ def _volcano_job(r: Reader, o: ManifestObject, classes: dict, default_priority: 
         min_member=min_available if min_available is not None else task_min_total,
         checkpoint_interval=checkpoint, labels=labels,
         volcano_queue=queue, controller="volcano", volcano_not_preemptable=tuple(protected),
+        sla_waiting_time=sla_waiting_time,
     )
+
+
+def read_sla_waiting_time(r: Reader, annotations: Mapping, obj: str) -> float | None:
+    """The sla plugin's waiting time from a PodGroup's (or Volcano Job's) annotations, in seconds (None: none).
+
+    ``volcano.sh/sla-waiting-time`` is read first, then ``sla-waiting-time``
+    (Volcano v1.15.1 ``pkg/scheduler/api/job_info.go``, ``SetPodGroup``). Volcano
+    parses it with Go's ``time.ParseDuration`` and ignores, with a log line, a
+    value that does not parse or is not above zero; gangkit reports it instead.
+    """
+    for key in SLA_ANNOTATIONS:
+        if key not in annotations:
+            continue
+        value, where = annotations[key], f"metadata.annotations.{key}"
+        text = value.strip() if isinstance(value, str) else ""
+        try:
+            seconds = parse_duration(text, obj=obj, field=where) if text and text[-1].isalpha() else None
+        except ScenarioError:
+            seconds = None
+        if seconds is None or seconds <= 0:
+            r.error(obj, where, f"expected a Go duration above zero, such as 30m or 1h30m (Volcano's sla plugin "
+                                f"ignores any other), got {short(value)}")
+            return None
+        return seconds
+    return None
 
 
 def _pod_preemptable(r: Reader, job_meta: Mapping, template_meta: Any, obj: str, where: str) -> bool:
@@ -459,7 +497,7 @@ def job_manifest(j: Job) -> dict:
     tasks = []
     for ps in j.pod_sets:
         single = dataclasses.replace(j, pod_sets=[ps], min_member=None, controller="batch", volcano_queue=DEFAULT_QUEUE,
-                                     min_resources=None, priority=0, max_run_time=None)
+                                     min_resources=None, priority=0, max_run_time=None, sla_waiting_time=None)
         template = batch_job_manifest(single)["spec"]["template"]
         if ps.name in j.volcano_not_preemptable:
             tmeta = template.get("metadata", {})
@@ -471,8 +509,11 @@ def job_manifest(j: Job) -> dict:
         task["template"] = template
         tasks.append(task)
     batch = batch_job_manifest(dataclasses.replace(j, pod_sets=j.pod_sets[:1], controller="batch", min_member=None,
-                                              volcano_queue=DEFAULT_QUEUE, min_resources=None, max_run_time=None))
+                                              volcano_queue=DEFAULT_QUEUE, min_resources=None, max_run_time=None,
+                                              sla_waiting_time=None))
     meta = batch["metadata"]
+    if j.sla_waiting_time is not None:  # the controller passes it on to the PodGroup
+        meta["annotations"] = meta.get("annotations", {}) | {SLA_ANNOTATIONS[0]: format_duration(j.sla_waiting_time)}
     spec: dict[str, Any] = {"minAvailable": j.gang_size, "schedulerName": "volcano", "queue": j.volcano_queue}
     if j.priority:
         spec["priorityClassName"] = priority_class_name(j.priority)

@@ -35,7 +35,9 @@ last session's figures, which the reasons it gives refer to.
 
 The plugins gangkit models: gang (:mod:`gangkit.volcano.plugins.gang`),
 proportion (:mod:`gangkit.volcano.plugins.proportion`), overcommit
-(:mod:`gangkit.volcano.plugins.overcommit`), priority (the job order);
+(:mod:`gangkit.volcano.plugins.overcommit`), priority (the job order), and,
+when the setup enables it, sla (:mod:`gangkit.volcano.plugins.sla`: a session
+at each job's deadline, when its votes change);
 nodes are chosen as kube-scheduler's NodeResourcesFit scores them
 (:mod:`gangkit.engine.capacity`).
 
@@ -96,6 +98,8 @@ class VolcanoGang(PlacementLayer):
         self.proportional = not self.setup.trivial
         self.preemption = preemption
         self.cache = JobCache()
+        self.cache.sla = self.setup.sla
+        self.sla_due: list[JobState] = []  # jobs whose sla deadline needs a session, armed at the next cycle
         # the last session's figures, which pending_reason and unschedulable report
         self.attrs: dict[str, QueueAttr] | None = None  # the proportion plugin's, per queue
         self.blocked_jobs: list[JobState] = []  # jobs allocate could not place
@@ -109,7 +113,16 @@ class VolcanoGang(PlacementLayer):
     def enqueue(self, jobs: list[JobState], now: float) -> None:
         self.dirty = True
         for js in jobs:
+            self._created(js, now)
             self.cache.add(js)
+
+    def _created(self, js: JobState, now: float) -> None:
+        """The job's PodGroup exists from now (the sla plugin's clock); its deadline will need a session."""
+        cache = self.cache
+        if js.index not in cache.created:
+            cache.created[js.index] = now
+            if cache.sla is not None and cache.sla.waiting_time_of(js) is not None:
+                self.sla_due.append(js)
 
     def requeue(self, js: JobState, now: float) -> None:
         """Pods recreated after an eviction; the job keeps its place (ordered by creation time)."""
@@ -131,6 +144,7 @@ class VolcanoGang(PlacementLayer):
             return
         self.dirty = True
         cache = self.cache
+        self._created(js, now)
         cache.jobs[js.index] = js
         cache.phase[js.index] = RUNNING if js.bound >= js.gang_size else INQUEUE
         if any(p.node is None and not p.done for p in js.pods):
@@ -215,6 +229,8 @@ class VolcanoGang(PlacementLayer):
                 and not cache.mixed and sim.capacity.exact_amounts)
 
     def cycle(self, sim: Cluster, now: float) -> None:
+        if self.sla_due:
+            self._arm_sla(sim, now)
         if self._nothing_waits():
             # every action below would find nothing to do; these are the figures they would leave
             self.attrs = None
@@ -239,8 +255,23 @@ class VolcanoGang(PlacementLayer):
             reclaim.execute(ssn)
         if self.ordering == "volcano-backfill":
             backfill.execute(ssn)
+        ssn.release_kept()
         self.blocked_jobs = ssn.blocked
         self.cache.prune()
+
+    def _arm_sla(self, sim: Cluster, now: float) -> None:
+        """A session at each new sla deadline still to come: the plugin's votes change then, with nothing else."""
+        cache = self.cache
+        for js in self.sla_due:
+            created = cache.created.get(js.index)
+            at = None if created is None else cache.sla.deadline(js, created)
+            if at is not None and at > now:
+                sim.call_at(at, lambda t: self._sla_deadline(sim))
+        self.sla_due = []
+
+    def _sla_deadline(self, sim: Cluster) -> None:
+        self.dirty = True
+        sim.request_cycle()
 
     # -- diagnosis ---------------------------------------------------------------
     def pending_reason(self, sim: Cluster, js: JobState) -> Reason | None:

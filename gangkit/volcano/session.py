@@ -17,7 +17,10 @@ The orders (Volcano's plugins, as configured by gangkit):
   name (the proportion plugin's QueueOrderFn, with a tie-break);
 - jobs within a queue: higher priority first, then jobs not yet ready, then
   creation (the priority and gang plugins' JobOrderFn); ``largest-first``
-  puts the GPUs of the whole gang, largest first, before creation.
+  puts the GPUs of the whole gang, largest first, before creation. With the
+  sla plugin (:mod:`gangkit.volcano.plugins.sla`), jobs with a waiting time
+  come before creation order (or, in a tier before gang's, before priority),
+  earliest deadline first.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class Session:
         self.room = room if room is not None else ClusterRoom(ZERO)
         self.blocked: list[JobState] = []  # jobs allocate could not place in this session
         self.reservations: dict[int, float] = {}  # job index -> reservation time (easy- and conservative-backfill)
+        self.kept: list = []  # (pod, node) that pipelined jobs keep allocated until the session ends (sla plugin)
 
     # -- orders -------------------------------------------------------------------
     def queue_key(self, q: str) -> tuple:
@@ -69,9 +73,35 @@ class Session:
             prio, ready, seq = entry[0], 0, entry[1]
         else:
             prio, ready, seq = -js.priority, 1 if gang_ready(js) else 0, js.seq
-        if self.ordering == "largest-first":
-            return (prio, ready, -sum(p.pod_set.gpus for p in js.pods), seq)
-        return (prio, ready, seq)
+        tail = (-sum(p.pod_set.gpus for p in js.pods), seq) if self.ordering == "largest-first" else (seq,)
+        sla = self.cache.sla
+        if sla is not None:  # the sla plugin's JobOrderFn, after gang's in its tier, or before priority's
+            key = sla.order_key(js, self.cache.created.get(js.index, self.now))
+            return (key, prio, ready, *tail) if sla.first_tier else (prio, ready, key, *tail)
+        return (prio, ready, *tail)
+
+    def pipelined(self, js: JobState) -> bool:
+        """The session's JobPipelined for a job whose gang is not complete: True only when the sla plugin
+        sits in a tier before gang's and the job has waited its waiting time (:mod:`gangkit.volcano.plugins.sla`)."""
+        sla = self.cache.sla
+        return (sla is not None and sla.first_tier
+                and sla.permits(js, self.cache.created.get(js.index, self.now), self.now))
+
+    def keep(self, placement: list) -> None:
+        """Keep a pipelined job's trial allocated, unbound, until the session ends (:meth:`release_kept`)."""
+        cap = self.sim.capacity
+        for p, node in placement:
+            ps = p.pod_set
+            cap.take(node, ps.gpus, ps.cpu, ps.memory)
+        self.kept.extend(placement)
+
+    def release_kept(self) -> None:
+        """The session ends: what pipelined jobs kept is free again (nothing of it was bound)."""
+        cap = self.sim.capacity
+        for p, node in self.kept:
+            ps = p.pod_set
+            cap.give(node, ps.gpus, ps.cpu, ps.memory)
+        self.kept = []
 
     def attr_of(self, js: JobState) -> QueueAttr | None:
         """The proportion plugin's figures for the job's queue (None when nothing needs them)."""

@@ -34,6 +34,11 @@ What allocate does within a queue is the ``ordering`` setting:
   (:mod:`gangkit.volcano.reservations`); Volcano has no reservations: these two
   are gangkit's contrast, from batch schedulers.
 
+With the sla plugin in a tier before gang's (:mod:`gangkit.volcano.plugins.sla`),
+a job that has waited its ``sla-waiting-time`` is *pipelined*: a trial that
+leaves its gang short is kept, unbound, to the end of the session, so the
+jobs after it cannot take that room; the next session starts from nothing again.
+
 A job whose ``minMember`` is smaller than its pod count is ready once
 ``minMember`` pods are bound; its other pods are placed in later sessions as
 room appears.
@@ -128,11 +133,13 @@ def _allocate_head(ssn: Session, q: str, key, heads: list, blocked: list) -> boo
     h = cache.shapes[q][key]
     js = h[0][3]
     cap = ssn.sim.capacity
-    remember = SKIP_REPEATED_FAILURES and ssn.attrs is None and cap.exact_amounts and (q, key) not in cache.mixed
+    piped = ssn.pipelined(js)  # it keeps what its trial finds: the trial must be made
+    remember = (SKIP_REPEATED_FAILURES and ssn.attrs is None and cap.exact_amounts and (q, key) not in cache.mixed
+                and not piped)
     if remember and cache.failed.get((q, key)) == (cap.grow_version, js.index):
         blocked.append(js)
         return False  # failed on this much room or more, and the room has not grown since
-    short = cache.shortfall.get(js.index) if REMEMBER_SHORTFALL else None
+    short = cache.shortfall.get(js.index) if REMEMBER_SHORTFALL and not piped else None
     if short is not None and short[1] == js.pods_done and short[0] > cap.free_ready_gpus:
         if remember:
             cache.failed[(q, key)] = (cap.grow_version, js.index)
@@ -162,7 +169,7 @@ def place_gang(ssn: Session, js: JobState, shortfall: dict | None = None) -> int
     waiting = allocatable_pods(ssn, js)
     need = js.gang_size - ready_pods(js)
     cap = ssn.sim.capacity
-    if need > 0:
+    if need > 0 and not ssn.pipelined(js):  # a pipelined job keeps what fits, however little
         least = sum(sorted(p.pod_set.gpus for p in waiting)[:need])
         if least > cap.free_ready_gpus:
             if shortfall is not None and not js.bound:
@@ -170,6 +177,8 @@ def place_gang(ssn: Session, js: JobState, shortfall: dict | None = None) -> int
             return None  # not enough free GPUs in total: no trial can succeed
     placed = trial(ssn.sim, waiting, ssn.attr_of(js))
     if not placed or not gang_ready(js, [p for p, _ in placed]):
+        if placed and ssn.pipelined(js):
+            ssn.keep(placed)  # the sla plugin's JobPipelined: the trial stays allocated for this session
         return None
     ssn.commit(js, placed)
     return len(placed)

@@ -19,7 +19,10 @@ only when every plugin's JobEnqueueable check permits:
 A PodGroup's minimum is :func:`gangkit.volcano.api.job_min_resources`.
 
 A PodGroup without ``minResources`` is always enqueued (both plugins
-permit it). Queues are visited lowest share first and, within a queue, jobs
+permit it). With the sla plugin (:mod:`gangkit.volcano.plugins.sla`), a
+PodGroup that has waited its ``sla-waiting-time`` since creation is
+enqueued whatever the two plugins say (its Permit is in an earlier tier),
+and the line is visited in the plugin's order. Queues are visited lowest share first and, within a queue, jobs
 by priority then creation; a refused job does not stop the jobs behind it.
 
 Without ``enqueue`` in the scheduler's actions (``VolcanoSetup(enqueue=False)``)
@@ -73,15 +76,20 @@ def execute(ssn: Session, period: float, checks: bool = True) -> None:
                     cache.refused.pop(js.index, None)
                     _inqueue(ssn, js, period)
         return
+    sla = cache.sla
     for q in ssn.queue_order([q for q, h in cache.pending.items() if h]):
         heap, kept = cache.pending[q], []
+        if sla is not None:  # the sla plugin's order is not the heap's: visit the line in job order
+            heap[:] = sorted(heap, key=lambda e: ssn.job_key(e[3], e), reverse=True)
         while heap:
-            entry = heapq.heappop(heap)
+            entry = heap.pop() if sla is not None else heapq.heappop(heap)
             js = entry[3]
             if not cache.waits_whole(js, PENDING):
                 continue
             minimum = job_min_resources(js.spec)
             reason = None if minimum is None else enqueue_verdict(minimum, ssn.attrs[q], ssn.room)
+            if reason is not None and sla is not None and sla.permits(js, cache.created.get(js.index, ssn.now), ssn.now):
+                reason = None  # the sla plugin's Permit, in a tier before proportion's and overcommit's
             if reason is not None:
                 cache.refused[js.index] = reason
                 kept.append(entry)
