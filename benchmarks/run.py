@@ -1,6 +1,6 @@
-"""Speed and scale of gangkit: four cases, one table (jobs/s, events/s, peak memory), then the targets.
+"""Speed and scale of gangkit: six cases, one table (jobs/s, events/s, peak memory), then the targets.
 
-Cases (``--case a,b,c,d``; all four by default):
+Cases (``--case a,b,c,d,e,f``; all six by default):
 
 - ``a``  one-GPU jobs, Poisson arrivals, exponential run times (mean 1 h),
   64 GPUs (8 nodes x 8) at load 0.9, 1M jobs: gangkit's ``gang`` stack
@@ -22,6 +22,18 @@ Cases (``--case a,b,c,d``; all four by default):
 - ``d``  replay of the Alibaba GPU cluster trace 2023 (openb, default pod
   list, all nodes, CPU and memory modelled) through ``kueue+gang``, with one
   ClusterQueue whose quota covers the cluster's GPUs, CPU and memory.
+- ``e``  case a's stream through gangkit's *general* engine (the setting
+  ``engine="general"``: the lean engine, :mod:`gangkit.engine.lean`, is off)
+  against the same minimal SimPy model, run again in the same command.
+  Headline: general-engine jobs/s over the SimPy model's (target >= 0.5,
+  aim 1); CPU microseconds per job and per event of both.
+- ``f``  lesson 04's mix (:func:`gangkit.lessons.lesson04.mix`: one-GPU jobs
+  and whole-node gangs, one pod of 8 GPUs each, on 4 nodes x 8 GPUs) at
+  load 0.8, 100k jobs, through ``gang`` and ``kueue+gang`` (the scenario has
+  no Kueue objects: Kueue's default setup, one ClusterQueue holding the
+  cluster's 32 GPUs). The mix has two shapes, so the general engine runs it.
+  Headline: CPU microseconds per job against the figure measured when the
+  case was added (``F_BASELINE_US_PER_JOB``); target: a third of it or less.
 
 Every row runs in a **fresh Python subprocess**, so its peak resident memory
 (``ru_maxrss``, imports included) is its own (``--same-process`` runs them all
@@ -34,8 +46,9 @@ average when the row ended. All runs use ``record="summary"``.
 
 Usage::
 
-    python benchmarks/run.py                  # every case at full size (about 25 min on 2 cores)
+    python benchmarks/run.py                  # every case at full size (about 30 min on 2 cores)
     python benchmarks/run.py --case a,d       # some cases
+    python benchmarks/run.py --case e,f       # the general engine's cases (about 4 min)
     python benchmarks/run.py --quick          # small sizes, a smoke test
     python benchmarks/run.py --quick --same-process  # the same in one process (tests/test_benchmarks_smoke.py)
     python benchmarks/run.py --profile 25     # also the 25 hottest functions of each row (cProfile, stderr)
@@ -60,14 +73,21 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_TRACES = REPO.parent / "shared" / "traces"
 OPENB = "alibaba-openb-2023"
 
-FULL = {"a": 1_000_000, "b": (100_000, 1_000_000), "c": 150_000, "c_nodes": 128, "d": None}
-QUICK = {"a": 2_000, "b": (1_000, 3_000), "c": 3_000, "c_nodes": 16, "d": 500}
+CASES = "abcdef"
+FULL = {"a": 1_000_000, "b": (100_000, 1_000_000), "c": 150_000, "c_nodes": 128, "d": None, "f": 100_000}
+QUICK = {"a": 2_000, "b": (1_000, 3_000), "c": 3_000, "c_nodes": 16, "d": 500, "f": 3_000}
 A_GPUS, A_LOAD, A_MEAN_S = 64, 0.9, 3600.0
 B_NODES, B_LOAD = 1024, 0.85
 C_LOAD, C_SLICES = 8.0, 10
+F_LOAD, F_STACKS = 0.8, ("gang", "kueue+gang")
 TARGET_RATIO = 1.15
 TARGET_RSS_MIB = 2048
 TARGET_REPLAY_S = 1.0
+TARGET_GENERAL_VS_SIMPY, AIM_GENERAL_VS_SIMPY = 0.5, 1.0
+#: Case f's CPU microseconds per job when the case was added (2026-12-02, commit 8a5204d; full size, 100k jobs;
+#: ``python benchmarks/run.py --case e,f`` on 2 shared cores, load average 1.2 to 2.7). The target is a third of it.
+F_BASELINE_US_PER_JOB = {"gang": 135.8, "kueue+gang": 414.2}
+F_TARGET_FACTOR = 3
 
 
 # ------------------------------------------------------------------------------------------- one row each
@@ -108,7 +128,8 @@ def _row(case: str, stack: str, jobs: int, events: int, build_s: float, times: t
     wall, cpu = times
     row = {"case": case, "stack": stack, "jobs": jobs, "events": events, "build_s": round(build_s, 3),
            "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "jobs_per_s": round(jobs / cpu) if cpu > 0 else 0,
-           "events_per_s": round(events / cpu) if cpu > 0 else 0, "us_per_job": round(1e6 * cpu / jobs, 1)}
+           "events_per_s": round(events / cpu) if cpu > 0 else 0, "us_per_job": round(1e6 * cpu / jobs, 1),
+           "us_per_event": round(1e6 * cpu / events, 2) if events else 0}
     row.update(extra)
     row["peak_rss_mib"] = _rss_mib()
     row["load"] = round(os.getloadavg()[0], 1) if hasattr(os, "getloadavg") else None  # 1-min load average at the end
@@ -131,16 +152,34 @@ def a_stream(n: int):
     return mm_c(A_LOAD * A_GPUS / A_MEAN_S, A_MEAN_S, n, seed=0)
 
 
-def row_a_gangkit(n: int, profile: int) -> dict:
+def a_scenario(n: int):
     from gangkit import Scenario, nodes
 
+    return Scenario(nodes(A_GPUS // 8, gpus=8), a_stream(n).jobs())
+
+
+def row_a_gangkit(n: int, profile: int) -> dict:
     t0 = time.perf_counter()
-    sc = Scenario(nodes(A_GPUS // 8, gpus=8), a_stream(n).jobs())
+    sc = a_scenario(n)
     build_s = time.perf_counter() - t0
     return _sim_row("a", "gang", sc, build_s, profile, horizon=1e15)
 
 
-def row_a_simpy(n: int, profile: int) -> dict:
+def row_e_general(n: int, profile: int) -> dict:
+    """Case a's run with the setting ``engine="general"``: :func:`gangkit.simulate` then never takes the lean path."""
+    from gangkit.engine import lean
+    from gangkit.stacks import build_stack
+
+    t0 = time.perf_counter()
+    sc = a_scenario(n)
+    auto = sc.with_settings(stack="gang", record="summary", horizon=1e15)
+    if not lean.applies(auto, build_stack("gang", auto.settings, auto)):  # else e would time what a times
+        raise SystemExit("case e: case a's stream no longer takes the lean path, so engine='general' changes nothing")
+    build_s = time.perf_counter() - t0
+    return _sim_row("e", "gang", sc, build_s, profile, horizon=1e15, engine="general")
+
+
+def row_a_simpy(n: int, profile: int, case: str = "a") -> dict:
     """The minimal SimPy model: one Resource of 64 GPUs, one process per job (FIFO, no sessions)."""
     import simpy
 
@@ -166,7 +205,7 @@ def row_a_simpy(n: int, profile: int) -> dict:
     env.process(arrivals())
     _, times = _profiled(profile, env.run)
     # events: the 4 rows gangkit records for such a job (submitted, pod bound, started, finished)
-    return _row("a", "simpy-model", n, 4 * n, build_s, times, finished=n, waiting=0,
+    return _row(case, "simpy-model", n, 4 * n, build_s, times, finished=n, waiting=0,
                 mean_wait_s=round(waited[0] / n, 1))
 
 
@@ -207,6 +246,16 @@ def row_c(n: int, n_nodes: int, stack: str, profile: int) -> dict:
     slices = [round(1e6 * (b - a) / step, 1) for a, b in zip(marks, marks[1:])][:C_SLICES]
     row["slice_us_per_job"] = slices
     return row
+
+
+def row_f(n: int, stack: str, profile: int) -> dict:
+    """Lesson 04's mix at load 0.8 (Kueue's default setup under ``kueue+gang``), run to the end."""
+    from gangkit.lessons.lesson04 import mix
+
+    t0 = time.perf_counter()
+    sc = mix(F_LOAD, n_jobs=n, seed=0)
+    build_s = time.perf_counter() - t0
+    return _sim_row("f", stack, sc, build_s, profile, horizon=1e15)
 
 
 def _openb_paths(traces: Path) -> tuple[Path, Path]:
@@ -261,6 +310,12 @@ def run_one(spec: dict) -> dict:
         return row_c(spec["jobs"], spec["nodes"], spec["stack"], profile)
     if kind == "d":
         return row_d(Path(spec["traces"]), spec.get("limit"), profile)
+    if kind == "e-general":
+        return row_e_general(spec["jobs"], profile)
+    if kind == "e-simpy":
+        return row_a_simpy(spec["jobs"], profile, case="e")
+    if kind == "f":
+        return row_f(spec["jobs"], spec["stack"], profile)
     raise SystemExit(f"unknown row {kind!r}")
 
 
@@ -289,6 +344,10 @@ def plan(cases: list[str], quick: bool, traces: Path, profile: int) -> list[dict
             specs.append({"row": "d", "traces": str(traces), "limit": size["d"]})
         else:
             print(f"# case d skipped: the openb trace is not under {traces / OPENB} (give --traces DIR)", file=sys.stderr)
+    if "e" in cases:  # case a's size; the SimPy model runs again, in the same command
+        specs += [{"row": "e-general", "jobs": size["a"]}, {"row": "e-simpy", "jobs": size["a"]}]
+    if "f" in cases:
+        specs += [{"row": "f", "jobs": size["f"], "stack": s} for s in F_STACKS]
     for s in specs:
         s["profile"] = profile
     return specs
@@ -326,14 +385,29 @@ def verdicts(rows: list[dict]) -> list[str]:
         out.append(f"(d) openb replay, {r['jobs']} pods: {r['cpu_s']} CPU s ({r['wall_s']} s wall) "
                    f"(target < {TARGET_REPLAY_S} s: {'met' if r['cpu_s'] < TARGET_REPLAY_S else 'missed'}); "
                    f"reading the trace {r['build_s']} s")
+    g = next((r for r in by.get("e", []) if r["stack"] == "gang"), None)
+    s = next((r for r in by.get("e", []) if r["stack"] == "simpy-model"), None)
+    if g and s:
+        ratio = g["jobs_per_s"] / s["jobs_per_s"]
+        out.append(f"(e) general engine/SimPy jobs/s = {g['jobs_per_s']}/{s['jobs_per_s']} = {ratio:.2f} "
+                   f"(target >= {TARGET_GENERAL_VS_SIMPY}: {'met' if ratio >= TARGET_GENERAL_VS_SIMPY else 'missed'}; "
+                   f"aim {AIM_GENERAL_VS_SIMPY}); CPU us per job {g['us_per_job']} and {s['us_per_job']}, "
+                   f"per event {g['us_per_event']} and {s['us_per_event']}")
+    for r in by.get("f", []):
+        base = F_BASELINE_US_PER_JOB[r["stack"]]
+        target = base / F_TARGET_FACTOR
+        out.append(f"(f) {r['stack']}: CPU us per job {r['us_per_job']}, per event {r['us_per_event']}; current/baseline "
+                   f"= {r['us_per_job']}/{base} = {r['us_per_job'] / base:.2f} (target <= baseline/{F_TARGET_FACTOR} "
+                   f"= {target:.1f}: {'met' if r['us_per_job'] <= target else 'missed'})")
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--case", default="a,b,c,d", help="cases to run, comma-separated (default: a,b,c,d)")
+    p.add_argument("--case", default=",".join(CASES), help=f"cases to run, comma-separated (default: {','.join(CASES)})")
     p.add_argument("--quick", action="store_true",
-                   help="small sizes, a smoke test: a 2k jobs, b 1k and 3k, c 3k on 16 nodes, d the first 500 pods")
+                   help="small sizes, a smoke test: a and e 2k jobs, b 1k and 3k, c 3k on 16 nodes, d the first 500 pods, "
+                        "f 3k jobs")
     p.add_argument("--traces", type=Path, default=DEFAULT_TRACES,
                    help="folder holding alibaba-openb-2023/ (default: ../shared/traces beside the repository)")
     p.add_argument("--timeout", type=float, default=None, help="seconds before a row is abandoned (default: none)")
@@ -356,9 +430,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     cases = [c.strip() for c in args.case.split(",") if c.strip()]
-    bad = [c for c in cases if c not in "abcd" or len(c) != 1]
+    bad = [c for c in cases if c not in CASES or len(c) != 1]
     if bad:
-        p.error(f"--case: expected letters among a, b, c, d separated by commas, got {args.case!r}")
+        p.error(f"--case: expected letters among {', '.join(CASES)} separated by commas, got {args.case!r}")
     rows = []
     for spec in plan(cases, args.quick, args.traces, args.profile):
         row = run_one(spec) if args.same_process else in_subprocess(spec, args.profile, args.timeout)
@@ -372,11 +446,21 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _with_us_per_event(row: dict) -> dict:
+    out = {}
+    for k, v in row.items():
+        out[k] = v
+        if k == "us_per_job":
+            out["us_per_event"] = round(1e6 * row["cpu_s"] / row["events"], 2) if row["events"] else 0
+    return out
+
+
 def print_table(rows: list[dict], note: str) -> None:
     import pandas as pd
 
     print(f"gangkit benchmarks{f' ({note})' if note else ''}: record=summary; python {sys.version.split()[0]}; "
           f"{os.cpu_count()} cores; rates per CPU second of the row's process")
+    rows = [r if "us_per_event" in r else _with_us_per_event(r) for r in rows]  # rows saved before that column
     table = pd.DataFrame(rows).drop(columns=["slice_us_per_job"], errors="ignore")
     print(table.to_string(index=False))
     for line in verdicts(rows):

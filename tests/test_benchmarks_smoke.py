@@ -17,7 +17,7 @@ except ImportError:  # tests/ imported as a package
 REPO = Path(__file__).resolve().parents[1]
 OPENB = shared_path("traces", "alibaba-openb-2023")
 COLUMNS = ["case", "stack", "jobs", "events", "build_s", "wall_s", "cpu_s", "jobs_per_s", "events_per_s", "us_per_job",
-           "finished", "waiting", "mean_wait_s", "peak_rss_mib", "load"]
+           "us_per_event", "finished", "waiting", "mean_wait_s", "peak_rss_mib", "load"]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
@@ -35,8 +35,10 @@ def test_quick_benchmark_prints_every_case():
     assert lines[header].split() == COLUMNS
     rows = [dict(zip(COLUMNS, line.split())) for line in lines[header + 1:] if not line.startswith("(")]
     expected = [("a", "gang"), ("a", "simpy-model"), ("b", "kueue+gang"), ("b", "kueue+gang"), ("c", "gang"),
-                ("c", "kueue+gang")] + ([("d", "kueue+gang")] if OPENB.exists() else [])
+                ("c", "kueue+gang")] + ([("d", "kueue+gang")] if OPENB.exists() else []) + [
+                ("e", "gang"), ("e", "simpy-model"), ("f", "gang"), ("f", "kueue+gang")]
     assert [(r["case"], r["stack"]) for r in rows] == expected
+    by = {(r["case"], r["stack"]): r for r in rows}
     for r in rows:
         assert int(r["events"]) > int(r["jobs"]) > 0 and float(r["wall_s"]) > 0 and float(r["peak_rss_mib"]) > 0
     a_gang, a_simpy = rows[0], rows[1]
@@ -44,14 +46,25 @@ def test_quick_benchmark_prints_every_case():
     assert [r["jobs"] for r in rows[2:4]] == ["1000", "3000"] and all(r["finished"] == r["jobs"] for r in rows[2:4])
     for r in rows[4:6]:  # the backlog: most gangs still wait when arrivals stop
         assert int(r["waiting"]) > int(r["jobs"]) // 2
+    # e: case a's stream through the general engine gives the lean engine's figures; the SimPy model runs again
+    e_gang, e_simpy = by["e", "gang"], by["e", "simpy-model"]
+    assert [e_gang[k] for k in ("jobs", "events", "finished", "mean_wait_s")] == [
+        a_gang[k] for k in ("jobs", "events", "finished", "mean_wait_s")]
+    assert e_simpy["mean_wait_s"] == a_simpy["mean_wait_s"]
+    for stack in ("gang", "kueue+gang"):  # f: lesson 04's mix runs to the end through both stacks
+        assert by["f", stack]["jobs"] == by["f", stack]["finished"] == "3000"
+    for r in rows:
+        assert float(r["us_per_event"]) * int(r["events"]) == pytest.approx(float(r["us_per_job"]) * int(r["jobs"]), rel=0.05)
     verdicts = [line for line in lines if line.startswith("(")]
-    assert [v[:3] for v in verdicts] == ["(a)", "(b)", "(c)", "(c)"] + (["(d)"] if OPENB.exists() else [])
+    assert [v[:3] for v in verdicts] == ["(a)", "(b)", "(c)", "(c)"] + (["(d)"] if OPENB.exists() else []) + [
+        "(e)", "(f)", "(f)"]
     assert all(("met" in v) or ("missed" in v) for v in verdicts)
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--case", "a,x"], "--case: expected letters among a, b, c, d"),
-    (["--case", "ab"], "--case: expected letters among a, b, c, d"),
+    (["--case", "a,x"], "--case: expected letters among a, b, c, d, e, f"),
+    (["--case", "ab"], "--case: expected letters among a, b, c, d, e, f"),
+    (["--case", "e,g"], "--case: expected letters among a, b, c, d, e, f"),
 ])
 def test_bad_case_is_refused(args, message):
     proc = _run(*args)
