@@ -25,6 +25,9 @@ Everything here is a plain function over :mod:`gangkit.workloads.generators`,
   spread over the nodes or packed onto the fullest (committed in
   ``gangkit/data/lesson04_packing.csv``): packing leaves whole nodes free
   more often, so the whole-node gangs starve far less;
+- :func:`sla_table` is Volcano's sla plugin on a busy mix: where the plugin
+  sits in the scheduler's tiers, and whether a gang is one pod or several,
+  decide whether it shortens the gangs' wait at all;
 - :func:`saturated` measures the throughput of a *saturated* system (every
   job submitted at once, so the queue never runs dry): the utilization a
   policy sustains when work is never lacking, which is where it stops
@@ -53,6 +56,8 @@ from gangkit.model.nodes import nodes
 from gangkit.model.scenario import Scenario
 from gangkit.results import plots, waiting
 from gangkit.simulate import simulate
+from gangkit.volcano.api import VolcanoSetup
+from gangkit.volcano.plugins.sla import SlaPlugin
 from gangkit.workloads.generators import Exponential, JobClass, Poisson, Stream
 
 #: The cluster: nodes x GPUs per node.
@@ -171,6 +176,41 @@ def packing_table(rows: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
             cells.append(f"{v.mean():.0f} ± {half:.0f}")
         out.append((scoring, ordering, n, *cells))
     return pd.DataFrame(out, columns=["scoring", "ordering", "seeds", "worst gang wait (min)", "mean wait (min)"])
+
+
+# ----------------------------------------------------------------- Volcano's sla plugin
+#: The sla experiment: a busy cluster, the gangs' ``sla-waiting-time`` (seconds), ordering skip.
+SLA = {"load": 0.8, "n_jobs": 1000, "seed": 0, "waiting_time": 1800.0}
+#: Where the sla plugin sits: not configured, after gang in its tier (Volcano's design page), in a tier before gang's.
+SLA_PLACEMENTS = (("no sla plugin", None), ("after gang, same tier", SlaPlugin()),
+                  ("tier before gang", SlaPlugin(first_tier=True)))
+
+
+def with_sla(scenario: Scenario, waiting_time: float, pods_per_gang: int = 1) -> Scenario:
+    """The mix with every whole-node gang annotated ``sla-waiting-time`` and made of ``pods_per_gang`` pods
+    (of ``8 / pods_per_gang`` GPUs each: the same 8 GPUs, in one pod or spread over several)."""
+    gpus = GPUS_PER_NODE // pods_per_gang
+    jobs = [dataclasses.replace(j, pod_sets=[dataclasses.replace(j.pod_sets[0], count=pods_per_gang, gpus=gpus)],
+                                sla_waiting_time=float(waiting_time))
+            if j.pod_sets[0].gpus * j.pod_sets[0].count == GPUS_PER_NODE else j for j in scenario.jobs]
+    return dataclasses.replace(scenario, jobs=jobs)
+
+
+def sla_table(load: float = SLA["load"], seed: int = SLA["seed"], waiting_time: float = SLA["waiting_time"],
+              n_jobs: int = SLA["n_jobs"]) -> pd.DataFrame:
+    """Under ``skip``, for gangs of one 8-GPU pod and of eight 1-GPU pods, each placement of the sla plugin:
+    the gangs' worst and mean wait and the one-GPU jobs' mean wait, in minutes."""
+    rows = []
+    for pods, label in ((1, "1 pod x 8 GPUs"), (GPUS_PER_NODE, f"{GPUS_PER_NODE} pods x 1 GPU")):
+        story = with_sla(mix(load, NODE_SHARE, n_jobs, seed), waiting_time, pods)
+        for placement, plugin in SLA_PLACEMENTS:
+            sc = dataclasses.replace(story, volcano=None if plugin is None else VolcanoSetup(sla=plugin))
+            w = waiting.job_waits(simulate(sc, stack="gang", ordering="skip", record="jobs"))
+            gangs, small = w[w["gpus"] == GPUS_PER_NODE], w[w["gpus"] == 1]
+            rows.append((label, placement, round(gangs.wait_s.max() / 60), round(gangs.wait_s.mean() / 60),
+                         round(small.wait_s.mean() / 60, 1)))
+    return pd.DataFrame(rows, columns=["gang", "sla plugin", "worst gang wait (min)", "mean gang wait (min)",
+                                       "one-GPU mean wait (min)"])
 
 
 # --------------------------------------------------------------------------- the sweep
