@@ -49,7 +49,7 @@ def _placement(name: str, settings: RunSettings, scenario=None) -> PlacementLaye
     if name == "yunikorn":
         return YuniKorn()
     if name == "kube-gang":
-        return KubeGang()
+        return KubeGang(release=settings.kube_gang_release)
     raise ScenarioError([Problem("Simulation settings", "stack",
                                  f"unknown placement layer {name!r}; expected one of {', '.join(PLACEMENTS)}")])
 

@@ -134,7 +134,7 @@ KNOWN_FIELDS: dict[str, dict] = {
     "Simulation": {
         "apiVersion": ANY, "kind": ANY, "metadata": _NAMES(["name", "labels", "annotations"], ANY),
         "spec": _NAMES(["stack", "ordering", "scoring", "preemption", "sessionPeriod", "seed", "horizon", "record",
-                        "estimateFactor"], ANY),
+                        "estimateFactor", "kubeGangRelease"], ANY),
     },
     "WorkloadGenerator": {
         "apiVersion": ANY, "kind": ANY, "metadata": _NAMES(["name", "namespace", "labels", "annotations"], ANY),
@@ -148,7 +148,7 @@ KNOWN_ANNOTATIONS = {  # gangkit's own annotations, per kind; other gangkit/* ke
 _SIMULATION_FIELDS = {  # spec key -> RunSettings field
     "stack": "stack", "ordering": "ordering", "scoring": "scoring", "preemption": "preemption",
     "sessionPeriod": "session_period", "seed": "seed", "horizon": "horizon", "record": "record",
-    "estimateFactor": "estimate_factor",
+    "estimateFactor": "estimate_factor", "kubeGangRelease": "kube_gang_release",
 }
 
 
@@ -593,4 +593,6 @@ def simulation_manifest(scenario: Scenario) -> dict:
     }
     if s.estimate_factor != 1.0:
         spec["estimateFactor"] = s.estimate_factor
+    if s.kube_gang_release != RunSettings.kube_gang_release:
+        spec["kubeGangRelease"] = s.kube_gang_release
     return {"apiVersion": SIMULATION_API, "kind": "Simulation", "metadata": meta, "spec": spec}

@@ -38,6 +38,8 @@ ORDERINGS = ("skip", "strict", "easy-backfill", "conservative-backfill", "volcan
 SCORINGS = ("LeastAllocated", "MostAllocated")
 RECORDINGS = ("summary", "jobs", "full")
 ENGINES = ("auto", "general")
+#: the Kubernetes releases whose GangScheduling the kube-gang layer follows (gangkit.placement.kube_gang)
+KUBE_GANG_RELEASES = ("1.35", "1.36")
 DAY = 86400.0
 
 
@@ -112,6 +114,10 @@ class RunSettings:
       applies the same rules (:mod:`gangkit.engine.lean`) and everything else
       through the general engine; ``general`` always uses the general engine.
       Results are the same either way; only the speed differs.
+    - ``kube_gang_release``: the Kubernetes release whose gang scheduling the
+      ``kube-gang`` layer follows: ``1.35`` (placed pods wait at Permit, 5
+      minutes) or ``1.36`` (the PodGroup scheduling cycle decides for the
+      whole group at once; :mod:`gangkit.placement.kube_gang`).
     """
 
     stack: str = "gang"
@@ -125,6 +131,7 @@ class RunSettings:
     stall_window: float = DAY
     estimate_factor: float = 1.0
     engine: str = "auto"
+    kube_gang_release: str = "1.35"
 
     def problems(self) -> list[Problem]:
         obj = "Simulation settings"
@@ -147,6 +154,8 @@ class RunSettings:
             out.append(Problem(obj, "estimate_factor", f"expected a number >= 1, got {f!r}"))
         if self.engine not in ENGINES:
             out.append(Problem(obj, "engine", one_of(self.engine, ENGINES)))
+        if self.kube_gang_release not in KUBE_GANG_RELEASES:
+            out.append(Problem(obj, "kube_gang_release", one_of(self.kube_gang_release, KUBE_GANG_RELEASES)))
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):
             out.append(Problem(obj, "seed", f"expected a whole number, got {self.seed!r}"))
         return out

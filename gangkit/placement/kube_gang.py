@@ -1,4 +1,4 @@
-"""Gang placement with the default scheduler's own GangScheduling plugin (Kubernetes 1.35, alpha).
+"""Gang placement with the default scheduler's own GangScheduling plugin (Kubernetes 1.35 and 1.36, alpha).
 
 Since Kubernetes 1.35 kube-scheduler can gang-schedule without add-ons,
 behind the alpha feature gates ``GenericWorkload`` and ``GangScheduling``. A
@@ -42,12 +42,23 @@ that a cluster event prompted (kube-scheduler requeues an unschedulable
 pod only on an event that may help it); gangkit's cycle tries every
 pending pod, and a retry no capacity event prompted does not move it back.
 
-Version modelled: Kubernetes 1.35 (KEP-4671 alpha; plugin
-``pkg/scheduler/framework/plugins/gangscheduling`` of release-1.35, scheduling
-timeout ``DefaultSchedulingTimeoutDuration`` = 5 min). Kubernetes 1.36
-reworks this (``v1alpha2`` with standalone PodGroup objects and a PodGroup
-scheduling cycle that places a whole group at once, so nothing waits at
-Permit); that version is not modelled. See ``docs/reference/kube-gang.md``.
+Versions modelled (``release``, the run setting ``kube_gang_release``):
+
+- **1.35** (the default; KEP-4671 alpha; plugin
+  ``pkg/scheduler/framework/plugins/gangscheduling`` of release-1.35, scheduling
+  timeout ``DefaultSchedulingTimeoutDuration`` = 5 min): the two barriers above.
+- **1.36** (API ``scheduling.k8s.io/v1alpha2``: standalone PodGroup objects,
+  the pod field ``spec.schedulingGroup``): the same PreEnqueue barrier, then
+  the *PodGroup scheduling cycle* (Kubernetes docs, "PodGroup Scheduling"):
+  when the queue reaches a group's first pod, all its queued pods are tried
+  against one snapshot, each on its best node; if at least ``minCount`` fit
+  (with those already bound), they are bound together and the others wait to
+  join them; if not, nothing is bound and the group waits for a capacity
+  event. Nothing waits at Permit, so nothing is held and there is no
+  timeout; the livelock of 1.35 cannot happen. KEP-4671 plans a fuller
+  workload scheduling cycle (with workload-aware preemption) for 1.37.
+
+See ``docs/reference/kube-gang.md``.
 
 Simplified: no preemption (DefaultPreemption is not run for gang pods
 here); retries of rejected groups follow :mod:`gangkit.placement.permit`; a job with
@@ -63,23 +74,28 @@ from gangkit.engine.sockets import Cluster
 from gangkit.engine.state import JobState, PodState
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.reasons import Reason
+from gangkit.model.scenario import KUBE_GANG_RELEASES, one_of
 from gangkit.placement.permit import Group, PermitLayer
 
 SCHEDULING_TIMEOUT = 300.0  # DefaultSchedulingTimeoutDuration in Kubernetes 1.35: fixed, 5 minutes
 
 
 class KubeGang(PermitLayer):
-    """The ``kube-gang`` placement layer."""
+    """The ``kube-gang`` placement layer, as in Kubernetes ``release`` 1.35 or 1.36 (see the module doc)."""
     period = 0.0
 
-    def __init__(self, scheduling_timeout: float = SCHEDULING_TIMEOUT):
+    def __init__(self, scheduling_timeout: float = SCHEDULING_TIMEOUT, release: str = "1.35"):
         if isinstance(scheduling_timeout, bool) or not isinstance(scheduling_timeout, (int, float)) or not scheduling_timeout > 0:
             raise ScenarioError([Problem("KubeGang", "scheduling_timeout", f"expected seconds > 0, got {scheduling_timeout!r}")])
+        if release not in KUBE_GANG_RELEASES:
+            raise ScenarioError([Problem("KubeGang", "release", one_of(release, KUBE_GANG_RELEASES))])
         self.scheduling_timeout = float(scheduling_timeout)
+        self.release = release
         super().__init__()
         self._stamp: dict[PodState, int] = {}  # when a pod (re)entered the queue, as a counter in event order
         self._failed_at: dict[PodState, int] = {}  # the capacity-event count at a pod's last failure
         self._next = 0
+        self._decided: set[int] = set()  # 1.36: groups whose PodGroup scheduling cycle ran in this cycle
 
     # -- socket (the rest is PermitLayer's) ------------------------------------
     def enqueue(self, jobs: list[JobState], now: float) -> None:
@@ -146,9 +162,20 @@ class KubeGang(PermitLayer):
                 candidates.append((-p.priority, self._queue_time(p), p.job.index, p.index, p, g))
         candidates.sort(key=lambda c: c[:4])
         failed: set[tuple] = set()
+        members: dict[int, list[PodState]] = {}  # 1.36: a group's queued pods, in queue order
+        if self.release == "1.36":
+            for *_, p, g in candidates:
+                if g.job.spec.progress == "sync" and not g.permitted:
+                    members.setdefault(g.job.index, []).append(p)
         for *_, p, g in candidates:
             if p.node is not None or p.done:
                 continue
+            group = members.pop(g.job.index, None) if members else None
+            if group is not None:  # the group's first pod is popped: its PodGroup scheduling cycle
+                self._podgroup_cycle(sim, g, group, now, unschedulable, failed)
+                continue
+            if g.job.index in self._decided:
+                continue  # 1.36: tried with its group in this cycle
             node = None if p.request in failed else cap.choose(*p.request)
             if node is None:
                 failed.add(p.request)
@@ -164,7 +191,56 @@ class KubeGang(PermitLayer):
             else:
                 room.wait(sim, g, now, self.scheduling_timeout, lambda g, t: self._timed_out(sim, g, t))
         self._unschedulable = unschedulable
+        self._decided.clear()
         room.end_cycle(sim)
+
+    def _podgroup_cycle(self, sim: Cluster, g: Group, pods: list[PodState], now: float, unschedulable: list,
+                        failed: set) -> None:
+        """Kubernetes 1.36's PodGroup scheduling cycle: all the group's queued pods against one snapshot.
+
+        Each pod in turn gets the best node with room (Filter and Score) and is
+        assumed there until the end of the cycle; a pod that fits nowhere is
+        passed over (its PostFilter, preemption, is not modelled). If the
+        assumed pods, with those already bound, reach ``minCount`` (Permit
+        says Success), they go to binding together and the rest wait in the
+        queue to join them; otherwise nothing is bound, every pod goes back to
+        the queue, and the group is retried on the next capacity event.
+        """
+        self._decided.add(g.job.index)
+        cap = sim.capacity
+        placed: list[tuple] = []
+        missing: list[PodState] = []
+        tried_failed = set(failed)
+        for q in pods:
+            node = None if q.request in tried_failed else cap.choose(*q.request)
+            if node is None:
+                tried_failed.add(q.request)
+                missing.append(q)
+                continue
+            ps = q.pod_set
+            cap.take(node, ps.gpus, ps.cpu, ps.memory)
+            placed.append((q, node))
+        for q, node in placed:  # the cycle's assumptions end; binding takes the same room again
+            ps = q.pod_set
+            cap.give(node, ps.gpus, ps.cpu, ps.memory)
+        js = g.job
+        if placed and len(placed) + js.bound >= g.min_member:
+            for q, node in placed:
+                sim.bind(q, node)
+            self.room.allow(g)
+            failed |= tried_failed  # the group's pods now hold their room: what failed with them fails
+            for q in missing:
+                unschedulable.append(q)
+                self._refresh(q)
+            return
+        for q in pods:
+            unschedulable.append(q)
+            self._refresh(q)
+        reason = Reason("placement", "Unschedulable",
+                        f"the PodGroup scheduling cycle found nodes for {len(placed)} of minCount {g.min_member} "
+                        f"pods; none bound (PodGroupScheduled=False, reason Unschedulable)",
+                        {"would_fit": len(placed), "min_count": g.min_member})
+        self.room.reject(sim, g, now, reason, timed_out=False)
 
     def _timed_out(self, sim: Cluster, g: Group, now: float) -> None:
         """The group's 5 minutes are over: its waiting pods are rejected and their nodes freed."""
@@ -190,4 +266,4 @@ class KubeGang(PermitLayer):
                           f"waiting for minCount pods from a gang to appear in scheduling queue: "
                           f"{len(js.pods)} of minCount {g.min_member} pods exist", {"pods": len(js.pods), "min_count": g.min_member})
         return permit_reason(sim, self.room, g, pending, self.scheduling_timeout, now=sim.now, backoff_until=0.0,
-                             who="Workload", size="minCount")
+                             who="PodGroup" if self.release == "1.36" else "Workload", size="minCount")
