@@ -57,10 +57,13 @@ the retries that cannot help (see "Simplified" below).
   those retries, each as fruitless as the last).
 
 Simplified: the per-pod backoff and the 5-minute flush of unschedulable
-pods (``podMaxInUnschedulablePodsDuration``) are not modelled. A retry they
-would cause without a change in the cluster finds the same nodes taken and
-ends the same way, so leaving them out changes no placement; the retry
-after a timeout, the one that holds seats again, is modelled.
+pods (``podMaxInUnschedulablePodsDuration``) are not modelled. The backoff
+does not delay a retry while the scheduler has nothing else to do: since
+Kubernetes 1.33 a pod is popped from the backoff queue when the active queue
+is empty (KEP-5142, ``SchedulerPopFromBackoffQ``, beta, on by default). A
+retry the flush would cause without a change in the cluster finds the same
+nodes taken and ends the same way, so leaving it out changes no placement;
+the retry after a timeout, the one that holds seats again, is modelled.
 """
 
 from __future__ import annotations
