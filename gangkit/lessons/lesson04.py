@@ -134,7 +134,8 @@ def gang_waits(result) -> pd.DataFrame:
 # ------------------------------------------------------------------- spread or pack
 #: Node scoring: spread pods over nodes, or pack them. kube-scheduler's NodeResourcesFit has both
 #: strategies (LeastAllocated is its default); Volcano's nodeorder plugin with its default weights
-#: spreads (leastrequested), its binpack plugin packs.
+#: spreads (leastrequested), its binpack plugin packs GPUs once binpack.resources names nvidia.com/gpu
+#: (docs/reference/simulator.md, "Node scoring").
 SCORINGS = ("LeastAllocated", "MostAllocated")
 #: The packing experiment: the story's load and length, both orderings, under both scorings, these seeds.
 PACKING = {"load": 0.6, "n_jobs": 1000, "seeds": (0, 1, 2, 3, 4)}
