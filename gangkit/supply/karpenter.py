@@ -43,9 +43,9 @@ Rules, and the Karpenter behaviour each one models:
   A type without a CPU or memory figure adds 0 of it. Other limits (``pods``,
   ``ephemeral-storage``, ``nodes`` on a dynamic pool) are not modelled.
   Simplified: Karpenter charges a new NodeClaim the largest capacity of the
-  types it may still become (``subtractMax``), gangkit the type it launches;
-  gangkit counts only the nodes it launched (Karpenter: all with the pool's
-  label). Nothing is atomic for a gang: with a limit of 16 GPUs, a gang of
+  types it may still become (``subtractMax``), gangkit the type it launches.
+  Nodes a pool owns from the start count too, and are consolidated like
+  its own (:mod:`gangkit.supply.adoption`). Nothing is atomic for a gang: with a limit of 16 GPUs, a gang of
   four 8-GPU pods gets two nodes and waits for the other two for ever.
 - **In-flight NodeClaims** remember which pods they were meant for; those pods
   trigger nothing new until the node is ready (then they are forgotten: if
@@ -139,17 +139,16 @@ import pandas as pd
 from gangkit.engine.sockets import NodeSupplier
 from gangkit.model.nodes import Node
 from gangkit.model.precision import TOLERANCE
-from gangkit.model.quantity import format_memory
 from gangkit.model.reasons import Reason
 from gangkit.model.resources import Room, labels_match
+from gangkit.supply.adoption import POOL_LABEL, adoptable, instance_type_of, pool_of
 from gangkit.supply.cloud import GPU, TYPE_LABEL, InstanceType, Stages
-from gangkit.supply.limits import most_gpus
+from gangkit.supply.limits import at_limit, most_gpus
 
 CPU, MEMORY, NODES = "cpu", "memory", "nodes"
 #: The resources whose NodePool limits gangkit enforces on a dynamic pool, in the order it reports them: the
 #: resources it models. A limit on any other resource is not modelled.
 LIMITED = (GPU, CPU, MEMORY)
-POOL_LABEL = "karpenter.sh/nodepool"
 DISRUPTION_POLL = 10.0  # Karpenter's disruption controller polls every 10 s
 POLICIES = ("WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced")
 #: Balanced consolidation approves a move when its score is at least 1/k (Karpenter ``pkg/apis/v1``, ``BalancedK``).
@@ -181,20 +180,6 @@ def within(cap: dict, left: dict) -> bool:
     gangkit's tolerance, GPUs and bytes exactly)?"""
     return all(cap[r] <= v + (TOLERANCE if r == CPU else 0) for r, v in left.items())
 
-
-def _amount(resource: str, value) -> str:
-    return format_memory(int(value)) if resource == MEMORY else f"{value:g}"
-
-
-def _at_limit(resource: str, used, limit, smallest) -> str:
-    """A pool's usage of one resource against its limit, in words (``launch_blocked``)."""
-    if resource == GPU:
-        return f"at {used} of its {limit:g}-GPU limit"
-    words = f"at {_amount(resource, used)} of its {_amount(resource, limit)} {resource} limit (spec.limits.{resource}"
-    if smallest is not None:
-        words += (f": {_amount(resource, max(0, limit - used))} left, the smallest instance type that holds these "
-                  f"pods has {_amount(resource, smallest)}")
-    return words + ")"
 
 @dataclass(frozen=True)
 class NodePool:
@@ -381,8 +366,11 @@ class Karpenter(NodeSupplier):
         cores are one node, 8 GPUs); when some dynamic pool is bounded by none, every GPU the scenario's jobs ask
         for (a default Kueue quota can use it)."""
         static = sum(it.gpus * n for it, n in self.static_nodes.values())
-        bounds = [most_gpus(p.enforced, [c for c in (capacity(self.instance_types[t]) for t in p.instance_types)
-                                         if within(c, p.enforced)]) for p in self.nodepools if not p.static]
+        pools = {p.name: p for p in self.nodepools}
+        owned = {p.name: sum(n.gpus for n in scenario.nodes if pool_of(n, pools) is p) for p in self.nodepools}
+        bounds = [max(0, most_gpus(p.enforced, [c for c in (capacity(self.instance_types[t]) for t in p.instance_types)
+                                                if within(c, p.enforced)]) - owned[p.name])
+                  for p in self.nodepools if not p.static]  # the GPUs of nodes it owns already count against it
         if all(math.isfinite(b) for b in bounds):
             return int(sum(bounds)) + static
         return sum(j.gpus for j in scenario.jobs)
@@ -408,6 +396,7 @@ class Karpenter(NodeSupplier):
             self._sim = sim
             self._reset()
             self._launch_static(sim, now)
+            self._adopt(sim, now)
         cap = sim.capacity
         for c in self._claims.values():
             st = cap.by_name.get(c.name)
@@ -677,6 +666,15 @@ class Karpenter(NodeSupplier):
         if launched:
             self._sample_usage(now)
 
+    def _adopt(self, sim, now: float) -> None:
+        """Take up, ready, the scenario's nodes a dynamic NodePool owns (:mod:`gangkit.supply.adoption`)."""
+        pools = {p.name: p for p in self.nodepools}
+        for st in adoptable(sim, pools):
+            c = _Claim(st.node.name, pool_of(st.node, pools), instance_type_of(st.node, self.instance_types), ready=True)
+            self._claims[c.name], self._used[c.pool.name] = c, self._pool_usage(c.pool, [c])
+        if self._claims:
+            self._sample_usage(now)
+
     def _start(self, sim, c: _Claim, now: float) -> None:
         """Launch one NodeClaim's node and record it."""
         c.stages = self.stages.draw(sim.rng, now)
@@ -731,7 +729,7 @@ class Karpenter(NodeSupplier):
                 return ""
             blocking = [r for r in pool.enforced if not caps or any(cap[r] > left[r] for cap in caps)]
             full.append(f"NodePool {pool.name} " + " and ".join(
-                _at_limit(r, used[r], pool.enforced[r], min((cap[r] for cap in caps), default=None))
+                at_limit(r, used[r], pool.enforced[r], min((cap[r] for cap in caps), default=None))
                 for r in blocking))
         return "; ".join(full)
 

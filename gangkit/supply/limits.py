@@ -36,6 +36,7 @@ import math
 from fractions import Fraction
 from functools import reduce
 
+from gangkit.model.quantity import format_memory
 from gangkit.supply.cloud import GPU
 
 __all__ = ["DP_LIMIT", "most_gpus", "most_in_budget", "most_within"]
@@ -102,3 +103,19 @@ def most_gpus(limits: dict, capacities: list[dict]) -> float:
     gpus = limits.get(GPU, math.inf)
     other = {r: v for r, v in limits.items() if r != GPU}
     return min(gpus, most_within(other, [(c, c[GPU]) for c in capacities])) if other else gpus
+
+
+def _amount(resource: str, value) -> str:
+    return format_memory(int(value)) if resource == "memory" else f"{value:g}"
+
+
+def at_limit(resource: str, used, limit, smallest) -> str:
+    """A pool's usage of one resource against its limit, in words (Karpenter's ``launch_blocked``): ``smallest``
+    is the smallest capacity of that resource among the instance types that hold the pods (None: not known)."""
+    if resource == GPU:
+        return f"at {used} of its {limit:g}-GPU limit"
+    words = f"at {_amount(resource, used)} of its {_amount(resource, limit)} {resource} limit (spec.limits.{resource}"
+    if smallest is not None:
+        words += (f": {_amount(resource, max(0, limit - used))} left, the smallest instance type that holds these "
+                  f"pods has {_amount(resource, smallest)}")
+    return words + ")"
