@@ -357,7 +357,7 @@ def test_each_inconsistency_is_found_once(changes, codes, objects):
 
 
 def holding_stack(gang_layer: str, timeout: int | None = None, stages=("60s", "90s"), pods=3, gpus=4, node_gpus=8,
-                  gang=None, name="train"):
+                  gang=None, name="train", release=None):
     """One Node and a NodePool of 8-GPU machines; a sync gang of ``pods`` x ``gpus``: part of it fits the Node,
     the rest needs a new node (by default 3 pods x 4 GPUs: two fit, the third waits for a node). ``gang``: the
     gang size (default: every pod); ``name``: the gang object the pods name."""
@@ -382,6 +382,9 @@ def holding_stack(gang_layer: str, timeout: int | None = None, stages=("60s", "9
         meta = None
     pod = {"workloadRef": {"name": name, "podGroup": "workers"}} if gang_layer == "kube-gang" else {}
     docs.append(job(pods=pods, gpus=gpus, template_meta=meta, **pod))
+    if release is not None:
+        docs.append({"apiVersion": "gangkit/v1alpha1", "kind": "Simulation", "metadata": {"name": "check"},
+                     "spec": {"stack": "kube-gang+karpenter", "kubeGangRelease": release}})
     return docs
 
 
@@ -399,6 +402,10 @@ HOLDING = [
          ["kube-gang-timeout"]),
     case("the GangScheduling plugin's 5 minutes are long enough for a fast node", "kube-gang", None, FAST, {}, []),
     case("a gang the Node holds whole needs no new node", "kube-gang", None, SLOW, {"pods": 2}, []),
+    case("Kubernetes 1.35 written out (spec.kubeGangRelease): the same finding", "kube-gang", None, SLOW,
+         {"release": "1.35"}, ["kube-gang-timeout"]),
+    case("Kubernetes 1.36 (spec.kubeGangRelease): the PodGroup scheduling cycle holds nothing, so no timeout",
+         "kube-gang", None, SLOW, {"release": "1.36"}, []),
 ]
 
 

@@ -207,7 +207,8 @@ CATALOGUE: dict[str, Rule] = _table(
     Rule("kube-gang-timeout", WARNING, "Kubernetes GangScheduling -> node supply",
          "the gang plugin's fixed 5-minute timeout shorter than the provisioning the gang needs",
          "Pods of a gang wait at Permit at most 5 minutes (not configurable in 1.35); the ones on existing "
-         "nodes are rejected while the rest wait for new nodes longer than that.",
+         "nodes are rejected while the rest wait for new nodes longer than that. Not raised for 1.36 "
+         "(spec.kubeGangRelease), whose PodGroup scheduling cycle holds nothing at Permit.",
          f"{KUBERNETES}: GangScheduling plugin (alpha), DefaultSchedulingTimeoutDuration"),
     # --- the run (--simulate) ----------------------------------------------------------------
     Rule("run-deadlocked", ERROR, "the run",

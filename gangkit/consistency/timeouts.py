@@ -54,7 +54,7 @@ def findings(inv: Inventory) -> list[Finding]:
             continue
         seconds, how, placed = need
         out.extend(_kueue(inv, e, seconds, how))
-        out.extend(_gang(e, seconds, how, placed))
+        out.extend(_gang(inv, e, seconds, how, placed))
     return out
 
 
@@ -109,7 +109,7 @@ def _kueue(inv: Inventory, e: JobEntry, seconds: float, how: str) -> list[Findin
         {"timeout_s": timeout, "provisioning_s": seconds})]
 
 
-def _gang(e: JobEntry, seconds: float, how: str, placed: int) -> list[Finding]:
+def _gang(inv: Inventory, e: JobEntry, seconds: float, how: str, placed: int) -> list[Finding]:
     g = e.gang
     j = e.job
     if g is None or g.missing or not 0 < min(placed, j.gang_size) < j.gang_size:
@@ -133,6 +133,8 @@ def _gang(e: JobEntry, seconds: float, how: str, placed: int) -> list[Finding]:
                 else "the placeholders are released and the pods are placed one by one (Soft)")
         objects = (e.name,)
     elif g.layer == "kube-gang":
+        if inv.settings.kube_gang_release == "1.36":
+            return []  # the PodGroup scheduling cycle holds nothing at Permit: there is no timeout
         timeout, code = SCHEDULING_TIMEOUT, "kube-gang-timeout"
         where, words = (g.target.label, "spec.podGroups"), "the GangScheduling plugin's fixed timeout"
         then = "the pods waiting at Permit are rejected and the gang is tried again"
