@@ -70,6 +70,7 @@ from gangkit.model.nodes import Node
 from gangkit.model.quantity import format_cpu, format_duration, format_memory
 from gangkit.model.scenario import RunSettings, Scenario
 from gangkit.placement.manifests import (
+    SCHEDULING_GROUP,
     WORKLOAD_REF,
     GangObjects,
     holding_gang,
@@ -120,7 +121,8 @@ KNOWN_FIELDS: dict[str, dict] = {
                  "selector", "podFailurePolicy", "podReplacementPolicy", "successPolicy", "managedBy"],
                 ANY,
             ),
-            "template": {"metadata": META, "spec": {**POD_SPEC, "workloadRef": WORKLOAD_REF}},  # workloadRef: 1.35
+            "template": {"metadata": META, "spec": {**POD_SPEC, "workloadRef": WORKLOAD_REF,  # 1.35
+                                                    "schedulingGroup": SCHEDULING_GROUP}},  # 1.36
         },
     },
     "PodGroup": {

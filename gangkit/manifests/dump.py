@@ -34,7 +34,7 @@ from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.jobs import BATCH_JOB, DEPLOYMENT, JOBSET, POD, STATEFULSET, Job
 from gangkit.model.scenario import Scenario
 from gangkit.placement.manifests import dump_problems as gang_dump_problems
-from gangkit.placement.manifests import gang_form, gang_objects, scheduler_name
+from gangkit.placement.manifests import gang_form, gang_objects, pod_spec_for, scheduler_name
 from gangkit.supply import dump as supply
 from gangkit.volcano import manifests as volcano
 
@@ -53,7 +53,9 @@ def dump_manifests(scenario: Scenario) -> str:
     Jobs with gangkit's annotations (and the ``schedulerName`` of the stack's
     gang scheduler: ``volcano``, ``scheduler-plugins-scheduler``), a job's gang in
     the form its stack's placement layer reads (:func:`~gangkit.placement.manifests.gang_form`:
-    a scheduler-plugins PodGroup, YuniKorn task groups, a Kubernetes Workload), else a PodGroup per Job with ``min_member``
+    a scheduler-plugins PodGroup, YuniKorn task groups, a Kubernetes Workload, or with
+    ``kube_gang_release="1.36"`` a ``scheduling.k8s.io/v1alpha2`` PodGroup and the pods'
+    ``schedulingGroup``), else a PodGroup per Job with ``min_member``
     (a job of framework ``jobset.x-k8s.io/jobset`` as a JobSet, :mod:`gangkit.manifests.training`)
     (or a Volcano queue or ``min_resources``), Volcano Queues and Volcano Jobs
     (:mod:`gangkit.volcano.manifests`), the node suppliers the run uses (Karpenter's
@@ -80,8 +82,10 @@ def dump_manifests(scenario: Scenario) -> str:
         if j.framework in REPLICA_FRAMEWORKS:
             problems.extend(Problem(f"Job {j.key}", "pod_sets", m) for m in replica_problems(j, REPLICA_FRAMEWORKS[j.framework]))
         if j.framework == JOBSET and gang_form(j, scenario.settings.stack) == "kube-gang":
-            problems.append(Problem(f"Job {j.key}", "framework", "the JobSet CRD's pod template has no workloadRef: "
-                                    "a Kubernetes Workload gang cannot be written for a JobSet"))
+            field, objects = (("schedulingGroup", "PodGroup") if scenario.settings.kube_gang_release == "1.36"
+                              else ("workloadRef", "Workload"))
+            problems.append(Problem(f"Job {j.key}", "framework", f"the JobSet CRD's pod template has no {field}: "
+                                    f"a Kubernetes {objects} gang cannot be written for a JobSet"))
         if j.max_run_time is not None and j.max_run_time != int(j.max_run_time):
             problems.append(Problem(f"Job {j.key}", "max_run_time",
                                     f"activeDeadlineSeconds is whole seconds; got {j.max_run_time!r}"))
@@ -102,12 +106,13 @@ def dump_manifests(scenario: Scenario) -> str:
     docs.extend(kueue.kueue_manifests(scenario.kueue, scenario.jobs))
     docs.extend(volcano.queue_manifests(scenario.volcano))
     docs.extend(supply.supply_manifests(scenario))
-    stack = scenario.settings.stack
+    stack, release = scenario.settings.stack, scenario.settings.kube_gang_release
     scheduler = scheduler_name(stack)
-    docs.extend(_job_manifest(j, scenario.kueue is not None, scheduler, gang_form(j, stack)) for j in scenario.jobs)
+    docs.extend(_job_manifest(j, scenario.kueue is not None, scheduler, gang_form(j, stack), release)
+                for j in scenario.jobs)
     for j in scenario.jobs:
         form = gang_form(j, stack)
-        docs.extend(gang_objects(j, form))  # a scheduler-plugins PodGroup or a Workload, for those forms
+        docs.extend(gang_objects(j, form, release))  # a scheduler-plugins PodGroup, a Workload or a 1.36 PodGroup
         if form is None and has_pod_group(j):
             docs.append(pod_group_manifest(j, volcano.pod_group_fields(j)))
     if scenario.coscheduling is not None:
@@ -118,12 +123,14 @@ def dump_manifests(scenario: Scenario) -> str:
                                   allow_unicode=True, width=100)
 
 
-def _job_manifest(j: Job, kueue_managed: bool, scheduler: str | None, gang: str | None) -> dict:
+def _job_manifest(j: Job, kueue_managed: bool, scheduler: str | None, gang: str | None, release: str = "1.35") -> dict:
     """A batch/v1 or Volcano Job, with the label and annotation Kueue's Job integration reads.
 
     A batch/v1 Job's pods name the stack's gang scheduler in ``schedulerName``
     (:func:`~gangkit.placement.manifests.scheduler_name`): without it the
-    default scheduler would place them one by one, ignoring their gang.
+    default scheduler would place them one by one, ignoring their gang. A
+    ``kube-gang`` gang is named in the field of the Kubernetes ``release``
+    (``workloadRef`` in 1.35, ``schedulingGroup`` in 1.36).
     """
     if kueue_managed:
         j = dataclasses.replace(j, labels=kueue.job_labels(j))
@@ -139,6 +146,7 @@ def _job_manifest(j: Job, kueue_managed: bool, scheduler: str | None, gang: str 
     else:
         doc = job_manifest(j, gang)
         doc["metadata"]["annotations"].update(kueue.job_annotations(j))
+        doc["spec"]["template"]["spec"] = pod_spec_for(release, doc["spec"]["template"]["spec"], j)
         templates = [doc["spec"]["template"]]
     if scheduler is not None:
         for template in templates:

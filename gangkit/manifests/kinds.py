@@ -98,7 +98,9 @@ KINDS: tuple[Kind, ...] = (
     Kind("gangkit/v1alpha1", "WorkloadGenerator", CORE),
     Kind("v1", "List", None),
     Kind("scheduling.x-k8s.io/v1alpha1", "PodGroup", PLACEMENT, role="CoschedulingPodGroup", namespaced=True),
-    Kind("scheduling.k8s.io/v1alpha1", "Workload", PLACEMENT, role="KubeWorkload", namespaced=True),
+    Kind("scheduling.k8s.io/v1alpha1", "Workload", PLACEMENT, role="KubeWorkload", namespaced=True),  # Kubernetes 1.35
+    Kind("scheduling.k8s.io/v1alpha2", "Workload", PLACEMENT, role="KubeWorkloadV1alpha2", namespaced=True),  # 1.36
+    Kind("scheduling.k8s.io/v1alpha2", "PodGroup", PLACEMENT, role="KubePodGroup", namespaced=True),
     *_kueue("ResourceFlavor"), *_kueue("ClusterQueue"), *_kueue("LocalQueue", namespaced=True), *_kueue("Cohort"),
     *_kueue("WorkloadPriorityClass"), *_kueue("Workload", namespaced=True), *_kueue("AdmissionCheck"),
     *_kueue("ProvisioningRequestConfig"), *_kueue("Configuration"),

@@ -238,6 +238,7 @@ def _scenario(r: Reader, docs: list, default_name: str, wheres: list[str] | None
     kueue_input = [o for o in objects if o.role == o.kind]  # not the kinds other API groups share a name with
     kueue_setup = kueue.read_for_scenario(r, kueue_input, jobs, classes)  # Kueue's kinds, and what Kueue reads of Jobs
     settings, name, description = core.read_simulation(r, by_kind["Simulation"], default_name)
+    settings = placement.kube_gang_release(r, gangs, by_kind["Simulation"], settings)  # v1alpha2 objects: 1.36
     autoscaler = supply.read_cluster_autoscaler(r, by_kind["ClusterAutoscaler"])
     karpenter = supply.read_karpenter(r, by_kind["Karpenter"], by_kind["NodePool"])
     coscheduling = companions.coscheduling_args(r, by_kind.get("KubeSchedulerConfiguration", []))

@@ -13,7 +13,16 @@ Each gang scheduler has its own way of saying "these pods start together":
   (``"placeholderTimeoutInSeconds=60 gangSchedulingStyle=Hard"``);
 - Kubernetes 1.35: a ``scheduling.k8s.io/v1alpha1`` **Workload** listing
   ``spec.podGroups`` (each with ``policy.gang.minCount`` or ``policy.basic``),
-  joined by the pod's ``spec.workloadRef`` (``name``, ``podGroup``).
+  joined by the pod's ``spec.workloadRef`` (``name``, ``podGroup``);
+- Kubernetes 1.36 (``scheduling.k8s.io/v1alpha2``, which replaces v1alpha1): a
+  standalone **PodGroup** carrying its own ``spec.schedulingPolicy``
+  (``gang.minCount`` or ``basic``), made by a controller (or the user) from a
+  **Workload**'s ``spec.podGroupTemplates`` and naming it in the optional
+  ``spec.podGroupTemplateRef.workload``; pods join it by
+  ``spec.schedulingGroup.podGroupName``. Field names as in the 1.36 API
+  reference ("PodGroup v1alpha2", "Workload v1alpha2") and the docs pages
+  "PodGroup API" and "Scheduling Group"; an input with v1alpha2 objects is a
+  1.36 input (:func:`kube_gang_release`).
 
 (Volcano's PodGroup and its ``scheduling.k8s.io/group-name`` annotation are
 read in :mod:`gangkit.manifests.core`.) gangkit models one gang per Job: a Job
@@ -26,13 +35,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gangkit.manifests.reader import ANY, GPU, META, ManifestObject, Reader, is_whole, spec_of
+from gangkit.manifests.reader import ANY, GPU, META, ManifestObject, Reader, is_whole, short, spec_of
 from gangkit.model.jobs import BATCH_JOB, GANG_STYLES
 from gangkit.model.quantity import format_cpu, format_memory
 from gangkit.model.resources import Resources
+from gangkit.model.scenario import RunSettings
 
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"  # scheduler-plugins: the pod's PodGroup
 TASK_GROUPS = "yunikorn.apache.org/task-groups"
@@ -41,18 +51,34 @@ SCHEDULING_POLICY = "yunikorn.apache.org/schedulingPolicyParameters"
 YUNIKORN_PARAMETERS = ("placeholderTimeoutInSeconds", "gangSchedulingStyle")
 COSCHEDULING_API = "scheduling.x-k8s.io/v1alpha1"
 WORKLOAD_API = "scheduling.k8s.io/v1alpha1"
+# Kubernetes 1.36: PodGroup and Workload (templates). KEP-4671's examples write scheduling.k8s.io/v1beta1, the
+# version it plans for 1.37; the 1.36 docs pages and API reference say v1alpha2, which is followed here.
+POD_GROUP_API = "scheduling.k8s.io/v1alpha2"
+MAX_TEMPLATES = 8  # a v1alpha2 Workload lists at most 8 podGroupTemplates (1.36 API reference, WorkloadSpec)
 
+#: A v1alpha2 ``schedulingPolicy`` (PodGroupSchedulingPolicy): exactly one of ``basic: {}`` or ``gang: {minCount}``.
+POLICY = {"basic": ANY, "gang": {"minCount": ANY}}
 #: Known fields per role, the name the registry groups these objects under (``minResources`` is not known:
-#: gangkit does not model its PreFilter check).
+#: gangkit does not model its PreFilter check). Of the 1.36 PodGroup and its templates, ``priorityClassName``,
+#: ``priority`` and ``disruptionMode`` (gate WorkloadAwarePreemption), ``resourceClaims`` (DRA) and
+#: ``schedulingConstraints`` (topology) are not modelled: they are listed as not read.
 KNOWN_FIELDS = {
     "CoschedulingPodGroup": {"apiVersion": ANY, "kind": ANY, "metadata": META, "status": ANY,
                              "spec": dict.fromkeys(["minMember", "scheduleTimeoutSeconds"], ANY)},
     "KubeWorkload": {"apiVersion": ANY, "kind": ANY, "metadata": META,
                      "spec": {"controllerRef": ANY,
                               "podGroups": [{"name": ANY, "policy": {"basic": ANY, "gang": {"minCount": ANY}}}]}},
+    "KubeWorkloadV1alpha2": {"apiVersion": ANY, "kind": ANY, "metadata": META,
+                             "spec": {"controllerRef": ANY, "podGroupTemplates": [{"name": ANY, "schedulingPolicy": POLICY}]}},
+    # status is the scheduler's, not read. Its condition is PodGroupScheduled in the docs page "PodGroup API" and
+    # PodGroupInitiallyScheduled in KEP-4671; the docs page is the newer source.
+    "KubePodGroup": {"apiVersion": ANY, "kind": ANY, "metadata": META, "status": ANY,
+                     "spec": {"podGroupTemplateRef": {"workload": {"workloadName": ANY, "podGroupTemplateName": ANY}},
+                              "schedulingPolicy": POLICY}},
 }
 WORKLOAD_POD_GROUP = "workers"  # the pod group name gangkit writes into a Workload
 WORKLOAD_REF = {"name": ANY, "podGroup": ANY}  # the pod's spec.workloadRef (podGroupReplicaKey is not modelled)
+SCHEDULING_GROUP = {"podGroupName": ANY}  # the pod's spec.schedulingGroup (Kubernetes 1.36, PodSchedulingGroup)
 
 
 def read_object(r: Reader, doc: Mapping, where: str, role: str) -> ManifestObject | None:
@@ -65,30 +91,121 @@ def read_object(r: Reader, doc: Mapping, where: str, role: str) -> ManifestObjec
     o = r.check_object(doc, where, KNOWN_FIELDS[role])
     if o is not None and role == "CoschedulingPodGroup":
         r.spec_count(o, "minMember", 1)
+    elif o is not None and role == "KubePodGroup":
+        _check_pod_group(r, o)
+    elif o is not None and role == "KubeWorkloadV1alpha2":
+        _check_templates(r, o)
     return o
+
+
+def scheduling_policy(r: Reader, obj: str, where: str, value: Any) -> int | None:
+    """The gang size of a v1alpha2 ``schedulingPolicy``: its ``gang.minCount``, or 1 for ``basic`` (pod by pod).
+
+    The API's validation (1.36 ``PodGroupSchedulingPolicy``, "exactly one
+    policy must be set"; ``minCount`` a positive int32) refuses anything else
+    when the object is created; a field written as null counts as not set.
+    None after recording a problem.
+    """
+    if not isinstance(value, Mapping):
+        required = " (schedulingPolicy is required)" if value is None else ""
+        r.error(obj, where, f"expected exactly one of gang (with minCount) or basic{required}, got {short(value)}")
+        return None
+    if (value.get("gang") is None) == (value.get("basic") is None):
+        r.error(obj, where, f"expected exactly one of gang or basic, got {short(dict(value))}")
+        return None
+    if value.get("basic") is not None:
+        if not isinstance(value["basic"], Mapping):
+            r.error(obj, f"{where}.basic", f"expected an empty mapping (basic: {{}}), got {short(value['basic'])}")
+            return None
+        return 1
+    gang = value["gang"]
+    if not isinstance(gang, Mapping):
+        r.error(obj, f"{where}.gang", f"expected a mapping with minCount, got {short(gang)}")
+        return None
+    return r.whole(gang.get("minCount"), obj, f"{where}.gang.minCount", 1)
+
+
+def _check_pod_group(r: Reader, o: ManifestObject) -> None:
+    """A 1.36 PodGroup as the API server validates it: a policy, and a template reference that names both parts.
+
+    Whether the Workload and its template exist is checked when a Job uses
+    the PodGroup (:func:`_template_of`).
+    """
+    if o.doc.get("spec") is not None and not isinstance(o.doc["spec"], Mapping):
+        r.mapping(o.doc["spec"], o.label, "spec")  # one problem: no mapping
+        return
+    spec = r.mapping(o.doc.get("spec"), o.label, "spec")
+    scheduling_policy(r, o.label, "spec.schedulingPolicy", spec.get("schedulingPolicy"))
+    ref = spec.get("podGroupTemplateRef")
+    if ref is None:
+        return
+    if not isinstance(ref, Mapping) or not isinstance(ref.get("workload"), Mapping):
+        got = short(ref.get("workload")) if isinstance(ref, Mapping) else short(ref)
+        where = "spec.podGroupTemplateRef" + (".workload" if isinstance(ref, Mapping) else "")
+        r.error(o.label, where, f"expected workload: {{workloadName, podGroupTemplateName}} (the one kind of template "
+                                f"reference in {POD_GROUP_API}), got {got}")
+        return
+    for key in ("workloadName", "podGroupTemplateName"):
+        value = ref["workload"].get(key)
+        if not isinstance(value, str) or not value:
+            r.error(o.label, f"spec.podGroupTemplateRef.workload.{key}", f"expected a non-empty name, got {short(value)}")
+
+
+def _check_templates(r: Reader, o: ManifestObject) -> None:
+    """A 1.36 Workload's ``spec.podGroupTemplates``: 1 to 8 templates with unique names, each with a policy.
+
+    KEP-4671 marks the list optional; the 1.36 API reference (WorkloadSpec)
+    makes it required and the docs page "Workload API" says each entry must
+    have a name and a policy: the docs are followed.
+    """
+    if o.doc.get("spec") is not None and not isinstance(o.doc["spec"], Mapping):
+        r.mapping(o.doc["spec"], o.label, "spec")  # one problem: no mapping
+        return
+    spec = r.mapping(o.doc.get("spec"), o.label, "spec")
+    items = r.named_items(spec, "podGroupTemplates", o.label, "pod group template")
+    if items is None:
+        return
+    if len(spec["podGroupTemplates"]) > MAX_TEMPLATES:
+        r.error(o.label, "spec.podGroupTemplates", f"expected at most {MAX_TEMPLATES} pod group templates (the "
+                                                   f"API's limit), got {len(spec['podGroupTemplates'])}")
+    seen: dict[str, str] = {}
+    for where, item, name in items:
+        if name in seen:
+            r.error(o.label, f"{where}.name", f"expected a unique name; {seen[name]} is {name!r} too")
+        seen.setdefault(name, where)
+        scheduling_policy(r, o.label, f"{where}.schedulingPolicy", item.get("schedulingPolicy"))
 
 
 @dataclass
 class GangObjects:
-    """The coscheduling PodGroups and Workloads of the input, by (namespace, name), and who uses them."""
+    """The input's coscheduling PodGroups, Kubernetes Workloads (1.35) and PodGroups and Workloads (1.36), by
+    (namespace, name), and who uses them."""
 
     pod_groups: dict = field(default_factory=dict)
     workloads: dict = field(default_factory=dict)
-    used: dict = field(default_factory=dict)  # (role, namespace, name) -> the Job using it
+    used: dict = field(default_factory=dict)  # (role, namespace, name) -> the Job (or PodGroup) using it
+    kube_pod_groups: dict = field(default_factory=dict)  # Kubernetes 1.36 (v1alpha2) PodGroups
+    kube_templates: dict = field(default_factory=dict)  # Kubernetes 1.36 (v1alpha2) Workloads
 
     @classmethod
     def collect(cls, by_role: Mapping[str, list]) -> "GangObjects":
         key = lambda o: (o.namespace or "default", o.name)  # noqa: E731
-        return cls({key(o): o for o in by_role.get("CoschedulingPodGroup", ()) if o.name},
-                   {key(o): o for o in by_role.get("KubeWorkload", ()) if o.name})
+        found = {role: {key(o): o for o in by_role.get(role, ()) if o.name}
+                 for role in ("CoschedulingPodGroup", "KubeWorkload", "KubePodGroup", "KubeWorkloadV1alpha2")}
+        return cls(found["CoschedulingPodGroup"], found["KubeWorkload"],
+                   kube_pod_groups=found["KubePodGroup"], kube_templates=found["KubeWorkloadV1alpha2"])
 
     def unused(self) -> list[str]:
         notes = []
-        for role, objects, how in (("CoschedulingPodGroup", self.pod_groups, f"label {POD_GROUP_LABEL}"),
-                                   ("KubeWorkload", self.workloads, "spec.workloadRef")):
+        job = "no Job's pod template names it in"
+        for role, objects, how in (("CoschedulingPodGroup", self.pod_groups, f"{job} label {POD_GROUP_LABEL}"),
+                                   ("KubeWorkload", self.workloads, f"{job} spec.workloadRef"),
+                                   ("KubePodGroup", self.kube_pod_groups, f"{job} spec.schedulingGroup.podGroupName"),
+                                   ("KubeWorkloadV1alpha2", self.kube_templates,
+                                    "no used PodGroup names it in spec.podGroupTemplateRef.workload.workloadName")):
             for (ns, name), o in objects.items():
                 if (role, ns, name) not in self.used:
-                    notes.append(f"{o.label} ({o.doc.get('apiVersion')}) is not used: no Job's pod template names it in {how}")
+                    notes.append(f"{o.label} ({o.doc.get('apiVersion')}) is not used: {how}")
         return notes
 
 
@@ -99,6 +216,10 @@ def read_gang(r: Reader, gangs: GangObjects, o: ManifestObject, pods: int | None
     ``gangs`` are the input's PodGroups and Workloads (the ones used are
     recorded there); ``volcano``: the Job already names a Volcano PodGroup.
     Returns the fields to set (empty when the Job names none of these gangs).
+
+    The 1.36 ``spec.schedulingGroup`` is read for batch/v1 Jobs only: the
+    other kinds that share this reader leave it to the unknown-field
+    warning (see ``docs/reference/kube-gang.md``, "Manifests").
     """
     obj = o.label
     namespace = o.namespace or "default"
@@ -114,6 +235,14 @@ def read_gang(r: Reader, gangs: GangObjects, o: ManifestObject, pods: int | None
     elif SCHEDULING_POLICY in annotations:
         r.error(obj, f"spec.template.metadata.annotations.{SCHEDULING_POLICY}",
                 f"YuniKorn's scheduling policy parameters need task groups ({TASK_GROUPS} and {TASK_GROUP_NAME})")
+    group_ref = pod.get("schedulingGroup") if o.role == "Job" else None  # Kubernetes 1.36
+    if group_ref is not None:
+        where = "spec.template.spec.schedulingGroup"
+        if pod.get("workloadRef") is not None:
+            r.error(obj, where, "expected spec.schedulingGroup (Kubernetes 1.36, scheduling.k8s.io/v1alpha2) or "
+                                "spec.workloadRef (1.35, v1alpha1, which 1.36 replaced), not both")
+            return {}
+        found.append((where, _scheduling_group(r, gangs, obj, namespace, group_ref, pods)))
     if pod.get("workloadRef") is not None:
         found.append(("spec.template.spec.workloadRef", _workload(r, gangs, obj, namespace, pod["workloadRef"], pods)))
     if volcano and found:
@@ -281,6 +410,119 @@ def _workload(r: Reader, gangs: GangObjects, obj: str, namespace: str, ref: Any,
     return {} if m is None else {"min_member": m}
 
 
+def _scheduling_group(r: Reader, gangs: GangObjects, obj: str, namespace: str, ref: Any, pods: int | None) -> dict:
+    """The gang of a Job whose pods name a 1.36 PodGroup (``spec.schedulingGroup.podGroupName``).
+
+    The PodGroup is looked up by name in the Job's namespace (docs page
+    "Scheduling Group"); its own ``spec.schedulingPolicy`` is the one the
+    scheduler applies ("PodGroup API": copied from the template when the
+    PodGroup is made). A missing PodGroup keeps the real pods pending for
+    ever (``UnschedulableAndUnresolvable`` until it is created); gangkit,
+    which has the whole input, refuses it.
+    """
+    where = "spec.template.spec.schedulingGroup"
+    if not isinstance(ref, Mapping):
+        r.error(obj, where, f"expected a mapping with podGroupName, got {short(ref)}")
+        return {}
+    name = ref.get("podGroupName")
+    if not isinstance(name, str) or not name:
+        r.error(obj, f"{where}.podGroupName", f"expected the name of a PodGroup ({POD_GROUP_API}), got {short(name)}")
+        return {}
+    group = gangs.kube_pod_groups.get((namespace, name))
+    if group is None:
+        r.error(obj, f"{where}.podGroupName", f"names PodGroup {name!r} ({POD_GROUP_API}) in namespace {namespace!r}, "
+                                              "which is not in the input")
+        return {}
+    if not _claim(r, gangs, "KubePodGroup", namespace, name, obj, f"{where}.podGroupName"):
+        return {}
+    spec = spec_of(group)
+    _template_of(r, gangs, group, namespace, spec)
+    policy = spec.get("schedulingPolicy")
+    size = scheduling_policy(Reader(r.label), group.label, "spec.schedulingPolicy", policy)  # reported when read
+    if size is None:
+        return {}
+    if policy.get("basic") is not None:
+        return {"min_member": 1}  # pods are scheduled one by one
+    m = _count(r, group.label, "spec.schedulingPolicy.gang.minCount", size, pods, obj)
+    return {} if m is None else {"min_member": m}
+
+
+def _template_of(r: Reader, gangs: GangObjects, group: ManifestObject, namespace: str, spec: dict) -> None:
+    """The Workload template a used PodGroup names, if it names one: it must be in the input.
+
+    Kubernetes itself does not follow ``podGroupTemplateRef`` when it
+    schedules (the docs call it a link "for observability and tooling"); a
+    reference that names nothing is refused here as every dangling name of
+    an input is. A PodGroup whose policy differs from its template's is
+    noted: the scheduler uses the PodGroup's.
+    """
+    ref = spec.get("podGroupTemplateRef")
+    workload_ref = ref.get("workload") if isinstance(ref, Mapping) else None
+    if not isinstance(workload_ref, Mapping):
+        return
+    name, template_name = workload_ref.get("workloadName"), workload_ref.get("podGroupTemplateName")
+    if not (isinstance(name, str) and name and isinstance(template_name, str) and template_name):
+        return  # reported when the PodGroup was read
+    base = "spec.podGroupTemplateRef.workload"
+    workload = gangs.kube_templates.get((namespace, name))
+    if workload is None:
+        r.error(group.label, f"{base}.workloadName", f"names Workload {name!r} ({POD_GROUP_API}) in namespace "
+                                                     f"{namespace!r}, which is not in the input")
+        return
+    gangs.used.setdefault(("KubeWorkloadV1alpha2", namespace, name), group.label)
+    templates = spec_of(workload).get("podGroupTemplates")
+    templates = [t for t in templates if isinstance(t, Mapping)] if isinstance(templates, list) else []
+    template = next((t for t in templates if t.get("name") == template_name), None)
+    if template is None:
+        listed = ", ".join(repr(t.get("name")) for t in templates) or "none"
+        r.error(group.label, f"{base}.podGroupTemplateName", f"names template {template_name!r}, which Workload "
+                                                             f"{name!r} does not list (it lists {listed})")
+    elif template.get("schedulingPolicy") != spec.get("schedulingPolicy"):
+        r.notes.append(f"{group.label}: spec.schedulingPolicy differs from that of template {template_name!r} of "
+                       f"Workload {name!r}; the scheduler applies the PodGroup's own (a controller copies the "
+                       "template's only when it creates a PodGroup)")
+
+
+def kube_gang_release(r: Reader, gangs: GangObjects, simulations: list[ManifestObject],
+                      settings: RunSettings) -> RunSettings:
+    """The run settings with the Kubernetes release the input's gang objects are written for.
+
+    1.35 serves only ``scheduling.k8s.io/v1alpha1``, 1.36 only ``v1alpha2``
+    (KEP-4671: v1alpha2 replaces v1alpha1), so an input with v1alpha2
+    objects is a 1.36 input: ``kube_gang_release`` becomes ``"1.36"``
+    unless the Simulation says otherwise. A Simulation that says ``"1.35"``
+    for such an input, and an input with objects of both versions, are
+    errors. v1alpha1 objects under an explicit ``"1.36"`` are read as the
+    PodGroups they would be (the run setting is a what-if), with a note.
+    Which stack runs is not implied (as for the v1alpha1 Workload): the
+    Simulation's ``stack`` says so.
+    """
+    new = [*gangs.kube_pod_groups.values(), *gangs.kube_templates.values()]
+    old = list(gangs.workloads.values())
+    spec = simulations[0].doc.get("spec") if simulations else None
+    said = spec.get("kubeGangRelease") if isinstance(spec, Mapping) else None
+    if not new:
+        if old and said == "1.36":
+            r.notes.append(f"{old[0].label} ({WORKLOAD_API}) and spec.workloadRef are Kubernetes 1.35's API, which "
+                           f"1.36 no longer serves; under kubeGangRelease \"1.36\" gangkit reads each pod group as the "
+                           f"{POD_GROUP_API} PodGroup it would be (write a PodGroup and spec.schedulingGroup for 1.36)")
+        return settings
+    if old:
+        r.error(new[0].label, "apiVersion", f"expected the gang API of one Kubernetes release in the whole input, got "
+                f"{POD_GROUP_API} here and {WORKLOAD_API} in {old[0].label} (1.35 serves only {WORKLOAD_API}: a "
+                f"Workload's podGroups and the pod's workloadRef; 1.36 only {POD_GROUP_API}: PodGroups, a "
+                "Workload's podGroupTemplates and the pod's schedulingGroup)")
+        return settings
+    if said == "1.35":
+        r.error(simulations[0].label, "spec.kubeGangRelease", f"expected \"1.36\" (or leave it out): "
+                f"{new[0].label} is {POD_GROUP_API}, which Kubernetes 1.35 does not serve (its gang API is "
+                f"{WORKLOAD_API})")
+        return settings
+    if said is None and settings.kube_gang_release != "1.36":
+        return replace(settings, kube_gang_release="1.36")
+    return settings
+
+
 def _claim(r: Reader, gangs: GangObjects, role: str, namespace: str, name: str, obj: str, where: str) -> bool:
     key = (role, namespace, name)
     if key in gangs.used:
@@ -401,8 +643,20 @@ def min_resource(j) -> dict[str, str]:
     return out
 
 
-def gang_objects(j, kind: str | None = None) -> list[dict]:
-    """The objects a job's gang of form ``kind`` needs besides the Job: a scheduler-plugins PodGroup, a Workload."""
+def gang_objects(j, kind: str | None = None, release: str = "1.35") -> list[dict]:
+    """The objects a job's gang of form ``kind`` needs besides the Job: a scheduler-plugins PodGroup, a Workload.
+
+    For ``kube-gang`` the objects of the Kubernetes ``release``
+    (``RunSettings.kube_gang_release``): 1.35, a ``v1alpha1`` Workload with
+    one pod group; 1.36, a ``v1alpha2`` PodGroup named after the job, with
+    its ``schedulingPolicy``, and no Workload. The scheduler reads only the
+    PodGroup; a Workload is the template a controller makes PodGroups from
+    (docs page "PodGroup API", "How it fits together"), and a user who
+    makes the PodGroup sets its policy directly ("For standalone PodGroups,
+    you set the policy directly"). With ``schedulingGroup`` already in the
+    Job's pod template, the 1.36 Job controller (gate ``WorkloadWithJob``,
+    KEP-5547) makes neither object itself.
+    """
     kind = kind or holding_gang(j)
     meta = {"name": j.name} | ({"namespace": j.namespace} if j.namespace else {})
     if kind == "coscheduling":
@@ -410,6 +664,9 @@ def gang_objects(j, kind: str | None = None) -> list[dict]:
         if j.schedule_timeout is not None:
             spec["scheduleTimeoutSeconds"] = int(j.schedule_timeout)
         return [{"apiVersion": COSCHEDULING_API, "kind": "PodGroup", "metadata": meta, "spec": spec}]
+    if kind == "kube-gang" and release == "1.36":
+        policy = {"gang": {"minCount": j.gang_size}}
+        return [{"apiVersion": POD_GROUP_API, "kind": "PodGroup", "metadata": meta, "spec": {"schedulingPolicy": policy}}]
     if kind == "kube-gang":
         group = {"name": WORKLOAD_POD_GROUP, "policy": {"gang": {"minCount": j.gang_size}}}
         return [{"apiVersion": WORKLOAD_API, "kind": "Workload", "metadata": meta, "spec": {"podGroups": [group]}}]
@@ -419,3 +676,20 @@ def gang_objects(j, kind: str | None = None) -> list[dict]:
 def workload_ref(j) -> dict:
     """The pod's ``spec.workloadRef`` into the Workload :func:`gang_objects` writes for ``kube-gang``."""
     return {"name": j.name, "podGroup": WORKLOAD_POD_GROUP}
+
+
+def scheduling_group(j) -> dict:
+    """The pod's ``spec.schedulingGroup`` into the 1.36 PodGroup :func:`gang_objects` writes for ``kube-gang``."""
+    return {"podGroupName": j.name}
+
+
+def pod_spec_for(release: str, pod: dict, j) -> dict:
+    """A Job's pod spec as written for ``kube-gang`` (with ``workloadRef``), in the field of ``release``.
+
+    1.36 names the PodGroup in ``schedulingGroup`` where 1.35 has
+    ``workloadRef`` (same place in the spec); other pod specs are returned as they are.
+    """
+    if release != "1.36" or "workloadRef" not in pod:
+        return pod
+    return {("schedulingGroup" if k == "workloadRef" else k): (scheduling_group(j) if k == "workloadRef" else v)
+            for k, v in pod.items()}
