@@ -59,6 +59,7 @@ OPENAPI_135 = {  # (apiVersion, kind) -> (file in kubernetes/openapi-v3-1.35, sc
     ("scheduling.k8s.io/v1alpha1", "Workload"): ("apis__scheduling.k8s.io__v1alpha1_openapi.json",
                                                  "io.k8s.api.scheduling.v1alpha1.Workload"),
     ("batch/v1", "Job"): ("apis__batch__v1_openapi.json", "io.k8s.api.batch.v1.Job"),  # only for 1.35 fields
+    ("v1", "ConfigMap"): ("api__v1_openapi.json", "io.k8s.api.core.v1.ConfigMap"),  # Volcano's scheduler configuration
 }
 
 

@@ -1296,7 +1296,7 @@ def test_an_unknown_kind_is_told_the_whole_board():
         "ClusterAutoscaler (gangkit/v1alpha1), Karpenter (gangkit/v1alpha1), NodePool (karpenter.sh/v1), "
         "WorkloadGenerator (gangkit/v1alpha1), List (v1), PodGroup (scheduling.x-k8s.io/v1alpha1), "
         "Workload (scheduling.k8s.io/v1alpha1), Workload (scheduling.k8s.io/v1alpha2), "
-        "PodGroup (scheduling.k8s.io/v1alpha2), Kueue's ResourceFlavor, ClusterQueue, LocalQueue, Cohort, "
+        "PodGroup (scheduling.k8s.io/v1alpha2), ConfigMap (v1), Kueue's ResourceFlavor, ClusterQueue, LocalQueue, Cohort, "
         "WorkloadPriorityClass, Workload, AdmissionCheck, ProvisioningRequestConfig, Configuration, Volcano's "
         "Queue (scheduling.volcano.sh/v1beta1), Job (batch.volcano.sh/v1alpha1), and companion objects (not "
         "simulated): EC2NodeClass (karpenter.k8s.aws/v1), AKSNodeClass (karpenter.azure.com/v1beta1), KWOKNodeClass "

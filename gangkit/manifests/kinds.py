@@ -107,6 +107,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("scheduling.volcano.sh/v1beta1", "Queue", VOLCANO, other_versions="exact", title="Volcano's"),
     Kind("batch.volcano.sh/v1alpha1", "Job", VOLCANO, role="VolcanoJob", namespaced=True, other_versions="exact",
          title="Volcano's"),
+    Kind("v1", "ConfigMap", VOLCANO, namespaced=True),  # Volcano's scheduler configuration (others: noted, not read)
     # accepted with a warning, not simulated (gangkit.manifests.companions)
     *(Kind(api, kind, COMPANIONS, title="companion objects (not simulated):",
            other_versions="own" if api.startswith("kueue.") else "suggest")

@@ -90,6 +90,10 @@ class VolcanoSetup:
     Volcano is run in front of a node provisioner on a cluster that scales
     to zero.
 
+    ``overcommit``: the configuration's tiers list the overcommit plugin (as
+    Volcano's default does); without it the enqueue action does not compare
+    a PodGroup's minimum with the cluster's idle room at all.
+
     ``sla``: the sla plugin, when the configuration's ``tiers`` list it
     (:class:`~gangkit.volcano.plugins.sla.SlaPlugin`; None: not configured,
     as in Volcano's default configuration, and jobs' ``sla-waiting-time``
@@ -100,6 +104,7 @@ class VolcanoSetup:
     overcommit_factor: float = DEFAULT_OVERCOMMIT_FACTOR
     enqueue: bool = True
     sla: SlaPlugin | None = None
+    overcommit: bool = True
 
     def all_queues(self) -> dict[str, Queue]:
         """Queues by name, with Volcano's ``default`` queue added when not declared."""
@@ -123,6 +128,9 @@ class VolcanoSetup:
         if not isinstance(self.overcommit_factor, (int, float)) or not self.overcommit_factor >= 1.0:
             problems.append(Problem("Volcano setup", "overcommit_factor",
                                     f"expected a number >= 1.0 (Volcano's overcommit-factor), got {self.overcommit_factor!r}"))
+        if not isinstance(self.overcommit, bool):
+            problems.append(Problem("Volcano setup", "overcommit",
+                                    f"expected True or False (whether the tiers list the overcommit plugin), got {self.overcommit!r}"))
         if not isinstance(self.enqueue, bool):
             problems.append(Problem("Volcano setup", "enqueue",
                                     f"expected True or False (whether the scheduler's actions include enqueue), got {self.enqueue!r}"))

@@ -95,10 +95,11 @@ from gangkit.model.quantity import format_cpu, format_duration, format_memory, p
 from gangkit.model.resources import INFINITE, ZERO, Resources
 from gangkit.volcano.api import DEFAULT_QUEUE, Queue, VolcanoSetup
 from gangkit.volcano.plugins.sla import ANNOTATIONS as SLA_ANNOTATIONS
+from gangkit.volcano.setup_manifests import config_manifest, read_config
 
 QUEUE_API = "scheduling.volcano.sh/v1beta1"
 JOB_API = "batch.volcano.sh/v1alpha1"
-NAMESPACED = ("VolcanoJob",)  # the role of a batch.volcano.sh Job (gangkit.manifests.kinds): it is not a batch/v1 Job
+NAMESPACED = ("VolcanoJob", "ConfigMap")  # VolcanoJob: the role of a batch.volcano.sh Job (gangkit.manifests.kinds)
 
 _RESOURCES = {"*": ANY}
 _TASK = {
@@ -107,6 +108,7 @@ _TASK = {
                  "spec": POD_SPEC},
 }
 KNOWN_FIELDS = {
+    "ConfigMap": {"apiVersion": ANY, "kind": ANY, "metadata": META, "data": ANY, "binaryData": ANY, "immutable": ANY},
     "Queue": {
         "apiVersion": ANY, "kind": ANY, "metadata": META, "status": ANY,
         "spec": {"weight": ANY, "capability": _RESOURCES, "deserved": _RESOURCES,
@@ -187,6 +189,9 @@ def read_for_scenario(r: Reader, objects: list[ManifestObject], jobs: list[Job],
         if o.kind == "Queue" and isinstance(o.doc.get("spec"), Mapping) and "deserved" in o.doc["spec"]:
             r.notes.append(f"{o.label}: spec.deserved is read by Volcano's capacity plugin, which gangkit does not "
                            "model; the proportion plugin computes each queue's deserved share from the weights")
+    config = read_config(r, [o for o in objects if o.kind == "ConfigMap"])  # Volcano's scheduler configuration
+    if config is not None:
+        return VolcanoSetup(queues, **config)
     return VolcanoSetup(queues) if uses_volcano else None
 
 
@@ -474,8 +479,11 @@ __all__ = ["KNOWN_FIELDS", "job_manifest", "pod_group_fields", "queue_manifests"
 
 
 def queue_manifests(setup: VolcanoSetup | None) -> list[dict]:
-    """The declared Queues (Volcano's ``default`` queue exists anyway and is written only if declared)."""
-    docs = []
+    """The declared Queues (Volcano's ``default`` queue exists anyway and is written only if declared), and the
+    scheduler's ConfigMap when the setup is not Volcano's default configuration
+    (:func:`gangkit.volcano.setup_manifests.config_manifest`)."""
+    config = config_manifest(setup)
+    docs = [] if config is None else [config]
     for q in (setup.queues if setup is not None else ()):
         spec: dict[str, Any] = {"weight": q.weight}
         if q.capability is not None:

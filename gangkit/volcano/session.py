@@ -29,7 +29,7 @@ import math
 
 from gangkit.engine.sockets import Cluster
 from gangkit.engine.state import JobState, NodeState, PodState
-from gangkit.model.resources import ZERO, Resources, pod_resources
+from gangkit.model.resources import INFINITE, ZERO, Resources, pod_resources
 from gangkit.volcano.api import Queue, VolcanoSetup, job_min_resources
 from gangkit.volcano.cache import INQUEUE, PENDING, RUNNING, JobCache, exact_give_back
 from gangkit.volcano.plugins.gang import gang_ready
@@ -152,7 +152,7 @@ def open_session(sim: Cluster, now: float, cache: JobCache, setup: VolcanoSetup,
             a.inqueue = a.inqueue + (minimum - held)
             promised = promised + (minimum if phase == INQUEUE else minimum - held)
     proportion(total, attrs, queues.values())
-    room = ClusterRoom(total * setup.overcommit_factor - used, promised)
+    room = ClusterRoom(total * setup.overcommit_factor - used if setup.overcommit else INFINITE, promised)
     return Session(sim, now, cache, queues, ordering, attrs, room)
 
 
