@@ -4,8 +4,8 @@ One module per concept, as Kueue splits its own code: the API objects
 (:mod:`.objects`), quota arithmetic in the cohort tree (:mod:`.quota`),
 flavor assignment (:mod:`.flavor_assigner`), victim choice
 (:mod:`.preemption`), the scheduling cycle and the queues
-(:mod:`.scheduler`), and the adapter that plugs it into a simulated stack
-(:mod:`.layer`).
+(:mod:`.scheduler`), Topology-Aware Scheduling (the package :mod:`.tas`),
+and the adapter that plugs it into a simulated stack (:mod:`.layer`).
 """
 
 from gangkit.kueue.objects import (
@@ -22,11 +22,15 @@ from gangkit.kueue.objects import (
                       Quota,
                       ResourceFlavor,
                       ResourceGroup,
+                      Topology,
+                      TopologyAssignment,
+                      TopologyRequest,
                       Workload,
 )
 from gangkit.kueue.scheduler import CycleResult, Kueue
 
 __all__ = [
     "GPU", "Admission", "ClusterQueue", "Cohort", "CycleResult", "FlavorFungibility", "FlavorQuotas", "Kueue",
-    "KueueConfig", "LocalQueue", "PodSetSpec", "Preemption", "Quota", "ResourceFlavor", "ResourceGroup", "Workload",
+    "KueueConfig", "LocalQueue", "PodSetSpec", "Preemption", "Quota", "ResourceFlavor", "ResourceGroup", "Topology",
+    "TopologyAssignment", "TopologyRequest", "Workload",
 ]

@@ -40,6 +40,13 @@ written as a ``config.kueue.x-k8s.io/v1beta1`` Configuration with
 ``waitForPodsReady.enable: false``; its other pods-ready settings then take
 no effect and are not written.
 
+Topology-Aware Scheduling: each Topology (``spec.levels``) is written
+before the ResourceFlavors, and a TAS flavor with its ``topologyName``. A
+pod set's topology request belongs on its pod template
+(:func:`pod_template_annotations` gives the annotations); the Job writer
+does not put them there yet, so a setup with ``topology_requests`` is
+refused by name rather than written without them.
+
 Kueue's batch/v1 Job integration reads three things from the Job itself
 (``pkg/controller/constants``, ``pkg/controller/jobs/job``): the LocalQueue
 (label ``kueue.x-k8s.io/queue-name``, written by :func:`job_labels`), the
@@ -78,11 +85,12 @@ from gangkit.kueue.objects import (
     ResourceGroup,
 )
 from gangkit.kueue.provisioning import AdmissionCheck, ProvisioningRequestConfig
+from gangkit.kueue.tas.manifests import template_annotations, topology_manifest
 from gangkit.manifests.reader import QUEUE_LABEL, Reader
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.quantity import format_duration, format_memory
 
-__all__ = ["configuration_manifest", "job_annotations", "job_labels", "kueue_manifests"]
+__all__ = ["configuration_manifest", "job_annotations", "job_labels", "kueue_manifests", "pod_template_annotations"]
 
 CONFIGURATION = "Kueue Configuration"  # how problems name the Configuration, which has no name
 _DEFAULT_CONFIG = KueueConfig()
@@ -92,7 +100,7 @@ _DEFAULT_CHECK_CONFIG = ProvisioningRequestConfig()
 def kueue_manifests(setup: KueueSetup | None, jobs: Iterable = ()) -> list[dict]:
     """The Kueue objects of ``setup``, and the WorkloadPriorityClasses that ``jobs`` name.
 
-    In the order an operator applies them: ResourceFlavors, Cohorts,
+    In the order an operator applies them: Topologies, ResourceFlavors, Cohorts,
     ClusterQueues, LocalQueues, ProvisioningRequestConfigs, AdmissionChecks,
     WorkloadPriorityClasses, then the Configuration when it differs from
     Kueue's defaults. Every ClusterQueue lists every AdmissionCheck of the
@@ -108,6 +116,7 @@ def kueue_manifests(setup: KueueSetup | None, jobs: Iterable = ()) -> list[dict]
     docs: list[dict] = []
     if setup is not None:
         checks = [c.name for c in setup.admission_checks]
+        docs += [topology_manifest(t, setup_yaml.V1BETA2) for t in setup.topologies]
         docs += [flavor_manifest(f) for f in setup.flavors]
         docs += [cohort_manifest(c) for c in setup.cohorts]
         docs += [cluster_queue_manifest(q, checks) for q in setup.cluster_queues]
@@ -127,10 +136,15 @@ def kueue_manifests(setup: KueueSetup | None, jobs: Iterable = ()) -> list[dict]
 
 
 def flavor_manifest(f: ResourceFlavor) -> dict:
-    """A ResourceFlavor; ``spec.nodeLabels`` only when it has labels."""
+    """A ResourceFlavor; ``spec.nodeLabels`` only when it has labels, ``spec.topologyName`` for a TAS flavor."""
     doc: dict[str, Any] = _object("ResourceFlavor", f.name)
+    spec: dict[str, Any] = {}
     if f.node_labels:
-        doc["spec"] = {"nodeLabels": dict(f.node_labels)}
+        spec["nodeLabels"] = dict(f.node_labels)
+    if f.topology_name is not None:
+        spec["topologyName"] = f.topology_name
+    if spec:
+        doc["spec"] = spec
     return doc
 
 
@@ -284,6 +298,14 @@ def job_annotations(job) -> dict[str, str]:
     return {job_yaml.MIN_PARALLELISM: str(ps.min_count)}
 
 
+def pod_template_annotations(setup: KueueSetup | None, job) -> dict[str, dict[str, str]]:
+    """Per pod set of ``job``, the pod template annotation of its topology request (``kueue.x-k8s.io/podset-*-topology``)."""
+    if setup is None:
+        return {}
+    return {ps.name: template_annotations(request) for ps in job.pod_sets
+            if (request := setup.topology_requests.get((job.key, ps.name))) is not None}
+
+
 # --- helpers --------------------------------------------------------------------------------------
 
 
@@ -343,7 +365,11 @@ def _unwritable(setup: KueueSetup) -> list[Problem]:
         problems.append(Problem("Kueue setup", "cluster_queues", "expected at least one ClusterQueue: read back "
                                 "without one, kueue+ stacks use gangkit's default setup (one ClusterQueue holding "
                                 "every GPU)"))
-    for kind, items, key in (("ResourceFlavor", setup.flavors, lambda o: o.name),
+    for (job, pod_set), request in setup.topology_requests.items():
+        problems.append(Problem(f"Job {job}", f"pod set {pod_set}", f"its topology request ({template_annotations(request)}) "
+                                "belongs on the pod template, which the manifests writer does not write yet"))
+    for kind, items, key in (("Topology", setup.topologies, lambda o: o.name),
+                             ("ResourceFlavor", setup.flavors, lambda o: o.name),
                              ("Cohort", setup.cohorts, lambda o: o.name),
                              ("ClusterQueue", setup.cluster_queues, lambda o: o.name),
                              ("LocalQueue", setup.local_queues, lambda o: f"{o.namespace}/{o.name}"),

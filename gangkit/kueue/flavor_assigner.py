@@ -16,6 +16,10 @@ flavor that needs preemption is remembered and the next ones are tried
 All resources of one group come from the same flavor. Rules after Kueue's
 ``pkg/scheduler/flavorassigner``.
 
+With Topology-Aware Scheduling (``tas``, a :class:`~gangkit.kueue.tas.cache.TopologyCache`)
+a flavor must also suit the pod set's topology ask (Kueue's
+``checkPodSetAndFlavorMatchForTAS``), checked before its node labels.
+
 Simplification: each scan starts at the first flavor; Kueue resumes after
 the last flavor it tried when a workload was skipped in a busy cycle.
 """
@@ -78,6 +82,9 @@ class PodSetAssignment:
     requests: dict[str, int] = field(default_factory=dict)  # totals for the pod set
     reasons: list[str] = field(default_factory=list)
     causes: list[str] = field(default_factory=list)  # per reason: QuotaTooSmall, QuotaExhausted or ""
+    error: str = ""  # a TAS request that cannot be built (Kueue's psError): the pod set cannot be admitted
+    topology: object = None  # its TopologyAssignment (gangkit.kueue.objects), when TAS placed it
+    tas_flavor: str | None = None
 
 
 @dataclass
@@ -88,9 +95,13 @@ class Assignment:
     usage: dict[FlavorResource, int]
     borrowing: int
     mode: int  # NOFIT, PREEMPT or FIT: the worst over all pod sets and resources
+    tas_usage: list = field(default_factory=list)  # (flavor, leaf domain, per-pod requests, pods) of its topology assignments
 
     @property
     def message(self) -> str:
+        error = next((ps for ps in self.podsets if ps.error), None)
+        if error is not None:
+            return f"failed to assign flavors to pod set {error.name}: {error.error}"
         ps = self._failing()
         return f"couldn't assign flavors to pod set {ps.name}: " + "; ".join(ps.reasons) if ps else ""
 
@@ -162,8 +173,9 @@ class FlavorAssigner:
     """Assign flavors for one workload in one ClusterQueue, against the current quota tree."""
 
     def __init__(self, cq: ClusterQueue, node: QuotaNode, flavors: dict[str, ResourceFlavor], oracle, fair_sharing: bool = False,
-                 cq_nodes: dict[str, QuotaNode] | None = None):
+                 cq_nodes: dict[str, QuotaNode] | None = None, tas=None):
         self.cq, self.node, self.flavors, self.oracle = cq, node, flavors, oracle
+        self.tas = tas  # the TopologyCache when a flavor of the setup has a topology
         self.cq_nodes = cq_nodes or {cq.name: node}
         p = cq.preemption
         self.can_preempt_while_borrowing = p.borrow_within_cohort != "Never" or (fair_sharing and p.reclaim_within_cohort != "Never")
@@ -227,6 +239,12 @@ class FlavorAssigner:
         trace = self.trace if root_usage is not None else None
         for fq in rg.flavors:
             f = fq.flavor
+            if self.tas is not None:
+                why = self.tas.flavor_mismatch(self.cq.name, ps, f, rg.covered)
+                if why:
+                    reasons.append(why)
+                    causes.append("")
+                    continue
             if not flavor_matches(self.flavors.get(f), ps):
                 reasons.append(f"flavor {f} doesn't match node affinity")
                 causes.append("")

@@ -10,8 +10,19 @@ releases its quota and queues again with its original creation time.
 
 Jobs map to Workloads as Kueue's batch/v1 Job integration does: one pod set
 per gangkit pod set with its count and per-pod requests, the queue name from
-the job's queue (``kueue.x-k8s.io/queue-name``), the job's priority, and its
-submission time as creation time.
+the job's queue (``kueue.x-k8s.io/queue-name``), the job's priority, its
+submission time as creation time, and (Topology-Aware Scheduling) the
+topology request its pod template's annotations make.
+
+With TAS, the layer shows Kueue the ready nodes and what pods outside TAS
+use on them before each cycle (:meth:`KueueLayer.observe_topology`), and an
+admitted pod set's topology assignment reaches its pods as Kueue's topology
+ungater gives it (``pkg/controller/tas/topology_ungater.go``): each pod, by
+rank (its index in the pod set, as a batch/v1 Job's completion index), gets
+a nodeSelector for its domain's level labels (``kubernetes.io/hostname``
+alone when the topology ends with it). Kueue creates such pods with the
+``kueue.x-k8s.io/topology`` scheduling gate and ungates them with the
+selector; gangkit creates them with the selector (no gate is modelled).
 """
 
 from __future__ import annotations
@@ -43,25 +54,27 @@ from gangkit.model.reasons import Reason
 MAIN_POD_SET = (BATCH_JOB, POD, DEPLOYMENT)
 
 
-def workload_for(js, known: dict | None = None) -> Workload:
+def workload_for(js, known: dict | None = None, topology: dict | None = None) -> Workload:
     """The Workload Kueue's job integration would create for a gangkit job.
 
     Its pod sets are the job's, in order, named as the integration names them (:data:`MAIN_POD_SET`);
     the layer maps them back to the job's by position (:meth:`KueueLayer._apply_flavors`).
 
     ``known`` keeps the (immutable) pod set of the Workload per gangkit pod set, so that the
-    jobs of a trace, which repeat a few pod sets, share them.
+    jobs of a trace, which repeat a few pod sets, share them. ``topology``: the setup's
+    topology requests, per (job key, pod set name) (``KueueSetup.topology_requests``).
     """
     spec = js.spec
     pod_sets = []
     main = len(spec.pod_sets) == 1 and spec.framework in MAIN_POD_SET
     for ps in spec.pod_sets:
-        key = (ps, main)
+        request = topology.get((spec.key, ps.name)) if topology else None
+        key = (ps, main) if request is None else (ps, main, request)
         pss = known.get(key) if known is not None else None
         if pss is None:
             requests = {GPU: ps.gpus, "cpu": int(round(ps.cpu * 1000)), "memory": ps.memory}
             pss = PodSetSpec(DEFAULT_POD_SET if main else ps.name, ps.count, {r: v for r, v in requests.items() if v},
-                             min_count=ps.min_count, node_selector=ps.node_selector)
+                             min_count=ps.min_count, node_selector=ps.node_selector, topology=request)
             if known is not None:
                 if len(known) >= 4096:  # many distinct pod sets: keep the memory bounded
                     known.clear()
@@ -119,7 +132,7 @@ class KueueLayer(AdmissionLayer):
         if not managed(js.spec):  # Kueue does not manage it: handed on at the next cycle, past every quota
             self._unmanaged.append(js)
             return
-        wl = workload_for(js, self._pod_set_specs)
+        wl = workload_for(js, self._pod_set_specs, self.kueue.topology_requests)
         self.workloads[js.index] = wl
         self.kueue.submit(wl)
         self.recorder.sample(now)
@@ -137,7 +150,7 @@ class KueueLayer(AdmissionLayer):
         """
         if not managed(js.spec):
             return
-        wl = workload_for(js, self._pod_set_specs)
+        wl = workload_for(js, self._pod_set_specs, self.kueue.topology_requests)
         self.workloads[js.index] = wl
         admission = self._admission(sim, js, wl)
         self.kueue.admit_existing(wl, admission, now)
@@ -192,6 +205,10 @@ class KueueLayer(AdmissionLayer):
                                   f"of ClusterQueue {cq.name} for {res} ({', '.join(names)}); add its Workload, with "
                                   "status.admission, to the input")
                 assigned[res] = chosen
+            tas = sorted(f for f in set(assigned.values()) if kueue.flavors[f].topology_name is not None)
+            if tas:
+                raise problem(obj, "snapshot", f"its pod set {pss.name} holds the TAS flavor {tas[0]}: resuming a "
+                              "topology-aware workload from a live cluster's snapshot is not modelled yet")
             flavors[pss.name], counts[pss.name] = assigned, count
             for res, v in pss.requests.items():
                 fr = (assigned[res], res)
@@ -204,6 +221,8 @@ class KueueLayer(AdmissionLayer):
         config = self.kueue.config
         if config.wait_for_pods_ready and config.block_admission and self._someone_not_ready():
             return admitted  # blockAdmission: nothing is admitted while an admitted workload is not ready
+        if self.kueue.tas is not None:
+            self.observe_topology(sim)
         while True:
             r = self.kueue.cycle(now)
             for victim, reason, by in r.preempted:
@@ -286,9 +305,27 @@ class KueueLayer(AdmissionLayer):
 
         sim.call_at(now + self.kueue.config.pods_ready_timeout, check)
 
+    def observe_topology(self, sim) -> None:
+        """Show Kueue's TAS cache the ready nodes and what pods outside TAS request on each (bound pods of jobs
+        whose Workload holds no topology assignment: Kueue's non-TAS usage); where room grew, Kueue retries."""
+        tas_jobs = {wl.job for per_cq in self.kueue.admitted.values() for wl in per_cq.values() if wl.admission.topology}
+        view = []
+        for st in sim.capacity.nodes:
+            if not st.ready:
+                continue
+            gpus = cpu = memory = 0
+            for p in st.pods:
+                if p.job not in tas_jobs:
+                    gpus, cpu, memory = gpus + p.pod_set.gpus, cpu + p.pod_set.cpu, memory + p.pod_set.memory
+            view.append((st.node, {GPU: gpus, "cpu": int(round(cpu * 1000)), "memory": memory}))
+        grew = self.kueue.tas.observe(view)
+        if grew:
+            self.kueue.topology_changed(grew)
+
     def _apply_flavors(self, wl: Workload) -> None:
         """Kueue injects each assigned flavor's node labels into the pods' node selector (and admits its counts),
-        per pod set of the job: the Workload's pod sets are the job's, in order."""
+        per pod set of the job: the Workload's pod sets are the job's, in order. A pod set with a topology
+        assignment gets, pod by pod (keyed by the pod's index in the job), the flavor's labels and its domain's."""
         flavors = self.kueue.flavors
         js = wl.job
         name_of = {pss.name: ps.name for pss, ps in zip(wl.pod_sets, js.spec.pod_sets)}
@@ -299,6 +336,12 @@ class KueueLayer(AdmissionLayer):
                 labels.update(flavors[f].node_labels)  # the flavor's (label, value) pairs in order
             if labels:
                 by_name[name_of.get(ps_name, ps_name)] = labels
+        first = 0
+        for pss, ps in zip(wl.pod_sets, js.spec.pod_sets) if wl.admission.topology else ():
+            ta = wl.admission.topology.get(pss.name)
+            for k, domain in enumerate(ta.pod_labels() if ta is not None else ()):
+                by_name[first + k] = {**by_name.get(ps.name, {}), **domain}
+            first += wl.admission.counts.get(pss.name, pss.count)
         js.extra_selector = by_name
         js.admitted_counts = {name_of.get(k, k): v for k, v in wl.admission.counts.items()}
 

@@ -51,6 +51,8 @@ from typing import Any
 
 from gangkit.kueue.objects import DEFAULT_POD_SET, Admission, KueueSetup, PodSetSpec, Workload
 from gangkit.kueue.setup_manifests import API_VERSIONS, FEATURE_GATES, KIND_NAMES, V1BETA1, SetupReader, canonical
+from gangkit.kueue.tas.cache import unmodelled_problems
+from gangkit.kueue.tas.manifests import TOPOLOGY_FIELDS, check_tas_nodes, drop_companion_notes, read_topology_requests
 from gangkit.manifests.reader import ANY, META, POD_SPEC, QUEUE_LABEL, ManifestObject, Reader, new_object, short
 
 __all__ = ["API_VERSIONS", "KIND_NAMES", "KueueReader", "LoadedWorkload", "known_fields", "read_for_scenario",
@@ -105,7 +107,9 @@ def known_fields(kind: str, api_version: str) -> dict:
     """The fields gangkit reads (or knows to be harmless) for one kind and apiVersion; others are reported."""
     v1 = api_version.endswith("v1beta1")
     if kind == "ResourceFlavor":
-        return {**_TOP, "spec": {"nodeLabels": ANY}}
+        return {**_TOP, "spec": {"nodeLabels": ANY, "topologyName": ANY}}
+    if kind == "Topology":
+        return TOPOLOGY_FIELDS
     if kind == "ClusterQueue":
         extra = {"cohort": ANY, "admissionChecks": ANY} if v1 else {"cohortName": ANY}
         return {**_TOP, "spec": {**_CQ_SPEC, **extra}}
@@ -167,10 +171,11 @@ def read_for_scenario(r: Reader, objects: list[ManifestObject], jobs: list, clas
 
     Also gives each Job what Kueue's job integration reads from it: the
     value of its WorkloadPriorityClass (label ``kueue.x-k8s.io/priority-class``)
-    as its priority, and its ``kueue.x-k8s.io/job-min-parallelism`` as the
-    pod set's ``min_count`` (partial admission). Returns ``None`` when the
-    input has no ClusterQueue (``kueue+`` stacks then use gangkit's default
-    setup). Problems and notes go to ``r``.
+    as its priority, its ``kueue.x-k8s.io/job-min-parallelism`` as the
+    pod set's ``min_count`` (partial admission), and its pod templates'
+    topology annotations (:mod:`gangkit.kueue.tas.manifests`). Returns ``None``
+    when the input has no ClusterQueue (``kueue+`` stacks then use gangkit's
+    default setup). Problems and notes go to ``r``.
     """
     kueue_objects = [o for o in objects if o.kind in KIND_NAMES]
     kr = KueueReader(r, kueue_objects, classes, 0)
@@ -198,6 +203,8 @@ def read_for_scenario(r: Reader, objects: list[ManifestObject], jobs: list, clas
         elif setup.cluster_queues:
             unlabelled.append(j)
     _without_queue_name(r, unlabelled, setup)
+    if setup.topologies or any(f.topology_name is not None for f in setup.flavors):
+        _topology(r, objects, jobs, setup)
     if volcano_jobs and kueue_objects:
         r.notes.append(f"Kueue has no integration for Volcano Jobs (batch.volcano.sh): it does not manage them, so under a "
                        f"kueue+ stack they go straight to Volcano, past every ClusterQueue (write a batch/v1 Job with a "
@@ -214,6 +221,18 @@ def read_for_scenario(r: Reader, objects: list[ManifestObject], jobs: list, clas
                            "(one ClusterQueue holding every GPU)")
         return None
     return setup
+
+
+def _topology(r: Reader, objects: list[ManifestObject], jobs: list, setup: KueueSetup) -> None:
+    """Topology-aware scheduling: the jobs' topology requests, the TAS flavors' nodes, what is not modelled yet."""
+    from gangkit.manifests.companions import COMPANIONS  # the board's own words for a Topology it does not simulate
+
+    for api in ("kueue.x-k8s.io/v1beta2", "kueue.x-k8s.io/v1beta1"):
+        drop_companion_notes(r, objects, setup, COMPANIONS.get((api, "Topology"), ""))
+    read_topology_requests(r, objects, jobs, setup)
+    check_tas_nodes(r, objects, setup)
+    for p in unmodelled_problems(setup.flavors, setup.cluster_queues, setup.admission_checks, manifest=True):
+        r.error(p.obj, p.field, p.message)
 
 
 def _without_queue_name(r: Reader, jobs: list, setup: KueueSetup) -> None:

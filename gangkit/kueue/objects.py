@@ -12,6 +12,12 @@ ClusterQueue. A **Workload** is Kueue's view of a job: pod sets with counts
 and per-pod requests, a priority and a creation time; Kueue reserves quota for
 a whole workload at once, never pod by pod.
 
+For Topology-Aware Scheduling (:mod:`gangkit.kueue.tas`) a **Topology**
+names the levels of a data centre (block, rack, host), each a node label; a
+ResourceFlavor that names one is a *TAS flavor*, a pod set asks for a level
+(its **TopologyRequest**), and an admission says where its pods go (its
+**TopologyAssignment**).
+
 Quantities here are whole numbers in Kueue's canonical units: CPU in
 millicores, memory in bytes, GPUs and pods as counts.
 """
@@ -33,16 +39,74 @@ FUNGIBILITY_POLICIES = ("MayStopSearch", "TryNextFlavor")
 PREFERENCES = (None, "BorrowingOverPreemption", "PreemptionOverBorrowing")
 
 
+HOSTNAME = "kubernetes.io/hostname"  # the node label every kubelet sets (corev1.LabelHostname)
+
+
 @dataclass(frozen=True)
 class ResourceFlavor:
-    """A kind of node, chosen by ``node_labels`` (ResourceFlavor ``spec.nodeLabels``)."""
+    """A kind of node, chosen by ``node_labels`` (ResourceFlavor ``spec.nodeLabels``); ``topology_name``
+    (``spec.topologyName``) makes it a TAS flavor."""
 
     name: str
     node_labels: tuple[tuple[str, str], ...] = ()
+    topology_name: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.node_labels, dict):
             object.__setattr__(self, "node_labels", tuple(sorted(self.node_labels.items())))
+
+
+@dataclass(frozen=True)
+class Topology:
+    """The levels of a data centre, coarse to fine, each a node label (Kueue ``Topology`` ``spec.levels[].nodeLabel``).
+
+    ``kubernetes.io/hostname`` may only be the last level; with it, Kueue counts room node by node.
+    """
+
+    name: str
+    levels: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "levels", tuple(self.levels))
+
+
+@dataclass(frozen=True)
+class TopologyRequest:
+    """A pod set's topology ask (Workload ``spec.podSets[].topologyRequest``), read from its pod template's
+    annotations ``kueue.x-k8s.io/podset-required-topology``, ``podset-preferred-topology`` (a level's node
+    label) or ``podset-unconstrained-topology`` (``"true"``/``"false"``)."""
+
+    required: str | None = None
+    preferred: str | None = None
+    unconstrained: bool | None = None
+
+    @property
+    def explicit(self) -> bool:
+        """Kueue's ``IsExplicitlyRequestingTAS``: any of the three is set (``unconstrained: false`` too)."""
+        return self.required is not None or self.preferred is not None or self.unconstrained is not None
+
+
+@dataclass(frozen=True)
+class TopologyAssignment:
+    """Where an admitted pod set's pods go (``podSetAssignments[].topologyAssignment``): the ``levels`` (the
+    lowest only, ``kubernetes.io/hostname``, when the topology ends with it; else all), and per domain its
+    level values and pod count, domains in Kueue's order (sorted by their values)."""
+
+    levels: tuple[str, ...]
+    domains: tuple[tuple[tuple[str, ...], int], ...]
+
+    @property
+    def pods(self) -> int:
+        return sum(count for _, count in self.domains)
+
+    def pod_labels(self) -> list[dict[str, str]]:
+        """The node labels Kueue's topology ungater gives each pod, by rank: the first domain's to the first
+        ``count`` pods, and so on (``pkg/controller/tas/topology_ungater.go``)."""
+        out = []
+        for values, count in self.domains:
+            labels = dict(zip(self.levels, values))
+            out.extend(labels for _ in range(count))
+        return out
 
 
 @dataclass(frozen=True)
@@ -159,16 +223,18 @@ class PodSetSpec:
     requests: dict[str, int]
     min_count: int | None = None
     node_selector: tuple[tuple[str, str], ...] = ()
+    topology: TopologyRequest | None = None
 
 
 @dataclass
 class Admission:
-    """Workload ``status.admission``: where the quota was reserved, and for how many pods."""
+    """Workload ``status.admission``: where the quota was reserved, for how many pods, and (TAS) where they go."""
 
     cluster_queue: str
     flavors: dict[str, dict[str, str]]  # podset -> resource -> flavor
     counts: dict[str, int]
     usage: dict[FlavorResource, int]
+    topology: dict[str, TopologyAssignment] = field(default_factory=dict)  # podset -> its topologyAssignment
 
 
 @dataclass(eq=False)
@@ -221,3 +287,6 @@ class KueueSetup:
     cohorts: list[Cohort] = field(default_factory=list)
     config: KueueConfig = field(default_factory=KueueConfig)
     admission_checks: list = field(default_factory=list)  # gangkit.kueue.provisioning.AdmissionCheck, used by ClusterQueues
+    topologies: list[Topology] = field(default_factory=list)
+    # (job key, pod set name) -> what the pod set's template annotations ask (Kueue copies it into its Workload)
+    topology_requests: dict[tuple[str, str], TopologyRequest] = field(default_factory=dict)

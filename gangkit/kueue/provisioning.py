@@ -53,6 +53,7 @@ import pandas as pd
 
 from gangkit.engine.sockets import AdmissionLayer
 from gangkit.model.backoff import doubling
+from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.reasons import Reason
 from gangkit.supply.provisioning_request import BEST_EFFORT_ATOMIC, PROVISIONING_CLASSES, ProvisioningRequest
 
@@ -103,6 +104,10 @@ class ProvisioningRequestCheck(AdmissionLayer):
     name = "admission_check"
 
     def __init__(self, kueue_layer, autoscaler, check: AdmissionCheck | None = None):
+        if kueue_layer.kueue.tas is not None:
+            raise ScenarioError([Problem("Kueue setup", "flavors", "a ProvisioningRequest admission check together with "
+                                         "topology-aware scheduling is not modelled yet (Kueue assigns the topology "
+                                         "after provisioning): use a stack without the check")])
         self.kueue_layer = kueue_layer
         self.autoscaler = autoscaler
         self.check = check or AdmissionCheck()

@@ -22,7 +22,9 @@ creation time) and a set of *inadmissible* ones parked aside. A cycle:
    capacity to an earlier head, goes straight back to the heap.
 
 Quota is reserved for the whole workload at once. Rules after Kueue's
-``pkg/scheduler/scheduler.go`` and ``pkg/cache/queue``.
+``pkg/scheduler/scheduler.go`` and ``pkg/cache/queue``. With a TAS flavor
+in the setup, the nominations also get topology assignments and the cycle
+checks them (:mod:`gangkit.kueue.tas.cache`).
 
 Speed (gangkit's, the results unchanged; ``tests/test_fast_paths.py`` runs
 both ways): a pending workload's scheduling hash is computed once
@@ -67,6 +69,7 @@ from gangkit.kueue.objects import (
 from gangkit.kueue.preemption import Preemptor
 from gangkit.kueue.quota import QuotaTree
 from gangkit.kueue.targets import Target
+from gangkit.kueue.tas.cache import TopologyCache
 from gangkit.model.errors import Problem, ScenarioError
 
 #: compute a pending workload's equivalence class once, not at every push and park (see _Queue.class_of)
@@ -101,8 +104,8 @@ class CycleResult:
 
 def scheduling_hash(wl: Workload) -> tuple:
     """Workloads with equal hashes are equivalent for admission (Kueue's SchedulingEquivalenceHashing)."""
-    return (wl.priority, tuple((ps.name, ps.count, tuple(sorted(ps.requests.items())), ps.min_count, ps.node_selector)
-                               for ps in wl.pod_sets))
+    return (wl.priority, tuple((ps.name, ps.count, tuple(sorted(ps.requests.items())), ps.min_count, ps.node_selector,
+                                ps.topology) for ps in wl.pod_sets))
 
 
 class _Queue:
@@ -287,10 +290,14 @@ class Kueue:
     @classmethod
     def from_setup(cls, setup: KueueSetup) -> "Kueue":
         """A fresh Kueue (empty queues, nothing admitted) from a scenario's Kueue objects."""
-        return cls(setup.flavors, setup.cluster_queues, setup.local_queues, setup.cohorts, setup.config)
+        kueue = cls(setup.flavors, setup.cluster_queues, setup.local_queues, setup.cohorts, setup.config, setup.topologies,
+                    setup.admission_checks)
+        kueue.topology_requests = setup.topology_requests
+        return kueue
 
     def __init__(self, flavors: list[ResourceFlavor], cluster_queues: list[ClusterQueue], local_queues: list[LocalQueue],
-                 cohorts: list[Cohort] | None = None, config: KueueConfig | None = None):
+                 cohorts: list[Cohort] | None = None, config: KueueConfig | None = None, topologies: list | None = None,
+                 admission_checks: list = ()):
         self.flavors = {f.name: f for f in flavors}
         # an inactive ClusterQueue is left out of Kueue's snapshot: it admits nothing and lends nothing in its
         # cohort (pkg/cache snapshot: InactiveClusterQueueSets); its workloads wait, "ClusterQueue <name> is inactive"
@@ -310,6 +317,12 @@ class Kueue:
         self._last_oracle: tuple | None = None  # (workload, cq, request, frs, targets) of the assigner's last question
         self._never_preempts: dict[str, bool] = {}  # ClusterQueue -> FAST_REJECT applies to it (see _replay_reject)
         self._rejects: dict[tuple, tuple] = {}  # (ClusterQueue, class) -> its last failed assignment, to replay
+        # Topology-Aware Scheduling, when a flavor names a Topology (its replays would not see the nodes: no FAST_REJECT)
+        self.tas = None
+        self.topology_requests: dict = {}  # (job key, pod set) -> TopologyRequest, read by the layer (workload_for)
+        if any(f.topology_name is not None for f in flavors):
+            self.tas = TopologyCache(self.flavors, topologies or [], self.cluster_queues, list(admission_checks))
+            self._never_preempts.update({q: False for q in self.cluster_queues if self.tas.cq_flavors[q] & set(self.tas.flavors)})
         self.workloads: dict[int, Workload] = {}
         self.orphans: dict[int, Workload] = {}  # no such LocalQueue or ClusterQueue
         self._seq = 0
@@ -371,6 +384,8 @@ class Kueue:
         node = self.tree.cq[admission.cluster_queue]
         for fr, v in admission.usage.items():
             node.add_usage(fr, v)
+        if self.tas is not None:
+            self.tas.add(wl)
         self.admitted[admission.cluster_queue][wl.seq] = wl
         self.queues[admission.cluster_queue].remove(wl)
 
@@ -383,6 +398,8 @@ class Kueue:
         node = self.tree.cq[adm.cluster_queue]
         for fr, v in adm.usage.items():
             node.remove_usage(fr, v)
+        if self.tas is not None:
+            self.tas.remove(wl)
         self.admitted[adm.cluster_queue].pop(wl.seq, None)
         wl.admission = None
         wl.quota_reserved_at = None
@@ -440,6 +457,13 @@ class Kueue:
             wl.requeue_at = None
             self.queues[wl.cluster_queue].push(wl)
 
+    def topology_changed(self, flavors: set[str]) -> None:
+        """Nodes of these TAS flavors gained room (a node came, pods outside TAS left): Kueue's TAS controllers
+        requeue the inadmissible workloads of the ClusterQueues that use them (``NotifyRetryInadmissible``)."""
+        for name in self._queue_names:
+            if self.tas.uses(name, flavors):
+                self._retry_inadmissible(name)
+
     def _retry_inadmissible(self, cq_name: str) -> bool:
         self.revision += 1
         moved = False
@@ -462,7 +486,7 @@ class Kueue:
             return result
         self.revision += 1  # heads left their queues (and go back, or are admitted)
         for e in heads:
-            self._nominate(e)
+            self._nominate_entry(e)
         reserved: list[tuple] = []  # capacity held for the rest of this cycle only
         preempted: dict[int, tuple[Target, Workload]] = {}
         if self.config.fair_sharing:
@@ -477,6 +501,8 @@ class Kueue:
             self._process(e, reserved, preempted, now, result)
         for node, fr, v in reversed(reserved):
             node.remove_usage(fr, v)
+        if self.tas is not None:
+            self.tas.end_cycle()
         for e in heads:
             if e.status != "admitted":
                 self._requeue(e, result)
@@ -485,6 +511,19 @@ class Kueue:
             self.evict(target.workload, target.reason)
         result.changed = result.changed or bool(result.admitted or result.preempted)
         return result
+
+    def _nominate_entry(self, e: Entry) -> None:
+        """The nomination, then (TAS) the topology it would hold if it must preempt (Kueue's getAssignments)."""
+        self._nominate(e)
+        if self.tas is not None:
+            self.tas.for_preemption(e.workload, e.cq, e.assignment, e.targets)
+
+    def _assign(self, assigner: FlavorAssigner, wl: Workload, counts: dict | None = None) -> Assignment:
+        """Flavor assignment, then (TAS) the topology assignment of its pod sets (Kueue's FlavorAssigner.Assign)."""
+        a = assigner.assign(wl, counts)
+        if self.tas is not None:
+            self.tas.assign(wl, assigner.cq.name, a)
+        return a
 
     def _nominate(self, e: Entry) -> None:
         assigner = self._assigner(e.cq)
@@ -500,7 +539,7 @@ class Kueue:
             if memo is not None:
                 assigner.trace, assigner.trace_quotes = [], {}
         self._last_oracle = None
-        e.assignment = assigner.assign(e.workload)
+        e.assignment = self._assign(assigner, e.workload)
         if memo is not None:
             self._remember_reject(key, e.assignment, assigner)
         elif key is not None and e.assignment.mode != FIT and self._replayable(e):
@@ -573,7 +612,7 @@ class Kueue:
         if assigner is None:
             oracle = lambda wl, request, frs: self._oracle(wl, cq_name, request, frs)  # noqa: E731
             assigner = FlavorAssigner(self.cluster_queues[cq_name], self.tree.cq[cq_name], self.flavors, oracle,
-                                      self.config.fair_sharing, self.tree.cq)
+                                      self.config.fair_sharing, self.tree.cq, self.tas)
             self._assigners[cq_name] = assigner
         return assigner
 
@@ -599,7 +638,7 @@ class Kueue:
 
         def attempt(k: int):
             counts = {ps.name: ps.count - d * k // total for ps, d in zip(wl.pod_sets, deltas)}
-            a = assigner.assign(wl, counts)
+            a = self._assign(assigner, wl, counts)
             if a.mode == FIT:
                 return a, []
             if a.mode == PREEMPT:
@@ -621,6 +660,10 @@ class Kueue:
         return None
 
     def _process(self, e: Entry, reserved: list, preempted: dict, now: float, result: CycleResult) -> None:
+        if self.tas is not None and e.assignment.tas_usage and self._fits(e, preempted, topology=False) \
+                and not self._fits(e, preempted):
+            e.targets = []  # its domains were taken in this cycle: TASRecomputeAssignmentWithinSchedulingCycle
+            self._nominate_entry(e)
         a = e.assignment
         node = self.tree.cq[e.cq]
         if a.mode == NOFIT:
@@ -634,6 +677,8 @@ class Kueue:
                     if v > 0:
                         node.add_usage(fr, v)
                         reserved.append((node, fr, v))
+                if self.tas is not None:
+                    self.tas.reserve(a)
             return
         if e.targets and any(t.workload.seq in preempted for t in e.targets):
             e.requeue_reason, e.message = SKIPPED, "Workload has overlapping preemption targets with another workload"
@@ -653,22 +698,27 @@ class Kueue:
             return
         flavors = {ps.name: dict(ps.flavors) for ps in a.podsets}
         counts = {ps.name: ps.count for ps in a.podsets}
-        self._reserve(e.workload, Admission(e.cq, flavors, counts, dict(a.usage)), now)
+        topology = {ps.name: ps.topology for ps in a.podsets if ps.topology is not None}
+        self._reserve(e.workload, Admission(e.cq, flavors, counts, dict(a.usage), topology), now)
         e.status = "admitted"
         result.admitted.append(e.workload)
 
-    def _fits(self, e: Entry, preempted: dict) -> bool:
-        """Does the entry still fit, counting as gone every victim chosen so far in this cycle?"""
+    def _fits(self, e: Entry, preempted: dict, topology: bool = True) -> bool:
+        """Does the entry still fit, counting as gone every victim chosen so far in this cycle? With ``topology``
+        (and TAS), its topology assignment's domains must still hold its pods too."""
         node = self.tree.cq[e.cq]
+        tas = topology and self.tas is not None
         if not preempted and not e.targets:  # no victims anywhere in this cycle: the quota as it stands
-            return all(v <= node.available(fr) for fr, v in e.assignment.usage.items())
+            return all(v <= node.available(fr) for fr, v in e.assignment.usage.items()) and (
+                not tas or self.tas.fits(e.assignment))
         gone = {t.workload.seq: t.workload for t, _ in preempted.values()}
         gone.update({t.workload.seq: t.workload for t in e.targets})
         for wl in gone.values():
             for fr, v in wl.admission.usage.items():
                 self.tree.cq[wl.admission.cluster_queue].remove_usage(fr, v)
         try:
-            return all(v <= node.available(fr) for fr, v in e.assignment.usage.items())
+            return all(v <= node.available(fr) for fr, v in e.assignment.usage.items()) and (
+                not tas or self.tas.fits(e.assignment, gone.values()))
         finally:
             for wl in gone.values():
                 for fr, v in wl.admission.usage.items():

@@ -4,8 +4,9 @@ Picture the org chart and the budget sheet of a company before any project
 starts: ResourceFlavors say what kinds of machines exist, ClusterQueues hold
 quota of each flavor, Cohorts let budgets lend to each other, LocalQueues
 are the doors a namespace submits through, WorkloadPriorityClasses rank the
-work, AdmissionChecks add a gate (a ProvisioningRequest), and Kueue's
-Configuration switches features on. :class:`SetupReader` reads them into a
+work, AdmissionChecks add a gate (a ProvisioningRequest), Topologies
+describe the data centre for topology-aware flavors (:mod:`gangkit.kueue.tas.manifests`),
+and Kueue's Configuration switches features on. :class:`SetupReader` reads them into a
 :class:`~gangkit.kueue.objects.KueueSetup` with Kueue's own rules (its
 webhooks and the CEL rules of its CRDs), every problem naming object and
 field. Workloads, which are judged against this setup, are read by
@@ -33,6 +34,8 @@ from gangkit.kueue.objects import (
     ResourceGroup,
 )
 from gangkit.kueue.provisioning import CONTROLLER, AdmissionCheck, ProvisioningRequestConfig
+from gangkit.kueue.tas.cache import topology_problems
+from gangkit.kueue.tas.manifests import read_topology
 from gangkit.manifests.reader import ManifestObject, Reader, short
 
 __all__ = ["API_VERSIONS", "KIND_NAMES", "MAX_COHORT_DEPTH", "SetupReader", "canonical"]
@@ -51,7 +54,10 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "ProvisioningRequestConfig": (V1BETA2, V1BETA1),
     "Configuration": (CONFIG_V1BETA2, CONFIG_V1BETA1),
 }
-KIND_NAMES = tuple(API_VERSIONS)
+#: Kueue's kinds the readers take, Topology included (the board of kinds routes it to its companion objects'
+#: reader, which checks its metadata: its spec is read here)
+KIND_NAMES = (*API_VERSIONS, "Topology")
+TOPOLOGY_VERSIONS = (V1BETA2, V1BETA1)
 
 QUEUEING_STRATEGIES = ("StrictFIFO", "BestEffortFIFO")
 WITHIN_CQ = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
@@ -167,6 +173,10 @@ class SetupReader:
             if value is not None:
                 self.wpc[o.name] = value
         flavors = [self.resource_flavor(o) for o in self.by_kind["ResourceFlavor"]]
+        topologies = [t for o in self.by_kind["Topology"] if o.doc.get("apiVersion") in TOPOLOGY_VERSIONS
+                      and (t := read_topology(self.r, o)) is not None]
+        for p in topology_problems(topologies, flavors, manifest=True):
+            self.r.error(p.obj, p.field, p.message)
         flavor_names = {f.name for f in flavors}
         cohorts = [c for c in (self.cohort(o, flavor_names) for o in self.by_kind["Cohort"]) if c is not None]
         self.check_cohort_tree(cohorts)
@@ -190,7 +200,8 @@ class SetupReader:
                 cq.inactive = reason
                 self.r.notes.append(f"{labels[cq.name]} is inactive, as Kueue keeps it ({reason}): it admits nothing, and "
                                     "its workloads wait")
-        return KueueSetup(flavors, list(self.queues.values()), list(self.local_queues.values()), cohorts, config, checks)
+        return KueueSetup(flavors, list(self.queues.values()), list(self.local_queues.values()), cohorts, config, checks,
+                          topologies)
 
     # admission checks ----------------------------------------------------------------------
 
@@ -288,7 +299,11 @@ class SetupReader:
     def resource_flavor(self, o: ManifestObject) -> ResourceFlavor:
         spec = self.r.mapping(o.doc.get("spec"), o.label, "spec")
         labels = self.r.strings(spec.get("nodeLabels"), o.label, "spec.nodeLabels")
-        return ResourceFlavor(o.name, tuple(sorted(labels.items())))
+        topology = spec.get("topologyName")
+        if topology is not None and (not isinstance(topology, str) or not topology):
+            self.r.error(o.label, "spec.topologyName", f"expected the name of a Topology, got {short(topology)}")
+            topology = None
+        return ResourceFlavor(o.name, tuple(sorted(labels.items())), topology)
 
     def resource_groups(self, spec: dict, obj: str, flavor_names: set[str], has_parent: bool,
                         is_cohort: bool) -> list[ResourceGroup]:

@@ -16,6 +16,7 @@ Objects are told apart by their role on the board of kinds
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 from collections.abc import Iterable, Mapping
@@ -78,6 +79,11 @@ def load_kueue(*sources: Source) -> KueueInput:
     # by role, not by kind name: a scheduling.k8s.io Workload is not Kueue's, a Volcano Job is no batch/v1 Job
     kr = SnapshotReader(r, [o for o in objects if o.role in KIND_NAMES], classes, default_priority)
     setup = kr.setup()
+    if any(f.topology_name is not None for f in setup.flavors):
+        # gangkit admit reads no nodes and no pods: its TAS flavors admit as if they had no topology, as the
+        # board's warning on each Topology says (topology-aware scheduling is simulated by gangkit run)
+        setup.flavors = [dataclasses.replace(f, topology_name=None) for f in setup.flavors]
+        setup.topologies = []
     kr.runtimes = collect_runtimes(objects)
     loaded = kr.snapshot_workloads([o for o in objects if o.role in ("Workload", "Job", "JobSet", "PyTorchJob", "MPIJob",
                                                                      "TrainJob")])
