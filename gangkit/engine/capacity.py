@@ -22,6 +22,15 @@ grouped by *kind* (same capacities and labels) and free GPUs, each group
 sorted by free share. The literal algorithm is the plain scan over every node
 (:meth:`FreeCapacity.choose_by_scan`); the index gives the same node, and
 ``tests/test_capacity.py`` checks that on random clusters.
+
+A pod of a *one-per-node* pod set (:attr:`gangkit.model.jobs.PodSet.one_per_node`:
+required pod anti-affinity on ``kubernetes.io/hostname`` against its own
+job's pods of that set) is asked with :meth:`FreeCapacity.choose_for`: the
+nodes that hold, or were given earlier in the same trial, a pod of its group
+are filtered out (kube-scheduler's InterPodAffinity Filter,
+``pkg/scheduler/framework/plugins/interpodaffinity/filtering.go``,
+Kubernetes 1.35, which counts bound and assumed pods alike), then the same
+Score picks among the rest.
 """
 
 from __future__ import annotations
@@ -33,6 +42,25 @@ from gangkit.engine.state import NodeState
 from gangkit.model.nodes import Node
 from gangkit.model.precision import TOLERANCE
 from gangkit.model.resources import Room, labels_match
+
+
+def avoided_nodes(pod, placed=()) -> set:
+    """The nodes a pod may not go to under its pod set's one-per-node rule (empty without the rule).
+
+    They are the nodes of the pods of the same job and pod set that are bound,
+    and of those in ``placed`` (``(pod, node)`` pairs a trial or dry run has
+    placed, but not bound, before this pod): kube-scheduler's Filter sees a
+    pod assumed in this cycle as it sees a bound one.
+    """
+    ps = pod.pod_set
+    if not ps.one_per_node:
+        return set()
+    js, name = pod.job, ps.name
+    avoid = {q.node for q in js.pods if q.node is not None and q.pod_set.name == name}
+    for q, node in placed:
+        if q.job is js and q.pod_set.name == name:
+            avoid.add(node)
+    return avoid
 
 
 def share_left(cap_gpus, cap_cpu, cap_memory, free_gpus, free_cpu, free_memory, gpus, cpu, memory) -> float:
@@ -201,6 +229,40 @@ class FreeCapacity:
             if best_key is None or key > best_key or (key == best_key and first < best_index):
                 best_key, best_index = key, first
         return None if best_key is None else self.nodes[best_index]
+
+    def choose_for(self, pod, placed=()) -> NodeState | None:
+        """The node :meth:`choose` would pick for ``pod``, less those its one-per-node rule forbids.
+
+        ``placed``: the ``(pod, node)`` pairs placed before it in the same
+        trial and not bound (see :func:`avoided_nodes`). A pod without the rule
+        is :meth:`choose` itself.
+        """
+        if not pod.pod_set.one_per_node:
+            return self.choose(*pod.request)
+        return self.choose_avoiding(pod.request, avoided_nodes(pod, placed))
+
+    def choose_avoiding(self, request: tuple, avoid) -> NodeState | None:
+        """The node :meth:`choose` would pick for a pod of ``request`` if the nodes in ``avoid`` were not there.
+
+        The avoided ready nodes leave the indexes for the question (as a
+        changed node does, :meth:`take`) and are filed again before the next
+        one, so the choice is the index's own among the other nodes.
+        """
+        if not avoid:
+            return self.choose(*request)
+        gpus, cpu, memory, selector = request
+        if self._stale:
+            self._refile()
+        if (selector or ((cpu or memory) and self.models_cpu_or_memory)) and self._by_kind is None:
+            self._by_kind = _KindIndex(self)  # built now, from every ready node, as choose would build it
+        for st in avoid:
+            if st.ready:
+                self._unfile(st)
+        hidden, self._stale = self._stale, {}
+        try:
+            return self.choose(gpus, cpu, memory, selector)
+        finally:
+            self._stale = hidden  # filed again before the next question
 
     def _score(self, cap: int, free: int, gpus: int) -> float:
         if cap == 0:

@@ -30,7 +30,9 @@ What is read of each:
   is submitted and how long its started pods wait for each other
   (``gangkit/rendezvous-timeout``, restart churn: :mod:`gangkit.engine.churn`);
   the gang it names (:mod:`gangkit.placement.manifests`); the pod template's
-  ``volcano.sh/preemptable`` (:func:`read_preemptable`);
+  ``volcano.sh/preemptable`` (:func:`read_preemptable`); one form of
+  ``affinity``, required pod anti-affinity on ``kubernetes.io/hostname``
+  among the Job's own pods (:func:`read_one_per_node`);
 - ``scheduling.volcano.sh/v1beta1`` **PodGroup**: the gang size
   (``spec.minMember``) and priority of the Job whose pods name it (its queue,
   ``minResources`` and ``volcano.sh/preemptable``: :mod:`gangkit.volcano.manifests`);
@@ -86,6 +88,15 @@ __all__ = [
     "priority_class_name", "read_object", "read_preemptable", "simulation_manifest",
 ]
 
+HOSTNAME = "kubernetes.io/hostname"  # the well-known node label: one node is one topology domain
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"  # the Job controller adds it (and job-name) to the Job's pods
+REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+ONE_PER_NODE_FORM = (
+    "gangkit reads only affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution with one term "
+    f"of topologyKey {HOSTNAME} whose labelSelector (matchLabels, or matchExpressions with operator In) the "
+    f"Job's own pods match (their template labels, or {JOB_NAME_LABEL}): one pod of the Job per node"
+)
+
 DEFAULT_RUN_TIME = 3600.0
 """Seconds of run time for a Job without a ``gangkit/run-time`` annotation (reported in a warning)."""
 
@@ -122,7 +133,8 @@ KNOWN_FIELDS: dict[str, dict] = {
                 ANY,
             ),
             "template": {"metadata": META, "spec": {**POD_SPEC, "workloadRef": WORKLOAD_REF,  # 1.35
-                                                    "schedulingGroup": SCHEDULING_GROUP}},  # 1.36
+                                                    "schedulingGroup": SCHEDULING_GROUP,  # 1.36
+                                                    "affinity": ANY}},  # one form read: read_one_per_node
         },
     },
     "PodGroup": {
@@ -258,6 +270,8 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
     pod = r.mapping(spec["template"].get("spec"), obj, "spec.template.spec")
     request = r.pod_request(pod, obj)
     selector = r.strings(pod.get("nodeSelector"), obj, "spec.template.spec.nodeSelector")
+    tlabels = r.strings(tmeta.get("labels"), obj, "spec.template.metadata.labels")
+    one_per_node = read_one_per_node(r, pod, {**tlabels, JOB_NAME_LABEL: o.name, "job-name": o.name}, obj)
 
     timing = read_timing(r, annotations, obj)
     # the pods' volcano.sh/preemptable (a batch/v1 Job's pods get their metadata from the template alone)
@@ -282,7 +296,7 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
     return Job(
         name=o.name,
         namespace=o.namespace,
-        pod_sets=[PodSet("workers", pods, gpus, cpu, memory, selector)],
+        pod_sets=[PodSet("workers", pods, gpus, cpu, memory, selector, one_per_node=one_per_node)],
         priority=priority,
         queue=labels.get(QUEUE_LABEL) or o.namespace or "default",
         min_member=min_member,
@@ -293,6 +307,67 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
         **timing,
         **gang,
     )
+
+
+def read_one_per_node(r: Reader, pod: Mapping, pod_labels: dict, obj: str) -> bool:
+    """Does the pod template ask for one pod of its Job per node? (``PodSet.one_per_node``)
+
+    True for exactly one form of ``affinity``: ``podAntiAffinity`` with one
+    ``requiredDuringSchedulingIgnoredDuringExecution`` term of topologyKey
+    ``kubernetes.io/hostname`` whose ``labelSelector`` the Job's own pods
+    match (``pod_labels``: the template's labels and those the Job controller
+    adds, ``batch.kubernetes.io/job-name`` and ``job-name``): ``matchLabels``
+    and ``matchExpressions`` with operator ``In``. kube-scheduler's
+    InterPodAffinity Filter then keeps the pods on distinct nodes
+    (``pkg/scheduler/framework/plugins/interpodaffinity``, Kubernetes 1.35).
+    Any other affinity is listed among the fields gangkit does not read, with
+    the form it reads. Simplified: the rule holds among the Job's
+    own pods; pods of other Jobs that the selector also matches are not counted.
+    """
+    affinity = pod.get("affinity")
+    if affinity is None:
+        return False
+    if _one_per_node_form(affinity, pod_labels):
+        return True
+    r.unknown.append(f"{obj}: spec.template.spec.affinity ({ONE_PER_NODE_FORM})")
+    return False
+
+
+def _one_per_node_form(affinity: Any, pod_labels: dict) -> bool:
+    """The one form of affinity :func:`read_one_per_node` reads, with a selector ``pod_labels`` match."""
+    if not isinstance(affinity, Mapping) or set(affinity) != {"podAntiAffinity"}:
+        return False
+    anti = affinity["podAntiAffinity"]
+    if not isinstance(anti, Mapping) or set(anti) != {REQUIRED}:
+        return False
+    terms = anti[REQUIRED]
+    if not isinstance(terms, list) or len(terms) != 1 or not isinstance(terms[0], Mapping):
+        return False
+    term = terms[0]
+    if set(term) != {"labelSelector", "topologyKey"} or term["topologyKey"] != HOSTNAME:
+        return False
+    sel = term["labelSelector"]
+    if not isinstance(sel, Mapping) or not sel or not set(sel) <= {"matchLabels", "matchExpressions"}:
+        return False
+    match = sel.get("matchLabels", {})
+    exprs = sel.get("matchExpressions", [])
+    if not isinstance(match, Mapping) or not isinstance(exprs, list) or not (match or exprs):
+        return False
+    if any(not isinstance(v, str) or pod_labels.get(k) != v for k, v in match.items()):
+        return False
+    for e in exprs:
+        if not isinstance(e, Mapping) or set(e) != {"key", "operator", "values"} or e["operator"] != "In":
+            return False
+        values = e["values"]
+        if not isinstance(values, list) or not values or pod_labels.get(e["key"]) not in values:
+            return False
+    return True
+
+
+def one_per_node_affinity(j: Job) -> dict:
+    """The pod template's ``affinity`` that :func:`read_one_per_node` reads as one pod of ``j`` per node."""
+    term = {"labelSelector": {"matchLabels": {JOB_NAME_LABEL: j.name}}, "topologyKey": HOSTNAME}
+    return {"podAntiAffinity": {REQUIRED: [term]}}
 
 
 def read_preemptable(r: Reader, metadata: Any, obj: str, where: str, checked: bool = False) -> bool | None:
@@ -555,6 +630,8 @@ def job_manifest(j: Job, gang: str | None = None) -> dict:
         pod["priorityClassName"] = priority_class_name(j.priority)
     if ps.node_selector:
         pod["nodeSelector"] = dict(ps.node_selector)
+    if ps.one_per_node:
+        pod["affinity"] = one_per_node_affinity(j)
     if gang == "kube-gang":
         pod["workloadRef"] = workload_ref(j)
     pod["containers"] = [container]

@@ -44,6 +44,13 @@ class PodSet:
 
     ``cpu`` is in cores and ``memory`` in bytes, as Kubernetes quantities
     resolve; ``node_selector`` restricts the pods to nodes with those labels.
+
+    ``one_per_node``: no two pods of this pod set of one job share a node. It
+    models the pod template's required pod anti-affinity on
+    ``kubernetes.io/hostname`` whose label selector picks the job's own pods
+    (``affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution``;
+    kube-scheduler's InterPodAffinity Filter, Kubernetes 1.35). Pods of other
+    pod sets and other jobs may share a node with them.
     """
 
     name: str = "workers"
@@ -54,6 +61,7 @@ class PodSet:
     node_selector: tuple[tuple[str, str], ...] = ()
     min_count: int | None = None  # Kueue partial admission: the fewest pods worth starting with
     min_member: int | None = None  # Volcano minTaskMember of this role (a Volcano Job task's minAvailable)
+    one_per_node: bool = False  # required pod anti-affinity on kubernetes.io/hostname among these pods
 
     def __post_init__(self) -> None:
         if isinstance(self.node_selector, dict):
@@ -217,6 +225,9 @@ class Job:
                 bad(f"{where}.min_count", f"expected a whole number from 1 to {ps.count}, got {ps.min_count!r}")
             if ps.min_member is not None and (not _whole(ps.min_member) or not 0 <= ps.min_member <= ps.count):
                 bad(f"{where}.min_member", f"expected a whole number from 0 to {ps.count}, got {ps.min_member!r}")
+            if ps.one_per_node is not False and ps.one_per_node is not True:
+                bad(f"{where}.one_per_node", f"expected True or False (one pod of the pod set per node), "
+                                             f"got {ps.one_per_node!r}")
         if not _finite(self.run_time) or not 0 < self.run_time <= MAX_DURATION_S:
             bad("run_time", f"expected a run time > 0 seconds, at most {MAX_DURATION_S:.0f}, got {shown(self.run_time)}")
         if not _finite(self.submit_time) or not 0 <= self.submit_time <= MAX_DURATION_S:
@@ -347,7 +358,7 @@ def _plainly_valid(j: Job) -> bool:
         if not (type(c) is int and 1 <= c <= MAX_JOB_PODS and type(g) is int and 0 <= g <= MAX_QUANTITY
                 and type(mem) is int and 0 <= mem <= MAX_QUANTITY
                 and (type(cpu) is float or type(cpu) is int) and 0 <= cpu <= MAX_QUANTITY
-                and ps.min_count is None and ps.min_member is None):
+                and ps.min_count is None and ps.min_member is None and ps.one_per_node is False):
             return False
     return True
 

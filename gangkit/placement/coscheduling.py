@@ -129,7 +129,7 @@ class Coscheduling(PermitLayer):
                 unschedulable.extend(pending)
                 continue
             for i, p in enumerate(pending):
-                node = None if p.request in failed else cap.choose(*p.request)
+                node = None if p.request in failed else cap.choose_for(p)
                 if node is not None:
                     sim.bind(p, node)
                     if not gang:
@@ -140,7 +140,8 @@ class Coscheduling(PermitLayer):
                     else:
                         room.wait(sim, g, now, self.timeout_of(js), lambda g, t: self._timed_out(sim, g, t))
                     continue
-                failed.add(p.request)
+                if not p.pod_set.one_per_node:  # a one-per-node pod's failure is its own job's
+                    failed.add(p.request)
                 unschedulable.append(p)
                 if not gang or g.permitted or js.bound >= g.min_member:
                     continue
@@ -170,15 +171,18 @@ class Coscheduling(PermitLayer):
         js = g.job
         cap = sim.capacity
         shape = (tuple(p.request for p in pending), g.min_member, js.bound)
+        if any(ps.one_per_node for ps in js.spec.pod_sets):  # its dry run depends on where its own pods are
+            shape = shape + (("job", js.index),)
         if shape in doomed:  # capacity only shrank since a group of this shape was rejected
             placed = doomed[shape]
             self._reject(sim, g, sim.now, pending[placed], g.min_member - placed)
             return True
         taken = []
         for p in pending:
-            node = None if p.request in failed else cap.choose(*p.request)
+            node = None if p.request in failed else cap.choose_for(p, taken)
             if node is None:
-                if not taken:  # it fails on this cycle's capacity, not only after the group's own pods
+                # it fails on this cycle's capacity, not only after the group's own pods
+                if not taken and not p.pod_set.one_per_node:
                     failed.add(p.request)
                 break
             ps = p.pod_set

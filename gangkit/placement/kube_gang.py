@@ -176,9 +176,10 @@ class KubeGang(PermitLayer):
                 continue
             if g.job.index in self._decided:
                 continue  # 1.36: tried with its group in this cycle
-            node = None if p.request in failed else cap.choose(*p.request)
+            node = None if p.request in failed else cap.choose_for(p)
             if node is None:
-                failed.add(p.request)
+                if not p.pod_set.one_per_node:  # a one-per-node pod's failure is its own job's
+                    failed.add(p.request)
                 unschedulable.append(p)
                 self._refresh(p)
                 continue
@@ -212,9 +213,10 @@ class KubeGang(PermitLayer):
         missing: list[PodState] = []
         tried_failed = set(failed)
         for q in pods:
-            node = None if q.request in tried_failed else cap.choose(*q.request)
+            node = None if q.request in tried_failed else cap.choose_for(q, placed)
             if node is None:
-                tried_failed.add(q.request)
+                if not q.pod_set.one_per_node:
+                    tried_failed.add(q.request)
                 missing.append(q)
                 continue
             ps = q.pod_set

@@ -25,7 +25,13 @@ Speed: pending pods are kept in one heap per request shape. Within a cycle
 free capacity only shrinks, so once a shape's first pod fails to fit, every
 pod of that shape behind it fails too; a cycle costs a few heap operations
 per shape and per bind, not a pass over the whole queue. The order of binds
-is the same as trying every pod in queue order.
+is the same as trying every pod in queue order. The pods of a one-per-node pod
+set (:attr:`gangkit.model.jobs.PodSet.one_per_node`, required pod
+anti-affinity on ``kubernetes.io/hostname``) have a heap per job and pod set
+(:func:`queue_key`): where one of them fits depends on where its own group's
+pods are bound, so its failure says nothing of another job's pods. A
+preemptor of such a pod set looks only at nodes without a pod of its group.
+(A simplification: a nominated pod counts for the rule only once bound.)
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 
+from gangkit.engine.capacity import avoided_nodes
 from gangkit.engine.sockets import Cluster, PlacementLayer
 from gangkit.engine.state import JobState, NodeState, PodState
 from gangkit.model.reasons import Reason
@@ -74,7 +81,7 @@ class KubeScheduler(PlacementLayer):
                 self._capacity.give(node, *p.request[:3])
 
     def _push(self, p: PodState) -> None:
-        heapq.heappush(self._queues[p.request], (-p.priority, p.seq, p))
+        heapq.heappush(self._queues[queue_key(p)], (-p.priority, p.seq, p))
 
     def unschedulable(self) -> list[PodState]:
         """Pods left unschedulable by the last cycle, in queue order."""
@@ -99,7 +106,7 @@ class KubeScheduler(PlacementLayer):
             reserved = self._nominated.pop(pod, None)
             if reserved is not None:  # our turn: the room kept for us is ours to take
                 cap.give(reserved, *pod.request[:3])
-            node = cap.choose(*shape)
+            node = cap.choose_for(pod)
             if node is None and self.preemption:
                 target = self._preempt(sim, pod)
                 if target is not None:
@@ -133,8 +140,9 @@ class KubeScheduler(PlacementLayer):
         """Evict the cheapest set of strictly lower-priority pods from one node; return that node."""
         gpus, cpu, memory, selector = pod.request
         best = None
+        avoid = avoided_nodes(pod)
         for st in sim.capacity.nodes:
-            if not st.ready or not st.node.matches(selector):
+            if not st.ready or not st.node.matches(selector) or st in avoid:
                 continue
             lower = [v for v in st.pods if v.priority < pod.priority]
             if not lower or not _fits_without(st, lower, pod.pod_set):
@@ -170,9 +178,20 @@ class KubeScheduler(PlacementLayer):
         short = sum(1 for n in nodes if n.free_gpus < gpus)
         bound = js.bound
         msg = f"{len(waiting)} of {len(js.pods)} pods unschedulable: 0/{len(nodes)} nodes are available: {short} Insufficient nvidia.com/gpu"
+        avoid = avoided_nodes(p)
+        apart = sum(1 for n in nodes if n.free_gpus >= gpus and n in avoid)
+        if apart:  # InterPodAffinity filters after NodeResourcesFit: the nodes with room that hold one of its group
+            msg += f", {apart} node(s) didn't match pod anti-affinity rules"
         if bound and js.spec.progress == "sync":
             msg += f"; {bound} bound pods hold {js.gpus_bound} GPUs without progress"
         return Reason("placement", "Unschedulable", msg, {"waiting_pods": len(waiting), "bound_pods": bound, "nodes_short": short})
+
+
+def queue_key(p: PodState) -> tuple:
+    """The heap a pending pod waits in: its request shape, and for a one-per-node pod also its job and pod set."""
+    if p.pod_set.one_per_node:
+        return p.request + (("one-per-node", p.job.index, p.pod_set.name),)
+    return p.request
 
 
 def _fits_without(st: NodeState, victims: list[PodState], ps) -> bool:

@@ -214,7 +214,9 @@ class YuniKorn(PlacementLayer):
         if app.shape is not None:
             g, c, m, selector = app.shape
             first = js.pods[0]
-            ps = PodSet(first.pod_set.name, 1, g, c, m, selector)
+            # the placeholders keep the pods' one-per-node rule among themselves (gangkit's simplification of
+            # a task group's affinity, which YuniKorn puts on its placeholders)
+            ps = PodSet(first.pod_set.name, 1, g, c, m, selector, one_per_node=first.pod_set.one_per_node)
             app.slots = [_Placeholder(PodState(js, k, ps, f"tg-{js.spec.name}-{ps.name}-{k}", created=first.created,
                                                seq=first.seq)) for k in range(js.gang_size)]
         return app
@@ -261,9 +263,10 @@ class YuniKorn(PlacementLayer):
                     continue  # swapped in this cycle: its other pods are placed below, one by one
             pending = [p for p in js.pods if p.node is None and not p.done]
             for i, p in enumerate(pending):
-                node = None if p.request in failed else cap.choose(*p.request)
+                node = None if p.request in failed else cap.choose_for(p)
                 if node is None:
-                    failed.add(p.request)
+                    if not p.pod_set.one_per_node:  # a one-per-node pod's failure is its own job's
+                        failed.add(p.request)
                     # an Accepted app waits for this placeholder; the rest of its placeholders wait too
                     unschedulable.extend(pending[i:] if app.phase == "Accepted" else [p])
                     if app.phase == "Accepted":
@@ -296,9 +299,14 @@ class YuniKorn(PlacementLayer):
         for k, ph in enumerate(app.slots):
             if ph.node is not None:
                 continue
-            node = None if shape in failed else cap.choose(*shape)
+            apart = ph.pod.pod_set.one_per_node
+            if apart:
+                node = cap.choose_avoiding(shape, {q.node for q in app.slots if q.node is not None})
+            else:
+                node = None if shape in failed else cap.choose(*shape)
             if node is None:
-                failed.add(shape)
+                if not apart:  # a one-per-node placeholder's failure is its own application's
+                    failed.add(shape)
                 unschedulable.extend(q.pod for q in app.slots[k:] if q.node is None)
                 return
             if k < len(app.slots) - 1:

@@ -98,6 +98,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from gangkit.engine.capacity import avoided_nodes
 from gangkit.engine.waits import awaited_at
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.precision import TOLERANCE
@@ -129,6 +130,9 @@ WANTS_NODES = ("ClusterOverused", "GangRejected", "PlaceholdersPending", "Waitin
 RESOURCE_NAMES = {"gpus": "nvidia.com/gpu", "cpu": "cpu", "memory": "memory"}
 #: NodeAffinity's Filter reason for a node whose labels do not match the pod's node selector.
 SELECTOR_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
+#: InterPodAffinity's Filter reason for a node that holds a pod the pod's required anti-affinity selects
+#: (``ErrReasonAntiAffinityRulesNotMatch``, ``plugins/interpodaffinity/filtering.go``, Kubernetes 1.35).
+ANTI_AFFINITY_MISMATCH = "node(s) didn't match pod anti-affinity rules"
 #: The codes of :mod:`gangkit.results.diagnosis`, in the order a job meets them (the placement
 #: layers' own codes it passes on, LAYER_CODES, where a job meets them).
 CODES = ("NotSubmitted", "Rejected", "QuotaExhausted", "QuotaTooSmall", "Queued", "AdmissionCheck",
@@ -336,7 +340,7 @@ def _placement(sim, js, at: float) -> Diagnosis:
         if waiting:
             short = _short_dims(cap, waiting[0], dims)
             rest = (f"; {_n(len(waiting), 'pod')} of {_asks(waiting, short)} unschedulable "
-                    f"({_most_free(cap, short, waiting[0].request[3])})")
+                    f"({_most_free(cap, short, waiting[0].request[3])}){_apart(cap, waiting)}")
         return Diagnosis(js.name, at, "placement", "NodePoolLimit" if limit else "PartiallyPlaced",
                          f"{js.bound} of {len(js.pods)} pods bound hold {held} without progress{rest}{tail}{stuck}",
                          numbers)
@@ -347,7 +351,8 @@ def _placement(sim, js, at: float) -> Diagnosis:
         selector = waiting[0].request[3] if waiting else ()
         room = "; ".join(_most_and_total_free(cap, d, selector) for d in short)
         return Diagnosis(js.name, at, "placement", "NodePoolLimit" if limit else "GangCannotFit",
-                         f"gang of {_n(k, 'pod')} ({asks}) cannot fit: {room}{tail}", {**numbers, "gang": k})
+                         f"gang of {_n(k, 'pod')} ({asks}) cannot fit: {room}{_apart(cap, waiting)}{tail}",
+                         {**numbers, "gang": k})
     return _unschedulable(sim, js, waiting, dims, "NodePoolLimit" if limit else "Unschedulable", tail, numbers, at)
 
 
@@ -361,7 +366,10 @@ def fit_error(cap, pod) -> tuple[str, dict[str, int]]:
     the selector gives NodeAffinity's reason only (Filter stops at a node's
     first failing plugin); a node with too little room gives NodeResourcesFit's
     ``Insufficient <resource>`` for every resource it lacks
-    (``plugins/noderesources/fit.go``). With no node at all the scheduler
+    (``plugins/noderesources/fit.go``); a node with room that holds a pod of
+    the pod's one-per-node group gives InterPodAffinity's
+    :data:`ANTI_AFFINITY_MISMATCH` (that plugin filters after
+    NodeResourcesFit). With no node at all the scheduler
     says ``no nodes available to schedule pods``. Simplified: only ready
     nodes count (a node still starting is not among them), and the
     PostFilter part (``preemption: ...``) is left out. The counts are ``{}``
@@ -372,11 +380,14 @@ def fit_error(cap, pod) -> tuple[str, dict[str, int]]:
     if not nodes:
         return "no nodes available to schedule pods", {}
     reasons: dict[str, int] = {}
+    avoid = avoided_nodes(pod)
     for st in nodes:
         if not st.node.matches(selector):
             lacks = [SELECTOR_MISMATCH]
         else:
             lacks = [f"Insufficient {RESOURCE_NAMES[d]}" for d in _lacking(st, gpus, cpu, memory)]
+            if not lacks and st in avoid:
+                lacks = [ANTI_AFFINITY_MISMATCH]
         if not lacks:
             return "", {}
         for r in lacks:
@@ -432,6 +443,25 @@ def _gang_short_dims(cap, waiting: list, needed: int, dims: tuple) -> tuple:
         fits[d] = sum(int((_free(st, d) + TOLERANCE) // asks[d]) if _free(st, d) is not None else needed
                       for st in cap.nodes if st.ready and st.node.matches(selector))
     return tuple(d for d, n in fits.items() if n < needed) or dims
+
+
+def _apart(cap, waiting: list) -> str:
+    """``; pods of workers go one per node ...``: a one-per-node pod set whose waiting pods outnumber its nodes.
+
+    The nodes counted are the ready ones that have room for one pod of the set
+    and hold none of its group (kube-scheduler's Filter for each pod alone:
+    NodeResourcesFit, NodeAffinity and InterPodAffinity). Empty when no such
+    pod set is short of nodes.
+    """
+    out = []
+    for name in dict.fromkeys(p.pod_set.name for p in waiting if p.pod_set.one_per_node):
+        pods = [p for p in waiting if p.pod_set.name == name]
+        avoid = avoided_nodes(pods[0])
+        free = sum(1 for st in cap.nodes if st.fits(*pods[0].request) and st not in avoid)
+        if free < len(pods):
+            out.append(f"; pods of {name} go one per node (required pod anti-affinity on kubernetes.io/hostname): "
+                       f"{_n(len(pods), 'pod')} wait, {free} of the ready nodes have room for one and hold none")
+    return "".join(out)
 
 
 def _free(st, d: str):

@@ -34,7 +34,12 @@ defaults from ``cluster-autoscaler/config/flags`` and its FAQ):
   option: ``random`` (CA's default; drawn from the run's seeded generator),
   ``least-waste`` (fewest idle GPUs left on the new nodes: CA measures CPU
   and memory, gangkit GPUs), ``most-pods``, or ``price`` (lowest price of the
-  new nodes). One group is scaled up per scan.
+  new nodes). One group is scaled up per scan. A pod of a one-per-node pod
+  set (required pod anti-affinity on ``kubernetes.io/hostname``) goes neither
+  to a node that holds a pod of its group nor to a node or template given one
+  earlier in the same simulation (CA runs kube-scheduler's InterPodAffinity
+  Filter on its template nodes). Simplified: scale-down's and
+  ProvisioningRequests' simulations do not apply that rule.
 - **Stages**: the new nodes pass through the same :class:`~gangkit.supply.cloud.Stages`
   as Karpenter's (launched, registered, initialized, optionally image pulled).
 - **max-node-provision-time** (15 min): a requested node that is not ready by
@@ -88,6 +93,7 @@ from gangkit.model.nodes import Node
 from gangkit.model.precision import TOLERANCE, next_boundary
 from gangkit.model.reasons import Reason
 from gangkit.model.resources import Room, labels_match
+from gangkit.supply.apart import OnePerNode, group_of
 from gangkit.supply.cloud import GPU, TYPE_LABEL, InstanceType, Stages
 from gangkit.supply.provisioning_request import (
     BEST_EFFORT_ATOMIC,
@@ -405,21 +411,29 @@ class ClusterAutoscaler(NodeSupplier):
         return rooms
 
     @staticmethod
-    def _place(rooms: dict, reqs: list) -> tuple[list, dict]:
-        """First fit in the given order; returns the requests left over and request index -> node name."""
+    def _place(rooms: dict, reqs: list, groups: list | None = None, held: dict | None = None) -> tuple[list, dict]:
+        """First fit in the given order; returns the requests left over and request index -> node name.
+
+        ``groups``: each request's one-per-node group (:func:`gangkit.supply.apart.group_of`, None without
+        the rule) and ``held``: node name -> the pods bound there; a request of a group skips a node that
+        holds, or was given here, a pod of it."""
         left, where = [], {}
+        apart = OnePerNode()
         for i, req in enumerate(reqs):
+            g = groups[i] if groups else None
             for r in rooms.values():
-                if r.holds(req):
+                if r.holds(req) and (g is None or apart.allows(r.name, g, (held or {}).get(r.name, ()))):
                     r.take_request(req)
+                    apart.give_group(r.name, g)
                     where[i] = r.name
                     break
             else:
                 left.append(i)
         return left, where
 
-    def _options(self, reqs: list, now: float, atomic: bool) -> list[tuple]:
-        """For each usable group: (group, nodes needed, requests helped), packing largest first onto templates."""
+    def _options(self, reqs: list, now: float, atomic: bool, groups: list | None = None) -> list[tuple]:
+        """For each usable group: (group, nodes needed, requests helped), packing largest first onto templates
+        (a request of a one-per-node group, ``groups`` as for :meth:`_place`, at most one per template)."""
         out = []
         order = sorted(range(len(reqs)), key=lambda i: -reqs[i][0])
         for g in self.node_groups:
@@ -431,19 +445,23 @@ class ClusterAutoscaler(NodeSupplier):
             labels = g.node_labels()
             templates: list[_Slot] = []
             helped = []
+            apart = OnePerNode()  # keyed by template number
             for i in order:
                 req = reqs[i]
                 if not g.holds(*req):
                     continue
-                for t in templates:
-                    if t.holds(req):
+                group = groups[i] if groups else None
+                for k, t in enumerate(templates):
+                    if t.holds(req) and apart.allows(str(k), group):
                         t.take_request(req)
+                        apart.give_group(str(k), group)
                         helped.append(i)
                         break
                 else:
                     if len(templates) < free_slots:
                         t = _Slot(it.gpus, it.cpu, it.memory, g.name, labels)
                         t.take_request(req)
+                        apart.give_group(str(len(templates)), group)
                         templates.append(t)
                         helped.append(i)
             if not templates or (atomic and len(helped) < len(reqs)):
@@ -490,11 +508,15 @@ class ClusterAutoscaler(NodeSupplier):
 
     def _scale_up(self, sim, pods: list, now: float) -> bool:
         reqs = [_pod_req(p) for p in pods]
-        left, _ = self._place(self._room(sim), reqs)
+        groups = [group_of(p) for p in pods]
+        if not any(groups):
+            groups = None  # no pod with the one-per-node rule
+        held = {st.node.name: st.pods for st in sim.capacity.nodes} if groups else None
+        left, _ = self._place(self._room(sim), reqs, groups, held)
         if not left:
             return False
         rest = [reqs[i] for i in left]
-        options = self._options(rest, now, atomic=False)
+        options = self._options(rest, now, atomic=False, groups=[groups[i] for i in left] if groups else None)
         if not options:
             return False
         g, count, _, _ = self._expand(sim, options)

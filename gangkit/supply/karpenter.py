@@ -32,7 +32,9 @@ Rules, and the Karpenter behaviour each one models:
   NodePool (highest ``weight``, then name) that allows it. A NodeClaim keeps
   taking pods while some allowed instance type holds them all; it is launched
   as the *cheapest* such type (absolute ``price_per_hour``, as Karpenter's
-  lowest-price launch does; ties: fewer GPUs, then name).
+  lowest-price launch does; ties: fewer GPUs, then name). A pod of a
+  one-per-node pod set skips every place that holds, or was given in this
+  batch, a pod of its group (:mod:`gangkit.supply.apart`).
 - **NodePool limits** on ``nvidia.com/gpu``, ``cpu`` and ``memory`` (Karpenter
   v1.14 ``pkg/controllers/provisioning/scheduling/scheduler.go``,
   ``filterByRemainingResources``): a pool's usage is the sum of the
@@ -142,10 +144,12 @@ from gangkit.model.precision import TOLERANCE
 from gangkit.model.reasons import Reason
 from gangkit.model.resources import Room, labels_match
 from gangkit.supply.adoption import POOL_LABEL, adoptable, instance_type_of, pool_of
+from gangkit.supply.apart import OnePerNode, group_of
 from gangkit.supply.cloud import GPU, TYPE_LABEL, InstanceType, Stages
+from gangkit.supply.fit import CPU, MEMORY, capacity, cheapest_type, within
 from gangkit.supply.limits import at_limit, most_gpus
 
-CPU, MEMORY, NODES = "cpu", "memory", "nodes"
+NODES = "nodes"
 #: The resources whose NodePool limits gangkit enforces on a dynamic pool, in the order it reports them: the
 #: resources it models. A limit on any other resource is not modelled.
 LIMITED = (GPU, CPU, MEMORY)
@@ -167,18 +171,6 @@ def resource_type(resource: str) -> str:
     """Karpenter's ``resource_type`` label of a resource: lower case, ``-`` as ``_`` (v1.14
     ``pkg/controllers/metrics/nodepool/controller.go``): ``nvidia.com/gpu``, ``cpu``, ``ephemeral_storage``."""
     return resource.lower().replace("-", "_")
-
-
-def capacity(it: InstanceType) -> dict:
-    """What one node of this type adds to its pool's usage, per limited resource: its capacity (GPUs, cores,
-    bytes; a type without a CPU or memory figure adds 0 of it)."""
-    return {GPU: it.gpus, CPU: it.cpu or 0.0, MEMORY: it.memory or 0}
-
-
-def within(cap: dict, left: dict) -> bool:
-    """Does a type of this capacity fit in what is left of every limit (``filterByRemainingResources``; cores with
-    gangkit's tolerance, GPUs and bytes exactly)?"""
-    return all(cap[r] <= v + (TOLERANCE if r == CPU else 0) for r, v in left.items())
 
 
 @dataclass(frozen=True)
@@ -443,25 +435,7 @@ class Karpenter(NodeSupplier):
         return {r: limit - used[r] + give_back.get(r, 0) for r, limit in pool.enforced.items()}
 
     def _cheapest(self, pool: NodePool, pods: list, room: dict) -> InstanceType | None:
-        g = sum(p.pod_set.gpus for p in pods)
-        cpu = sum(p.pod_set.cpu for p in pods)
-        mem = sum(p.pod_set.memory for p in pods)
-        best = None
-        fitting = []
-        for t in pool.instance_types:
-            it = self.instance_types[t]
-            if not within(capacity(it), room) or not it.holds(g, cpu, mem):
-                continue
-            labels = pool.node_labels(t)
-            if not all(labels_match(labels, p.pod_set.node_selector) for p in pods):
-                continue
-            fitting.append(t)
-            key = (it.price_per_hour, it.gpus, it.name)
-            if best is None or key < best[0]:
-                best = (key, it)
-        if best is not None and not all(mv.met(fitting) for mv in pool.min_values):
-            return None  # minValuesPolicy Strict: too few options left to launch from
-        return None if best is None else best[1]
+        return cheapest_type(pool, self.instance_types, pods, room)
 
     def _end_batch(self, sim, now: float, token: int) -> None:
         if token != self._window_token or self._window_first is None:
@@ -486,15 +460,19 @@ class Karpenter(NodeSupplier):
         new: list[_Claim] = []
         nominated: list[_Claim] = []  # ready nodes the simulation counts on for pending pods
         left_out = []
+        apart = OnePerNode()  # one pod of a one-per-node group per node (gangkit.supply.apart)
         for p in pods:
             ps = p.pod_set
             home = None
+            g = group_of(p)
             for st, r in room.values():
-                if r.fits(ps.gpus, ps.cpu, ps.memory) and st.node.matches(ps.node_selector):
+                if r.fits(ps.gpus, ps.cpu, ps.memory) and st.node.matches(ps.node_selector) and (
+                        g is None or apart.allows(st.node.name, g, st.pods, self._meant_for(st.node.name))):
                     home = (st, r)
                     break
             if home is not None:
                 home[1].take(ps.gpus, ps.cpu, ps.memory)
+                apart.give(home[0].node.name, p)
                 c = self._claims.get(home[0].node.name)
                 if c is not None:
                     if c.ready:
@@ -506,6 +484,8 @@ class Karpenter(NodeSupplier):
                 continue
             placed = False
             for c in new:  # a NodeClaim of this batch that can still grow to hold it
+                if g is not None and not apart.allows(c.name, g, c.pods):
+                    continue
                 it = self._cheapest(c.pool, c.pods + [p], self._left(c.pool, new, c))
                 if it is not None:
                     c.itype = it
@@ -538,6 +518,11 @@ class Karpenter(NodeSupplier):
         if new:
             self._sample_usage(now)
         self._batches.append((started, now, len(pods), len(new), len(left_out), ", ".join(p.name for p in left_out)))
+
+    def _meant_for(self, name: str) -> list:
+        """The pods an in-flight NodeClaim was launched for (empty for other nodes)."""
+        c = self._claims.get(name)
+        return c.pods if c is not None else []
 
     def _sample_usage(self, now: float) -> None:
         """One ``karpenter_nodepools_usage`` sample per pool: its GPUs, and each other resource it limits."""
@@ -693,14 +678,19 @@ class Karpenter(NodeSupplier):
 
     @staticmethod
     def _fits_elsewhere(sim, st) -> bool:
-        """Karpenter's delete-consolidation test: every pod of ``st`` fits in the free room of the other ready nodes."""
+        """Karpenter's delete-consolidation test: every pod of ``st`` fits in the free room of the other ready nodes
+        (a one-per-node pod only on a node without a pod of its group, :mod:`gangkit.supply.apart`)."""
         room = [(o, Room(o.free_gpus, o.free_cpu, o.free_memory)) for o in sim.capacity.nodes
                 if o is not st and o.ready and sim.capacity.by_name.get(o.node.name) is o]
+        apart = OnePerNode()
         for p in sorted(st.pods, key=lambda p: (-p.pod_set.gpus, p.job.index, p.index)):
             ps = p.pod_set
+            g = group_of(p)
             for o, r in room:
-                if r.fits(ps.gpus, ps.cpu, ps.memory) and o.node.matches(ps.node_selector):
+                if r.fits(ps.gpus, ps.cpu, ps.memory) and o.node.matches(ps.node_selector) and (
+                        g is None or apart.allows(o.node.name, g, o.pods)):
                     r.take(ps.gpus, ps.cpu or 0.0, ps.memory or 0)
+                    apart.give(o.node.name, p)
                     break
             else:
                 return False

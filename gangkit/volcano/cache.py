@@ -55,6 +55,8 @@ from gangkit.volcano.plugins.sla import SlaPlugin
 
 PENDING, INQUEUE, RUNNING = "Pending", "Inqueue", "Running"  # PodGroup phases
 
+#: marks a shape whose pods include some of a one-per-node pod set (PodSet.one_per_node)
+ONE_PER_NODE = "one-per-node"
 #: keep a job's shape on the job until the engine changes its pods (False: derive it at every look-up)
 KEEP_SHAPES = True
 #: count the Pending PodGroups with minResources, and prune only the lines a session emptied (False: scan)
@@ -90,10 +92,14 @@ class JobCache:
         With the sla plugin it also holds the job's waiting time (and, when the
         plugin's order comes before priority's, the priority), so that within
         one line the job order is the order of creation, as the heap keeps it.
+        A job with a one-per-node pod set has that in its shape too, pod by pod
+        (its trial spreads those pods over distinct nodes).
         """
         s = js.shape
         if s is None or not KEEP_SHAPES:  # the engine sets it back to None when it makes or changes the pods
             s = (tuple(p.request for p in js.pods), js.gang_size, tuple(ps.min_member for ps in js.spec.pod_sets))
+            if any(ps.one_per_node for ps in js.spec.pod_sets):  # where its pods may go depends on each other
+                s = s + ((ONE_PER_NODE, tuple(p.pod_set.one_per_node for p in js.pods)),)
             sla = self.sla
             if sla is not None:
                 s = s + ((sla.waiting_time_of(js), js.priority) if sla.first_tier else (sla.waiting_time_of(js),))
@@ -219,8 +225,13 @@ def monotone(shape: tuple) -> bool:
     trial's give-back is exact (:func:`exact_give_back`): identical pods are
     placed one by one while any node holds one, so the trial places
     ``min(pods, sum over nodes of the pods each holds)`` pods whatever node it
-    picks first, and the first pods in order are the ones placed.
+    picks first, and the first pods in order are the ones placed. A shape with
+    pods of a one-per-node pod set (:data:`ONE_PER_NODE`) is never taken as
+    monotone: its trial also depends on which nodes hold room, not only on how
+    much room there is.
     """
     requests = shape[0]
+    if any(type(part) is tuple and part[:1] == (ONE_PER_NODE,) for part in shape[1:]):
+        return False  # where a pod may go depends on where its group's pods went, not on the free room alone
     first = requests[0] if requests else None
     return all(r == first for r in requests) and (first is None or exact_give_back(first[1], first[2]))

@@ -160,7 +160,10 @@ def trial(sim: Cluster, pods: list[PodState], attr: QueueAttr | None = None) -> 
     """Where the pods would go, in order, stopping at the first that fits nowhere (no state kept).
 
     Each pod goes on the best-scoring node (:meth:`gangkit.engine.capacity.FreeCapacity.choose`),
-    as Volcano's allocate places one task after another. With the queue's
+    as Volcano's allocate places one task after another; a pod of a one-per-node pod set
+    skips the nodes of its group's pods, bound or placed earlier in this trial
+    (the predicates plugin runs kube-scheduler's InterPodAffinity Filter,
+    ``pkg/scheduler/plugins/predicates``, Volcano v1.15.1). With the queue's
     figures (``attr``), a pod that would take the queue above its deserved
     share is left out (proportion's AllocatableFn).
 
@@ -176,7 +179,7 @@ def trial(sim: Cluster, pods: list[PodState], attr: QueueAttr | None = None) -> 
             r = pod_resources(ps)
             if not attr.allocatable(r, taken):
                 continue
-        node = cap.choose(*p.request)
+        node = cap.choose_for(p, placed)
         if node is None:
             break
         cap.take(node, ps.gpus, ps.cpu, ps.memory)

@@ -58,7 +58,10 @@ needs, ask for more GPUs than are free. That refusal reads the free GPU count
 alone, so the figure is kept for the job (``JobCache.shortfall``) and, while
 the job heads its line unchanged, its next visits compare the free GPUs with
 the figure instead of gathering its pods again (``REMEMBER_SHORTFALL``;
-False asks :func:`place_gang` every time).
+False asks :func:`place_gang` every time). Both stay exact with pods of a
+one-per-node pod set (``PodSet.one_per_node``): their shapes are never
+monotone, so the first shortcut leaves them alone, and the rule only takes
+nodes away, so too few free GPUs still means no trial can succeed.
 """
 
 from __future__ import annotations

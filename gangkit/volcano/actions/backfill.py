@@ -61,7 +61,7 @@ def execute(ssn: Session) -> None:
         placed, stuck = [], False
         for p in js.pods:
             if p.node is None and not p.done and best_effort(p.request):
-                node = sim.capacity.choose(*p.request)
+                node = sim.capacity.choose_for(p, placed)
                 if node is None:
                     stuck = True
                     break
