@@ -44,6 +44,7 @@ from matplotlib.figure import Figure
 
 from gangkit.kueue.objects import (
     GPU,
+    HOSTNAME,
     ClusterQueue,
     FlavorQuotas,
     KueueConfig,
@@ -53,6 +54,7 @@ from gangkit.kueue.objects import (
     Quota,
     ResourceFlavor,
     ResourceGroup,
+    Topology,
 )
 from gangkit.lessons.explorer import Explorer
 from gangkit.manifests.dump import dump_manifests, select_documents
@@ -194,6 +196,26 @@ def fragmented_story(config: KueueConfig | None = None, *, with_s: bool = False)
     return Scenario(make_nodes(2, gpus=4), jobs, kueue=setup, name="fragmented",
                     description="2 nodes x 4 GPUs; quota 8 GPUs; P = 1 x 2 GPUs; G = 2 workers x 3 GPUs at t=60 s"
                                 + ("; S = 1 x 4 GPUs at t=100 s" if with_s else ""))
+
+
+#: The node label of the fragmented story's rack (both nodes stand in one rack).
+RACK_LABEL = "cloud.provider.com/topology-rack"
+
+
+def with_topology(scenario: Scenario, topology: str = "dc") -> Scenario:
+    """``scenario`` with Kueue's Topology-Aware Scheduling: every node labelled with its pool, its rack and its
+    hostname, a ``Topology`` of the last two, and the flavor naming it (``spec.topologyName``, its nodes chosen
+    by the pool label). The flavor is each
+    ClusterQueue's only one, so every pod set is topology-aware without an annotation (Kueue's implied TAS,
+    :mod:`gangkit.kueue.tas`)."""
+    pool = ("node-pool", "gpu")  # Kueue's webhook wants a TAS flavor to name its nodes by a label
+    nodes = [dataclasses.replace(n, labels={**dict(n.labels), pool[0]: pool[1], RACK_LABEL: "rack-1", HOSTNAME: n.name})
+             for n in scenario.nodes]
+    flavors = [dataclasses.replace(f, node_labels=(*f.node_labels, pool), topology_name=topology)
+               for f in scenario.kueue.flavors]
+    setup = dataclasses.replace(scenario.kueue, topologies=[Topology(topology, (RACK_LABEL, HOSTNAME))], flavors=flavors)
+    return dataclasses.replace(scenario, nodes=nodes, kueue=setup, name=f"{scenario.name}-tas",
+                               description=scenario.description + "; Kueue TAS: one rack, node by node")
 
 
 def quota_for(scenario: Scenario | str, gpus: int, config: KueueConfig | None = None) -> Scenario:
