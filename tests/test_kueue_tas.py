@@ -544,11 +544,17 @@ def test_a_topology_and_its_flavor_read_back_the_same_and_run_the_same():
     assert run(again) == run(sc)
 
 
-def test_topology_requests_are_refused_by_the_writer_and_their_annotations_given():
-    sc = load(*BASE, batch_job("j", 2, 1, {REQUIRED: RACK}))
-    assert pod_template_annotations(sc.kueue, sc.jobs[0]) == {"workers": {REQUIRED: RACK}}
-    with pytest.raises(ScenarioError, match=re.escape("Job team/j: pod set workers: its topology request")):
-        kueue_manifests(sc.kueue, sc.jobs)
+@pytest.mark.parametrize("request_", [{REQUIRED: RACK}, {PREFERRED: RACK}], ids=["required", "preferred"])
+def test_topology_requests_are_written_on_the_pod_template_and_read_back(request_):
+    sc = load(*BASE, batch_job("j", 2, 1, request_))
+    assert pod_template_annotations(sc.kueue, sc.jobs[0]) == {"workers": request_}
+    text_out = gk.manifests.dump_manifests(sc)
+    job_doc = next(d for d in yaml.safe_load_all(text_out) if d and d["kind"] == "Job")
+    assert request_.items() <= job_doc["spec"]["template"]["metadata"]["annotations"].items()
+    again = load_manifests(text_out)
+    assert again.kueue.topology_requests == sc.kueue.topology_requests
+    run = lambda s: gk.simulate(s, stack="kueue+gang").pods[["pod", "node", "bound_s"]].to_dict("records")  # noqa: E731
+    assert run(again) == run(sc)
 
 
 def test_the_board_warning_that_topologies_are_not_simulated_is_taken_back():

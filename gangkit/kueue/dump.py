@@ -42,10 +42,9 @@ no effect and are not written.
 
 Topology-Aware Scheduling: each Topology (``spec.levels``) is written
 before the ResourceFlavors, and a TAS flavor with its ``topologyName``. A
-pod set's topology request belongs on its pod template
-(:func:`pod_template_annotations` gives the annotations); the Job writer
-does not put them there yet, so a setup with ``topology_requests`` is
-refused by name rather than written without them.
+pod set's topology request goes on its pod template
+(:func:`pod_template_annotations` gives the annotations, which
+:func:`gangkit.manifests.dump.dump_manifests` puts there).
 
 Kueue's batch/v1 Job integration reads three things from the Job itself
 (``pkg/controller/constants``, ``pkg/controller/jobs/job``): the LocalQueue
@@ -365,9 +364,6 @@ def _unwritable(setup: KueueSetup) -> list[Problem]:
         problems.append(Problem("Kueue setup", "cluster_queues", "expected at least one ClusterQueue: read back "
                                 "without one, kueue+ stacks use gangkit's default setup (one ClusterQueue holding "
                                 "every GPU)"))
-    for (job, pod_set), request in setup.topology_requests.items():
-        problems.append(Problem(f"Job {job}", f"pod set {pod_set}", f"its topology request ({template_annotations(request)}) "
-                                "belongs on the pod template, which the manifests writer does not write yet"))
     for kind, items, key in (("Topology", setup.topologies, lambda o: o.name),
                              ("ResourceFlavor", setup.flavors, lambda o: o.name),
                              ("Cohort", setup.cohorts, lambda o: o.name),

@@ -112,7 +112,8 @@ def dump_manifests(scenario: Scenario) -> str:
     docs.extend(supply.supply_manifests(scenario))
     stack, release = scenario.settings.stack, scenario.settings.kube_gang_release
     scheduler = scheduler_name(stack)
-    docs.extend(_job_manifest(j, scenario.kueue is not None, scheduler, gang_form(j, stack), release)
+    docs.extend(_job_manifest(j, scenario.kueue is not None, scheduler, gang_form(j, stack), release,
+                              kueue.pod_template_annotations(scenario.kueue, j))
                 for j in scenario.jobs)
     for j in scenario.jobs:
         form = gang_form(j, stack)
@@ -127,8 +128,11 @@ def dump_manifests(scenario: Scenario) -> str:
                                   allow_unicode=True, width=100)
 
 
-def _job_manifest(j: Job, kueue_managed: bool, scheduler: str | None, gang: str | None, release: str = "1.35") -> dict:
-    """A batch/v1 or Volcano Job, with the label and annotation Kueue's Job integration reads.
+def _job_manifest(j: Job, kueue_managed: bool, scheduler: str | None, gang: str | None, release: str = "1.35",
+                  template_annotations: dict | None = None) -> dict:
+    """A batch/v1 or Volcano Job, with the label and annotation Kueue's Job integration reads, and on each pod
+    set's template the annotations of ``template_annotations`` (pod set name -> annotations: Kueue's
+    topology requests, :func:`gangkit.kueue.dump.pod_template_annotations`).
 
     A batch/v1 Job's pods name the stack's gang scheduler in ``schedulerName``
     (:func:`~gangkit.placement.manifests.scheduler_name`): without it the
@@ -155,6 +159,14 @@ def _job_manifest(j: Job, kueue_managed: bool, scheduler: str | None, gang: str 
     if scheduler is not None:
         for template in templates:
             template["spec"] = {"schedulerName": scheduler} | template["spec"]
+    for ps, template in zip(j.pod_sets, templates):  # a template per pod set, in order
+        extra = (template_annotations or {}).get(ps.name)
+        if extra:
+            meta = dict(template.get("metadata") or {})
+            meta["annotations"] = {**meta.get("annotations", {}), **extra}
+            rest = {k: v for k, v in template.items() if k != "metadata"}
+            template.clear()
+            template.update({"metadata": meta, **rest})
     return doc
 
 
