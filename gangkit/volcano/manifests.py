@@ -89,13 +89,12 @@ from gangkit.manifests.reader import (
     short,
     spec_of,
 )
-from gangkit.model.errors import ScenarioError
 from gangkit.model.jobs import PROGRESS_MODES, Job, PodSet
-from gangkit.model.quantity import format_cpu, format_duration, format_memory, parse_duration
+from gangkit.model.quantity import format_cpu, format_duration, format_memory
 from gangkit.model.resources import INFINITE, ZERO, Resources
 from gangkit.volcano.api import DEFAULT_QUEUE, Queue, VolcanoSetup
 from gangkit.volcano.plugins.sla import ANNOTATIONS as SLA_ANNOTATIONS
-from gangkit.volcano.setup_manifests import config_manifest, read_config
+from gangkit.volcano.setup_manifests import config_manifest, go_waiting_time, read_config
 
 QUEUE_API = "scheduling.volcano.sh/v1beta1"
 JOB_API = "batch.volcano.sh/v1alpha1"
@@ -440,17 +439,7 @@ def read_sla_waiting_time(r: Reader, annotations: Mapping, obj: str) -> float | 
     for key in SLA_ANNOTATIONS:
         if key not in annotations:
             continue
-        value, where = annotations[key], f"metadata.annotations.{key}"
-        text = value.strip() if isinstance(value, str) else ""
-        try:
-            seconds = parse_duration(text, obj=obj, field=where) if text and text[-1].isalpha() else None
-        except ScenarioError:
-            seconds = None
-        if seconds is None or seconds <= 0:
-            r.error(obj, where, f"expected a Go duration above zero, such as 30m or 1h30m (Volcano's sla plugin "
-                                f"ignores any other), got {short(value)}")
-            return None
-        return seconds
+        return go_waiting_time(r, obj, f"metadata.annotations.{key}", annotations[key])
     return None
 
 

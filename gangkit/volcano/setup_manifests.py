@@ -170,16 +170,20 @@ def _actions(r: Reader, obj: str, where: str, value: Any) -> dict:
 
 
 def _sla_waiting_time(r: Reader, obj: str, where: str, args: Mapping) -> float | None:
-    if "sla-waiting-time" not in args:
-        return None
-    value = args["sla-waiting-time"]
+    return go_waiting_time(r, obj, where, args["sla-waiting-time"]) if "sla-waiting-time" in args else None
+
+
+def go_waiting_time(r: Reader, obj: str, where: str, value: Any) -> float | None:
+    """An ``sla-waiting-time`` in seconds, parsed as Go's ``time.ParseDuration`` would take it (a unit is
+    required, and only a duration above zero counts); else one error and None (Volcano logs it and ignores it)."""
     text = value.strip() if isinstance(value, str) else ""
     try:
         seconds = parse_duration(text, obj=obj, field=where) if text and text[-1].isalpha() else None
     except ScenarioError:
         seconds = None
     if seconds is None or seconds <= 0:
-        r.error(obj, where, f"expected a Go duration above zero, such as 1h (Volcano ignores any other), got {short(value)}")
+        r.error(obj, where, f"expected a Go duration above zero, such as 30m or 1h30m (Volcano's sla plugin "
+                            f"ignores any other), got {short(value)}")
         return None
     return seconds
 
