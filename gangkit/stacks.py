@@ -82,12 +82,21 @@ class Stack:
 def build_stack(name: str, settings: RunSettings, scenario=None) -> Stack:
     """The layers for a stack name, configured from the run settings (and the scenario's Kueue objects).
 
-    Every name but ``kueue+provreq+autoscaler`` has the shape
-    ``[kueue+]PLACEMENT[+karpenter]``: an optional Kueue in front, one
-    placement layer, an optional Karpenter behind it.
+    Every name but ``kueue+provreq+autoscaler`` and ``pod+autoscaler`` has
+    the shape ``[kueue+]PLACEMENT[+karpenter]``: an optional Kueue in front,
+    one placement layer, an optional Karpenter behind it. ProvisioningRequests
+    a scenario applies directly need cluster-autoscaler: another stack is refused.
     """
+    requests = getattr(scenario, "provisioning_requests", None)
+    if requests and name in STACKS and not name.endswith("+autoscaler"):
+        raise ScenarioError([Problem(f"ProvisioningRequest {requests[0].key}", "stack",
+            f"a ProvisioningRequest is served by cluster-autoscaler, and stack {name!r} has none: "
+            "use pod+autoscaler (or kueue+provreq+autoscaler)")])
     if name == "kueue+provreq+autoscaler":
         return _provreq_stack(name, settings, scenario)
+    if name == "pod+autoscaler":
+        supplier = getattr(scenario, "autoscaler", None) or default_autoscaler(scenario)
+        return Stack(KubeScheduler(preemption=settings.preemption), suppliers=[supplier], name=name)
     layers = name.split("+")
     with_kueue = layers[:1] == ["kueue"]
     with_karpenter = layers[-1:] == ["karpenter"]

@@ -1294,6 +1294,8 @@ def test_an_unknown_kind_is_told_the_whole_board():
         "PodGroup (scheduling.volcano.sh/v1beta1), PriorityClass (scheduling.k8s.io/v1), "
         "Simulation (gangkit/v1alpha1), "
         "ClusterAutoscaler (gangkit/v1alpha1), Karpenter (gangkit/v1alpha1), NodePool (karpenter.sh/v1), "
+        "ProvisioningRequest (autoscaling.x-k8s.io/v1), ProvisioningRequest (autoscaling.x-k8s.io/v1beta1), "
+        "PodTemplate (v1), "
         "WorkloadGenerator (gangkit/v1alpha1), List (v1), PodGroup (scheduling.x-k8s.io/v1alpha1), "
         "Workload (scheduling.k8s.io/v1alpha1), Workload (scheduling.k8s.io/v1alpha2), "
         "PodGroup (scheduling.k8s.io/v1alpha2), ConfigMap (v1), Kueue's ResourceFlavor, ClusterQueue, LocalQueue, Cohort, "

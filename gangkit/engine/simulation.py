@@ -123,6 +123,10 @@ class Simulation:
         if not self.retire_jobs:
             self.jobs = [JobState(spec, i, remaining=float(spec.run_time)) for i, spec in enumerate(specs)]
         self.unfinished = len(specs)
+        for supplier in self.stack.suppliers:
+            start = getattr(supplier, "start", None)  # optional (gangkit.engine.sockets.NodeSupplier)
+            if start is not None:
+                start(self, specs)
         env = self.env
         if not ARRIVAL_CALLBACKS:
             env.process(self._arrivals())

@@ -238,6 +238,10 @@ class NodeSupplier(Protocol):
     def observe(self, sim: Cluster, now: float, unschedulable: list["PodState"]) -> None:
         """Required. Called after every scheduling cycle that leaves pods unschedulable."""
 
+    def start(self, sim: Cluster, jobs: list) -> None:
+        """Optional. Called once as the run starts, with the run's job specs in the order of their indices
+        (a supplier with work of its own from time 0, such as ProvisioningRequests a user applied, starts it)."""
+
     def awaited_nodes(self) -> Iterable[tuple["PodState", str]]:
         """Optional. (pod, node name) pairs: the in-flight nodes this supplier has nominated waiting pods to.
 
@@ -264,7 +268,7 @@ MEMBERS = {
     AdmissionLayer: (("name", "submit", "cycle", "release", "pending_reason"), ("idle", "metrics")),
     PlacementLayer: (("name", "enqueue", "requeue", "cycle", "forget", "unschedulable", "pending_reason"),
                      ("period", "pending_metrics", "idle", "metrics", "places_in_arrival_order")),
-    NodeSupplier: (("name", "can_ever_fit", "observe"), ("awaited_nodes", "launch_blocked", "metrics")),
+    NodeSupplier: (("name", "can_ever_fit", "observe"), ("start", "awaited_nodes", "launch_blocked", "metrics")),
 }
 
 

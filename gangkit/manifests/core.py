@@ -80,6 +80,7 @@ from gangkit.placement.manifests import (
     template_metadata,
     workload_ref,
 )
+from gangkit.supply.manifests import read_consumer
 from gangkit.workloads.generators import YAML_FIELDS as GENERATOR_FIELDS
 from gangkit.workloads.generators import stream_from_manifest
 
@@ -274,6 +275,7 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
     one_per_node = read_one_per_node(r, pod, {**tlabels, JOB_NAME_LABEL: o.name, "job-name": o.name}, obj)
 
     timing = read_timing(r, annotations, obj)
+    consumer = read_consumer(r, tannotations, annotations, obj)  # cluster-autoscaler's consume-provisioning-request
     # the pods' volcano.sh/preemptable (a batch/v1 Job's pods get their metadata from the template alone)
     preemptable = read_preemptable(r, tmeta, obj, "spec.template.metadata", checked=True)
 
@@ -304,6 +306,7 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
         labels=labels,
         backoff_limit=limit,
         volcano_not_preemptable=("workers",) if preemptable is False else (),
+        consume_provisioning_request=consumer,
         **timing,
         **gang,
     )

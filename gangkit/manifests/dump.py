@@ -36,6 +36,7 @@ from gangkit.model.scenario import Scenario
 from gangkit.placement.manifests import dump_problems as gang_dump_problems
 from gangkit.placement.manifests import gang_form, gang_objects, pod_spec_for, scheduler_name
 from gangkit.supply import dump as supply
+from gangkit.supply.provisioning_request import CONSUME_ANNOTATION
 from gangkit.volcano import manifests as volcano
 
 __all__ = ["dump_manifests", "select_documents"]
@@ -113,7 +114,7 @@ def dump_manifests(scenario: Scenario) -> str:
     stack, release = scenario.settings.stack, scenario.settings.kube_gang_release
     scheduler = scheduler_name(stack)
     docs.extend(_job_manifest(j, scenario.kueue is not None, scheduler, gang_form(j, stack), release,
-                              kueue.pod_template_annotations(scenario.kueue, j))
+                              _template_annotations(scenario, j))
                 for j in scenario.jobs)
     for j in scenario.jobs:
         form = gang_form(j, stack)
@@ -168,6 +169,16 @@ def _job_manifest(j: Job, kueue_managed: bool, scheduler: str | None, gang: str 
             template.clear()
             template.update({"metadata": meta, **rest})
     return doc
+
+
+def _template_annotations(scenario: Scenario, j: Job) -> dict:
+    """Pod set name -> the annotations its pod template carries: Kueue's topology requests, and
+    cluster-autoscaler's consume-provisioning-request for a job whose pods consume a ProvisioningRequest."""
+    out = {name: dict(a) for name, a in kueue.pod_template_annotations(scenario.kueue, j).items()}
+    if j.consume_provisioning_request is not None:
+        for ps in j.pod_sets:
+            out.setdefault(ps.name, {})[CONSUME_ANNOTATION] = j.consume_provisioning_request
+    return out
 
 
 class _Dumper(yaml.SafeDumper):

@@ -95,6 +95,9 @@ KINDS: tuple[Kind, ...] = (
     Kind("gangkit/v1alpha1", "ClusterAutoscaler", SUPPLY),
     Kind("gangkit/v1alpha1", "Karpenter", SUPPLY),
     Kind("karpenter.sh/v1", "NodePool", SUPPLY),
+    Kind("autoscaling.x-k8s.io/v1", "ProvisioningRequest", SUPPLY, namespaced=True),
+    Kind("autoscaling.x-k8s.io/v1beta1", "ProvisioningRequest", SUPPLY, namespaced=True),
+    Kind("v1", "PodTemplate", SUPPLY, namespaced=True),  # read with the ProvisioningRequest that names it
     Kind("gangkit/v1alpha1", "WorkloadGenerator", CORE),
     Kind("v1", "List", None),
     Kind("scheduling.x-k8s.io/v1alpha1", "PodGroup", PLACEMENT, role="CoschedulingPodGroup", namespaced=True),

@@ -24,7 +24,7 @@ of every problem at once. The desks, and the kinds they read (see
   simulate (node classes, Kueue's Topology, MultiKueue, KubeSchedulerConfiguration),
   accepted with a warning;
 - :mod:`gangkit.supply.manifests`: Karpenter's NodePool, gangkit's Karpenter
-  and ClusterAutoscaler;
+  and ClusterAutoscaler, cluster-autoscaler's ProvisioningRequest with its PodTemplates;
 - :mod:`gangkit.placement.manifests`: the holding gang schedulers' objects
   (scheduler-plugins' PodGroup, YuniKorn's task groups, the Kubernetes Workload);
 - :mod:`gangkit.kueue.manifests`: Kueue's kinds, into ``Scenario.kueue``;
@@ -242,6 +242,8 @@ def _scenario(r: Reader, docs: list, default_name: str, wheres: list[str] | None
     autoscaler = supply.read_cluster_autoscaler(r, by_kind["ClusterAutoscaler"])
     karpenter = supply.read_karpenter(r, by_kind["Karpenter"], by_kind["NodePool"])
     coscheduling = companions.coscheduling_args(r, by_kind.get("KubeSchedulerConfiguration", []))
+    requests = supply.read_provisioning_requests(r, by_kind.get("ProvisioningRequest", []),
+                                                 by_kind.get("PodTemplate", []), jobs)
     if not by_kind["Node"]:
         r.error(f"Scenario {name}", "", "expected at least one Node (apiVersion: v1, kind: Node); gangkit run adds "
                 "nodes with --nodes (--nodes 4x8: four nodes of 8 GPUs)")
@@ -271,6 +273,6 @@ def _scenario(r: Reader, docs: list, default_name: str, wheres: list[str] | None
         )
     sc = Scenario(nodes=node_list, jobs=jobs, settings=settings, name=name, description=description, warnings=notes,
                   kueue=kueue_setup, volcano=volcano_setup, autoscaler=autoscaler, karpenter=karpenter,
-                  coscheduling=coscheduling)
+                  coscheduling=coscheduling, provisioning_requests=requests)
     sc.validate()
     return sc

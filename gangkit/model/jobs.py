@@ -150,6 +150,12 @@ class Job:
     first and lets it through enqueue (:mod:`gangkit.volcano.plugins.sla`;
     it does something only when the scenario's Volcano setup enables the
     plugin). None: the plugin's own ``sla-waiting-time``, if any.
+
+    ``consume_provisioning_request``: the name its pods give in
+    cluster-autoscaler's ``autoscaling.x-k8s.io/consume-provisioning-request``
+    annotation: they are to run on the capacity that ProvisioningRequest (in
+    the job's namespace) booked, and cluster-autoscaler never scales up for
+    them (:mod:`gangkit.supply.provisioning_request`). None: no annotation.
     """
 
     name: str
@@ -179,6 +185,7 @@ class Job:
     placeholder_request: Resources | None = None
     volcano_not_preemptable: tuple[str, ...] = ()
     sla_waiting_time: float | None = None
+    consume_provisioning_request: str | None = None
 
     @property
     def key(self) -> str:
@@ -283,6 +290,10 @@ class Job:
                 or len(set(protected)) != len(protected):
             bad("volcano_not_preemptable", f"expected a tuple of distinct pod set names (of {', '.join(map(repr, names))}) "
                                            f"whose pods are not preemptable, got {protected!r}")
+        if self.consume_provisioning_request is not None and (
+                not isinstance(self.consume_provisioning_request, str) or not self.consume_provisioning_request):
+            bad("consume_provisioning_request", "expected the name of a ProvisioningRequest (or None), "
+                                                f"got {self.consume_provisioning_request!r}")
         if self.framework not in FRAMEWORKS:
             bad("framework", f"expected one of {', '.join(FRAMEWORKS)}, got {self.framework!r}")
         elif self.framework != BATCH_JOB and self.controller != "batch":
@@ -347,7 +358,8 @@ def _plainly_valid(j: Job) -> bool:
             and j.gang_style is None and type(j.priority) is int and type(j.volcano_queue) is str and j.volcano_queue
             and j.rendezvous_timeout is None and type(j.backoff_limit) is int and j.backoff_limit >= 0
             and j.framework == BATCH_JOB and j.kueue_managed is True and j.elastic is False and j.snapshot is None
-            and j.placeholder_request is None and j.volcano_not_preemptable == () and j.sla_waiting_time is None):
+            and j.placeholder_request is None and j.volcano_not_preemptable == () and j.sla_waiting_time is None
+            and j.consume_provisioning_request is None):
         return False
     rt, st = j.run_time, j.submit_time
     if not ((type(rt) is float or type(rt) is int) and 0 < rt <= MAX_DURATION_S

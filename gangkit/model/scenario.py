@@ -26,10 +26,10 @@ PLACEMENTS = ("pod", "gang", "coscheduling", "yunikorn", "kube-gang")
 #: Every layer name a stack name may be made of.
 LAYERS = (*PLACEMENTS, "kueue", "provreq", "karpenter", "autoscaler")
 #: Stack names that run today: each placement layer alone, behind Kueue, with Karpenter behind it,
-#: and with both; plus Kueue with its ProvisioningRequest check and cluster-autoscaler.
+#: and with both; plus cluster-autoscaler behind kube-scheduler, alone or with Kueue's ProvisioningRequest check.
 STACKS = (
     "pod", "gang", "kueue+pod", "kueue+gang", "gang+karpenter", "kueue+gang+karpenter",
-    "kueue+provreq+autoscaler",
+    "kueue+provreq+autoscaler", "pod+autoscaler",
     "coscheduling", "yunikorn", "kube-gang", "kueue+coscheduling", "kueue+yunikorn", "kueue+kube-gang",
     "pod+karpenter", "coscheduling+karpenter", "yunikorn+karpenter", "kube-gang+karpenter",
     "kueue+pod+karpenter", "kueue+coscheduling+karpenter", "kueue+yunikorn+karpenter", "kueue+kube-gang+karpenter",
@@ -177,6 +177,8 @@ class Scenario:
     autoscaler: object = None  # gangkit.supply.autoscaler.ClusterAutoscaler: node groups, for +autoscaler stacks
     admission_check: object = None  # gangkit.kueue.provisioning.AdmissionCheck, for the kueue+provreq stack
     coscheduling: object = None  # gangkit.manifests.companions.CoschedulingArgs: the plugin's arguments, if given
+    #: gangkit.supply.provisioning_request.ProvisioningRequestSpec: ProvisioningRequests applied directly (+autoscaler stacks)
+    provisioning_requests: list = field(default_factory=list)
 
     def with_settings(self, **changes) -> "Scenario":
         """A copy with some run settings changed (``None`` values are ignored)."""
@@ -204,6 +206,15 @@ class Scenario:
                                     "declares no Volcano queues (set Scenario.volcano to a VolcanoSetup)"))
         if not self.nodes:
             problems.append(Problem(f"Scenario {self.name}", "nodes", "expected at least one Node"))
+        seen = set()
+        for pr in self.provisioning_requests:
+            found = pr.problems() if hasattr(pr, "problems") else [Problem(
+                f"Scenario {self.name}", "provisioning_requests", f"expected ProvisioningRequestSpec objects, got {pr!r}")]
+            problems.extend(found)
+            if not found and pr.key in seen:
+                problems.append(Problem(f"ProvisioningRequest {pr.key}", "metadata.name",
+                                        "expected a unique name per namespace; it is given twice"))
+            seen.add(getattr(pr, "key", None))
         started = [j for j in self.jobs if j.snapshot is not None]
         if started:  # a snapshot's jobs (gangkit.model.snapshot): their pods on nodes of this scenario
             names = {n.name for n in self.nodes}

@@ -52,7 +52,9 @@ code                         meaning
 ``NodePoolLimit``            cannot fit, and the provisioner will not launch a node:
                              each NodePool's limits (GPUs, cores, memory) leave too
                              little for every instance type that holds the pods ("at
-                             144 of its 150 cpu limit"), or every NodePool is static
+                             144 of its 150 cpu limit"), or every NodePool is static;
+                             or its pods consume a ProvisioningRequest, so
+                             cluster-autoscaler never scales up for them
 ``GangCannotFit``            gang placement: the whole gang does not fit on the nodes
                              there are (nothing held), no node coming
 ``QueueOverDeserved``        Volcano's allocate: its pods fit, but would take its queue

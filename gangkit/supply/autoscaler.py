@@ -75,7 +75,15 @@ defaults from ``cluster-autoscaler/config/flags`` and its FAQ):
   to 10 min (``--provisioning-request-initial-backoff-time``,
   ``--provisioning-request-max-backoff-time``), and marked Failed (reason
   ``Expired``) when not provisioned within ``provisioning_request_expiry``
-  (7 days in CA).
+  (7 days in CA). A Provisioned request's booking ends with its
+  ``BookingExpired`` condition: 10 minutes after Provisioned, or at the first
+  scan that finds as many of its consumers' pods bound as it asked for.
+  Requests come from Kueue's admission check or are applied by a user
+  (``Scenario.provisioning_requests``, created at their ``create_time``);
+  pods that consume a request (its job's pods, or pods with the
+  ``autoscaling.x-k8s.io/consume-provisioning-request`` annotation) never
+  trigger a scale-up, whatever the request's state
+  (:mod:`gangkit.supply.provisioning_request` gives the sources).
 
 Only nodes this autoscaler launched are ever removed; scenario nodes stay.
 """
@@ -97,15 +105,17 @@ from gangkit.supply.apart import OnePerNode, group_of
 from gangkit.supply.cloud import GPU, TYPE_LABEL, InstanceType, Stages
 from gangkit.supply.provisioning_request import (
     BEST_EFFORT_ATOMIC,
+    BOOKING,
+    BOOKING_CONSUMED,
     CHECK_CAPACITY,
     PROVISIONING_CLASSES,
+    RESERVATION_EXPIRED,
     ProvisioningRequest,
 )
 
 NODE_GROUP_LABEL = "gangkit.io/node-group"  # clouds use their own label (e.g. a GKE node pool's)
 EXPANDERS = ("random", "least-waste", "most-pods", "price")
 DAY = 86400.0
-BOOKING = 600.0  # CA books a provisioned request's capacity for 10 minutes
 
 
 @dataclass(frozen=True)
@@ -261,8 +271,22 @@ class ClusterAutoscaler(NodeSupplier):
             self._reset()
 
     # -- ProvisioningRequests ------------------------------------------------------
+    def start(self, sim, jobs: list) -> None:
+        """The ProvisioningRequests the scenario applies directly: each created at its ``create_time``, its
+        consumers the jobs of its namespace whose pods name it."""
+        self._bind(sim)
+        by_key = {}
+        for spec in getattr(sim.scenario, "provisioning_requests", ()):
+            pr = spec.request()
+            by_key[(spec.namespace or "default", spec.name)] = pr
+            sim.call_at(spec.create_time, lambda t, pr=pr: self.submit_request(sim, pr, t))
+        for i, j in enumerate(jobs):
+            pr = by_key.get((j.namespace or "default", j.consume_provisioning_request))
+            if pr is not None:
+                pr.consumers.append(i)
+
     def submit_request(self, sim, pr: ProvisioningRequest, now: float) -> None:
-        """A new ProvisioningRequest (Kueue's admission check created it)."""
+        """A new ProvisioningRequest (Kueue's admission check created it, or a user applied it)."""
         self._bind(sim)
         if pr.provisioning_class not in PROVISIONING_CLASSES:
             raise ValueError(f"ProvisioningRequest {pr.name}: provisioningClassName: expected one of "
@@ -285,6 +309,43 @@ class ClusterAutoscaler(NodeSupplier):
         """The ProvisioningRequests this autoscaler holds for job ``js``."""
         return [pr for pr in self._requests if pr.job is js]
 
+    def _consumer_jobs(self, pr: ProvisioningRequest) -> list:
+        """The job states whose pods consume ``pr``: its Kueue workload's job, or the jobs naming it."""
+        if pr.job is not None:
+            return [pr.job]
+        sim = self._sim
+        jobs = [sim.jobs[i] if sim.jobs else sim.live.get(i) for i in pr.consumers]
+        return [js for js in jobs if js is not None]
+
+    def _consumed(self, pr: ProvisioningRequest) -> int:
+        """How many pods consuming ``pr`` are bound (CA counts the pods on nodes that name it)."""
+        return sum(1 for js in self._consumer_jobs(pr) for p in js.pods if p.node is not None)
+
+    def _consumes(self) -> set:
+        """Jobs whose pending pods CA's ProvisioningRequestPodsFilter drops from scale-up (their ids)."""
+        return {id(pr.job) for pr in self._requests if pr.job is not None}
+
+    def _expire_bookings(self, now: float) -> None:
+        """CA's BookingExpired: the 10-minute reservation is over, or as many pods as asked for are bound."""
+        for pr in self._requests:
+            if pr.state != "Provisioned" or pr.booking_expired:
+                continue
+            if now >= pr.provisioned_at + BOOKING - TOLERANCE:
+                pr.booking_expired = RESERVATION_EXPIRED
+            elif self._consumed(pr) >= len(pr.pods):
+                pr.booking_expired = BOOKING_CONSUMED
+            else:
+                continue
+            self._provreq_rows.append((now, pr.name, "BookingExpired", pr.booking_expired, len(pr.pods)))
+
+    def launch_blocked(self, pods: list) -> str:
+        """cluster-autoscaler's event for pods that consume a ProvisioningRequest: they trigger no scale-up."""
+        named = {(p.job.spec.namespace or "default", p.job.spec.consume_provisioning_request) for p in pods}
+        if not pods or any(name is None for _, name in named):
+            return ""
+        return ("Unschedulable pod didn't trigger scale-up, because it's consuming ProvisioningRequest "
+                + ", ".join(f"{ns}/{name}" for ns, name in sorted(named)))
+
     def _set_state(self, pr: ProvisioningRequest, state: str, reason: str, message: str, now: float) -> None:
         pr.state, pr.reason, pr.message = state, reason, message
         if state == "Provisioned":
@@ -301,16 +362,20 @@ class ClusterAutoscaler(NodeSupplier):
             return True
         if self._regular_pending():
             return True
+        if any(self._booked(pr, now) and self._consumed(pr) >= len(pr.pods) for pr in self._requests):
+            return True  # its BookingExpired (CapacityBookingConsumed) is set at the next scan
         return self.scale_down and any(n.ready and n.unneeded_since is None for n in self._nodes.values())
 
     def _booked(self, pr: ProvisioningRequest, now: float) -> bool:
-        """Is the capacity found for ``pr`` still booked for its pods (10 minutes, while its nodes live)?"""
-        return pr.state == "Provisioned" and not pr.booking_lost and now < pr.provisioned_at + BOOKING - TOLERANCE
+        """Is the capacity found for ``pr`` still booked for its pods (until BookingExpired, while its nodes live)?"""
+        return (pr.state == "Provisioned" and not pr.booking_lost and not pr.booking_expired
+                and now < pr.provisioned_at + BOOKING - TOLERANCE)
 
     def _regular_pending(self) -> list:
-        now = self._sim.now if self._sim is not None else 0.0
-        booked_jobs = {pr.job for pr in self._requests if self._booked(pr, now) and pr.job is not None}
-        return [p for p in self._pending if p.node is None and not p.done and p.job.placing and p.job not in booked_jobs]
+        """The pending pods scale-up is for: not those that consume a ProvisioningRequest (CA's pods filter)."""
+        kueue = self._consumes()
+        return [p for p in self._pending if p.node is None and not p.done and p.job.placing
+                and p.job.spec.consume_provisioning_request is None and id(p.job) not in kueue]
 
     def _aligned(self, t: float) -> float:
         """The next scan at or after ``t`` (scans run every scan_interval seconds)."""
@@ -364,6 +429,7 @@ class ClusterAutoscaler(NodeSupplier):
         self._mark_ready(sim)
         self._give_up_late_nodes(sim, now)
         self._expire_requests(now)
+        self._expire_bookings(now)
         scaled = False
         waiting = [pr for pr in self._requests if pr.state == "Pending" and pr.next_try <= now + TOLERANCE]
         regular = self._regular_pending()
@@ -401,8 +467,7 @@ class ClusterAutoscaler(NodeSupplier):
         for pr in self._requests:
             if not self._booked(pr, sim.now):
                 continue
-            bound = sum(1 for p in (pr.job.pods if pr.job is not None else []) if p.node is not None)
-            for req in pr.pods[bound:]:
+            for req in pr.pods[self._consumed(pr):]:
                 for name in pr.nodes:
                     r = rooms.get(name)
                     if r is not None and r.holds(req):
@@ -578,7 +643,7 @@ class ClusterAutoscaler(NodeSupplier):
             del self._nodes[n.name]
             for pr in self._requests:
                 if n.name in pr.nodes:
-                    pr.booking_lost = True  # its pods become ordinary pending pods again
+                    pr.booking_lost = True  # CA's simulation no longer holds room for it
             if n.exists and n.name in sim.capacity.by_name:
                 st = sim.capacity.by_name[n.name]
                 for p in list(st.pods):  # cannot happen for a node that never got ready; kept for safety
@@ -682,9 +747,9 @@ class ClusterAutoscaler(NodeSupplier):
         out = []
         for n in self._nodes.values():
             pr = n.request
-            if pr is None or pr.job is None or not n.exists or n.ready:
+            if pr is None or not n.exists or n.ready:
                 continue
-            out.extend((p, n.name) for p in pr.job.pods if p.node is None and not p.done)
+            out.extend((p, n.name) for js in self._consumer_jobs(pr) for p in js.pods if p.node is None and not p.done)
         return out
 
 

@@ -10,7 +10,9 @@ written as Kubernetes quantities), when it sells an idle machine
 :class:`~gangkit.supply.karpenter.Karpenter` as ``karpenter.sh/v1`` NodePools
 plus gangkit's ``Karpenter`` kind, and its
 :class:`~gangkit.supply.autoscaler.ClusterAutoscaler` as gangkit's
-``ClusterAutoscaler`` kind::
+``ClusterAutoscaler`` kind, and the ProvisioningRequests a scenario applies
+directly as ``autoscaling.x-k8s.io/v1`` ProvisioningRequests with a ``v1``
+PodTemplate per pod set (:func:`provisioning_request_manifests`)::
 
     apiVersion: karpenter.sh/v1
     kind: NodePool
@@ -44,7 +46,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from gangkit.manifests.reader import GPU
+from gangkit.manifests.reader import GPU, SUBMIT_TIME
 from gangkit.model.errors import Problem
 from gangkit.model.quantity import MAX_QUANTITY, format_cpu, format_duration, format_memory
 from gangkit.supply.autoscaler import ClusterAutoscaler, default_autoscaler
@@ -118,7 +120,54 @@ def supply_manifests(scenario) -> list[dict]:
         docs.extend(nodepool_manifest(p) for p in sorted(karpenter.nodepools, key=lambda p: p.name))
     if autoscaler is not None:
         docs.append(autoscaler_manifest(autoscaler))
+    docs.extend(provisioning_request_manifests(getattr(scenario, "provisioning_requests", ())))
     return docs
+
+
+def provisioning_request_manifests(requests) -> list[dict]:
+    """Each ProvisioningRequest with the PodTemplates its pod sets name (a pod set's name, or
+    ``<request>-<pod set>`` where another template of that name differs): what
+    :func:`gangkit.supply.manifests.read_provisioning_requests` reads back."""
+    docs: list[dict] = []
+    written: dict[tuple, dict] = {}  # (namespace, name) -> the template's pod
+    for pr in requests:
+        meta: dict[str, Any] = {"name": pr.name}
+        if pr.namespace:
+            meta["namespace"] = pr.namespace
+        sets = []
+        for ps in pr.pod_sets:
+            pod, name = _template_pod(ps), ps.name
+            if written.get((pr.namespace, name), pod) != pod:
+                name = f"{pr.name}-{ps.name}"
+            if (pr.namespace, name) not in written:
+                written[(pr.namespace, name)] = pod
+                docs.append({"apiVersion": "v1", "kind": "PodTemplate", "metadata": {**meta, "name": name},
+                             "template": {"spec": pod}})
+            sets.append({"podTemplateRef": {"name": name}, "count": ps.count})
+        if pr.create_time:
+            meta["annotations"] = {SUBMIT_TIME: format_duration(pr.create_time)}
+        docs.append({"apiVersion": "autoscaling.x-k8s.io/v1", "kind": "ProvisioningRequest", "metadata": meta,
+                     "spec": {"provisioningClassName": pr.provisioning_class, "podSets": sets}})
+    return docs
+
+
+def _template_pod(ps) -> dict:
+    """The pod of a PodTemplate: one container with the pod set's requests, and its node selector."""
+    resources: dict[str, dict] = {}
+    if ps.gpus:
+        resources["limits"] = {GPU: str(ps.gpus)}
+    requests = {}
+    if ps.cpu:
+        requests["cpu"] = format_cpu(ps.cpu)
+    if ps.memory:
+        requests["memory"] = format_memory(ps.memory)
+    if requests:
+        resources["requests"] = requests
+    pod: dict[str, Any] = {}
+    if ps.node_selector:
+        pod["nodeSelector"] = dict(ps.node_selector)
+    pod["containers"] = [{"name": "worker", "image": "busybox:1.36", "resources": resources}]
+    return pod
 
 
 def karpenter_manifest(k: Karpenter) -> dict:
