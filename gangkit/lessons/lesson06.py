@@ -18,7 +18,8 @@ This module holds:
   of small jobs (:func:`stream`);
 - :func:`limit_story` and :func:`provreq_story`: a NodePool limit that provisions part
   of a gang, against a ProvisioningRequest that asks for all of it; :func:`paid_table`
-  says what each paid for;
+  says what each paid for; :func:`standalone_story` and :func:`standalone_table`: the
+  same request applied without Kueue, and pods that come for it on time or too late;
 - :func:`scale_to_zero` and :func:`compare_scale_to_zero`: a gang of 10 x 8 GPUs
   and no GPU node, each gang scheduler with Karpenter behind it: what Karpenter
   sees (a Volcano Job: nothing before Inqueue), the nodes it launches and pays
@@ -52,7 +53,7 @@ from gangkit.kueue.objects import (
 )
 from gangkit.kueue.provisioning import AdmissionCheck, ProvisioningRequestConfig
 from gangkit.lessons.explorer import Explorer
-from gangkit.model.jobs import job
+from gangkit.model.jobs import Job, PodSet, job
 from gangkit.model.nodes import Node
 from gangkit.model.scenario import Scenario
 from gangkit.results import plots
@@ -61,6 +62,7 @@ from gangkit.stacks import Stack
 from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup
 from gangkit.supply.cloud import InstanceType, Stages, uniform
 from gangkit.supply.karpenter import Karpenter, NodePool
+from gangkit.supply.provisioning_request import ProvisioningRequestSpec
 from gangkit.volcano.api import VolcanoSetup
 from gangkit.volcano.scheduler import VolcanoGang
 
@@ -183,6 +185,35 @@ def provreq_story(max_size: int = 2, expiry: float = 1800.0, horizon: float = 72
                   admission_check=check, name="provreq",
                   description=f"node group gpu-8 (max {max_size} nodes); train: 4 workers x 8 GPUs")
     return simulate(sc, stack="kueue+provreq+autoscaler", horizon=horizon)
+
+
+def standalone_story(pods_at: float, horizon: float = 7200.0):
+    """A ProvisioningRequest for 4 pods of 8 GPUs applied at t=0 without Kueue (``pod+autoscaler``), and ``train``,
+    whose 4 pods consume it (``autoscaling.x-k8s.io/consume-provisioning-request``), created at ``pods_at``."""
+    ca = ClusterAutoscaler([NodeGroup("gpu-8", G8, max_size=4)])
+    request = ProvisioningRequestSpec("train-capacity", (PodSet("workers", 4, 8),))
+    train = Job("train", [PodSet("workers", 4, 8)], 3600.0, submit_time=pods_at,
+                consume_provisioning_request="train-capacity")
+    sc = Scenario([CPU_NODE], [train], autoscaler=ca, provisioning_requests=[request], name="standalone-provreq",
+                  description=f"ProvisioningRequest train-capacity at t=0 (4 x 8 GPUs); train's pods at t={pods_at:g} s")
+    return simulate(sc, stack="pod+autoscaler", horizon=horizon)
+
+
+def standalone_table(pods_at=(60.0, 900.0, 1500.0)) -> pd.DataFrame:
+    """For each time ``train``'s pods are created: when the booking ended and why, when the request's nodes were
+    removed, and when ``train`` started (NaN: never, within the two hours)."""
+    rows = []
+    for t in pods_at:
+        r = standalone_story(t)
+        states = r.metric("gangkit_provisioning_requests")
+        ended = states[states.state == "BookingExpired"]
+        removed = r.metric("cluster_autoscaler_scaled_down_nodes_total")
+        j = r.jobs.set_index("job").loc["train"]
+        rows.append({"pods_created_s": t, "booking_ended_s": float(ended.time_s.iloc[0]),
+                     "booking_expired_reason": ended.reason.iloc[0],
+                     "nodes_removed_s": float(removed.time_s.min()) if len(removed) else float("nan"),
+                     "train_start_s": j.start_s, "train_state": j.state})
+    return pd.DataFrame(rows).set_index("pods_created_s")
 
 
 def paid_table(runs: dict) -> pd.DataFrame:
