@@ -38,7 +38,7 @@ COMPANIONS = [
          "NodeClaim nc (karpenter.sh/v1) is accepted and not simulated: a NodeClaim is Karpenter's record"),
     case("Kueue's Topology", {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Topology", "metadata": {"name": "t"},
                               "spec": {"levels": [{"nodeLabel": "kubernetes.io/hostname"}]}},
-         "Topology t (kueue.x-k8s.io/v1beta2) is accepted and not simulated: topology-aware scheduling"),
+         "Topology t (kueue.x-k8s.io/v1beta2) is accepted and not simulated: no ResourceFlavor names it"),
     case("MultiKueue's clusters", {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "MultiKueueCluster",
                                    "metadata": {"name": "w1"}},
          "MultiKueueCluster w1 (kueue.x-k8s.io/v1beta1) is accepted and not simulated: MultiKueue dispatches"),

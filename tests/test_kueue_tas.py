@@ -522,7 +522,7 @@ WARNINGS = [
          "ResourceFlavor tas-gpu: no Node matches its nodeLabels {'pool': 'cpu'} and carries a label for every level of "
          f"Topology dc ({RACK}, {HOSTNAME}): Kueue finds no topology domain, and its topology-aware workloads stay pending"),
     case("a Topology no flavor names keeps the board's warning: it has no effect", [*NODES_YAML, PLAIN_FLAVOR, TOPOLOGY],
-         "Topology dc (kueue.x-k8s.io/v1beta2) is accepted and not simulated"),
+         "Topology dc (kueue.x-k8s.io/v1beta2) is accepted and not simulated: no ResourceFlavor names it"),
 ]
 
 

@@ -80,10 +80,17 @@ def load_kueue(*sources: Source) -> KueueInput:
     kr = SnapshotReader(r, [o for o in objects if o.role in KIND_NAMES], classes, default_priority)
     setup = kr.setup()
     if any(f.topology_name is not None for f in setup.flavors):
-        # gangkit admit reads no nodes and no pods: its TAS flavors admit as if they had no topology, as the
-        # board's warning on each Topology says (topology-aware scheduling is simulated by gangkit run)
+        # gangkit admit reads no nodes and no pods: its TAS flavors admit as if they had no topology, and each
+        # Topology a flavor names says so (topology-aware scheduling is simulated by gangkit run)
+        named = {f.topology_name for f in setup.flavors}
         setup.flavors = [dataclasses.replace(f, topology_name=None) for f in setup.flavors]
         setup.topologies = []
+        for o in objects:
+            if o.kind == "Topology" and o.name in named:
+                r.notes[:] = [n for n in r.notes if not n.startswith(f"{o.label} (")]
+                r.notes.append(f"{o.label}: topology-aware scheduling is not modelled by gangkit admit (it reads no "
+                               "nodes or pods): the flavors that name it admit as if they had no topology; gangkit run "
+                               "simulates it")
     kr.runtimes = collect_runtimes(objects)
     loaded = kr.snapshot_workloads([o for o in objects if o.role in ("Workload", "Job", "JobSet", "PyTorchJob", "MPIJob",
                                                                      "TrainJob")])

@@ -8,7 +8,9 @@ for such an object would stop a platform engineer at the first step, and
 ignoring it silently would hide what the simulation leaves out. So each is
 accepted with one warning naming the object and saying what is not modelled;
 where the real system gives the object a cheap, exact effect, gangkit gives
-it the same:
+it the same. (A Kueue Topology that a ResourceFlavor names is simulated, by
+:mod:`gangkit.kueue.tas`, and its warning is taken back; one that no flavor
+names keeps it.) The one read in part:
 
 - ``KubeSchedulerConfiguration`` (``kubescheduler.config.k8s.io/v1``): the
   ``Coscheduling`` plugin's ``args`` of any profile set the coscheduling
@@ -44,7 +46,8 @@ COMPANIONS: dict[tuple[str, str], str] = {
         "a NodeClaim is Karpenter's record of a node it launched or is launching; gangkit reads the Nodes "
         "themselves and launches its own NodeClaims",
     **{(f"kueue.x-k8s.io/{v}", "Topology"):
-       "topology-aware scheduling (Kueue's TAS) is not modelled: flavors that name it admit as if they had no topology"
+       "no ResourceFlavor names it (spec.topologyName), so it has no effect; topology-aware scheduling is "
+       "simulated only for flavors that name a Topology"
        for v in ("v1beta2", "v1beta1")},
     **{(f"kueue.x-k8s.io/{v}", kind):
        "MultiKueue dispatches workloads to other clusters; gangkit simulates one cluster"
