@@ -371,3 +371,68 @@ def test_one_pod_jobs_with_the_rule_still_run_lean_and_agree_with_the_general_en
     sc = Scenario(nodes(2, gpus=4), jobs, name="one-pod").with_settings(record="summary")
     assert lean.applies(sc, build_stack(sc.settings.stack, sc.settings, sc))  # a job of one pod has no pair to keep apart
     assert gk.simulate(sc, stack="gang").summary() == gk.simulate(sc, stack="gang", engine="general").summary()
+
+
+# -- JobSets: a pod set per replicatedJob, its pods labelled by the JobSet controller -------------------------
+def jobset_yaml(roles) -> str:
+    """A JobSet with one replicatedJob per (name, replicas, labels, affinity)."""
+    replicated = []
+    for name, replicas, labels, affinity in roles:
+        pod = {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}
+        if affinity is not None:
+            pod["affinity"] = affinity
+        template = {"metadata": {"labels": labels}, "spec": pod} if labels else {"spec": pod}
+        replicated.append({"name": name, "replicas": replicas,
+                           "template": {"spec": {"parallelism": 2, "completions": 2, "template": template}}})
+    doc = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js"},
+           "spec": {"replicatedJobs": replicated}}
+    return NODE_YAML + "---\n" + yaml.safe_dump(doc)
+
+
+RJ = "jobset.sigs.k8s.io/replicatedjob-name"
+JOBSET_READS = [
+    ("one replicatedJob, by its template label", [("w", 1, {"app": "js"}, anti({"matchLabels": {"app": "js"}}))],
+         [True], False),
+    ("by the label the JobSet controller adds", [("w", 2, None, anti({"matchLabels": {RJ: "w"}}))], [True], False),
+    ("by the child Job's name (one replica)",
+         [("w", 1, None, anti({"matchLabels": {"batch.kubernetes.io/job-name": "js-w-0"}}))], [True], False),
+    ("by a child Job's name with two replicas: only that Job's pods are kept apart, not modelled",
+         [("w", 2, None, anti({"matchLabels": {"batch.kubernetes.io/job-name": "js-w-0"}}))], [False], True),
+    ("each role by its own name", [("leader", 1, None, anti({"matchLabels": {RJ: "leader"}})),
+                                       ("w", 1, None, anti({"matchLabels": {RJ: "w"}}))], [True, True], False),
+    ("a selector that also picks the other role's pods is not modelled",
+         [("leader", 1, {"app": "js"}, anti({"matchLabels": {"app": "js"}})), ("w", 1, {"app": "js"}, None)],
+         [False, False], True),
+]
+
+
+@pytest.mark.parametrize("roles, apart, warned", [c[1:] for c in JOBSET_READS], ids=[c[0] for c in JOBSET_READS])
+def test_a_jobsets_pod_sets_are_read_with_the_rule(roles, apart, warned):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sc = load_manifests(jobset_yaml(roles))
+    assert [ps.one_per_node for ps in sc.jobs[0].pod_sets] == apart
+    assert any("template.spec.affinity" in w for w in sc.warnings) is warned
+
+
+def test_a_jobset_with_the_rule_is_written_and_read_back():
+    from gangkit.model.jobs import JOBSET
+    j = Job("js", [PodSet("leader", 1, 1), PodSet("workers", 3, 1, one_per_node=True)], run_time=100.0,
+            framework=JOBSET)
+    sc = Scenario(nodes(4, gpus=4), [j], name="apart").with_settings(stack="gang")
+    text = dump_manifests(sc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        back = load_manifests(text)
+    assert [ps.one_per_node for ps in back.jobs[0].pod_sets] == [False, True]
+    assert not [w for w in back.warnings if "affinity" in w]
+    assert gk.simulate(back).summary() == gk.simulate(sc).summary()
+
+
+@requires_schemas
+def test_the_written_jobset_is_valid_for_the_real_schema():
+    from gangkit.model.jobs import JOBSET
+    j = Job("js", [PodSet("workers", 3, 1, one_per_node=True)], run_time=100.0, framework=JOBSET)
+    docs = [d for d in yaml.safe_load_all(dump_manifests(Scenario(nodes(4, gpus=4), [j], name="apart")))
+            if d["kind"] == "JobSet"]
+    assert docs and all(validate_manifest(d) for d in docs)

@@ -312,27 +312,34 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
     )
 
 
-def read_one_per_node(r: Reader, pod: Mapping, pod_labels: dict, obj: str) -> bool:
-    """Does the pod template ask for one pod of its Job per node? (``PodSet.one_per_node``)
+def read_one_per_node(r: Reader, pod: Mapping, pod_labels: dict, obj: str, others: tuple = (),
+                      where: str = "spec.template.spec.affinity") -> bool:
+    """Does the pod template ask for one pod of its pod set per node? (``PodSet.one_per_node``)
 
     True for exactly one form of ``affinity``: ``podAntiAffinity`` with one
     ``requiredDuringSchedulingIgnoredDuringExecution`` term of topologyKey
-    ``kubernetes.io/hostname`` whose ``labelSelector`` the Job's own pods
-    match (``pod_labels``: the template's labels and those the Job controller
-    adds, ``batch.kubernetes.io/job-name`` and ``job-name``): ``matchLabels``
-    and ``matchExpressions`` with operator ``In``. kube-scheduler's
-    InterPodAffinity Filter then keeps the pods on distinct nodes
-    (``pkg/scheduler/framework/plugins/interpodaffinity``, Kubernetes 1.35).
-    Any other affinity is listed among the fields gangkit does not read, with
-    the form it reads. Simplified: the rule holds among the Job's
-    own pods; pods of other Jobs that the selector also matches are not counted.
+    ``kubernetes.io/hostname`` whose ``labelSelector`` the pod set's own pods
+    match (``pod_labels``: the template's labels and those the controllers
+    add, e.g. ``batch.kubernetes.io/job-name`` and ``job-name`` of the Job
+    controller) and the pods of the job's other pod sets (``others``, their
+    labels) do not: ``matchLabels`` and ``matchExpressions`` with operator
+    ``In``. kube-scheduler's InterPodAffinity Filter then keeps the pods on
+    distinct nodes (``pkg/scheduler/framework/plugins/interpodaffinity``,
+    Kubernetes 1.35). Any other affinity, ``where``, is listed among the
+    fields gangkit does not read, with the form it reads. Simplified: the
+    rule holds among the pod set's own pods; pods of other jobs that the
+    selector also matches are not counted.
     """
     affinity = pod.get("affinity")
     if affinity is None:
         return False
     if _one_per_node_form(affinity, pod_labels):
-        return True
-    r.unknown.append(f"{obj}: spec.template.spec.affinity ({ONE_PER_NODE_FORM})")
+        if not any(_one_per_node_form(affinity, labels) for labels in others):
+            return True
+        r.unknown.append(f"{obj}: {where} (its labelSelector also picks the pods of another of the job's pod sets; "
+                         "gangkit keeps pods apart within one pod set only)")
+        return False
+    r.unknown.append(f"{obj}: {where} ({ONE_PER_NODE_FORM})")
     return False
 
 

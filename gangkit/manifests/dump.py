@@ -87,9 +87,11 @@ def dump_manifests(scenario: Scenario) -> str:
                               else ("workloadRef", "Workload"))
             problems.append(Problem(f"Job {j.key}", "framework", f"the JobSet CRD's pod template has no {field}: "
                                     f"a Kubernetes {objects} gang cannot be written for a JobSet"))
-        if any(ps.one_per_node for ps in j.pod_sets) and (j.controller != "batch" or j.framework != BATCH_JOB):
+        if any(ps.one_per_node for ps in j.pod_sets) and (j.controller != "batch"
+                                                           or j.framework not in (BATCH_JOB, JOBSET)):
             problems.append(Problem(f"Job {j.key}", "pod_sets", "one_per_node (required pod anti-affinity on "
-                                    "kubernetes.io/hostname) is written only into a batch/v1 Job's pod template; "
+                                    "kubernetes.io/hostname) is written only into a batch/v1 Job's or a JobSet's pod "
+                                    "templates; "
                                     f"got framework {j.framework!r}, controller {j.controller!r}"))
         if j.max_run_time is not None and j.max_run_time != int(j.max_run_time):
             problems.append(Problem(f"Job {j.key}", "max_run_time",

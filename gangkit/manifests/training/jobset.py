@@ -93,6 +93,8 @@ from gangkit.placement.manifests import (
 __all__ = ["JOBSET_API", "KNOWN_FIELDS", "jobset_manifest", "read_jobset", "role_gang", "shown", "within"]
 
 JOBSET_API = "jobset.x-k8s.io/v1alpha2"
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"  # labels the JobSet controller puts on its pods
+REPLICATED_JOB_NAME = "jobset.sigs.k8s.io/replicatedjob-name"
 MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
 _NAMES = dict.fromkeys
 
@@ -107,7 +109,8 @@ KNOWN_FIELDS: dict[str, dict] = {
                 "name": ANY, "replicas": ANY, "groupName": ANY,
                 "template": {"metadata": META, "spec": {
                     **core.KNOWN_FIELDS["Job"]["spec"],
-                    "template": {"metadata": META, "spec": POD_SPEC}}},  # the CRD's pod spec has no 1.35 workloadRef
+                    # the CRD's pod spec has no 1.35 workloadRef; one form of affinity is read (core.read_one_per_node)
+                    "template": {"metadata": META, "spec": {**POD_SPEC, "affinity": ANY}}}},
             }],
         },
     },
@@ -131,6 +134,7 @@ def read_jobset(r: Reader, o: ManifestObject, classes: dict, default_priority: i
         r.error(obj, "spec.replicatedJobs", f"expected a list of at least one replicated Job, got {shown(entries)}")
         return None
     roles = []  # (index, name, count, template metadata, pod spec) of each replicatedJob with pods
+    replicas_of: dict[int, int] = {}
     seen: set[str] = set()
     ok = True
     deadlines, limits = [], []
@@ -176,6 +180,7 @@ def read_jobset(r: Reader, o: ManifestObject, classes: dict, default_priority: i
         pod = r.mapping(pod_template.get("spec"), obj, f"{where}.template.spec.template.spec")
         if count:
             roles.append((i, name, count, tmeta, pod))
+            replicas_of[i] = replicas
     if not ok:
         return None
     if not roles:
@@ -184,15 +189,18 @@ def read_jobset(r: Reader, o: ManifestObject, classes: dict, default_priority: i
         return None
 
     pod_sets, requests_ok = [], True
+    labels = {i: pod_labels(o.name, name, tmeta, replicas_of[i]) for i, name, _count, tmeta, _pod in roles}
     for i, name, count, _tmeta, pod in roles:
         base = f"spec.replicatedJobs[{i}].template.spec"
         request = within(r, obj, base, lambda sub, pod=pod: sub.pod_request(pod, obj))
         selector = r.strings(pod.get("nodeSelector"), obj, f"{base}.template.spec.nodeSelector")
+        apart = core.read_one_per_node(r, pod, labels[i], obj, tuple(v for k, v in labels.items() if k != i),
+                                       f"{base}.template.spec.affinity")
         if request is None:
             requests_ok = False
             continue
         gpus, cpu, memory = request
-        pod_sets.append(PodSet(name, count, gpus, cpu, memory, selector))
+        pod_sets.append(PodSet(name, count, gpus, cpu, memory, selector, one_per_node=apart))
     timing = core.read_timing(r, annotations, obj)
     pods = sum(count for _, _, count, _, _ in roles)
     gang = role_gang(r, o, roles, pods, classes, default_priority, groups, used_groups, gangs,
@@ -291,6 +299,18 @@ def shown(value: Any) -> str:
 # --- writing ----------------------------------------------------------------------------------------------------
 
 
+def pod_labels(jobset: str, replicated_job: str, tmeta: Any, replicas: int) -> dict[str, str]:
+    """The labels a replicatedJob's pods carry: their template's, and those the JobSet controller adds
+    (``jobset.sigs.k8s.io/jobset-name`` and ``replicatedjob-name``; with one replica also its one child Job's
+    name, ``<jobset>-<replicatedJob>-0``, which the Job controller adds)."""
+    own = tmeta.get("labels") if isinstance(tmeta, Mapping) else None
+    out = {k: v for k, v in own.items() if isinstance(v, str)} if isinstance(own, Mapping) else {}
+    out.update({JOBSET_NAME: jobset, REPLICATED_JOB_NAME: replicated_job})
+    if replicas == 1:
+        out.update({core.JOB_NAME_LABEL: f"{jobset}-{replicated_job}-0", "job-name": f"{jobset}-{replicated_job}-0"})
+    return out
+
+
 def jobset_manifest(j: Job, gang: str | None = None) -> dict:
     """A job as a JobSet: one replicatedJob per pod set (``replicas: 1``, ``parallelism`` = its pods).
 
@@ -303,7 +323,11 @@ def jobset_manifest(j: Job, gang: str | None = None) -> dict:
     replicated = []
     for ps in j.pod_sets:
         spec = core.job_manifest(dataclasses.replace(j, pod_sets=[ps]), gang)["spec"]
-        spec["template"] = ({"metadata": gang_metadata} if gang_metadata else {}) | {"spec": spec["template"]["spec"]}
+        pod = spec["template"]["spec"]
+        if ps.one_per_node:  # the pod set's own pods, by the labels the JobSet controller gives them
+            pod["affinity"] = {"podAntiAffinity": {core.REQUIRED: [{"labelSelector": {"matchLabels": {
+                JOBSET_NAME: j.name, REPLICATED_JOB_NAME: ps.name}}, "topologyKey": core.HOSTNAME}]}}
+        spec["template"] = ({"metadata": gang_metadata} if gang_metadata else {}) | {"spec": pod}
         replicated.append({"name": ps.name, "replicas": 1, "template": {"spec": spec}})
     return {"apiVersion": JOBSET_API, "kind": "JobSet", "metadata": doc["metadata"],
             "spec": {"replicatedJobs": replicated}}
