@@ -312,3 +312,30 @@ def test_what_cluster_autoscaler_would_ignore_is_noted(text, consumer, note):
     sc = load(text)
     assert sc.jobs[0].consume_provisioning_request == consumer
     assert any(note in w for w in sc.warnings), sc.warnings
+
+
+# -- one pod per node (required pod anti-affinity on kubernetes.io/hostname) -----------------------------------
+@pytest.mark.parametrize("apart, nodes", [case("the-rule-a-node-per-pod", True, 4), case("without-it-one-node", False, 1)])
+def test_a_requests_simulation_keeps_one_pod_of_a_group_per_node(apart, nodes):
+    """CA simulates a request's pods with the scheduler's filters: four 2-GPU pods kept apart need four nodes."""
+    ca = ClusterAutoscaler([NodeGroup("g8", G8, max_size=4)])
+    shape = PodSet("workers", 4, 2, one_per_node=apart)
+    pr = ProvisioningRequestSpec("train", (shape,))
+    train = Job("train", [shape], 600.0, consume_provisioning_request="train")
+    r = gk.simulate(gk.Scenario([SYSTEM], [train], autoscaler=ca, provisioning_requests=[pr]), stack="pod+autoscaler")
+    assert scale_ups(r) == [(0.0, nodes, "ProvisioningRequest")]
+    assert started(r) == READY
+
+
+def test_kueues_request_keeps_one_pod_of_a_group_per_node():
+    """Regression: the request Kueue's check makes for a one-per-node pod set asks for a node per pod; with one node
+    for all, three consumer pods would wait for ever (consumers trigger no scale-up)."""
+    from gangkit.kueue.objects import GPU, ClusterQueue, FlavorQuotas, KueueSetup, LocalQueue, Quota, ResourceFlavor
+    from gangkit.kueue.objects import ResourceGroup
+    ca = ClusterAutoscaler([NodeGroup("g8", G8, max_size=4)])
+    cq = ClusterQueue("cq", [ResourceGroup((GPU,), (FlavorQuotas("f", {GPU: Quota(64)}),))])
+    setup = KueueSetup([ResourceFlavor("f")], [cq], [LocalQueue("default", "default", "cq")])
+    train = Job("train", [PodSet("workers", 4, 2, one_per_node=True)], 600.0)
+    r = gk.simulate(gk.Scenario([SYSTEM], [train], autoscaler=ca, kueue=setup), stack="kueue+provreq+autoscaler")
+    assert [n for _, n, _ in scale_ups(r)] == [4]
+    assert started(r) == READY

@@ -181,14 +181,16 @@ class ProvisioningRequestCheck(AdmissionLayer):
         self._attempts[js.index] = attempt
         wl = self.kueue_layer.workloads.get(js.index)
         counts = js.admitted_counts if wl is not None and wl.admission is not None else {}  # by the job's pod sets
-        pods = []
+        pods, groups = [], []
         for ps in js.spec.pod_sets:
             selector = dict(ps.node_selector)
             selector.update(js.extra_selector.get(ps.name, {}))
             req = (ps.gpus, ps.cpu or 0.0, ps.memory or 0, tuple(sorted(selector.items())))
-            pods.extend([req] * counts.get(ps.name, ps.count))
+            n = counts.get(ps.name, ps.count)
+            pods.extend([req] * n)
+            groups.extend([(js.index, ps.name) if ps.one_per_node else None] * n)  # as gangkit.supply.apart.group_of
         pr = ProvisioningRequest(f"{js.spec.name}-{self.check.name}-{attempt}", pods, self.config.provisioning_class, job=js,
-                                 on_change=lambda _pr: sim.request_cycle())
+                                 on_change=lambda _pr: sim.request_cycle(), groups=groups if any(groups) else None)
         self._waiting[js.index] = (js, pr, entered)
         self._rows.append((now, wl.key if wl is not None else js.name, pr.name, "Pending", f"attempt {attempt}"))
         self.autoscaler.submit_request(sim, pr, now)

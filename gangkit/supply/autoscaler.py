@@ -38,8 +38,9 @@ defaults from ``cluster-autoscaler/config/flags`` and its FAQ):
   set (required pod anti-affinity on ``kubernetes.io/hostname``) goes neither
   to a node that holds a pod of its group nor to a node or template given one
   earlier in the same simulation (CA runs kube-scheduler's InterPodAffinity
-  Filter on its template nodes). Simplified: scale-down's and
-  ProvisioningRequests' simulations do not apply that rule.
+  Filter on its template nodes); a ProvisioningRequest's simulation keeps it
+  too. Simplified: scale-down's simulation, and the room a booking holds,
+  do not apply that rule.
 - **Stages**: the new nodes pass through the same :class:`~gangkit.supply.cloud.Stages`
   as Karpenter's (launched, registered, initialized, optionally image pulled).
 - **max-node-provision-time** (15 min): a requested node that is not ready by
@@ -591,7 +592,8 @@ class ClusterAutoscaler(NodeSupplier):
     def _serve_request(self, sim, pr: ProvisioningRequest, now: float) -> bool:
         pr.tries += 1
         rooms = self._room(sim, include_upcoming=pr.provisioning_class == BEST_EFFORT_ATOMIC)
-        left, where = self._place(rooms, pr.pods)
+        held = {st.node.name: st.pods for st in sim.capacity.nodes} if pr.groups else None
+        left, where = self._place(rooms, pr.pods, pr.groups, held)
         if not left:
             pr.nodes = sorted(set(where.values()))
             for name in pr.nodes:
@@ -601,7 +603,7 @@ class ClusterAutoscaler(NodeSupplier):
             return False
         if pr.provisioning_class == BEST_EFFORT_ATOMIC:
             rest = [pr.pods[i] for i in left]
-            options = self._options(rest, now, atomic=True)
+            options = self._options(rest, now, atomic=True, groups=[pr.groups[i] for i in left] if pr.groups else None)
             if options:
                 g, count, _, _ = self._expand(sim, options)
                 names = self._launch(sim, g, count, now, request=pr)

@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gangkit.manifests.reader import ANY, GPU, META, SUBMIT_TIME, ManifestObject, Reader, short
+from gangkit.manifests.reader import ANY, GPU, META, POD_SPEC, SUBMIT_TIME, ManifestObject, Reader, short
 from gangkit.model.errors import Problem
 from gangkit.model.jobs import PodSet
 from gangkit.model.quantity import format_cpu, format_memory
@@ -116,7 +116,7 @@ KNOWN_FIELDS: dict[str, dict] = {
         "spec": {"provisioningClassName": ANY, "podSets": [{"podTemplateRef": {"name": ANY}, "count": ANY}],
                  "parameters": ANY},
     },
-    "PodTemplate": {"apiVersion": ANY, "kind": ANY, "metadata": META, "template": ANY},
+    "PodTemplate": {"apiVersion": ANY, "kind": ANY, "metadata": META, "template": {"metadata": META, "spec": POD_SPEC}},
 }
 
 

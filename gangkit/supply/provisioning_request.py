@@ -124,7 +124,10 @@ class ProvisioningRequestSpec:
 
     def request(self) -> ProvisioningRequest:
         """The live object cluster-autoscaler works on in one run (a new one each run)."""
-        return ProvisioningRequest(self.name, self.pods(), self.provisioning_class, namespace=self.namespace)
+        groups = [("ProvisioningRequest", self.key, ps.name) if ps.one_per_node else None
+                  for ps in self.pod_sets for _ in range(ps.count)]
+        return ProvisioningRequest(self.name, self.pods(), self.provisioning_class, namespace=self.namespace,
+                                   groups=groups if any(groups) else None)
 
 
 @dataclass(eq=False)
@@ -138,6 +141,9 @@ class ProvisioningRequest:
     ``booking_expired`` is the reason of its ``BookingExpired`` condition once
     set (``CapacityReservationTimeExpired`` or ``CapacityBookingConsumed``).
     ``job`` is the job of Kueue's check that made it (None for one a user applied).
+    ``groups``: per pod, its one-per-node group (required pod anti-affinity on
+    ``kubernetes.io/hostname``, :mod:`gangkit.supply.apart`), None for none: CA's
+    simulation of the request runs the scheduler's filters, that rule included.
     """
 
     name: str
@@ -157,6 +163,7 @@ class ProvisioningRequest:
     booking_lost: bool = False  # a booked node never became ready and was given up
     booking_expired: str = ""  # the BookingExpired condition's reason, once set
     consumers: list = field(default_factory=list)  # indices of the run's jobs whose pods name it (a user's request)
+    groups: list | None = None  # per pod, its one-per-node group (gangkit.supply.apart), or None without the rule
     on_change: object = None  # called with the request when its state changes
 
 
