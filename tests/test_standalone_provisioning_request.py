@@ -330,8 +330,16 @@ def test_a_requests_simulation_keeps_one_pod_of_a_group_per_node(apart, nodes):
 def test_kueues_request_keeps_one_pod_of_a_group_per_node():
     """Regression: the request Kueue's check makes for a one-per-node pod set asks for a node per pod; with one node
     for all, three consumer pods would wait for ever (consumers trigger no scale-up)."""
-    from gangkit.kueue.objects import GPU, ClusterQueue, FlavorQuotas, KueueSetup, LocalQueue, Quota, ResourceFlavor
-    from gangkit.kueue.objects import ResourceGroup
+    from gangkit.kueue.objects import (
+        GPU,
+        ClusterQueue,
+        FlavorQuotas,
+        KueueSetup,
+        LocalQueue,
+        Quota,
+        ResourceFlavor,
+        ResourceGroup,
+    )
     ca = ClusterAutoscaler([NodeGroup("g8", G8, max_size=4)])
     cq = ClusterQueue("cq", [ResourceGroup((GPU,), (FlavorQuotas("f", {GPU: Quota(64)}),))])
     setup = KueueSetup([ResourceFlavor("f")], [cq], [LocalQueue("default", "default", "cq")])
