@@ -147,6 +147,7 @@ from gangkit.supply.adoption import POOL_LABEL, adoptable, instance_type_of, poo
 from gangkit.supply.apart import OnePerNode, group_of
 from gangkit.supply.cloud import GPU, TYPE_LABEL, InstanceType, Stages
 from gangkit.supply.fit import CPU, MEMORY, capacity, cheapest_type, within
+from gangkit.supply.karpenter_pod_metrics import SchedulableTimes, pod_metrics
 from gangkit.supply.limits import at_limit, most_gpus
 
 NODES = "nodes"
@@ -350,6 +351,7 @@ class Karpenter(NodeSupplier):
         self._ready_rows: list[tuple] = []
         self._batches: list[tuple] = []
         self._seen: dict = {}  # pod -> (time first listed as unschedulable, its job's name)
+        self._schedulable = SchedulableTimes()  # when a simulation first found each pod a place (pod metrics)
 
     def provisionable_gpus(self, scenario) -> int:
         """GPUs this Karpenter could add for ``scenario``: the GPUs of its static pools' nodes plus, per dynamic
@@ -508,6 +510,8 @@ class Karpenter(NodeSupplier):
                     break
             if not placed:
                 left_out.append(p)
+        out = set(left_out)
+        self._schedulable.mark(now, [p for p in pods if p not in out], left_out)
         for c in new:
             self._start(sim, c, now)
         # a nomination lasts until the nodes launched in this batch are ready, plus the nomination
@@ -739,7 +743,7 @@ class Karpenter(NodeSupplier):
         they are not labels of the real metric. Simplified: the disrupted counter has no ``capacity_type``
         (gangkit models no capacity types); Karpenter reports usage of ``cpu``, ``memory``, ``pods``,
         ``ephemeral_storage``, ``nodes`` and every resource of its nodes for every pool (its ``status.resources``),
-        gangkit only the series above.
+        gangkit only the series above. The ``karpenter_pods_*`` tables: :mod:`gangkit.supply.karpenter_pod_metrics`.
         """
         limits = [(p.name, resource_type(r), p.limits[r]) for p in self.nodepools
                   for r in (GPU, CPU, MEMORY, NODES) if r in p.limits]
@@ -759,6 +763,7 @@ class Karpenter(NodeSupplier):
             # gangkit's own table, not a Karpenter metric: when each pod first looked provisionable to Karpenter
             "gangkit_karpenter_pods_seen": pd.DataFrame(
                 list(self._seen.values()), columns=["time_s", "job", "pod"]),
+            **pod_metrics(self._sim, self._schedulable),
         }
 
     # -- wait buckets --------------------------------------------------------------------
