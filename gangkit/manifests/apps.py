@@ -58,7 +58,7 @@ from gangkit.manifests.reader import (
 from gangkit.model.errors import Problem
 from gangkit.model.jobs import DEPLOYMENT, POD, STATEFULSET, Job, PodSet
 from gangkit.model.quantity import MAX_DURATION_S
-from gangkit.placement.manifests import POD_GROUP_LABEL, WORKLOAD_REF, GangObjects
+from gangkit.placement.manifests import POD_GROUP_LABEL, SCHEDULING_GROUP, WORKLOAD_REF, GangObjects
 
 __all__ = ["KNOWN_FIELDS", "LONG_RUNNING", "group_key", "read_controller", "read_object", "read_pods"]
 
@@ -66,10 +66,10 @@ LONG_RUNNING = MAX_DURATION_S  # the run time of a controller's pods without an 
 KUEUE_GROUP = "kueue.x-k8s.io/pod-group-name"
 KUEUE_GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
 _NAMES = dict.fromkeys
-_TEMPLATE = {"metadata": META, "spec": POD_SPEC}
+_TEMPLATE = {"metadata": META, "spec": {**POD_SPEC, "schedulingGroup": SCHEDULING_GROUP}}  # 1.36: read_gang
 _TOP = {"apiVersion": ANY, "kind": ANY, "metadata": META, "status": ANY}
 KNOWN_FIELDS: dict[str, dict] = {
-    "Pod": _TOP | {"spec": {**POD_SPEC, "workloadRef": WORKLOAD_REF}},
+    "Pod": _TOP | {"spec": {**POD_SPEC, "workloadRef": WORKLOAD_REF, "schedulingGroup": SCHEDULING_GROUP}},
     "Deployment": _TOP | {"spec": {**_NAMES(["replicas", "selector", "strategy", "minReadySeconds", "revisionHistoryLimit",
                                              "progressDeadlineSeconds", "paused"], ANY), "template": _TEMPLATE}},
     "ReplicaSet": _TOP | {"spec": {**_NAMES(["replicas", "selector", "minReadySeconds"], ANY), "template": _TEMPLATE}},
@@ -212,9 +212,11 @@ def group_key(o: ManifestObject) -> tuple:
     annotations = _annotations(o)
     spec = o.doc.get("spec") if isinstance(o.doc.get("spec"), Mapping) else {}
     ref = spec.get("workloadRef") if isinstance(spec.get("workloadRef"), Mapping) else None
+    group = spec.get("schedulingGroup") if isinstance(spec.get("schedulingGroup"), Mapping) else None  # 1.36
     for kind, value in (("kueue", labels.get(KUEUE_GROUP)), ("coscheduling", labels.get(POD_GROUP_LABEL)),
                         ("volcano", annotations.get(core.GROUP_NAME)),
-                        ("kube-gang", ref.get("name") if ref else None)):
+                        ("kube-gang", ref.get("name") if ref else None),
+                        ("kube-gang-1.36", group.get("podGroupName") if group else None)):
         if isinstance(value, str) and value:
             return (kind, ns, value, ref.get("podGroup") if kind == "kube-gang" and ref else None)
     return ("pod", ns, o.name, id(o))
@@ -225,7 +227,8 @@ def _names_gang(meta: Any, pod: Any) -> bool:
     labels = meta.get("labels") if isinstance(meta, Mapping) and isinstance(meta.get("labels"), Mapping) else {}
     ann = meta.get("annotations") if isinstance(meta, Mapping) and isinstance(meta.get("annotations"), Mapping) else {}
     return (POD_GROUP_LABEL in labels or KUEUE_GROUP in labels or core.GROUP_NAME in ann
-            or (isinstance(pod, Mapping) and pod.get("workloadRef") is not None))
+            or (isinstance(pod, Mapping) and (pod.get("workloadRef") is not None
+                                              or pod.get("schedulingGroup") is not None)))
 
 
 def _annotations(o: ManifestObject) -> dict:

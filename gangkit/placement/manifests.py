@@ -79,6 +79,8 @@ KNOWN_FIELDS = {
 WORKLOAD_POD_GROUP = "workers"  # the pod group name gangkit writes into a Workload
 WORKLOAD_REF = {"name": ANY, "podGroup": ANY}  # the pod's spec.workloadRef (podGroupReplicaKey is not modelled)
 SCHEDULING_GROUP = {"podGroupName": ANY}  # the pod's spec.schedulingGroup (Kubernetes 1.36, PodSchedulingGroup)
+#: the kinds whose pod template gangkit reads spec.schedulingGroup in (the built-in kinds whose pods carry it)
+SCHEDULING_GROUP_ROLES = ("Job", "Pod", "Deployment", "ReplicaSet", "StatefulSet")
 
 
 def read_object(r: Reader, doc: Mapping, where: str, role: str) -> ManifestObject | None:
@@ -217,9 +219,11 @@ def read_gang(r: Reader, gangs: GangObjects, o: ManifestObject, pods: int | None
     recorded there); ``volcano``: the Job already names a Volcano PodGroup.
     Returns the fields to set (empty when the Job names none of these gangs).
 
-    The 1.36 ``spec.schedulingGroup`` is read for batch/v1 Jobs only: the
-    other kinds that share this reader leave it to the unknown-field
-    warning (see ``docs/reference/kube-gang.md``, "Manifests").
+    The 1.36 ``spec.schedulingGroup`` is read for batch/v1 Jobs, bare Pods and
+    the apps/v1 controllers (as the 1.35 ``workloadRef``): JobSets and the
+    training kinds, whose CRDs' pod spec has no such field, leave it to the
+    unknown-field warning (see ``docs/reference/kube-gang.md``,
+    "Manifests").
     """
     obj = o.label
     namespace = o.namespace or "default"
@@ -235,7 +239,7 @@ def read_gang(r: Reader, gangs: GangObjects, o: ManifestObject, pods: int | None
     elif SCHEDULING_POLICY in annotations:
         r.error(obj, f"spec.template.metadata.annotations.{SCHEDULING_POLICY}",
                 f"YuniKorn's scheduling policy parameters need task groups ({TASK_GROUPS} and {TASK_GROUP_NAME})")
-    group_ref = pod.get("schedulingGroup") if o.role == "Job" else None  # Kubernetes 1.36
+    group_ref = pod.get("schedulingGroup") if o.role in SCHEDULING_GROUP_ROLES else None  # Kubernetes 1.36
     if group_ref is not None:
         where = "spec.template.spec.schedulingGroup"
         if pod.get("workloadRef") is not None:
