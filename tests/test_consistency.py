@@ -375,12 +375,19 @@ def holding_stack(gang_layer: str, timeout: int | None = None, stages=("60s", "9
                                 "yunikorn.apache.org/task-groups": groups}}
         if timeout:
             meta["annotations"]["yunikorn.apache.org/schedulingPolicyParameters"] = f"placeholderTimeoutInSeconds={timeout}"
+    elif gang_layer == "kube-gang-1.36":  # a standalone PodGroup the pods join by spec.schedulingGroup
+        docs.append({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+                     "metadata": {"name": "train", "namespace": "team-a"},
+                     "spec": {"schedulingPolicy": {"gang": {"minCount": gang}}}})
+        meta = None
     else:
         docs.append({"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload",
                      "metadata": {"name": "train", "namespace": "team-a"},
                      "spec": {"podGroups": [{"name": "workers", "policy": {"gang": {"minCount": gang}}}]}})
         meta = None
     pod = {"workloadRef": {"name": name, "podGroup": "workers"}} if gang_layer == "kube-gang" else {}
+    if gang_layer == "kube-gang-1.36":
+        pod = {"schedulingGroup": {"podGroupName": name}}
     docs.append(job(pods=pods, gpus=gpus, template_meta=meta, **pod))
     if release is not None:
         docs.append({"apiVersion": "gangkit/v1alpha1", "kind": "Simulation", "metadata": {"name": "check"},
@@ -438,9 +445,13 @@ OTHER_GANGS = [
          ["gang-larger-than-job"], (JOB, "Workload.scheduling.k8s.io team-a/train")),
     case("a Workload's minCount below a sync job", holding_stack("kube-gang", gang=2, pods=2, stages=("1s", "1s")),
          [], ()),
+    case("a 1.36 PodGroup's minCount larger than the Job", holding_stack("kube-gang-1.36", gang=4),
+         ["gang-larger-than-job"], (JOB, "PodGroup.scheduling.k8s.io team-a/train")),
     case("a label naming no scheduler-plugins PodGroup", holding_stack("coscheduling", name="trian"),
          ["gang-object-missing", "gang-object-unused"], (JOB,)),
     case("a workloadRef naming no Workload", holding_stack("kube-gang", name="trian"),
+         ["gang-object-missing", "gang-object-unused"], (JOB,)),
+    case("a 1.36 schedulingGroup naming no PodGroup", holding_stack("kube-gang-1.36", name="trian"),
          ["gang-object-missing", "gang-object-unused"], (JOB,)),
     case("a task-group-name among no task groups", holding_stack("yunikorn", name="trian"), ["gang-object-missing"], (JOB,)),
     case("a Volcano Job's minAvailable above its replicas", volcano_job(5), ["gang-larger-than-job"], (VJOB,)),

@@ -59,6 +59,7 @@ DEFAULT_SCHEDULER = "default-scheduler"
 #: The display name of the kinds whose name two API groups share (``Kind.group``, as the API server writes them).
 QUALIFIED = {"VolcanoJob": "Job.batch.volcano.sh", "PodGroup": "PodGroup.scheduling.volcano.sh",
              "CoschedulingPodGroup": "PodGroup.scheduling.x-k8s.io", "KubeWorkload": "Workload.scheduling.k8s.io",
+             "KubeWorkloadV1alpha2": "Workload.scheduling.k8s.io", "KubePodGroup": "PodGroup.scheduling.k8s.io",
              "Workload": "Workload.kueue.x-k8s.io"}
 
 
@@ -471,6 +472,16 @@ def _gang_ref(o: ManifestObject, groups: dict, gangs: GangObjects, template: Any
         size = dig(policy, "gang", "minCount") if "gang" in policy else 1  # basic: pod by pod
         return GangRef("kube-gang", f"{prefix}.spec.workloadRef.name", name, "", w, w,
                        f"spec.podGroups[{index}].policy.gang.minCount", size)
+    ref = dig(template, "spec", "schedulingGroup")  # Kubernetes 1.36: a standalone PodGroup
+    if isinstance(ref, Mapping) and isinstance(ref.get("podGroupName"), str):
+        name = ref["podGroupName"]
+        g = gangs.kube_pod_groups.get((ns, name))
+        where = f"{prefix}.spec.schedulingGroup.podGroupName"
+        if g is None:
+            return GangRef("kube-gang", where, name, f"PodGroup {name!r} (scheduling.k8s.io/v1alpha2) in namespace {ns!r}")
+        policy = _mapping(dig(g.doc, "spec", "schedulingPolicy"))
+        size = dig(policy, "gang", "minCount") if "gang" in policy else 1  # basic: pod by pod
+        return GangRef("kube-gang", where, name, "", g, g, "spec.schedulingPolicy.gang.minCount", size)
     return None
 
 

@@ -181,7 +181,8 @@ def _unused_gang_objects(inv: Inventory) -> list[Finding]:
     used = {id(e.gang.target) for e in inv.jobs if e.gang is not None and e.gang.target is not None}
     how = {"PodGroup": "the annotation scheduling.k8s.io/group-name: <name> on a pod template",
            "CoschedulingPodGroup": "the label scheduling.x-k8s.io/pod-group: <name> on a pod template",
-           "KubeWorkload": "spec.workloadRef in a pod template"}
+           "KubeWorkload": "spec.workloadRef in a pod template",
+           "KubePodGroup": "spec.schedulingGroup.podGroupName: <name> in a pod template"}
     out = []
     for role, joined_by in how.items():
         for o in inv.of_role(role):

@@ -55,7 +55,7 @@ def implied_stack(inv: Inventory) -> str:
     used = Counter(e.gang.layer for e in inv.jobs if e.gang is not None and not e.gang.missing)
     present = {"gang": bool(inv.of_role("Queue") or inv.of_role("VolcanoJob") or inv.of_role("PodGroup")),
                "coscheduling": bool(inv.of_role("CoschedulingPodGroup")), "yunikorn": used["yunikorn"] > 0,
-               "kube-gang": bool(inv.of_role("KubeWorkload"))}
+               "kube-gang": bool(inv.of_role("KubeWorkload") or inv.of_role("KubePodGroup"))}
     layer_of = {"volcano": "gang", "coscheduling": "coscheduling", "yunikorn": "yunikorn", "kube-gang": "kube-gang"}
     ranked = sorted(present, key=lambda p: (-sum(n for layer, n in used.items() if layer_of[layer] == p),
                                             list(present).index(p)))
