@@ -189,12 +189,12 @@ def read_jobset(r: Reader, o: ManifestObject, classes: dict, default_priority: i
         return None
 
     pod_sets, requests_ok = [], True
-    labels = {i: pod_labels(o.name, name, tmeta, replicas_of[i]) for i, name, _count, tmeta, _pod in roles}
+    by_role = {i: pod_labels(o.name, name, tmeta, replicas_of[i]) for i, name, _count, tmeta, _pod in roles}
     for i, name, count, _tmeta, pod in roles:
         base = f"spec.replicatedJobs[{i}].template.spec"
         request = within(r, obj, base, lambda sub, pod=pod: sub.pod_request(pod, obj))
         selector = r.strings(pod.get("nodeSelector"), obj, f"{base}.template.spec.nodeSelector")
-        apart = core.read_one_per_node(r, pod, labels[i], obj, tuple(v for k, v in labels.items() if k != i),
+        apart = core.read_one_per_node(r, pod, by_role[i], obj, tuple(v for k, v in by_role.items() if k != i),
                                        f"{base}.template.spec.affinity")
         if request is None:
             requests_ok = False
