@@ -15,6 +15,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+import yaml
 
 import gangkit as gk
 from gangkit.cli.main import main
@@ -713,3 +714,23 @@ def test_the_reference_page_lists_every_code():
     page = (REPO / "docs" / "reference" / "check.md").read_text()
     missing = [code for code in CATALOGUE if f"`{code}`" not in page]
     assert not missing, f"docs/reference/check.md lacks {missing}"
+
+
+# --- cluster-autoscaler's ProvisioningRequests ------------------------------------------------------------------
+def standalone(consumes: str) -> list[dict]:
+    """The stand-alone ProvisioningRequest example, its Job consuming ``consumes``."""
+    docs = [d for d in yaml.safe_load_all((REPO / "examples" / "standalone-provisioning-request.yaml").read_text()) if d]
+    job = next(d for d in docs if d["kind"] == "Job")
+    job["spec"]["template"]["metadata"]["annotations"]["autoscaling.x-k8s.io/consume-provisioning-request"] = consumes
+    return docs
+
+
+@pytest.mark.parametrize("consumes, codes", [
+    case("the request exists", "pretrain-capacity", []),
+    case("a typo in the annotation", "pretrain-capacty", ["provisioning-request-missing"]),
+])
+def test_pods_that_consume_a_missing_provisioning_request(consumes, codes):
+    report = run_check(standalone(consumes))
+    assert [f.code for f in report.findings] == codes, [f.message for f in report.findings]
+    for f in report.findings:
+        assert f.objects == ("Job ml/pretrain",) and f.numbers["name"] == consumes

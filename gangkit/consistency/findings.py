@@ -110,6 +110,11 @@ CATALOGUE: dict[str, Rule] = _table(
          "A gang object is joined to pods only by the pods' own reference (annotation, label or "
          "spec.workloadRef); one that nobody names gangs nothing, often a typo in a Job.",
          f"{VOLCANO}; {COSCHEDULING}; {KUBERNETES}"),
+    Rule("provisioning-request-missing", ERROR, "Job -> cluster-autoscaler",
+         "a pod template consumes a ProvisioningRequest that does not exist",
+         "cluster-autoscaler leaves every pending pod with the autoscaling.x-k8s.io/consume-provisioning-request "
+         "annotation out of scale-up, whether or not the request exists: such pods run only on room that exists.",
+         "cluster-autoscaler 1.35: processors/provreq/pods_filter.go"),
     # --- schedulers -------------------------------------------------------------------------
     Rule("scheduler-not-provided", WARNING, "Job -> scheduler",
          "a pod's schedulerName names a scheduler no layer in the files provides",

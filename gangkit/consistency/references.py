@@ -22,13 +22,15 @@ from gangkit.consistency.findings import Finding
 from gangkit.consistency.inventory import Inventory, dig, display, labels_of
 from gangkit.kueue.setup_manifests import V1BETA1
 from gangkit.manifests.reader import QUEUE_LABEL
+from gangkit.supply.provisioning_request import CONSUME_ANNOTATION
 
 __all__ = ["findings"]
 
 
 def findings(inv: Inventory) -> list[Finding]:
     return [*_local_queues(inv), *_cluster_queues(inv), *_flavors(inv), *_admission_checks(inv),
-            *_namespace_selectors(inv), *_named(inv), *_gang_objects(inv), *_unused_gang_objects(inv)]
+            *_namespace_selectors(inv), *_named(inv), *_gang_objects(inv), *_unused_gang_objects(inv),
+            *_consumed_requests(inv)]
 
 
 def _close(names) -> str:
@@ -192,4 +194,22 @@ def _unused_gang_objects(inv: Inventory) -> list[Finding]:
                     f"{display(o)} gangs no pod: no Job in the files names it with {joined_by}.",
                     f"name it from the Job's pod template ({joined_by.replace('<name>', o.name)}), or remove it",
                     ((o.label, "metadata.name"),)))
+    return out
+
+
+def _consumed_requests(inv: Inventory) -> list[Finding]:
+    """Pods that consume a ProvisioningRequest the files do not have: cluster-autoscaler never scales up for them."""
+    have = {(o.namespace or "default", o.name) for o in inv.of_role("ProvisioningRequest")}
+    out = []
+    for e in inv.jobs:
+        name = e.job.consume_provisioning_request if e.job is not None else None
+        if name is None or (e.job.namespace or "default", name) in have:
+            continue
+        out.append(Finding(
+            "provisioning-request-missing", (e.name,),
+            f"{e.name}'s pods consume ProvisioningRequest {name!r} ({CONSUME_ANNOTATION}), which is not in the files: "
+            "cluster-autoscaler never scales up for them, so they run only on room that exists.",
+            "apply the ProvisioningRequest (with the PodTemplates it names), or correct the name in the pod "
+            "template's annotation",
+            ((e.obj.label, f"spec.template.metadata.annotations.{CONSUME_ANNOTATION}"),), {"name": name}))
     return out
