@@ -322,8 +322,8 @@ class ClusterAutoscaler(NodeSupplier):
         """How many pods consuming ``pr`` are bound (CA counts the pods on nodes that name it)."""
         return sum(1 for js in self._consumer_jobs(pr) for p in js.pods if p.node is not None)
 
-    def _consumes(self) -> set:
-        """Jobs whose pending pods CA's ProvisioningRequestPodsFilter drops from scale-up (their ids)."""
+    def _kueue_consumers(self) -> set:
+        """The jobs (their ids) of Kueue's requests: their pods carry the consume annotation (Kueue's podSetUpdates)."""
         return {id(pr.job) for pr in self._requests if pr.job is not None}
 
     def _expire_bookings(self, now: float) -> None:
@@ -374,7 +374,7 @@ class ClusterAutoscaler(NodeSupplier):
 
     def _regular_pending(self) -> list:
         """The pending pods scale-up is for: not those that consume a ProvisioningRequest (CA's pods filter)."""
-        kueue = self._consumes()
+        kueue = self._kueue_consumers()
         return [p for p in self._pending if p.node is None and not p.done and p.job.placing
                 and p.job.spec.consume_provisioning_request is None and id(p.job) not in kueue]
 
