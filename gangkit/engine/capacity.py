@@ -38,6 +38,7 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 
+from gangkit.engine import ratio
 from gangkit.engine.state import NodeState
 from gangkit.model.nodes import Node
 from gangkit.model.precision import TOLERANCE
@@ -85,8 +86,11 @@ def share_left(cap_gpus, cap_cpu, cap_memory, free_gpus, free_cpu, free_memory, 
 class FreeCapacity:
     """The free GPUs (and CPU, memory) of every node, indexed for fast node choice."""
 
-    def __init__(self, scoring: str = "LeastAllocated"):
+    def __init__(self, scoring: str = "LeastAllocated", shape: tuple = ratio.PACKING,
+                 resources: tuple = ratio.DEFAULT_RESOURCES):
         self.scoring = scoring
+        self.ratio = scoring == "RequestedToCapacityRatio"  # scored by a scan (gangkit.engine.ratio), not the indexes
+        self.shape, self.resources = shape, resources
         self.nodes: list[NodeState] = []
         self.by_name: dict[str, NodeState] = {}
         # (gpu capacity, free gpus) -> sorted node indices (ready nodes only)
@@ -213,6 +217,8 @@ class FreeCapacity:
 
     def choose(self, gpus: int, cpu: float = 0.0, memory: int = 0, selector: tuple = ()) -> NodeState | None:
         """The node kube-scheduler's Filter and Score would pick for one pod, or None."""
+        if self.ratio:
+            return self.choose_by_scan(gpus, cpu, memory, selector)
         if self._stale:
             self._refile()
         if selector or ((cpu or memory) and self.models_cpu_or_memory):
@@ -251,6 +257,8 @@ class FreeCapacity:
         if not avoid:
             return self.choose(*request)
         gpus, cpu, memory, selector = request
+        if self.ratio:
+            return self.choose_by_scan(gpus, cpu, memory, selector, avoid)
         if self._stale:
             self._refile()
         if (selector or ((cpu or memory) and self.models_cpu_or_memory)) and self._by_kind is None:
@@ -273,10 +281,20 @@ class FreeCapacity:
     def score_all(self, st: NodeState, gpus: int, cpu: float, memory: int) -> float:
         """Score of one node for one pod on every resource it models: the mean share left free."""
         n = st.node
+        if self.ratio:
+            return float(self.ratio_score(n, (st.free_gpus, st.free_cpu, st.free_memory), gpus, cpu, memory))
         left = share_left(n.gpus, n.cpu, n.memory, st.free_gpus, st.free_cpu, st.free_memory, gpus, cpu, memory)
         return left if self.scoring == "LeastAllocated" else 1.0 - left
 
-    def choose_by_scan(self, gpus: int, cpu: float = 0.0, memory: int = 0, selector: tuple = ()) -> NodeState | None:
+    def ratio_score(self, n: Node, free: tuple, gpus: int, cpu: float, memory: int) -> int:
+        """RequestedToCapacityRatio's score of node ``n`` with ``free`` (GPUs, cores, bytes) for one pod."""
+        alloc = (n.gpus, n.cpu, n.memory)
+        used = tuple((a or 0) - (f if a else 0) for a, f in zip(alloc, free))
+        pod = (gpus, cpu, memory)
+        return ratio.score(self.shape, self.resources, alloc, tuple(u + q for u, q in zip(used, pod)), pod)
+
+    def choose_by_scan(self, gpus: int, cpu: float = 0.0, memory: int = 0, selector: tuple = (),
+                       avoid=()) -> NodeState | None:
         """The literal Filter and Score over every node, scoring every modelled resource.
 
         The reference that the kind index of :meth:`choose` must agree with
@@ -284,7 +302,7 @@ class FreeCapacity:
         """
         best, best_key = None, None
         for st in self.nodes:
-            if not st.fits(gpus, cpu, memory, selector):
+            if not st.fits(gpus, cpu, memory, selector) or st in avoid or self.by_name.get(st.node.name) is not st:
                 continue
             key = self.score_all(st, gpus, cpu, memory)
             if best_key is None or key > best_key:

@@ -70,7 +70,8 @@ class Simulation:
         self.stack = stack
         self.env = simpy.Environment()
         self.rng = random.Random(self.settings.seed)
-        self.capacity = FreeCapacity(self.settings.scoring)
+        s = self.settings
+        self.capacity = FreeCapacity(s.scoring, s.scoring_shape, s.scoring_resources)
         self.record = self.settings.record
         self.horizon = float(self.settings.horizon)
         self.jobs: list[JobState] = []

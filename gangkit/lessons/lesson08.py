@@ -96,7 +96,7 @@ from gangkit.manifests.dump import dump_manifests
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.jobs import Job
 from gangkit.model.nodes import Node
-from gangkit.model.scenario import ORDERINGS, SCORINGS, Scenario
+from gangkit.model.scenario import ORDERINGS, Scenario
 from gangkit.results import plots
 from gangkit.results.waiting import job_waits, utilization
 from gangkit.simulate import simulate
@@ -125,6 +125,9 @@ HORIZON_S = WINDOW_S + 12 * 3600.0
 #: The cohort a design's ClusterQueues join unless it says otherwise.
 COHORT = "capstone"
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")  # a DNS-1123 label: Kueue object names
+
+#: the two node scorings the capstone offers (spreading, packing): gangkit.model.scenario.SCORINGS has a third
+SCORINGS = ("LeastAllocated", "MostAllocated")
 
 
 # ------------------------------------------------------------------------------------------- the workload

@@ -148,8 +148,11 @@ KNOWN_FIELDS: dict[str, dict] = {
     | {"metadata": META},
     "Simulation": {
         "apiVersion": ANY, "kind": ANY, "metadata": _NAMES(["name", "labels", "annotations"], ANY),
-        "spec": _NAMES(["stack", "ordering", "scoring", "preemption", "sessionPeriod", "seed", "horizon", "record",
-                        "estimateFactor", "kubeGangRelease"], ANY),
+        "spec": {**_NAMES(["stack", "ordering", "scoring", "preemption", "sessionPeriod", "seed", "horizon", "record",
+                           "estimateFactor", "kubeGangRelease"], ANY),
+                 # RequestedToCapacityRatio: as NodeResourcesFit's scoringStrategy writes them
+                 "scoringResources": [_NAMES(["name", "weight"], ANY)],
+                 "requestedToCapacityRatio": {"shape": [_NAMES(["utilization", "score"], ANY)]}},
     },
     "WorkloadGenerator": {
         "apiVersion": ANY, "kind": ANY, "metadata": _NAMES(["name", "namespace", "labels", "annotations"], ANY),
@@ -554,8 +557,10 @@ def read_simulation(r: Reader, objects: list[ManifestObject], default_name: str)
             value = None
         if value is not None:
             kw[attr] = value
+    kw.update(_ratio_fields(r, spec, obj))
     settings = RunSettings(**kw)
     camel = {v: k for k, v in _SIMULATION_FIELDS.items()}
+    camel.update(scoring_shape="requestedToCapacityRatio.shape", scoring_resources="scoringResources")
     for p in settings.problems():
         r.error(obj, f"spec.{camel.get(p.field, p.field)}", p.message)
     return settings, o.name, description
@@ -669,6 +674,28 @@ def pod_group_manifest(j: Job, extra: dict) -> dict:
     return {"apiVersion": POD_GROUP_API, "kind": "PodGroup", "metadata": meta, "spec": spec | extra}
 
 
+def _ratio_fields(r: Reader, spec: Mapping, obj: str) -> dict[str, Any]:
+    """``scoringResources`` and ``requestedToCapacityRatio.shape`` (the names of kube-scheduler's
+    NodeResourcesFit ``scoringStrategy``) -> ``scoring_resources``, ``scoring_shape``; RunSettings checks them."""
+    out: dict[str, Any] = {}
+    if "scoringResources" in spec:
+        items = spec["scoringResources"]
+        if not isinstance(items, list):
+            r.error(obj, "spec.scoringResources", f"expected a list of {{name, weight}}, got {items!r}")
+        else:
+            out["scoring_resources"] = tuple((i.get("name"), i.get("weight", 1)) if isinstance(i, Mapping) else (i,)
+                                             for i in items)
+    ratio = spec.get("requestedToCapacityRatio")
+    if ratio is not None:
+        points = ratio.get("shape") if isinstance(ratio, Mapping) else None
+        if not isinstance(points, list):
+            r.error(obj, "spec.requestedToCapacityRatio.shape", f"expected a list of {{utilization, score}}, got {ratio!r}")
+        else:
+            out["scoring_shape"] = tuple((p.get("utilization"), p.get("score")) if isinstance(p, Mapping) else (p,)
+                                         for p in points)
+    return out
+
+
 def simulation_manifest(scenario: Scenario) -> dict:
     """gangkit's Simulation: the run settings, the scenario name and its description."""
     s = scenario.settings
@@ -684,4 +711,7 @@ def simulation_manifest(scenario: Scenario) -> dict:
         spec["estimateFactor"] = s.estimate_factor
     if s.kube_gang_release != RunSettings.kube_gang_release:
         spec["kubeGangRelease"] = s.kube_gang_release
+    if s.scoring == "RequestedToCapacityRatio":
+        spec["scoringResources"] = [{"name": n, "weight": w} for n, w in s.scoring_resources]
+        spec["requestedToCapacityRatio"] = {"shape": [{"utilization": u, "score": v} for u, v in s.scoring_shape]}
     return {"apiVersion": SIMULATION_API, "kind": "Simulation", "metadata": meta, "spec": spec}

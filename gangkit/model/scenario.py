@@ -35,7 +35,9 @@ STACKS = (
     "kueue+pod+karpenter", "kueue+coscheduling+karpenter", "kueue+yunikorn+karpenter", "kueue+kube-gang+karpenter",
 )
 ORDERINGS = ("skip", "strict", "easy-backfill", "conservative-backfill", "volcano-backfill", "largest-first")
-SCORINGS = ("LeastAllocated", "MostAllocated")
+SCORINGS = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
+#: the resources a RequestedToCapacityRatio score may weigh (gangkit.engine.ratio)
+RATIO_RESOURCES = ("nvidia.com/gpu", "cpu", "memory")
 RECORDINGS = ("summary", "jobs", "full")
 ENGINES = ("auto", "general")
 #: the Kubernetes releases whose GangScheduling the kube-gang layer follows (gangkit.placement.kube_gang)
@@ -132,6 +134,10 @@ class RunSettings:
     estimate_factor: float = 1.0
     engine: str = "auto"
     kube_gang_release: str = "1.35"
+    #: RequestedToCapacityRatio only: the shape's (utilization %, score 0..10) points and the (resource, weight)
+    #: pairs, as NodeResourcesFit's scoringStrategy gives them (gangkit.engine.ratio; kube-scheduler's defaults)
+    scoring_shape: tuple = ((0, 0), (100, 10))
+    scoring_resources: tuple = (("cpu", 1), ("memory", 1))
 
     def problems(self) -> list[Problem]:
         obj = "Simulation settings"
@@ -143,6 +149,7 @@ class RunSettings:
             out.append(Problem(obj, "ordering", one_of(self.ordering, ORDERINGS)))
         if self.scoring not in SCORINGS:
             out.append(Problem(obj, "scoring", one_of(self.scoring, SCORINGS)))
+        out.extend(self._ratio_problems(obj))
         if self.record not in RECORDINGS:
             out.append(Problem(obj, "record", one_of(self.record, RECORDINGS)))
         if not isinstance(self.session_period, (int, float)) or not self.session_period >= 0:
@@ -158,6 +165,28 @@ class RunSettings:
             out.append(Problem(obj, "kube_gang_release", one_of(self.kube_gang_release, KUBE_GANG_RELEASES)))
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):
             out.append(Problem(obj, "seed", f"expected a whole number, got {self.seed!r}"))
+        return out
+
+    def _ratio_problems(self, obj: str) -> list[Problem]:
+        """The shape and resources of RequestedToCapacityRatio, checked as kube-scheduler's validation checks
+        them (``pkg/scheduler/apis/config/validation``: 1 to 10 points, utilization 0..100 strictly increasing,
+        score 0..10; resources by name once each, weight 1..100)."""
+        out = []
+        shape = self.scoring_shape
+        whole = lambda v, lo, hi: type(v) is int and lo <= v <= hi  # noqa: E731
+        if (not isinstance(shape, tuple) or not 1 <= len(shape) <= 10
+                or any(not isinstance(p, tuple) or len(p) != 2 or not whole(p[0], 0, 100) or not whole(p[1], 0, 10)
+                       for p in shape)
+                or any(a[0] >= b[0] for a, b in zip(shape, shape[1:]))):
+            out.append(Problem(obj, "scoring_shape", "expected 1 to 10 (utilization, score) points, utilization "
+                               f"0..100 strictly increasing, score 0..10, got {shape!r}"))
+        res = self.scoring_resources
+        if (not isinstance(res, tuple) or not res
+                or any(not isinstance(p, tuple) or len(p) != 2 or p[0] not in RATIO_RESOURCES or not whole(p[1], 1, 100)
+                       for p in res)
+                or len({p[0] for p in res}) != len(res)):
+            out.append(Problem(obj, "scoring_resources", f"expected (name, weight) pairs, each of "
+                               f"{', '.join(RATIO_RESOURCES)} at most once, weight 1..100, got {res!r}"))
         return out
 
 

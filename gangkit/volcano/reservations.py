@@ -129,6 +129,7 @@ class Profile:
         self.now = now
         self.shortcuts = shortcuts  # False: the plain search, for the differential test
         self.scoring = sim.capacity.scoring
+        self.capacity = sim.capacity
         self.models_cpu_or_memory = sim.capacity.models_cpu_or_memory
         self.nodes: list["NodeState"] = [st for st in sim.capacity.nodes if st.ready]
         self.times: list[list[float]] = []
@@ -287,6 +288,8 @@ class Profile:
 
     def _score(self, n, a: list[float], ps, scan: bool) -> float:
         """kube-scheduler's NodeResourcesFit score, as :mod:`gangkit.engine.capacity` computes it."""
+        if self.capacity.ratio:
+            return float(self.capacity.ratio_score(n, tuple(a), ps.gpus, ps.cpu, ps.memory))
         if not scan:
             left = (a[0] - ps.gpus) / n.gpus if n.gpus else 0.0
         else:
