@@ -54,7 +54,8 @@ COMPANIONS: dict[tuple[str, str], str] = {
        for v in ("v1beta2", "v1beta1") for kind in ("MultiKueueConfig", "MultiKueueCluster")},
     ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration"):
         "gangkit reads only the Coscheduling plugin's permitWaitingTimeSeconds and podGroupBackoffSeconds; "
-        "profiles, other plugins and their weights are not modelled",
+        "profiles, other plugins and their weights are not modelled (NodeResourcesFit's scoringStrategy neither: "
+        "the Simulation's scoring, scoringResources and requestedToCapacityRatio set it)",
 }
 UNNAMED = ("KubeSchedulerConfiguration",)  # a component configuration, not an API object: it has no metadata
 
