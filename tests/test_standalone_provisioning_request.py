@@ -19,6 +19,16 @@ import yaml
 
 import gangkit as gk
 from gangkit import Node
+from gangkit.kueue.objects import (
+    GPU,
+    ClusterQueue,
+    FlavorQuotas,
+    KueueSetup,
+    LocalQueue,
+    Quota,
+    ResourceFlavor,
+    ResourceGroup,
+)
 from gangkit.manifests import GangkitInputWarning, load_manifests
 from gangkit.manifests.dump import dump_manifests
 from gangkit.model.errors import ScenarioError
@@ -45,6 +55,12 @@ except ImportError:  # run from the repository root
 G8 = InstanceType("g8", 8, 8.0)
 READY = 150.0  # launch -> ready with the default Stages
 SYSTEM = Node("system-0", 0)
+
+
+def kueue_setup(gpus=64) -> KueueSetup:
+    """One ClusterQueue with ``gpus`` of quota and the default LocalQueue."""
+    cq = ClusterQueue("cq", [ResourceGroup((GPU,), (FlavorQuotas("f", {GPU: Quota(gpus)}),))])
+    return KueueSetup([ResourceFlavor("f")], [cq], [LocalQueue("default", "default", "cq")])
 
 
 def run(submit=0.0, cls=BEST_EFFORT_ATOMIC, max_size=4, nodes=(SYSTEM,), consume="train", others=(), horizon=20000,
@@ -142,20 +158,9 @@ def test_a_stuck_consumer_is_diagnosed_with_cluster_autoscalers_event():
 def test_kueues_pods_stay_consumers_after_the_booking_expires():
     """Regression: a slow node (ready after the 10-minute booking) does not make its pods ordinary pending pods,
     so cluster-autoscaler does not scale up a second time for them (Kueue's pods carry the consume annotation)."""
-    from gangkit.kueue.objects import (
-        GPU,
-        ClusterQueue,
-        FlavorQuotas,
-        KueueSetup,
-        LocalQueue,
-        Quota,
-        ResourceFlavor,
-        ResourceGroup,
-    )
     from gangkit.supply.cloud import Stages
     ca = ClusterAutoscaler([NodeGroup("g8", G8, max_size=8)], stages=Stages(registered=60.0, initialized=840.0))
-    cq = ClusterQueue("cq", [ResourceGroup((GPU,), (FlavorQuotas("f", {GPU: Quota(64)}),))])
-    setup = KueueSetup([ResourceFlavor("f")], [cq], [LocalQueue("default", "default", "cq")])
+    setup = kueue_setup()
     sc = gk.Scenario([SYSTEM], [gk.job("a", pods=2, gpus=8)], autoscaler=ca, kueue=setup)
     r = gk.simulate(sc, stack="kueue+provreq+autoscaler", horizon=5000)
     assert [n for _, n, _ in scale_ups(r)] == [2]
@@ -330,19 +335,8 @@ def test_a_requests_simulation_keeps_one_pod_of_a_group_per_node(apart, nodes):
 def test_kueues_request_keeps_one_pod_of_a_group_per_node():
     """Regression: the request Kueue's check makes for a one-per-node pod set asks for a node per pod; with one node
     for all, three consumer pods would wait for ever (consumers trigger no scale-up)."""
-    from gangkit.kueue.objects import (
-        GPU,
-        ClusterQueue,
-        FlavorQuotas,
-        KueueSetup,
-        LocalQueue,
-        Quota,
-        ResourceFlavor,
-        ResourceGroup,
-    )
     ca = ClusterAutoscaler([NodeGroup("g8", G8, max_size=4)])
-    cq = ClusterQueue("cq", [ResourceGroup((GPU,), (FlavorQuotas("f", {GPU: Quota(64)}),))])
-    setup = KueueSetup([ResourceFlavor("f")], [cq], [LocalQueue("default", "default", "cq")])
+    setup = kueue_setup()
     train = Job("train", [PodSet("workers", 4, 2, one_per_node=True)], 600.0)
     r = gk.simulate(gk.Scenario([SYSTEM], [train], autoscaler=ca, kueue=setup), stack="kueue+provreq+autoscaler")
     assert [n for _, n, _ in scale_ups(r)] == [4]

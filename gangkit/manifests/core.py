@@ -601,6 +601,21 @@ def node_manifest(n: Node) -> dict:
     return {"apiVersion": "v1", "kind": "Node", "metadata": meta, "status": {"allocatable": allocatable}}
 
 
+def pod_resources(ps: PodSet) -> dict:
+    """A container's ``resources`` for one pod of ``ps``: the GPUs as a limit, cpu and memory as requests."""
+    resources: dict[str, dict] = {}
+    if ps.gpus:
+        resources["limits"] = {GPU: str(ps.gpus)}
+    requests = {}
+    if ps.cpu:
+        requests["cpu"] = format_cpu(ps.cpu)
+    if ps.memory:
+        requests["memory"] = format_memory(ps.memory)
+    if requests:
+        resources["requests"] = requests
+    return resources
+
+
 def job_manifest(j: Job, gang: str | None = None) -> dict:
     """A batch/v1 Job of a job's first pod set, with gangkit's annotations and the labels that name its gang.
 
@@ -628,16 +643,7 @@ def job_manifest(j: Job, gang: str | None = None) -> dict:
         meta["labels"] = labels
     meta["annotations"] = annotations
 
-    resources: dict[str, dict] = {}
-    if ps.gpus:
-        resources["limits"] = {GPU: str(ps.gpus)}
-    requests = {}
-    if ps.cpu:
-        requests["cpu"] = format_cpu(ps.cpu)
-    if ps.memory:
-        requests["memory"] = format_memory(ps.memory)
-    if requests:
-        resources["requests"] = requests
+    resources = pod_resources(ps)
     container = {"name": "worker", "image": "busybox:1.36", "command": ["sleep", str(math.ceil(j.run_time))],
                  "resources": resources}
     pod: dict[str, Any] = {"restartPolicy": "Never"}

@@ -46,6 +46,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from gangkit.manifests.core import pod_resources
 from gangkit.manifests.reader import GPU, SUBMIT_TIME
 from gangkit.model.errors import Problem
 from gangkit.model.quantity import MAX_QUANTITY, format_cpu, format_duration, format_memory
@@ -153,16 +154,7 @@ def provisioning_request_manifests(requests) -> list[dict]:
 
 def _template_pod(ps) -> dict:
     """The pod of a PodTemplate: one container with the pod set's requests, and its node selector."""
-    resources: dict[str, dict] = {}
-    if ps.gpus:
-        resources["limits"] = {GPU: str(ps.gpus)}
-    requests = {}
-    if ps.cpu:
-        requests["cpu"] = format_cpu(ps.cpu)
-    if ps.memory:
-        requests["memory"] = format_memory(ps.memory)
-    if requests:
-        resources["requests"] = requests
+    resources = pod_resources(ps)
     pod: dict[str, Any] = {}
     if ps.node_selector:
         pod["nodeSelector"] = dict(ps.node_selector)
