@@ -134,9 +134,9 @@ class RestartChurn:
         return self.jobs.get(js.index)
 
     # ------------------------------------------------------------ the clocks
-    def bind(self, pod: "PodState", node: "NodeState") -> None:
+    def bind(self, pod: "PodState", node: "NodeState", taken: bool = False) -> None:
         """Bind as the engine does; a pod of a sync job whose rendezvous is not complete starts its clock."""
-        self._bind(pod, node)
+        self._bind(pod, node, taken)
         js = pod.job
         timeout = js.spec.rendezvous_timeout
         if timeout is None or js.progressing or js.spec.progress != "sync":

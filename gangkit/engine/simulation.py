@@ -48,7 +48,7 @@ from gangkit.engine.state import JobState, NodeState, OnePodJobs, PodState
 from gangkit.engine.waits import split_placement
 from gangkit.model.errors import ScenarioError
 from gangkit.model.nodes import Node
-from gangkit.model.precision import next_boundary
+from gangkit.model.precision import TOLERANCE
 from gangkit.model.reasons import Reason
 from gangkit.model.scenario import Scenario
 
@@ -92,6 +92,7 @@ class Simulation:
         self._pod_seq = 0
         self._job_seq = 0
         self._cycle_pending = False
+        self._ready_wakes = True  # a job's last bind wakes the admission layers (see run)
         self._changed = False
         self.books = Books(self.record)  # GPU and job counts, their integrals over time, the timeline
         self.one_pod_jobs: OnePodJobs | None = None  # the lean engine's job columns (jobs level, all finished)
@@ -121,6 +122,8 @@ class Simulation:
         if any(j.rendezvous_timeout is not None and j.progress == "sync" for j in specs):
             self.churn = RestartChurn(self)  # a run without rendezvous timeouts runs none of it
         self._resuming = any(j.snapshot is not None for j in specs)  # a live cluster's snapshot: see _resume
+        # a job's last bind wakes the admission layers only if one of them looks at bound pods
+        self._ready_wakes = any(getattr(layer, "waits_for_ready_pods", True) for layer in self.stack.admission)
         if not self.retire_jobs:
             self.jobs = [JobState(spec, i, remaining=float(spec.run_time)) for i, spec in enumerate(specs)]
         self.unfinished = len(specs)
@@ -326,6 +329,13 @@ class Simulation:
     def _create_pods(self, jobs: list[JobState], now: float) -> None:
         if self._resuming:  # pods of a live cluster's snapshot take their places in its creation order
             jobs = created_before(self, jobs)
+        if len(jobs) == 1:  # the usual batch: one job's pods in their order
+            for p in jobs[0].pods:
+                if p.node is None and not p.done:
+                    p.created = now
+                    p.seq = self._pod_seq
+                    self._pod_seq += 1
+            return
         longest = max((len(j.pods) for j in jobs), default=0)
         for k in range(longest):
             for js in jobs:
@@ -357,14 +367,22 @@ class Simulation:
         else:
             self._to_placement(jobs, now)
 
-    def bind(self, pod: PodState, node: NodeState) -> None:
-        """Bind one pod to one node (called by placement layers)."""
+    def bind(self, pod: PodState, node: NodeState, taken: bool = False) -> None:
+        """Bind one pod to one node (called by placement layers).
+
+        ``taken``: the layer's trial took the pod's resources of the node and kept them (Volcano's
+        allocate does so when giving them back and taking them again would leave every free amount
+        bit for bit as it is, :func:`gangkit.volcano.session.trial`)."""
         now = self.env.now
         ps = pod.pod_set
-        if not node.fits(ps.gpus, ps.cpu, ps.memory, ps.node_selector):
+        if taken:
+            if node.free_gpus < 0 or not node.ready:
+                raise RuntimeError(f"placement bug: pod {pod.name} does not fit on node {node.node.name}")
+        elif not node.fits(ps.gpus, ps.cpu, ps.memory, ps.node_selector):
             raise RuntimeError(f"placement bug: pod {pod.name} does not fit on node {node.node.name}")
         self.books.advance(now)
-        self.capacity.take(node, ps.gpus, ps.cpu, ps.memory)
+        if not taken:
+            self.capacity.take(node, ps.gpus, ps.cpu, ps.memory)
         node.pods.add(pod)
         Books.charge_bound(pod.job, ps.gpus, now)
         pod.node = node
@@ -380,7 +398,7 @@ class Simulation:
             self._start_pod(pod, now)
         elif js.bound == len(js.pods):
             self._start_sync(js, now)
-        if js.bound == len(js.pods) and self.stack.admission:
+        if js.bound == len(js.pods) and self._ready_wakes:
             self.request_cycle()  # all pods ready: an admission layer may be waiting for that
         self._changed = True
 
@@ -706,9 +724,11 @@ class Simulation:
         if self._cycle_pending:
             return
         self._cycle_pending = True
-        now = self.env.now
-        at = next_boundary(now, self.stack.placement.period)
-        Call(self.env, at - now, self._cycle, priority=LATE)
+        env = self.env
+        now = env.now
+        period = self.stack.placement.period  # next_boundary(now, period), inline (a call per job and cycle)
+        at = now if not period else max(now, math.ceil(now / period - TOLERANCE) * period)
+        Call(env, at - now, self._cycle, priority=LATE)
 
     def _idle(self) -> bool:
         """Would this cycle do nothing? Yes when every layer says it is *idle* (``idle()``:

@@ -54,8 +54,8 @@ class Cluster(Protocol):
     def now(self) -> float:
         """The simulated time, in seconds."""
 
-    def bind(self, pod: "PodState", node: "NodeState") -> None:
-        """Bind one pod to one node."""
+    def bind(self, pod: "PodState", node: "NodeState", taken: bool = False) -> None:
+        """Bind one pod to one node (``taken``: the caller has already taken the pod's resources of the node)."""
 
     def evict(self, js: "JobState", reason: "Reason", to_admission: int | None = None) -> None:
         """Stop a job and recreate its pods (back to admission layer ``to_admission`` if given)."""
@@ -132,6 +132,11 @@ class AdmissionLayer(Protocol):
         always correct.
         """
         return False
+
+    #: Optional. Does a cycle of this layer look at whether an admitted job's pods are all bound (Kueue's
+    #: waitForPodsReady, an admission check)? The engine then runs a cycle when a job's last pod is bound.
+    #: A layer without the attribute is taken to look (True, always correct).
+    waits_for_ready_pods = True
 
     def metrics(self) -> dict[str, "pd.DataFrame"]:
         """Optional. This layer's metrics at the end of the run, by the real metric's name."""

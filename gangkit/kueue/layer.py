@@ -124,6 +124,12 @@ class KueueLayer(AdmissionLayer):
         self.admission_checks = False  # set by an admission check layer behind this one (ProvisioningRequest)
         self._unmanaged: list = []  # jobs Kueue does not manage, submitted since the last cycle
 
+    @property
+    def waits_for_ready_pods(self) -> bool:
+        """Only waitForPodsReady (and an admission check behind it) makes a cycle look at bound pods: without
+        them, a cycle after a job's last bind finds the quota and the queues as the cycle before left them."""
+        return bool(self.kueue.config.wait_for_pods_ready or self.admission_checks)
+
     def metrics(self) -> dict:
         """Kueue's metrics for this run (see :mod:`gangkit.kueue.metrics`)."""
         return self.recorder.frames()

@@ -48,10 +48,17 @@ class Session:
         self.queues = queues
         self.ordering = ordering
         self.attrs = attrs
-        self.room = room if room is not None else ClusterRoom(ZERO)
+        self._room = room
         self.blocked: list[JobState] = []  # jobs allocate could not place in this session
         self.reservations: dict[int, float] = {}  # job index -> reservation time (easy- and conservative-backfill)
         self.kept: list = []  # (pod, node) that pipelined jobs keep allocated until the session ends (sla plugin)
+
+    @property
+    def room(self) -> ClusterRoom:
+        """The overcommit plugin's figures (made on first use: most sessions never promise anything)."""
+        if self._room is None:
+            self._room = ClusterRoom(ZERO)
+        return self._room
 
     # -- orders -------------------------------------------------------------------
     def queue_key(self, q: str) -> tuple:
@@ -79,6 +86,11 @@ class Session:
             key = sla.order_key(js, self.cache.created.get(js.index, self.now))
             return (key, prio, ready, *tail) if sla.first_tier else (prio, ready, key, *tail)
         return (prio, ready, *tail)
+
+    def plain_job_order(self) -> bool:
+        """The job order of a heap entry is the entry's own (priority, then creation): no ``largest-first``, no sla
+        plugin. :meth:`job_key` is then ``(entry[0], 0, entry[1])``, which allocate builds inline."""
+        return self.ordering != "largest-first" and self.cache.sla is None
 
     def pipelined(self, js: JobState) -> bool:
         """The session's JobPipelined for a job whose gang is not complete: True only when the sla plugin
@@ -108,10 +120,13 @@ class Session:
         return (self.attrs or {}).get(js.spec.volcano_queue)
 
     # -- placing ------------------------------------------------------------------
-    def commit(self, js: JobState, placement: list) -> None:
-        """Bind the placed pods; the queue's allocation, the PodGroup's phase and the partly placed jobs follow."""
+    def commit(self, js: JobState, placement: list, taken: bool = False) -> None:
+        """Bind the placed pods; the queue's allocation, the PodGroup's phase and the partly placed jobs follow.
+
+        ``taken``: the placement is a kept trial's (:func:`trial` with ``keep``), its resources already taken."""
+        bind = self.sim.bind
         for pod, node in placement:
-            self.sim.bind(pod, node)
+            bind(pod, node, taken)
         self.cache.shortfall.pop(js.index, None)  # allocate's figure is of the job with none of these bound
         attr = self.attr_of(js)
         if attr is not None:
@@ -156,7 +171,8 @@ def open_session(sim: Cluster, now: float, cache: JobCache, setup: VolcanoSetup,
     return Session(sim, now, cache, queues, ordering, attrs, room)
 
 
-def trial(sim: Cluster, pods: list[PodState], attr: QueueAttr | None = None) -> list[tuple[PodState, NodeState]]:
+def trial(sim: Cluster, pods: list[PodState], attr: QueueAttr | None = None,
+          keep: bool = False) -> list[tuple[PodState, NodeState]]:
     """Where the pods would go, in order, stopping at the first that fits nowhere (no state kept).
 
     Each pod goes on the best-scoring node (:meth:`gangkit.engine.capacity.FreeCapacity.choose`),
@@ -169,6 +185,12 @@ def trial(sim: Cluster, pods: list[PodState], attr: QueueAttr | None = None) -> 
 
     A trial that gives back exactly what it took leaves the capacity's
     ``grow_version`` as it was: the free room did not grow.
+
+    With ``keep`` the trial's resources stay taken and the caller either
+    binds the placement with them (``Session.commit(..., taken=True)``) or
+    gives them back (:func:`give_back`). Only for pods whose give-back is exact
+    (:func:`keeps_exactly`): taking, giving back and taking again then leaves
+    every free amount bit for bit as one take does, so the result is the same.
     """
     cap = sim.capacity
     placed = []
@@ -186,15 +208,33 @@ def trial(sim: Cluster, pods: list[PodState], attr: QueueAttr | None = None) -> 
         placed.append((p, node))
         if attr is not None:
             taken = taken + r
+    if not keep:
+        give_back(cap, placed)
+    return placed
+
+
+def give_back(cap, placed: list) -> None:
+    """Discard a trial's statement: give every placed pod's resources back (see :func:`trial`)."""
     version, restored = cap.grow_version, True
-    for p, node in placed:  # discard the statement: give everything back
+    for p, node in placed:
         ps = p.pod_set
         cap.give(node, ps.gpus, ps.cpu, ps.memory)
         if restored and (ps.cpu or ps.memory):
             restored = exact_give_back(ps.cpu, ps.memory)
     if restored and cap.exact_amounts:  # everything is back bit for bit: the free room did not grow
         cap.grow_version = version
-    return placed
+
+
+def keeps_exactly(cap, pods: list[PodState]) -> bool:
+    """Every pod's give-back is exact on these nodes (:func:`gangkit.volcano.cache.exact_give_back`), so
+    a trial may keep what it took (:func:`trial`'s ``keep``)."""
+    if not cap.exact_amounts:
+        return False
+    for p in pods:
+        ps = p.pod_set
+        if (ps.cpu or ps.memory) and not exact_give_back(ps.cpu, ps.memory):
+            return False
+    return True
 
 
 def cluster_resources(sim: Cluster) -> tuple[Resources, Resources]:

@@ -75,7 +75,7 @@ from gangkit.volcano.actions.backfill import best_effort
 from gangkit.volcano.cache import INQUEUE
 from gangkit.volcano.plugins.gang import gang_ready, ready_pods
 from gangkit.volcano.reservations import RESERVING, ReservationSession
-from gangkit.volcano.session import Session, sum_resources, trial
+from gangkit.volcano.session import Session, give_back, keeps_exactly, sum_resources, trial
 
 #: skip the trial of a head that failed while nothing it needs has changed (see the module doc)
 SKIP_REPEATED_FAILURES = True
@@ -94,20 +94,32 @@ def execute(ssn: Session, shortcuts: bool = True, estimate_factor: float = 1.0) 
         _allocate_reserving(ssn, shortcuts, estimate_factor)
         return
     heads: dict[str, list] = defaultdict(list)  # queue -> heap of (order key, shape or ("job", index))
+    plain = ssn.plain_job_order()
     for q, shapes in cache.shapes.items():
         for shape, h in shapes.items():
             cache.drop_stale(h, (q, shape))
             if h:
-                heads[q].append((ssn.job_key(h[0][3], h[0]), shape))
+                e = h[0]
+                heads[q].append(((e[0], 0, e[1]) if plain else ssn.job_key(e[3], e), shape))
     for js in cache.partial.values():
         heads[js.spec.volcano_queue].append((ssn.job_key(js), ("job", js.index)))
+    blocked: list[JobState] = []
+    if len(heads) == 1 and ssn.attrs is None:  # one queue with work and no queue figures: no queue order to keep
+        for q, hq in heads.items():
+            heapq.heapify(hq)
+            strict = ssn.ordering == "strict"
+            while hq:
+                _, key = heapq.heappop(hq)
+                if not _allocate_head(ssn, q, key, hq, blocked) and strict:
+                    break  # the queue waits behind its head
+        ssn.blocked = blocked
+        return
     attrs = ssn.attrs or {}
     queues = []
     for q in heads:
         heapq.heapify(heads[q])
         queues.append((ssn.queue_key(q), q))
     heapq.heapify(queues)
-    blocked: list[JobState] = []
     while queues:
         _, q = heapq.heappop(queues)
         if q in attrs and attrs[q].overused():
@@ -136,7 +148,7 @@ def _allocate_head(ssn: Session, q: str, key, heads: list, blocked: list) -> boo
     h = cache.shapes[q][key]
     js = h[0][3]
     cap = ssn.sim.capacity
-    piped = ssn.pipelined(js)  # it keeps what its trial finds: the trial must be made
+    piped = cache.sla is not None and ssn.pipelined(js)  # it keeps what its trial finds: the trial must be made
     remember = (SKIP_REPEATED_FAILURES and ssn.attrs is None and cap.exact_amounts and (q, key) not in cache.mixed
                 and not piped)
     if remember and cache.failed.get((q, key)) == (cap.grow_version, js.index):
@@ -158,7 +170,8 @@ def _allocate_head(ssn: Session, q: str, key, heads: list, blocked: list) -> boo
         cache.partial[js.index] = js
     cache.drop_stale(h, (q, key))
     if h:
-        heapq.heappush(heads, (ssn.job_key(h[0][3], h[0]), key))
+        e = h[0]
+        heapq.heappush(heads, ((e[0], 0, e[1]) if ssn.plain_job_order() else ssn.job_key(e[3], e), key))
     return True
 
 
@@ -172,18 +185,22 @@ def place_gang(ssn: Session, js: JobState, shortfall: dict | None = None) -> int
     waiting = allocatable_pods(ssn, js)
     need = js.gang_size - ready_pods(js)
     cap = ssn.sim.capacity
-    if need > 0 and not ssn.pipelined(js):  # a pipelined job keeps what fits, however little
-        least = sum(sorted(p.pod_set.gpus for p in waiting)[:need])
+    piped = ssn.cache.sla is not None and ssn.pipelined(js)
+    if need > 0 and not piped:  # a pipelined job keeps what fits, however little
+        least = waiting[0].pod_set.gpus if len(waiting) == 1 else sum(sorted(p.pod_set.gpus for p in waiting)[:need])
         if least > cap.free_ready_gpus:
             if shortfall is not None and not js.bound:
                 shortfall[js.index] = (least, js.pods_done)
             return None  # not enough free GPUs in total: no trial can succeed
-    placed = trial(ssn.sim, waiting, ssn.attr_of(js))
+    keep = not piped and keeps_exactly(cap, waiting)  # bind what the trial took rather than take it again
+    placed = trial(ssn.sim, waiting, ssn.attr_of(js), keep)
     if not placed or not gang_ready(js, [p for p, _ in placed]):
-        if placed and ssn.pipelined(js):
+        if keep:
+            give_back(cap, placed)
+        if placed and piped:
             ssn.keep(placed)  # the sla plugin's JobPipelined: the trial stays allocated for this session
         return None
-    ssn.commit(js, placed)
+    ssn.commit(js, placed, keep)
     return len(placed)
 
 

@@ -65,6 +65,8 @@ def execute(ssn: Session, period: float, checks: bool = True) -> None:
     then does (:class:`gangkit.volcano.api.VolcanoSetup`, ``enqueue``).
     """
     cache = ssn.cache
+    if not cache.pending:
+        return  # no Pending line: nothing to enqueue (the usual session, after a job ends)
     if not checks:
         for q, heap in cache.pending.items():
             waiting = sorted(heap)
