@@ -17,6 +17,7 @@ import pytest
 
 from gangkit import Scenario, load_file, nodes, simulate
 from gangkit.engine import simulation
+from gangkit.engine.capacity import FreeCapacity
 from gangkit.kueue import GPU, ClusterQueue, FlavorQuotas, LocalQueue, Quota, ResourceFlavor, ResourceGroup
 from gangkit.kueue import scheduler as kueue_scheduler
 from gangkit.kueue.flavor_assigner import FlavorAssigner
@@ -40,6 +41,7 @@ SWITCHES = {
     "count lines": (volcano_cache, "COUNT_LINES"),
     "fast reject": (kueue_scheduler, "FAST_REJECT"),
     "remember shortfall": (allocate, "REMEMBER_SHORTFALL"),
+    "keep trials": (allocate, "KEEP_TRIALS"),
 }
 
 
@@ -205,6 +207,8 @@ def test_shortcuts_change_nothing_in_examples(monkeypatch, name, stack):
     ("count lines", (volcano_cache, "job_min_resources"), lambda: volcano_jobs("skip"), "gang"),
     ("remember shortfall", (allocate, "place_gang"), lambda: lesson04.mix(0.9, n_jobs=300, seed=1), "gang"),
     ("remember shortfall", (allocate, "place_gang"), lambda: weighted_queues("skip"), "gang"),
+    ("keep trials", (FreeCapacity, "give"), lambda: mixed("skip"), "gang"),
+    ("keep trials", (FreeCapacity, "give"), lambda: mixed("strict"), "kueue+gang"),
 ])
 def test_each_shortcut_saves_work(monkeypatch, switch, counted, build, stack):
     """With only ``switch`` on, the function it saves is called fewer times than with every switch off."""

@@ -62,6 +62,12 @@ False asks :func:`place_gang` every time). Both stay exact with pods of a
 one-per-node pod set (``PodSet.one_per_node``): their shapes are never
 monotone, so the first shortcut leaves them alone, and the rule only takes
 nodes away, so too few free GPUs still means no trial can succeed.
+
+A third: a trial that makes the gang ready is committed, and its pods are
+bound with the resources the trial took (``KEEP_TRIALS``), rather than given
+back and taken again, when the give-back is exact
+(:func:`gangkit.volcano.session.keeps_exactly`): both leave every free amount
+the same to the last bit, and neither changes ``grow_version``.
 """
 
 from __future__ import annotations
@@ -81,6 +87,8 @@ from gangkit.volcano.session import Session, give_back, keeps_exactly, sum_resou
 SKIP_REPEATED_FAILURES = True
 #: refuse a head again by its GPU shortfall alone while its pods and the free GPUs say the same (see the module doc)
 REMEMBER_SHORTFALL = True
+#: bind what a trial took instead of giving it back and taking it again, when that is exact (see the module doc)
+KEEP_TRIALS = True
 
 
 def execute(ssn: Session, shortcuts: bool = True, estimate_factor: float = 1.0) -> None:
@@ -192,7 +200,7 @@ def place_gang(ssn: Session, js: JobState, shortfall: dict | None = None) -> int
             if shortfall is not None and not js.bound:
                 shortfall[js.index] = (least, js.pods_done)
             return None  # not enough free GPUs in total: no trial can succeed
-    keep = not piped and keeps_exactly(cap, waiting)  # bind what the trial took rather than take it again
+    keep = KEEP_TRIALS and not piped and keeps_exactly(cap, waiting)  # bind what the trial took, not a new take
     placed = trial(ssn.sim, waiting, ssn.attr_of(js), keep)
     if not placed or not gang_ready(js, [p for p, _ in placed]):
         if keep:
