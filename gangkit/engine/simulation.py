@@ -92,7 +92,6 @@ class Simulation:
         self._pod_seq = 0
         self._job_seq = 0
         self._cycle_pending = False
-        self._ready_wakes = True  # a job's last bind wakes the admission layers (see run)
         self._changed = False
         self.books = Books(self.record)  # GPU and job counts, their integrals over time, the timeline
         self.one_pod_jobs: OnePodJobs | None = None  # the lean engine's job columns (jobs level, all finished)
@@ -122,7 +121,6 @@ class Simulation:
         if any(j.rendezvous_timeout is not None and j.progress == "sync" for j in specs):
             self.churn = RestartChurn(self)  # a run without rendezvous timeouts runs none of it
         self._resuming = any(j.snapshot is not None for j in specs)  # a live cluster's snapshot: see _resume
-        # a job's last bind wakes the admission layers only if one of them looks at bound pods
         self._ready_wakes = any(getattr(layer, "waits_for_ready_pods", True) for layer in self.stack.admission)
         if not self.retire_jobs:
             self.jobs = [JobState(spec, i, remaining=float(spec.run_time)) for i, spec in enumerate(specs)]
@@ -329,13 +327,6 @@ class Simulation:
     def _create_pods(self, jobs: list[JobState], now: float) -> None:
         if self._resuming:  # pods of a live cluster's snapshot take their places in its creation order
             jobs = created_before(self, jobs)
-        if len(jobs) == 1:  # the usual batch: one job's pods in their order
-            for p in jobs[0].pods:
-                if p.node is None and not p.done:
-                    p.created = now
-                    p.seq = self._pod_seq
-                    self._pod_seq += 1
-            return
         longest = max((len(j.pods) for j in jobs), default=0)
         for k in range(longest):
             for js in jobs:
@@ -368,17 +359,10 @@ class Simulation:
             self._to_placement(jobs, now)
 
     def bind(self, pod: PodState, node: NodeState, taken: bool = False) -> None:
-        """Bind one pod to one node (called by placement layers).
-
-        ``taken``: the layer's trial took the pod's resources of the node and kept them (Volcano's
-        allocate does so when giving them back and taking them again would leave every free amount
-        bit for bit as it is, :func:`gangkit.volcano.session.trial`)."""
+        """Bind one pod to one node (called by placement layers); ``taken``: a kept trial took its resources."""
         now = self.env.now
         ps = pod.pod_set
-        if taken:
-            if node.free_gpus < 0 or not node.ready:
-                raise RuntimeError(f"placement bug: pod {pod.name} does not fit on node {node.node.name}")
-        elif not node.fits(ps.gpus, ps.cpu, ps.memory, ps.node_selector):
+        if (node.free_gpus < 0 or not node.ready) if taken else not node.fits(ps.gpus, ps.cpu, ps.memory, ps.node_selector):
             raise RuntimeError(f"placement bug: pod {pod.name} does not fit on node {node.node.name}")
         self.books.advance(now)
         if not taken:
@@ -398,7 +382,7 @@ class Simulation:
             self._start_pod(pod, now)
         elif js.bound == len(js.pods):
             self._start_sync(js, now)
-        if js.bound == len(js.pods) and self._ready_wakes:
+        if js.bound == len(js.pods) and getattr(self, "_ready_wakes", True):  # a layer looks at bound pods
             self.request_cycle()  # all pods ready: an admission layer may be waiting for that
         self._changed = True
 
@@ -724,9 +708,8 @@ class Simulation:
         if self._cycle_pending:
             return
         self._cycle_pending = True
-        env = self.env
+        env, period = self.env, self.stack.placement.period  # next_boundary(now, period), inline (per job and cycle)
         now = env.now
-        period = self.stack.placement.period  # next_boundary(now, period), inline (a call per job and cycle)
         at = now if not period else max(now, math.ceil(now / period - TOLERANCE) * period)
         Call(env, at - now, self._cycle, priority=LATE)
 

@@ -276,18 +276,26 @@ def one_pod_jobs_table(done: OnePodJobs, layers: list[str]) -> pd.DataFrame:
     wait = [b - a for a, b in zip(submit, start)]
     # a job that started when it reached placement has no placement stretch (close_wait adds none)
     placement = [round(0.0 + (b - a), 6) + 0.0 if b > a else 0.0 for a, b in zip(enter, start)]
+    columns = JOB_COLUMNS + ["wait_placement_s", "wait_unattributed_s"] + JOB_TAIL_COLUMNS
+    if not n:  # no rows: pandas makes every column of empty lists an object column
+        return pd.DataFrame({c: [] for c in columns}, columns=columns)
+    # numpy columns of the dtypes pandas would infer from the lists (it then has nothing to infer): the same table
+    floats = lambda values: np.array(values, dtype=np.float64)  # noqa: E731
+    ints = lambda value: np.full(n, value, dtype=np.int64)  # noqa: E731
+    texts = lambda values: np.array(values, dtype=object)  # noqa: E731
     cols = {
-        "job": [s.key for s in specs], "queue": [s.queue for s in specs], "priority": [s.priority for s in specs],
-        "progress": [s.progress for s in specs], "pods": [1] * n, "gpus": [g] * n, "gang_size": [1] * n,
-        "submit_s": submit, "start_s": list(start), "finish_s": list(finish),
-        "state": ["Finished"] * n, "wait_s": wait, "censored": [False] * n,
-        "wait_placement_s": placement,
-        "wait_unattributed_s": [round(w - p, 6) + 0.0 for w, p in zip(wait, placement)],
-        "run_time_s": [float(s.run_time) for s in specs], "restarts": [0] * n,
-        "useful_gpu_s": [round((b - a) * g, 6) + 0.0 for a, b in zip(start, finish)],
-        "held_idle_gpu_s": [0.0] * n, "reason": [""] * n,
+        "job": texts([s.key for s in specs]), "queue": texts([s.queue for s in specs]),
+        "priority": np.array([s.priority for s in specs], dtype=np.int64),
+        "progress": texts([s.progress for s in specs]), "pods": ints(1), "gpus": ints(g), "gang_size": ints(1),
+        "submit_s": floats(submit), "start_s": floats(start), "finish_s": floats(finish),
+        "state": np.full(n, "Finished", dtype=object), "wait_s": floats(wait), "censored": np.zeros(n, dtype=bool),
+        "wait_placement_s": floats(placement),
+        "wait_unattributed_s": floats([round(w - p, 6) + 0.0 for w, p in zip(wait, placement)]),
+        "run_time_s": floats([float(s.run_time) for s in specs]), "restarts": ints(0),
+        "useful_gpu_s": floats([round((b - a) * g, 6) + 0.0 for a, b in zip(start, finish)]),
+        "held_idle_gpu_s": np.zeros(n, dtype=np.float64), "reason": np.full(n, "", dtype=object),
     }
-    return pd.DataFrame(cols, columns=JOB_COLUMNS + ["wait_placement_s", "wait_unattributed_s"] + JOB_TAIL_COLUMNS)
+    return pd.DataFrame(cols, columns=columns)
 
 
 def wait_buckets(sim: Simulation) -> list[str]:
