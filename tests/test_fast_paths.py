@@ -21,7 +21,8 @@ from gangkit.engine.capacity import FreeCapacity
 from gangkit.kueue import GPU, ClusterQueue, FlavorQuotas, LocalQueue, Quota, ResourceFlavor, ResourceGroup
 from gangkit.kueue import scheduler as kueue_scheduler
 from gangkit.kueue.flavor_assigner import FlavorAssigner
-from gangkit.kueue.objects import KueueSetup
+from gangkit.kueue.layer import KueueLayer, default_objects
+from gangkit.kueue.objects import KueueConfig, KueueSetup
 from gangkit.kueue.preemption import Preemptor
 from gangkit.lessons import lesson04
 from gangkit.model.jobs import Job, PodSet, job
@@ -254,3 +255,32 @@ def test_monotone_shapes(requests, expected):
 ])
 def test_exact_give_back(cpu, memory, expected):
     assert volcano_cache.exact_give_back(cpu, memory) is expected
+
+
+@pytest.mark.parametrize(("wait_for_pods_ready", "fewer_cycles"), [(False, True), (True, False)])
+def test_last_bind_wakes_only_layers_that_look(monkeypatch, wait_for_pods_ready, fewer_cycles):
+    """A job's last bind runs a cycle only for an admission layer that looks at bound pods.
+
+    Kueue without waitForPodsReady does not (``KueueLayer.waits_for_ready_pods``): the run makes fewer
+    cycles than one whose layer claims to look, and gives the same tables. With waitForPodsReady, both
+    runs make the same cycles."""
+    base = mixed("skip")
+    setup = dataclasses.replace(default_objects(base), config=KueueConfig(wait_for_pods_ready=wait_for_pods_ready))
+    scenario = dataclasses.replace(base, kueue=setup)
+    original = simulation.Simulation._cycle
+    cycles = []
+
+    def counting(self, now):
+        cycles.append(now)
+        return original(self, now)
+
+    monkeypatch.setattr(simulation.Simulation, "_cycle", counting)
+    runs, counts = [], []
+    for looks in (False, True):
+        if looks:
+            monkeypatch.setattr(KueueLayer, "waits_for_ready_pods", property(lambda self: True))
+        cycles.clear()
+        runs.append(simulate(scenario, stack="kueue+gang", record="full", engine="general"))
+        counts.append(len(cycles))
+    assert_same(*runs)
+    assert (counts[0] < counts[1]) is fewer_cycles and counts[0] <= counts[1]
