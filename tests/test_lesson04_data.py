@@ -18,6 +18,7 @@ import pytest
 
 import gangkit as gk
 from gangkit.lessons import lesson04
+from gangkit.model.errors import ScenarioError
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOL = ROOT / "tools" / "make_lesson04_data.py"
@@ -162,3 +163,28 @@ def test_the_sweep_summary_is_one_table_of_the_loads_every_ordering_ran():
     assert table.notna().all().all()  # every ordering ran every one of these loads
     skip = table.xs("skip", level="ordering")["utilization"]
     assert skip[0.8] > skip[1.0]  # the lesson's reading: skip's utilization falls past 0.8 (starvation)
+
+
+@pytest.mark.parametrize("grid", [
+    {"ordering": ["strict"], "load": [0.6], "seed": [1], "n_jobs": [2000]},
+    {"ordering": ["skip"], "load": [0.9], "seed": [3], "n_jobs": [2000]},
+    {"ordering": ["easy-backfill"], "load": [0.5], "seed": [0], "n_jobs": [2000]},
+])
+def test_the_live_sweep_gives_the_files_rows(grid):
+    """sweep_data(live=True) on a point of the file: the same table as the file, to the last bit."""
+    live = lesson04.sweep_data(live=True, grids=[grid], workers=1)
+    pd.testing.assert_frame_equal(live, lesson04.sweep_data(), check_exact=True)
+
+
+def test_a_live_point_the_file_lacks_comes_last():
+    data = lesson04.sweep_data()
+    live = lesson04.sweep_data(live=True, grids=[{"ordering": ["skip"], "load": [0.95], "seed": [0],
+                                                  "n_jobs": [300]}], workers=1)
+    assert len(live) == len(data) + 1
+    pd.testing.assert_frame_equal(live.iloc[:-1], data, check_exact=True)
+    assert live.iloc[-1][["ordering", "load", "seed", "n_jobs"]].tolist() == ["skip", 0.95, 0, 300]
+
+
+def test_a_live_grid_must_name_the_files_keys():
+    with pytest.raises(ScenarioError, match=r"lesson04.sweep_data.*grids\[0\].*missing seed"):
+        lesson04.sweep_data(live=True, grids=[{"ordering": ["skip"], "load": [0.95], "n_jobs": [300]}])

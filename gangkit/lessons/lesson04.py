@@ -21,6 +21,8 @@ Everything here is a plain function over :mod:`gangkit.workloads.generators`,
 - :data:`SWEEP_GRIDS` and :func:`sweep_table` are the load sweep whose
   results are committed in ``gangkit/data/lesson04_sweep.csv`` (made by
   ``python tools/make_lesson04_data.py``; a test re-runs part of it);
+  :func:`sweep_data` reads it, or with ``live=True`` runs the ``strict``
+  and ``skip`` part live;
 - :func:`packing_rows` and :func:`packing_table` are the same story with pods
   spread over the nodes or packed onto the fullest (committed in
   ``gangkit/data/lesson04_packing.csv``): packing leaves whole nodes free
@@ -43,6 +45,7 @@ All figures are simulated, not measured on a real cluster.
 from __future__ import annotations
 
 import dataclasses
+import io
 from functools import lru_cache
 from pathlib import Path
 
@@ -52,6 +55,7 @@ from matplotlib.figure import Figure
 
 from gangkit.analysis.sweep import points, sweep
 from gangkit.lessons.explorer import Explorer
+from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.nodes import nodes
 from gangkit.model.scenario import Scenario
 from gangkit.results import plots, waiting
@@ -251,9 +255,33 @@ def sweep_table(grids=None, **kwargs) -> pd.DataFrame:
     return table[SWEEP_COLUMNS]
 
 
-def sweep_data() -> pd.DataFrame:
-    """The committed sweep (``gangkit/data/lesson04_sweep.csv``)."""
-    return pd.read_csv(SWEEP_DATA, comment="#")
+#: The columns that name a run of the sweep (one row each).
+SWEEP_KEYS = ["ordering", "load", "seed", "n_jobs"]
+
+
+def sweep_data(live: bool = False, grids=None, workers: int | None = None) -> pd.DataFrame:
+    """The sweep's rows: the committed file's (``gangkit/data/lesson04_sweep.csv``), or, with
+    ``live=True``, the points of ``grids`` (default: :data:`SWEEP_GRID`, the 120 runs of ``strict``
+    and ``skip``) simulated here and now in ``workers`` processes, in place of the file's rows with the
+    same :data:`SWEEP_KEYS` (points the file lacks come last). The other rows still come from the file:
+    the backfilling orderings' 72 runs take about twice as long as the 120. A live row goes through the
+    file's CSV form, so a live table of the file's grid equals the file's, dtypes included."""
+    committed = pd.read_csv(SWEEP_DATA, comment="#")
+    if not live:
+        return committed
+    grids = [SWEEP_GRID] if grids is None else list(grids)
+    for i, grid in enumerate(grids):
+        missing = [k for k in SWEEP_KEYS if not isinstance(grid, dict) or k not in grid]
+        if missing:
+            raise ScenarioError([Problem("lesson04.sweep_data", f"grids[{i}]",
+                                         f"expected a dict naming {', '.join(SWEEP_KEYS)} (the file's keys), "
+                                         f"missing {', '.join(missing)}")])
+    fresh = sweep_table(grids, workers=workers)
+    fresh = pd.read_csv(io.StringIO(fresh.to_csv(index=False)))
+    old, new = committed.set_index(SWEEP_KEYS), fresh.set_index(SWEEP_KEYS)
+    order = list(old.index) + [k for k in new.index if k not in old.index]
+    rows = pd.concat([old.drop(index=new.index, errors="ignore"), new]).loc[order]
+    return rows.reset_index()[list(committed.columns)]
 
 
 def by_load(data: pd.DataFrame, column: str, orderings=None) -> pd.DataFrame:
