@@ -159,7 +159,7 @@ def build_result(sim: Simulation) -> Result:
     deadlocked = sim.quiescent_at is not None
     churn = sim.churn
     layers = wait_buckets(sim)
-    rows = []
+    heads, tails, row_waits = [], [], []  # a job's row: JOB_COLUMNS, the tail columns, its wait buckets
     holders = []
     for js in sim.all_jobs():
         spec = js.spec
@@ -187,27 +187,19 @@ def build_result(sim: Simulation) -> Result:
         if reason is None and state in ("WaitingAtEnd", "Deadlocked"):
             reason = _pending_reason(sim, js)
         held = js.bound_gpu_seconds - js.useful_gpu_seconds
-        row = {
-            "job": js.name, "queue": spec.queue, "priority": spec.priority, "progress": spec.progress,
-            "pods": spec.pod_count, "gpus": spec.gpus, "gang_size": spec.gang_size,
-            "submit_s": float(spec.submit_time),
-            "start_s": math.nan if started is None else float(started),
-            "finish_s": math.nan if js.finished_at is None else float(js.finished_at),
-            "state": state, "wait_s": wait, "censored": censored,
-        }
-        row["_waits"] = waits  # filled into the wait columns below, once every bucket is known
-        row.update({
-            "run_time_s": float(spec.run_time), "restarts": js.restarts,
-            "useful_gpu_s": _clean(js.useful_gpu_seconds), "held_idle_gpu_s": _clean(held),
-            "reason": "" if reason is None else str(reason),
-        })
-        if churn is not None:
-            row.update({
-                "pod_failures": 0 if failures is None else failures.count,
-                "failed_s": math.nan if failures is None or failures.failed_at is None else float(failures.failed_at),
-                "failed_pod_gpu_s": 0.0 if failures is None else _clean(failures.failed_pod_gpu_seconds),
-            })
-        rows.append(row)
+        pods = spec.pod_count
+        heads.append((js.name, spec.queue, spec.priority, spec.progress, pods,
+                      sum(ps.count * ps.gpus for ps in spec.pod_sets), pods if spec.min_member is None else spec.min_member,
+                      float(spec.submit_time), math.nan if started is None else float(started),
+                      math.nan if js.finished_at is None else float(js.finished_at), state, wait, censored))
+        row_waits.append(waits)
+        useful, held, reason = _clean(js.useful_gpu_seconds), _clean(held), "" if reason is None else str(reason)
+        if churn is None:
+            tails.append((float(spec.run_time), js.restarts, useful, held, reason))
+        else:
+            tails.append((float(spec.run_time), js.restarts, 0 if failures is None else failures.count,
+                          math.nan if failures is None or failures.failed_at is None else float(failures.failed_at),
+                          useful, held, 0.0 if failures is None else _clean(failures.failed_pod_gpu_seconds), reason))
         if state == "Deadlocked":
             by_node: dict[str, int] = {}
             for p in js.pods:
@@ -219,17 +211,8 @@ def build_result(sim: Simulation) -> Result:
                 "nodes": ", ".join(f"{n}:{g}" for n, g in sorted(by_node.items())),
                 "waiting_pods": ", ".join(waiting) if waiting else "(none)",
             })
-    layers += sorted({b for row in rows for b in row["_waits"] if b not in layers})
-    for row in rows:
-        waits = row.pop("_waits")
-        attributed = 0.0
-        for name in layers:
-            v = math.nan if row["state"] == "Rejected" else _clean(waits.get(name, 0.0))
-            row[f"wait_{name}_s"] = v
-            attributed += 0.0 if math.isnan(v) else v
-        row["wait_unattributed_s"] = math.nan if row["state"] == "Rejected" else _clean(row["wait_s"] - attributed)
-    wait_cols = [f"wait_{n}_s" for n in layers] + ["wait_unattributed_s"]
-    jobs = pd.DataFrame(rows, columns=JOB_COLUMNS + wait_cols + (JOB_TAIL_COLUMNS if churn is None else CHURN_TAIL_COLUMNS))
+    layers += sorted({b for waits in row_waits for b in waits if b not in layers})
+    jobs = _jobs_table(heads, tails, row_waits, layers, JOB_TAIL_COLUMNS if churn is None else CHURN_TAIL_COLUMNS)
     events = pd.DataFrame(sim.events, columns=EVENT_COLUMNS).astype({"time_s": float})
     node_rows = [(st.node.name, st.node.gpus, st.node.cpu, st.node.memory, st.node.pool, st.ready)
                  for st in sim.capacity.nodes]
@@ -242,9 +225,9 @@ def build_result(sim: Simulation) -> Result:
                     pod_rows.append((js.name, p.name, p.pod_set.name, p.pod_set.gpus, p.node.node.name, p.created, p.bound_at, math.nan, "Bound"))
     pods = pd.DataFrame(pod_rows, columns=POD_COLUMNS).astype({"created_s": float, "bound_s": float, "released_s": float}).sort_values(["bound_s", "pod"], kind="stable").reset_index(drop=True)
     timeline = pd.DataFrame(sim.books.timeline, columns=TIMELINE_COLUMNS).astype({"time_s": float})
-    states = Counter(row["state"] for row in rows)
-    waits = [row["wait_s"] for row in rows if row["state"] != "Rejected"]
-    censored = sum(1 for row in rows if row["censored"])
+    states = Counter(h[10] for h in heads)
+    waits = [h[11] for h in heads if h[10] != "Rejected"]
+    censored = sum(1 for h in heads if h[12])
     if sim.retire_jobs:  # add the jobs already retired, and those that never arrived
         jobs = jobs.iloc[0:0] if sim.one_pod_jobs is None else one_pod_jobs_table(sim.one_pod_jobs, layers)
         states.update(sim.retired_states)
@@ -257,6 +240,30 @@ def build_result(sim: Simulation) -> Result:
     return Result(sim.scenario.name, sim.stack.name, sim.settings.ordering, sim.settings.seed,
                   jobs, pods, events, timeline, pd.DataFrame(holders, columns=["job", "gpus_held", "nodes", "waiting_pods"]),
                   nodes, figures, collect_metrics(sim), sim.scenario)
+
+
+def _jobs_table(heads: list[tuple], tails: list[tuple], row_waits: list[dict], layers: list[str],
+                tail_columns: list[str]) -> pd.DataFrame:
+    """The ``jobs`` table, column by column: :data:`JOB_COLUMNS`, a ``wait_<layer>_s`` column per layer
+    and ``wait_unattributed_s`` (NaN for a rejected job), then the tail columns."""
+    wait_columns = [f"wait_{n}_s" for n in layers] + ["wait_unattributed_s"]
+    columns = JOB_COLUMNS + wait_columns + tail_columns
+    if not heads:  # no rows: every column an object column, as pandas makes them from no records
+        return pd.DataFrame([], columns=columns)
+    cols = dict(zip(JOB_COLUMNS, map(list, zip(*heads))))
+    rejected = [state == "Rejected" for state in cols["state"]]
+    attributed = [0.0] * len(heads)
+    for name in layers:
+        col = []
+        for i, waits in enumerate(row_waits):
+            v = math.nan if rejected[i] else round(waits.get(name, 0.0), 6) + 0.0  # _clean, inline
+            col.append(v)
+            attributed[i] += 0.0 if math.isnan(v) else v
+        cols[f"wait_{name}_s"] = col
+    cols["wait_unattributed_s"] = [math.nan if r else _clean(w - a)
+                                   for r, w, a in zip(rejected, cols["wait_s"], attributed)]
+    cols.update(zip(tail_columns, map(list, zip(*tails))))
+    return pd.DataFrame(cols, columns=columns)
 
 
 def one_pod_jobs_table(done: OnePodJobs, layers: list[str]) -> pd.DataFrame:
