@@ -217,13 +217,13 @@ class Simulation:
                 self._arrive(env.now)
 
     def _retire(self, js: JobState, ended_at: float | None = None) -> None:
-        """A job reached its terminal state: at the ``summary`` level keep only its figures.
-
-        A job that never started waits until it ended: ``ended_at`` (a Failed
-        job), else its deactivation."""
+        """A job reached its terminal state: at the ``summary`` level keep only its figures. A job that never
+        started waits until it ended: ``ended_at`` (a Failed job), else its deactivation. Its pods are dropped:
+        each points back at its job, and that cycle would keep both until a full collection (benchmark case b)."""
         if not self.retire_jobs:
             return
         self.live.pop(js.index, None)
+        js.pods = []
         self.retired_states[js.state] += 1
         if js.state == "Rejected":
             return

@@ -69,6 +69,7 @@ the retry after a timeout, the one that holds seats again, is modelled.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from gangkit.engine.capacity import FreeCapacity
 from gangkit.engine.sockets import Cluster, PlacementLayer
@@ -237,19 +238,19 @@ class WaitingRoom:
             return
         g.timer += 1
         g.deadline = now + timeout
-        token = g.timer
+        sim.call_at(g.deadline, partial(self._deadline, sim, g, g.timer, on_timeout))
 
-        def fire(t: float) -> None:
-            if token != g.timer or g.permitted:
-                return
-            if self._timed_out_at == t:  # another group's deadline freed pods at this instant: its cycle first
-                sim.call_at(t, fire, after_cycles=True)
-                self._timed_out_at = None
-                return
-            self._timed_out_at = t
-            on_timeout(g, t)
-
-        sim.call_at(g.deadline, fire)
+    def _deadline(self, sim: Cluster, g: Group, token: int, on_timeout, t: float) -> None:
+        """A deadline set by :meth:`wait` is due (a partial, not a closure: a closure that schedules itself again
+        is a reference cycle, which would keep the group and its job until a full collection)."""
+        if token != g.timer or g.permitted:
+            return
+        if self._timed_out_at == t:  # another group's deadline freed pods at this instant: its cycle first
+            sim.call_at(t, partial(self._deadline, sim, g, token, on_timeout), after_cycles=True)
+            self._timed_out_at = None
+            return
+        self._timed_out_at = t
+        on_timeout(g, t)
 
     def allow(self, g: Group) -> None:
         """minMember reached: every waiting pod is allowed; the deadline no longer matters."""
