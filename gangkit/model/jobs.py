@@ -76,7 +76,7 @@ class PodSet:
         return self._request
 
 
-@dataclass
+@dataclass(slots=True)
 class Job:
     """A job: pods, priority, queue, when it is submitted and how long it must run.
 

@@ -100,10 +100,11 @@ def mixed(n_jobs: int = 5000, n_nodes: int = 256, load: float = 0.85, seed: int 
     mu = math.log(MIXED_MEDIAN_RUN_TIME)
     t = 0.0
     jobs = []
+    pod_sets = {(pods, per_pod): PodSet("workers", pods, per_pod) for _, pods, per_pod, _ in MIXED_CLASSES}  # frozen: shared
     for i in range(n_jobs):
         _, pods, per_pod, _ = rng.choices(MIXED_CLASSES, weights)[0]
         run = max(1.0, round(min(rng.lognormvariate(mu, MIXED_SIGMA), MIXED_MAX_RUN_TIME)))
-        jobs.append(Job(f"job-{i:06d}", [PodSet("workers", pods, per_pod)], run_time=run, submit_time=round(t, 3)))
+        jobs.append(Job(f"job-{i:06d}", [pod_sets[pods, per_pod]], run_time=run, submit_time=round(t, 3)))
         t += rng.expovariate(rate)
     return Scenario(nodes(n_nodes, gpus=gpus_per_node), jobs, RunSettings(seed=seed, **settings), name="mixed",
                     description=f"{n_jobs} jobs, Poisson arrivals at load {load}, on {n_nodes} x {gpus_per_node}-GPU nodes")
