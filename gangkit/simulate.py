@@ -11,7 +11,7 @@ import gc
 from contextlib import contextmanager
 from functools import partial
 
-from gangkit.engine import lean
+from gangkit.engine import lean, lean_shapes
 from gangkit.engine.simulation import Simulation
 from gangkit.model.scenario import Scenario
 from gangkit.results.result import Result, build_result
@@ -37,6 +37,9 @@ def simulate(scenario: Scenario | str, stack: str | Stack | None = None, *, orde
         sim = None
         if custom is None and lean.applies(scenario, layers):
             sim = lean.OnePodGangRun(scenario, layers)  # the same rules, without the general machinery
+        elif custom is None and lean_shapes.applies(scenario, layers):
+            sim = lean_shapes.OnePodShapesRun(scenario, layers)  # the same, for one-pod jobs of several sizes
+        if sim is not None:
             sim.run()
             if sim.needs_general_engine:
                 sim = None

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gangkit import Scenario, nodes, simulate
-from gangkit.engine import lean
+from gangkit.engine import lean, lean_shapes
 from gangkit.model.jobs import Job, PodSet, job
 from gangkit.stacks import build_stack
 from gangkit.volcano.scheduler import ARRIVAL_ORDERINGS
@@ -140,3 +140,77 @@ def test_arrival_resumes_after_a_rounded_timeout():
     a = simulate(sc)
     assert 0.8499999999999999 in set(a.timeline["time_s"])
     assert_same(a, general(sc))
+
+
+# ---------------------------------------------------------------- one-pod jobs of several shapes (lean_shapes)
+def qualifies_shapes(sc: Scenario) -> bool:
+    stack = build_stack(sc.settings.stack, sc.settings, sc)
+    return not lean.applies(sc, stack) and lean_shapes.applies(sc, stack)
+
+
+@st.composite
+def one_pod_shape_runs(draw):
+    """Pods of two or three sizes on nodes whose sizes need not be multiples of them: where a pod
+    lands decides whether a bigger one fits later (fragmentation)."""
+    sizes = draw(st.lists(st.sampled_from([1, 2, 3, 4, 8]), min_size=2, max_size=3, unique=True))
+    node_gpus = draw(st.lists(st.sampled_from([2, 4, 6, 8]), min_size=1, max_size=4))
+    node_gpus.append(max(max(sizes), max(node_gpus)))  # every pod fits on some node
+    n = draw(st.integers(2, 60))
+    whole = draw(st.booleans())  # whole-second times: many ties between arrivals, finishes and sessions
+    times = st.integers(0, 50).map(float) if whole else st.floats(0, 50, allow_nan=False)
+    runs = st.integers(1, 40).map(float) if whole else st.floats(0.01, 40, allow_nan=False)
+    jobs = [job(f"j{k}", gpus=sizes[k % len(sizes)] if k < len(sizes) else draw(st.sampled_from(sizes)),
+                run_time=draw(runs), submit_time=draw(times), progress=draw(st.sampled_from(["sync", "independent"])))
+            for k in range(n)]
+    cluster = [dataclasses.replace(nd, name=f"n{i}") for i, x in enumerate(node_gpus) for nd in nodes(1, gpus=x)]
+    return Scenario(cluster, jobs).with_settings(
+        stack="gang", ordering=draw(st.sampled_from(ARRIVAL_ORDERINGS)),
+        scoring=draw(st.sampled_from(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"])),
+        session_period=draw(st.sampled_from([0.0, 0.5, 1.0, 2.5])),
+        record=draw(st.sampled_from(["summary", "jobs"])),
+        horizon=draw(st.sampled_from([1e9, 20.0, 45.5])), preemption=draw(st.booleans()))
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(one_pod_shape_runs())
+def test_lean_shapes_engine_equals_general_engine(sc):
+    assert qualifies_shapes(sc)
+    assert_same(simulate(sc), general(sc))
+
+
+@pytest.mark.parametrize("ordering", ARRIVAL_ORDERINGS)
+@pytest.mark.parametrize("scoring", ["LeastAllocated", "MostAllocated"])
+def test_lesson04_mix_equal(ordering, scoring):
+    """Lesson 04's mix (one-GPU jobs and whole-node jobs of one 8-GPU pod, benchmark case f) at a high load."""
+    from gangkit.lessons.lesson04 import mix
+
+    for record, horizon in (("jobs", 1e15), ("summary", 20000.0)):
+        sc = mix(0.9, n_jobs=1500, seed=2).with_settings(stack="gang", ordering=ordering, scoring=scoring,
+                                                         record=record, horizon=horizon)
+        assert qualifies_shapes(sc)
+        assert_same(simulate(sc), general(sc))
+
+
+# (case, change to a qualifying two-shape scenario) -> neither lean engine may be used
+NOT_LEAN_SHAPES = [
+    ("pod stack", _setting(stack="pod")),
+    ("kueue in front", _setting(stack="kueue+gang")),
+    ("full recording", _setting(record="full")),
+    ("backfill ordering", _setting(ordering="conservative-backfill")),
+    ("a two-pod job", lambda sc: dataclasses.replace(sc, jobs=sc.jobs + _two_pods())),
+    ("another priority", lambda sc: dataclasses.replace(sc, jobs=sc.jobs + [job("y", priority=5, run_time=5.0)])),
+    ("a CPU request", lambda sc: dataclasses.replace(sc, jobs=sc.jobs + [Job("y", [PodSet(cpu=1.0)], run_time=5.0)])),
+    ("a node selector", lambda sc: dataclasses.replace(sc, jobs=sc.jobs + [Job("y", [PodSet(node_selector={"a": "b"})], run_time=5.0)])),
+    ("a pod bigger than every node", lambda sc: dataclasses.replace(sc, jobs=sc.jobs + [job("y", gpus=16, run_time=5.0)])),
+]
+
+
+@pytest.mark.parametrize("case,change", NOT_LEAN_SHAPES, ids=[c for c, _ in NOT_LEAN_SHAPES])
+def test_lean_shapes_engine_only_where_its_rules_hold(case, change):
+    base = Scenario(nodes(2, gpus=8), [job(f"j{k}", gpus=1 + k % 2 * 3, run_time=10.0 + k) for k in range(5)]).with_settings(
+        stack="gang", record="summary")
+    assert qualifies_shapes(base)
+    sc = change(base)
+    stack = build_stack(sc.settings.stack, sc.settings, sc)
+    assert not lean.applies(sc, stack) and not lean_shapes.applies(sc, stack), case
+    assert_same(simulate(sc), general(sc))

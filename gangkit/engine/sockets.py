@@ -214,6 +214,18 @@ class PlacementLayer(Protocol):
         """
         return False
 
+    def one_pod_order(self, scenario: "Scenario") -> str | None:
+        """Optional. For a run whose jobs are all one pod asking for GPUs alone, of any sizes: how each
+        cycle of this layer visits the waiting jobs, if it does nothing else, as one of
+        :data:`gangkit.engine.lean_shapes.ORDERS` (``skip``, ``strict``, ``largest-first``); None otherwise.
+
+        Such a run may then go through :mod:`gangkit.engine.lean_shapes`, which
+        applies exactly that rule, with the node :meth:`~gangkit.engine.capacity.FreeCapacity.choose`
+        picks for each pod. The default, None, is always correct. (Only stacks built by name go through a
+        lean engine, so a custom layer need not have this member.)
+        """
+        return None
+
     def started(self, job: "JobState") -> bool:
         """Optional. Have the bound pods of ``job`` started (their containers run)?
 

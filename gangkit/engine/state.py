@@ -129,12 +129,13 @@ class JobState:
 class OnePodJobs:
     """Every job of a lean run that finished, as columns (:mod:`gangkit.engine.lean`, ``jobs`` level).
 
-    Job ``i`` is ``specs[i]``, one pod of ``gpus`` GPUs: it reached placement at
+    Job ``i`` is ``specs[i]``, one pod of ``gpus`` GPUs (or of ``gpus[i]``, when the jobs
+    have several shapes, :mod:`gangkit.engine.lean_shapes`): it reached placement at
     ``enter[i]``, started at ``start[i]`` and finished at ``finish[i]``.
     """
 
     specs: list[Job]
-    gpus: int
+    gpus: int | array
     start: array
     finish: array
     enter: array

@@ -270,7 +270,7 @@ def one_pod_jobs_table(done: OnePodJobs, layers: list[str]) -> pd.DataFrame:
     """The ``jobs`` table of a lean run in which every job finished, column by column.
 
     The same table the job states of the general engine give (the loop above):
-    every job is one pod of ``done.gpus`` GPUs with a gang of one, started once
+    every job is one pod of ``done.gpus`` GPUs (one count, or one per job) with a gang of one, started once
     and finished, its wait all in ``placement``. ``_clean`` is inlined in the
     comprehensions (the Erlang C tests build tables of millions of rows).
     """
@@ -289,17 +289,20 @@ def one_pod_jobs_table(done: OnePodJobs, layers: list[str]) -> pd.DataFrame:
     # numpy columns of the dtypes pandas would infer from the lists (it then has nothing to infer): the same table
     floats = lambda values: np.array(values, dtype=np.float64)  # noqa: E731
     ints = lambda value: np.full(n, value, dtype=np.int64)  # noqa: E731
+    per_job = not isinstance(g, int)  # several shapes: a count per job
     texts = lambda values: np.array(values, dtype=object)  # noqa: E731
     cols = {
         "job": texts([s.key for s in specs]), "queue": texts([s.queue for s in specs]),
         "priority": np.array([s.priority for s in specs], dtype=np.int64),
-        "progress": texts([s.progress for s in specs]), "pods": ints(1), "gpus": ints(g), "gang_size": ints(1),
+        "progress": texts([s.progress for s in specs]), "pods": ints(1), "gang_size": ints(1),
+        "gpus": np.array(g, dtype=np.int64) if per_job else ints(g),
         "submit_s": floats(submit), "start_s": floats(start), "finish_s": floats(finish),
         "state": np.full(n, "Finished", dtype=object), "wait_s": floats(wait), "censored": np.zeros(n, dtype=bool),
         "wait_placement_s": floats(placement),
         "wait_unattributed_s": floats([round(w - p, 6) + 0.0 for w, p in zip(wait, placement)]),
         "run_time_s": floats([float(s.run_time) for s in specs]), "restarts": ints(0),
-        "useful_gpu_s": floats([round((b - a) * g, 6) + 0.0 for a, b in zip(start, finish)]),
+        "useful_gpu_s": floats([round((b - a) * x, 6) + 0.0 for a, b, x in zip(start, finish, g)] if per_job
+                               else [round((b - a) * g, 6) + 0.0 for a, b in zip(start, finish)]),
         "held_idle_gpu_s": np.zeros(n, dtype=np.float64), "reason": np.full(n, "", dtype=object),
     }
     return pd.DataFrame(cols, columns=columns)

@@ -194,6 +194,17 @@ class VolcanoGang(PlacementLayer):
         """
         return scenario.volcano is None and self.ordering in ARRIVAL_ORDERINGS and not self.proportional
 
+    def one_pod_order(self, scenario) -> str | None:
+        """The default setup (one queue, no Volcano objects) with an ordering of ``ARRIVAL_ORDERINGS``: for one-pod
+        jobs of any GPU sizes, each session enqueues every Pending PodGroup, and allocate visits the waiting jobs
+        in creation order (``largest-first``: most GPUs first), binding each on the best-scoring node and passing
+        over one that fits nowhere (``strict``: stopping there). ``volcano-backfill`` is ``skip`` here: its
+        backfill action binds only best-effort pods, and every pod of such a run asks for GPUs.
+        """
+        if scenario.volcano is not None or self.proportional or self.ordering not in ARRIVAL_ORDERINGS:
+            return None
+        return "skip" if self.ordering == "volcano-backfill" else self.ordering
+
     def idle(self) -> bool:
         """A session now would change nothing (the engine then skips it): nothing waits, and the
         figures a session leaves (see cycle) are already those of an empty session."""

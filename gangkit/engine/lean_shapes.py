@@ -1,0 +1,289 @@
+"""The lean engine for one-pod jobs of several shapes through Volcano's layer alone.
+
+:mod:`gangkit.engine.lean` runs one-pod jobs of one shape, where free GPUs
+anywhere mean room for the next pod. Mix shapes (lesson 04's one-GPU jobs
+and whole-node jobs of one 8-GPU pod, benchmark case f) and which node a pod
+lands on decides whether a bigger pod fits later: fragmentation. This engine
+keeps the nodes' free room in the general engine's own
+:class:`~gangkit.engine.capacity.FreeCapacity`, picks every node with its
+:meth:`~gangkit.engine.capacity.FreeCapacity.choose` (the Score of the
+scenario's ``scoring``), and otherwise applies the rule the placement layer
+states for such runs (:meth:`~gangkit.engine.sockets.PlacementLayer.one_pod_order`;
+Volcano's default setup, :meth:`gangkit.volcano.scheduler.VolcanoGang.one_pod_order`):
+
+- each session visits the waiting jobs in arrival order (``largest-first``:
+  most GPUs first, then arrival) and binds each on the node ``choose`` picks;
+- a job that fits nowhere is passed over (``skip``), and so is every later
+  job of its shape in that session (a session only takes room away, so they
+  cannot fit either), or it ends the session (``strict``).
+
+The waiting jobs are kept in one first-in-first-out line per shape, so a
+session costs the jobs it binds plus one look per shape, whatever the
+length of the lines. Events of one instant run in SimPy's order and every
+time and integral is computed with the general engine's float operations,
+as in :mod:`gangkit.engine.lean`; tests/test_lean_engine.py compares both
+engines on random scenarios, table by table.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from array import array
+from collections import deque
+
+from gangkit.engine.lean import OnePodGangRun
+from gangkit.engine.state import JobState, OnePodJobs, PodState
+from gangkit.model.precision import TOLERANCE
+from gangkit.model.scenario import Scenario
+
+_NORMAL, _LATE = 1, 2  # SimPy's NORMAL priority, and the engine's LATE (scheduling cycles)
+_ARRIVE, _FINISH, _CYCLE = 0, 1, 2
+#: the visiting rules :class:`OnePodShapesRun` applies (see the module doc)
+ORDERS = ("skip", "strict", "largest-first")
+
+
+def applies(scenario: Scenario, stack) -> bool:
+    """Is this a run of one-pod jobs, asking for GPUs only, through a placement layer alone whose
+    sessions follow one of :data:`ORDERS` for them (see the module doc)?"""
+    s = scenario.settings
+    if (s.engine != "auto" or stack.admission or stack.suppliers or s.record not in ("summary", "jobs")
+            or not scenario.jobs or not math.isfinite(s.horizon)):
+        return False
+    first = scenario.jobs[0]
+    prio, queue = first.priority, first.volcano_queue
+    most = max((n.gpus for n in scenario.nodes), default=0)
+    for j in scenario.jobs:
+        if len(j.pod_sets) != 1 or j.priority != prio or j.volcano_queue != queue:
+            return False
+        ps = j.pod_sets[0]
+        if (ps.count != 1 or not 1 <= ps.gpus <= most or ps.cpu or ps.memory or ps.node_selector
+                or ps.one_per_node or ps.min_member not in (None, 1) or j.min_member not in (None, 1)
+                or j.controller != "batch" or j.min_resources is not None or j.rendezvous_timeout is not None
+                or j.snapshot is not None):
+            return False
+    order = getattr(stack.placement, "one_pod_order", None)
+    return order is not None and order(scenario) in ORDERS
+
+
+class OnePodShapesRun(OnePodGangRun):
+    """The general engine's state and bookkeeping, driven by a plain event heap (see the module doc)."""
+
+    def run(self, until: float | None = None) -> None:  # noqa: C901 - one loop, kept whole for speed
+        if until is not None:
+            raise ValueError("OnePodShapesRun runs to the end only (diagnosis replays with the general engine)")
+        specs = sorted(self.scenario.jobs, key=lambda j: j.submit_time)  # stable, as Simulation.run
+        self._specs = specs
+        n = self.job_total = self.unfinished = len(specs)
+        gpus = [s.pod_sets[0].gpus for s in specs]
+        order = self.stack.placement.one_pod_order(self.scenario)
+        strict, largest = order == "strict", order == "largest-first"
+        finish_events = [2 if s.progress == "independent" else 1 for s in specs]  # (pod_finished,) finished
+        keep = self.record == "jobs"
+        if keep:
+            self.start_s = array("d", bytes(8 * n))
+            self.finish_s = array("d", bytes(8 * n))
+            self.enter_s = array("d", bytes(8 * n))
+        period = self.stack.placement.period
+        horizon = self.horizon
+        cap = self.capacity
+        choose, take, give = cap.choose, cap.take, cap.give
+        books = self.books
+        C = books.capacity_gpus
+        not_ready = books.not_ready_gpus
+        free = cap.free_ready_gpus
+        bound = useful = running = waiting = events = 0
+        I = books.integrals
+        i_cap, i_use, i_held, i_free, i_nr, i_wait = (I[k] for k in ("capacity", "useful", "held_idle", "free", "not_ready", "waiting_jobs"))
+        last_t = books.last_t
+        last_progress = last_end = 0.0
+        unfinished = n
+        timeline = books.timeline
+        retired = self.retired_waits
+        heap: list = []
+        push, pop = heapq.heappush, heapq.heappop
+        lines: dict[int, deque] = {}  # GPUs of the pod -> the waiting jobs of that shape, (index, arrival), oldest first
+        smallest = min(gpus)
+        eid = 0
+        now = 0.0
+        i = 0
+        cycle_pending = False
+
+        def snapshot(t: float) -> None:  # Books.snapshot at the jobs level, from the locals
+            row = (t, C, useful, bound - useful, C - not_ready - bound, not_ready, running, waiting)
+            if timeline and timeline[-1][0] == t:
+                timeline[-1] = row
+            elif not timeline or timeline[-1][1:] != row[1:]:
+                timeline.append(row)
+
+        finished = 0
+        arrivals_due = True  # the arrivals process (started at time 0) resumes at ``now``
+        timed_out = False  # it resumes after its timeout: that batch is due, even if float rounding says now < t
+        while True:
+            if arrivals_due:  # Simulation._arrivals: every batch due now, then the timeout to the next
+                arrivals_due = False
+                while i < n:
+                    t = specs[i].submit_time
+                    if timed_out:
+                        timed_out = False
+                    elif t > now:
+                        eid += 1
+                        push(heap, (now + (t - now), _NORMAL, eid, _ARRIVE, 0, 0.0, 0.0, None))
+                        break
+                    first = i
+                    while i < n and specs[i].submit_time == t:
+                        i += 1
+                    events += i - first  # submitted
+                    waiting += i - first
+                    dt = now - last_t
+                    if dt > 0:
+                        i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
+                        i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt
+                        last_t = now
+                    for j in range(first, i):
+                        line = lines.get(gpus[j])
+                        if line is None:
+                            line = lines[gpus[j]] = deque()
+                        line.append((j, now))
+                    if keep:
+                        snapshot(now)
+                    if not cycle_pending:
+                        cycle_pending = True
+                        at = now if not period else max(now, math.ceil(now / period - TOLERANCE) * period)
+                        eid += 1
+                        push(heap, (now + (at - now), _LATE, eid, _CYCLE, 0, 0.0, 0.0, None))
+            if not unfinished or not heap or heap[0][0] > horizon:
+                break
+            now, _, _, kind, j, start, enter, node = pop(heap)
+            if kind == _FINISH:
+                dt = now - last_t
+                if dt > 0:
+                    i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
+                    i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt
+                    last_t = now
+                g = gpus[j]
+                give(node, g, 0.0, 0)
+                useful -= g
+                free += g
+                bound -= g
+                events += finish_events[j]
+                last_progress = now
+                running -= 1
+                unfinished -= 1
+                finished += 1
+                if now > last_end:
+                    last_end = now
+                retired.append(start - specs[j].submit_time)
+                if keep:
+                    self.finish_s[j] = now
+                    snapshot(now)
+                if not cycle_pending:
+                    cycle_pending = True
+                    at = now if not period else max(now, math.ceil(now / period - TOLERANCE) * period)
+                    eid += 1
+                    push(heap, (now + (at - now), _LATE, eid, _CYCLE, 0, 0.0, 0.0, None))
+            elif kind == _ARRIVE:
+                arrivals_due = timed_out = True
+            else:  # a Volcano session: enqueue every Pending PodGroup, then allocate (see the module doc)
+                cycle_pending = False
+                changed = False
+                if waiting and free >= smallest:
+                    tried = [line for line in lines.values() if line]  # shapes not yet passed over
+                    while tried:
+                        # the next job to visit: the oldest head, or with largest-first the head of the biggest shape
+                        best = tried[0]
+                        for line in tried:
+                            if (gpus[line[0][0]] > gpus[best[0][0]]) if largest else (line[0][0] < best[0][0]):
+                                best = line
+                        j, enter = best[0]
+                        g = gpus[j]
+                        target = choose(g, 0.0, 0, ()) if free >= g else None
+                        if target is None:
+                            if strict:
+                                break
+                            tried.remove(best)
+                            continue
+                        if not changed:
+                            dt = now - last_t
+                            if dt > 0:
+                                i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
+                                i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt
+                                last_t = now
+                            changed = True
+                        best.popleft()
+                        if not best:
+                            tried.remove(best)
+                        take(target, g, 0.0, 0)
+                        free -= g
+                        bound += g
+                        events += 2  # pod_bound, job_started
+                        last_progress = now
+                        waiting -= 1
+                        running += 1
+                        useful += g
+                        if keep:
+                            self.start_s[j] = now
+                            self.enter_s[j] = enter
+                        eid += 1
+                        push(heap, (now + float(specs[j].run_time), _NORMAL, eid, _FINISH, j, now, enter, target))
+                if changed and keep:
+                    snapshot(now)
+        # write the locals back, then close the run as Simulation.run does
+        self.arrived = i
+        self.event_count += events
+        books.bound_gpus, books.useful_gpus, books.running_jobs, books.waiting_jobs = bound, useful, running, waiting
+        I.update(capacity=i_cap, useful=i_use, held_idle=i_held, free=i_free, not_ready=i_nr, waiting_jobs=i_wait)
+        books.last_t = last_t
+        self.last_progress, self.last_end = last_progress, last_end
+        self.unfinished = unfinished
+        self.retired_states["Finished"] += finished
+        if unfinished == 0:
+            self.end_time = max(last_end, now)
+        else:
+            if not heap:
+                self.quiescent_at = now
+            self.end_time = horizon
+        self.stalled = (unfinished > 0 and self.quiescent_at is None
+                        and self.end_time - last_progress >= self.settings.stall_window)
+        self.retire_jobs = True  # jobs that ended are retired; only those still in the system get a JobState
+        self._live_on_nodes(heap, lines)
+        if keep and not self.needs_general_engine:
+            self.one_pod_jobs = OnePodJobs(specs, array("q", gpus), self.start_s, self.finish_s, self.enter_s)
+        books.advance(self.end_time)
+        self._close_books(self.end_time)
+        books.snapshot(self.end_time, force=True)
+
+    def _live_on_nodes(self, heap: list, lines: dict) -> None:
+        """Job states, in arrival order, for the jobs still running or waiting when the run ends.
+
+        A running pod is on the node it was bound to: the capacity already
+        counts it, and the node's ``pods`` (left empty during the run: only
+        the free room matters then) get the pod states made here.
+        """
+        specs = self._specs
+        running = sorted((eid, j, start, enter, node) for _, _, eid, kind, j, start, enter, node in heap if kind == _FINISH)
+        live: dict[int, JobState] = {}
+        for _, j, start, enter, node in running:
+            spec = specs[j]
+            g = spec.pod_sets[0].gpus
+            js = JobState(spec, j, remaining=float(spec.run_time), placing=True, bound=1, started_at=start,
+                          placed_at=start, progressing=True, bound_gpus=g, bound_since=start)
+            if start > enter:
+                js.waits["placement"] = 0.0 + (start - enter)
+            pod = PodState(js, 0, spec.pod_sets[0], f"{spec.name}-0", created=enter, node=node, bound_at=start,
+                           remaining=float(spec.run_time))
+            if spec.progress == "independent":
+                pod.progress_since = start
+            else:
+                js.progress_since = start
+            js.pods.append(pod)
+            node.pods.add(pod)
+            live[j] = js
+        for line in lines.values():
+            for j, enter in line:
+                spec = specs[j]
+                js = JobState(spec, j, remaining=float(spec.run_time), placing=True, layer="placement", layer_enter=enter)
+                js.pods.append(PodState(js, 0, spec.pod_sets[0], f"{spec.name}-0", created=enter,
+                                        remaining=float(spec.run_time)))
+                live[j] = js
+        self.live = {j: live[j] for j in sorted(live)}
