@@ -31,9 +31,12 @@ Cases (``--case a,b,c,d,e,f``; all six by default):
   and whole-node gangs, one pod of 8 GPUs each, on 4 nodes x 8 GPUs) at
   load 0.8, 100k jobs, through ``gang`` and ``kueue+gang`` (the scenario has
   no Kueue objects: Kueue's default setup, one ClusterQueue holding the
-  cluster's 32 GPUs). The mix has two shapes, so the general engine runs it.
-  Headline: CPU microseconds per job against the figure measured when the
-  case was added (``F_BASELINE_US_PER_JOB``); target: a third of it or less.
+  cluster's 32 GPUs). Under ``gang`` the mix (one-pod jobs of two sizes) runs
+  through the lean engine for several sizes, :mod:`gangkit.engine.lean_shapes`;
+  a third row, ``gang/general``, runs it through the general engine
+  (``engine="general"``), for comparison. Headline: CPU microseconds per job
+  against the figure measured when the case was added (``F_BASELINE_US_PER_JOB``,
+  when the general engine ran both stacks); target: a third of it or less.
 
 Every row runs in a **fresh Python subprocess**, so its peak resident memory
 (``ru_maxrss``, imports included) is its own (``--same-process`` runs them all
@@ -248,14 +251,18 @@ def row_c(n: int, n_nodes: int, stack: str, profile: int) -> dict:
     return row
 
 
-def row_f(n: int, stack: str, profile: int) -> dict:
-    """Lesson 04's mix at load 0.8 (Kueue's default setup under ``kueue+gang``), run to the end."""
+def row_f(n: int, stack: str, profile: int, engine: str = "auto") -> dict:
+    """Lesson 04's mix at load 0.8 (Kueue's default setup under ``kueue+gang``), run to the end; with
+    ``engine="general"`` through the general engine (the row's stack then reads ``gang/general``)."""
     from gangkit.lessons.lesson04 import mix
 
     t0 = time.perf_counter()
     sc = mix(F_LOAD, n_jobs=n, seed=0)
     build_s = time.perf_counter() - t0
-    return _sim_row("f", stack, sc, build_s, profile, horizon=1e15)
+    row = _sim_row("f", stack, sc, build_s, profile, horizon=1e15, engine=engine)
+    if engine != "auto":
+        row["stack"] = f"{stack}/{engine}"
+    return row
 
 
 def _openb_paths(traces: Path) -> tuple[Path, Path]:
@@ -315,7 +322,7 @@ def run_one(spec: dict) -> dict:
     if kind == "e-simpy":
         return row_a_simpy(spec["jobs"], profile, case="e")
     if kind == "f":
-        return row_f(spec["jobs"], spec["stack"], profile)
+        return row_f(spec["jobs"], spec["stack"], profile, spec.get("engine", "auto"))
     raise SystemExit(f"unknown row {kind!r}")
 
 
@@ -348,6 +355,7 @@ def plan(cases: list[str], quick: bool, traces: Path, profile: int) -> list[dict
         specs += [{"row": "e-general", "jobs": size["a"]}, {"row": "e-simpy", "jobs": size["a"]}]
     if "f" in cases:
         specs += [{"row": "f", "jobs": size["f"], "stack": s} for s in F_STACKS]
+        specs.append({"row": "f", "jobs": size["f"], "stack": "gang", "engine": "general"})  # the comparison
     for s in specs:
         s["profile"] = profile
     return specs
@@ -394,6 +402,9 @@ def verdicts(rows: list[dict]) -> list[str]:
                    f"aim {AIM_GENERAL_VS_SIMPY}); CPU us per job {g['us_per_job']} and {s['us_per_job']}, "
                    f"per event {g['us_per_event']} and {s['us_per_event']}")
     for r in by.get("f", []):
+        if r["stack"] not in F_BASELINE_US_PER_JOB:  # the comparison row: the same run through the general engine
+            out.append(f"(f) {r['stack']}: CPU us per job {r['us_per_job']}, per event {r['us_per_event']} (for comparison)")
+            continue
         base = F_BASELINE_US_PER_JOB[r["stack"]]
         target = base / F_TARGET_FACTOR
         out.append(f"(f) {r['stack']}: CPU us per job {r['us_per_job']}, per event {r['us_per_event']}; current/baseline "
