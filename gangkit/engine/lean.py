@@ -219,11 +219,20 @@ class OnePodGangRun(Simulation):
                     changed = True
                 if changed and keep:
                     snapshot(now)
-        # write the locals back, then close the run as Simulation.run does
-        self.arrived = i
+        self._write_back(now, bool(heap), arrived=i, events=events, counts=(bound, useful, running, waiting),
+                         integrals=(i_cap, i_use, i_held, i_free, i_nr, i_wait), last_t=last_t,
+                         last_progress=last_progress, last_end=last_end, unfinished=unfinished, finished=finished)
+        self._live_at_end(heap, fifo, g)
+        self._close_run(g)
+
+    def _write_back(self, now: float, events_left: bool, *, arrived: int, events: int, counts: tuple, integrals: tuple,
+                    last_t: float, last_progress: float, last_end: float, unfinished: int, finished: int) -> None:
+        """The loop's locals back into the engine's state, and the end of the run as Simulation.run finds it."""
+        books = self.books
+        self.arrived = arrived
         self.event_count += events
-        books.bound_gpus, books.useful_gpus, books.running_jobs, books.waiting_jobs = bound, useful, running, waiting
-        I.update(capacity=i_cap, useful=i_use, held_idle=i_held, free=i_free, not_ready=i_nr, waiting_jobs=i_wait)
+        books.bound_gpus, books.useful_gpus, books.running_jobs, books.waiting_jobs = counts
+        books.integrals.update(zip(("capacity", "useful", "held_idle", "free", "not_ready", "waiting_jobs"), integrals))
         books.last_t = last_t
         self.last_progress, self.last_end = last_progress, last_end
         self.unfinished = unfinished
@@ -231,18 +240,46 @@ class OnePodGangRun(Simulation):
         if unfinished == 0:
             self.end_time = max(last_end, now)
         else:
-            if not heap:
+            if not events_left:
                 self.quiescent_at = now
-            self.end_time = horizon
+            self.end_time = self.horizon
         self.stalled = (unfinished > 0 and self.quiescent_at is None
                         and self.end_time - last_progress >= self.settings.stall_window)
         self.retire_jobs = True  # jobs that ended are retired; only those still in the system get a JobState
-        self._live_at_end(heap, fifo, g)
-        if keep and not self.needs_general_engine:
-            self.one_pod_jobs = OnePodJobs(specs, g, self.start_s, self.finish_s, self.enter_s)
+
+    def _close_run(self, gpus) -> None:
+        """After the live jobs' states are made: the jobs' columns (``jobs`` level), then the books closed."""
+        if self.record == "jobs" and not self.needs_general_engine:
+            self.one_pod_jobs = OnePodJobs(self._specs, gpus, self.start_s, self.finish_s, self.enter_s)
+        books = self.books
         books.advance(self.end_time)
         self._close_books(self.end_time)
         books.snapshot(self.end_time, force=True)
+
+    def _running_state(self, j: int, start: float, enter: float, node) -> JobState:
+        """The state of job ``j``, running on ``node`` since ``start`` (it reached placement at ``enter``)."""
+        spec = self._specs[j]
+        g = spec.pod_sets[0].gpus
+        js = JobState(spec, j, remaining=float(spec.run_time), placing=True, bound=1, started_at=start,
+                      placed_at=start, progressing=True, bound_gpus=g, bound_since=start)
+        if start > enter:
+            js.waits["placement"] = 0.0 + (start - enter)
+        pod = PodState(js, 0, spec.pod_sets[0], f"{spec.name}-0", created=enter, node=node, bound_at=start,
+                       remaining=float(spec.run_time))
+        if spec.progress == "independent":
+            pod.progress_since = start
+        else:
+            js.progress_since = start
+        js.pods.append(pod)
+        node.pods.add(pod)
+        return js
+
+    def _waiting_state(self, j: int, enter: float) -> JobState:
+        """The state of job ``j``, waiting in placement since ``enter``."""
+        spec = self._specs[j]
+        js = JobState(spec, j, remaining=float(spec.run_time), placing=True, layer="placement", layer_enter=enter)
+        js.pods.append(PodState(js, 0, spec.pod_sets[0], f"{spec.name}-0", created=enter, remaining=float(spec.run_time)))
+        return js
 
     def _live_at_end(self, heap: list, fifo: deque, g: int) -> None:
         """Job states, in arrival order, for the jobs still running or waiting when the run ends.
@@ -250,30 +287,13 @@ class OnePodGangRun(Simulation):
         The running pods are put on nodes now, in the order they started, by the general engine's
         node choice (so the capacity left for the waiting jobs' reasons is right in total).
         """
-        specs = self._specs
         cap = self.capacity
         running = sorted((eid, j, start, enter) for _, _, eid, kind, j, start, enter in heap if kind == _FINISH)
         live: dict[int, JobState] = {}
         for _, j, start, enter in running:  # finish events were scheduled in start order
-            spec = specs[j]
             node = cap.choose(g, 0.0, 0, ())
             cap.take(node, g, 0.0, 0)
-            js = JobState(spec, j, remaining=float(spec.run_time), placing=True, bound=1, started_at=start,
-                          placed_at=start, progressing=True, bound_gpus=g, bound_since=start)
-            if start > enter:
-                js.waits["placement"] = 0.0 + (start - enter)
-            pod = PodState(js, 0, spec.pod_sets[0], f"{spec.name}-0", created=enter, node=node, bound_at=start,
-                           remaining=float(spec.run_time))
-            if spec.progress == "independent":
-                pod.progress_since = start
-            else:
-                js.progress_since = start
-            js.pods.append(pod)
-            node.pods.add(pod)
-            live[j] = js
+            live[j] = self._running_state(j, start, enter, node)
         for j, enter in fifo:
-            spec = specs[j]
-            js = JobState(spec, j, remaining=float(spec.run_time), placing=True, layer="placement", layer_enter=enter)
-            js.pods.append(PodState(js, 0, spec.pod_sets[0], f"{spec.name}-0", created=enter, remaining=float(spec.run_time)))
-            live[j] = js
+            live[j] = self._waiting_state(j, enter)
         self.live = {j: live[j] for j in sorted(live)}

@@ -33,7 +33,7 @@ from array import array
 from collections import deque
 
 from gangkit.engine.lean import OnePodGangRun
-from gangkit.engine.state import JobState, OnePodJobs, PodState
+from gangkit.engine.state import JobState
 from gangkit.model.precision import TOLERANCE
 from gangkit.model.scenario import Scenario
 
@@ -116,6 +116,8 @@ class OnePodShapesRun(OnePodGangRun):
             elif not timeline or timeline[-1][1:] != row[1:]:
                 timeline.append(row)
 
+        # Books.advance and Simulation.request_cycle are inlined at each place they happen, with the same float
+        # operations in the same order, as in gangkit.engine.lean: a call per event would cost more than the rest.
         finished = 0
         arrivals_due = True  # the arrivals process (started at time 0) resumes at ``now``
         timed_out = False  # it resumes after its timeout: that batch is due, even if float rounding says now < t
@@ -228,30 +230,11 @@ class OnePodShapesRun(OnePodGangRun):
                         push(heap, (now + float(specs[j].run_time), _NORMAL, eid, _FINISH, j, now, enter, target))
                 if changed and keep:
                     snapshot(now)
-        # write the locals back, then close the run as Simulation.run does
-        self.arrived = i
-        self.event_count += events
-        books.bound_gpus, books.useful_gpus, books.running_jobs, books.waiting_jobs = bound, useful, running, waiting
-        I.update(capacity=i_cap, useful=i_use, held_idle=i_held, free=i_free, not_ready=i_nr, waiting_jobs=i_wait)
-        books.last_t = last_t
-        self.last_progress, self.last_end = last_progress, last_end
-        self.unfinished = unfinished
-        self.retired_states["Finished"] += finished
-        if unfinished == 0:
-            self.end_time = max(last_end, now)
-        else:
-            if not heap:
-                self.quiescent_at = now
-            self.end_time = horizon
-        self.stalled = (unfinished > 0 and self.quiescent_at is None
-                        and self.end_time - last_progress >= self.settings.stall_window)
-        self.retire_jobs = True  # jobs that ended are retired; only those still in the system get a JobState
+        self._write_back(now, bool(heap), arrived=i, events=events, counts=(bound, useful, running, waiting),
+                         integrals=(i_cap, i_use, i_held, i_free, i_nr, i_wait), last_t=last_t,
+                         last_progress=last_progress, last_end=last_end, unfinished=unfinished, finished=finished)
         self._live_on_nodes(heap, lines)
-        if keep and not self.needs_general_engine:
-            self.one_pod_jobs = OnePodJobs(specs, array("q", gpus), self.start_s, self.finish_s, self.enter_s)
-        books.advance(self.end_time)
-        self._close_books(self.end_time)
-        books.snapshot(self.end_time, force=True)
+        self._close_run(array("q", gpus))
 
     def _live_on_nodes(self, heap: list, lines: dict) -> None:
         """Job states, in arrival order, for the jobs still running or waiting when the run ends.
@@ -260,30 +243,11 @@ class OnePodShapesRun(OnePodGangRun):
         counts it, and the node's ``pods`` (left empty during the run: only
         the free room matters then) get the pod states made here.
         """
-        specs = self._specs
         running = sorted((eid, j, start, enter, node) for _, _, eid, kind, j, start, enter, node in heap if kind == _FINISH)
         live: dict[int, JobState] = {}
         for _, j, start, enter, node in running:
-            spec = specs[j]
-            g = spec.pod_sets[0].gpus
-            js = JobState(spec, j, remaining=float(spec.run_time), placing=True, bound=1, started_at=start,
-                          placed_at=start, progressing=True, bound_gpus=g, bound_since=start)
-            if start > enter:
-                js.waits["placement"] = 0.0 + (start - enter)
-            pod = PodState(js, 0, spec.pod_sets[0], f"{spec.name}-0", created=enter, node=node, bound_at=start,
-                           remaining=float(spec.run_time))
-            if spec.progress == "independent":
-                pod.progress_since = start
-            else:
-                js.progress_since = start
-            js.pods.append(pod)
-            node.pods.add(pod)
-            live[j] = js
+            live[j] = self._running_state(j, start, enter, node)
         for line in lines.values():
             for j, enter in line:
-                spec = specs[j]
-                js = JobState(spec, j, remaining=float(spec.run_time), placing=True, layer="placement", layer_enter=enter)
-                js.pods.append(PodState(js, 0, spec.pod_sets[0], f"{spec.name}-0", created=enter,
-                                        remaining=float(spec.run_time)))
-                live[j] = js
+                live[j] = self._waiting_state(j, enter)
         self.live = {j: live[j] for j in sorted(live)}
