@@ -19,6 +19,7 @@ from gangkit import Scenario, load_file, nodes, simulate
 from gangkit.engine import simulation
 from gangkit.engine.capacity import FreeCapacity
 from gangkit.kueue import GPU, ClusterQueue, FlavorQuotas, LocalQueue, Quota, ResourceFlavor, ResourceGroup
+from gangkit.kueue import pending as kueue_pending
 from gangkit.kueue import scheduler as kueue_scheduler
 from gangkit.kueue.flavor_assigner import FlavorAssigner
 from gangkit.kueue.layer import KueueLayer, default_objects
@@ -35,15 +36,18 @@ from gangkit.workloads import scenarios
 SWITCHES = {
     "skip repeated failures": (allocate, "SKIP_REPEATED_FAILURES"),
     "skip clean sessions": (volcano_scheduler, "SKIP_CLEAN_SESSIONS"),
-    "cache scheduling hash": (kueue_scheduler, "CACHE_SCHEDULING_HASH"),
+    "cache scheduling hash": (kueue_pending, "CACHE_SCHEDULING_HASH"),
     "reuse targets": (kueue_scheduler, "REUSE_TARGETS"),
     "arrival callbacks": (simulation, "ARRIVAL_CALLBACKS"),
     "keep shapes": (volcano_cache, "KEEP_SHAPES"),
     "count lines": (volcano_cache, "COUNT_LINES"),
     "fast reject": (kueue_scheduler, "FAST_REJECT"),
+    "fast fit": (kueue_scheduler, "FAST_FIT"),
     "remember shortfall": (allocate, "REMEMBER_SHORTFALL"),
     "keep trials": (allocate, "KEEP_TRIALS"),
 }
+#: shortcuts that work through another one: it stays on in both runs of test_each_shortcut_saves_work
+NEEDS = {"fast fit": ("fast reject",)}
 
 
 def set_switches(monkeypatch, on: bool) -> None:
@@ -201,10 +205,12 @@ def test_shortcuts_change_nothing_in_examples(monkeypatch, name, stack):
     ("skip repeated failures", (allocate, "place_gang"), lambda: mixed("skip"), "gang"),
     ("skip repeated failures", (allocate, "place_gang"), lambda: mixed("strict"), "gang"),
     ("skip clean sessions", (allocate, "execute"), lambda: mixed("skip"), "kueue+gang"),
-    ("cache scheduling hash", (kueue_scheduler, "scheduling_hash"), lambda: mixed("skip"), "kueue+gang"),
+    ("cache scheduling hash", (kueue_pending, "scheduling_hash"), lambda: mixed("skip"), "kueue+gang"),
     ("reuse targets", (Preemptor, "targets"), lambda: mixed("skip"), "kueue+gang"),
     ("fast reject", (FlavorAssigner, "assign"), lambda: mixed("skip"), "kueue+gang"),
     ("fast reject", (FlavorAssigner, "assign"), two_queues_kueue, "kueue+gang"),
+    ("fast fit", (FlavorAssigner, "assign"), lambda: lesson04.mix(0.9, n_jobs=300, seed=1), "kueue+gang"),
+    ("fast fit", (FlavorAssigner, "assign"), two_queues_kueue, "kueue+gang"),
     ("count lines", (volcano_cache, "job_min_resources"), lambda: volcano_jobs("skip"), "gang"),
     ("remember shortfall", (allocate, "place_gang"), lambda: lesson04.mix(0.9, n_jobs=300, seed=1), "gang"),
     ("remember shortfall", (allocate, "place_gang"), lambda: weighted_queues("skip"), "gang"),
@@ -212,7 +218,7 @@ def test_shortcuts_change_nothing_in_examples(monkeypatch, name, stack):
     ("keep trials", (FreeCapacity, "give"), lambda: mixed("strict"), "kueue+gang"),
 ])
 def test_each_shortcut_saves_work(monkeypatch, switch, counted, build, stack):
-    """With only ``switch`` on, the function it saves is called fewer times than with every switch off."""
+    """With only ``switch`` on (and those it ``NEEDS``), the function it saves is called fewer times than without."""
     owner, attr = counted
     original = getattr(owner, attr)
     calls = []
@@ -225,6 +231,8 @@ def test_each_shortcut_saves_work(monkeypatch, switch, counted, build, stack):
     counts = []
     for on in (False, True):
         set_switches(monkeypatch, False)
+        for needed in NEEDS.get(switch, ()):
+            monkeypatch.setattr(*SWITCHES[needed], True)
         module, name = SWITCHES[switch]
         monkeypatch.setattr(module, name, on)
         calls.clear()

@@ -251,8 +251,9 @@ class KueueLayer(AdmissionLayer):
                 admitted.append(wl.job)
                 if config.wait_for_pods_ready and not self.admission_checks:
                     self._watch(sim, wl, now)
-            if not r.changed or (config.wait_for_pods_ready and config.block_admission and r.admitted) or self.idle():
-                # (idle: nothing is left pending, so one more cycle would find no head and change nothing)
+            if (not r.changed or (config.wait_for_pods_ready and config.block_admission and r.admitted) or self.idle()
+                    or not self.kueue.has_heads()):
+                # (idle: nothing is left pending; without a head, parked or not, one more cycle would change nothing)
                 self.recorder.sample(now)
                 return admitted
 

@@ -1,6 +1,6 @@
 """Kueue's scheduling cycle: one head per ClusterQueue, ranked, admitted or requeued.
 
-Each ClusterQueue keeps its pending workloads in a heap (priority, then
+Each ClusterQueue keeps its pending workloads (:mod:`.pending`) in a heap (priority, then
 creation time) and a set of *inadmissible* ones parked aside. A cycle:
 
 1. takes the head of every ClusterQueue's heap;
@@ -37,13 +37,15 @@ found) and without fair sharing, the retry of a workload without
 ``minCount`` replays the class's last failed flavor assignment when each of
 its quota checks would come out as it did, with the reasons' "available"
 figures quoted anew (``FAST_REJECT``): the flavor assigner then runs only
-when something it looked at crossed its request.
+when something it looked at crossed its request. Such a class's last
+assignment that fitted is replayed the same way (``FAST_FIT``; a fit has no
+reason to quote), and the layer stops its cycles at an instant once no
+ClusterQueue has a head left to pop (:meth:`Kueue.has_heads`): a cycle
+without heads changes nothing.
 """
 
 from __future__ import annotations
 
-import heapq
-from collections import Counter
 from dataclasses import dataclass, field
 
 from gangkit.kueue.fair_sharing import order_entries
@@ -66,18 +68,19 @@ from gangkit.kueue.objects import (
     ResourceFlavor,
     Workload,
 )
+from gangkit.kueue.pending import PendingWorkloads
 from gangkit.kueue.preemption import Preemptor
 from gangkit.kueue.quota import QuotaTree
 from gangkit.kueue.targets import Target
 from gangkit.kueue.tas.cache import TopologyCache
 from gangkit.model.errors import Problem, ScenarioError
 
-#: compute a pending workload's equivalence class once, not at every push and park (see _Queue.class_of)
-CACHE_SCHEDULING_HASH = True
 #: reuse the flavor assigner's last preemption targets in the nomination when asked the same (see Kueue._nominate)
 REUSE_TARGETS = True
 #: replay a class's last failed flavor assignment while its quota checks come out the same (see Kueue._replay_reject)
 FAST_REJECT = True
+#: with FAST_REJECT, replay a class's last fitting assignment the same way (a FIT quotes no figure: it replays as it is)
+FAST_FIT = True
 
 PENDING_PREEMPTION = "PendingPreemption"
 SKIPPED = "FailedAfterNomination"
@@ -100,188 +103,6 @@ class CycleResult:
     admitted: list[Workload] = field(default_factory=list)
     preempted: list[tuple[Workload, str, Workload]] = field(default_factory=list)  # victim, reason, preemptor
     changed: bool = False
-
-
-def scheduling_hash(wl: Workload) -> tuple:
-    """Workloads with equal hashes are equivalent for admission (Kueue's SchedulingEquivalenceHashing)."""
-    return (wl.priority, tuple((ps.name, ps.count, tuple(sorted(ps.requests.items())), ps.min_count, ps.node_selector,
-                                ps.topology) for ps in wl.pod_sets))
-
-
-class _Queue:
-    """One ClusterQueue's pending workloads: the active heap and the inadmissible ones.
-
-    Kueue (BestEffortFIFO, with its default SchedulingEquivalenceHashing)
-    parks, together with a head that cannot fit, every pending workload
-    *equivalent* to it (same priority and pod sets): they would fail the
-    same way until something in the cohort changes. Here the pending
-    workloads are kept in one heap per equivalence class, so parking a class
-    and requeueing everything cost a step per class, not per workload.
-    Workloads waiting out a requeue backoff are parked one by one.
-
-    Why ``heads`` exists: taking the queue's head must not look at every
-    class (a trace replay has thousands of distinct request shapes, and a
-    cycle runs after every change), so a heap holds the head entry of each
-    class that is not parked, with stale entries dropped when they surface.
-    Likewise the number of parked workloads is kept as a running count.
-    """
-
-    def __init__(self, strategy: str, equivalence: bool = True):
-        self.strategy = strategy
-        self.equivalence = equivalence and strategy == "BestEffortFIFO"
-        self.classes: dict = {}  # class -> heap of (key, seq, wl)
-        self.class_numbers: dict[tuple, int] = {}  # scheduling hash -> its class (see class_of)
-        self.blocked: set[tuple] = set()  # classes parked as a whole
-        self.parked: dict[int, Workload] = {}  # parked one by one
-        self.members: dict[int, tuple] = {}  # seq -> the key of its live heap entry
-        self.preemptor: Workload | None = None
-        self.class_reason: dict[tuple, tuple[str, str]] = {}  # why a parked class waits (its head's reason, cause)
-        self.in_class: dict[int, tuple] = {}  # seq -> class, for workloads in the class heaps
-        self.class_count: Counter = Counter()  # live workloads per class (so counting costs a step per class)
-        self.heads: list = []  # (key, seq, class) of every class not parked, plus stale entries
-        self.registered: dict[tuple, tuple] = {}  # class -> the (key, seq) of its entry in heads
-        self.blocked_count = 0  # live workloads in the parked classes
-        self.class_by_seq: dict[int, int] = {}  # seq -> class, while the workload is pending (CACHE_SCHEDULING_HASH)
-
-    def _key(self, wl: Workload) -> tuple:
-        sticky = 0 if (self.strategy == "BestEffortFIFO" and wl is self.preemptor) else 1
-        return (sticky, -wl.priority, wl.queue_timestamp, wl.seq)
-
-    def class_of(self, wl: Workload) -> tuple | int:
-        """The workload's equivalence class: a small number per distinct scheduling hash.
-
-        Why a number: the class is looked up in several dicts and sets per push and pop,
-        and a nested tuple is hashed anew at every look-up.
-        """
-        if not self.equivalence:
-            return (wl.seq,)
-        if CACHE_SCHEDULING_HASH:
-            # the hash reads the priority and pod sets, which nothing changes while the workload is pending;
-            # the number is forgotten when the workload leaves the queue (remove)
-            number = self.class_by_seq.get(wl.seq)
-            if number is None:
-                number = self.class_by_seq[wl.seq] = self._number(scheduling_hash(wl))
-            return number
-        return self._number(scheduling_hash(wl))
-
-    def _number(self, h: tuple) -> int:
-        """The class of a scheduling hash (numbered in order of first sight)."""
-        number = self.class_numbers.get(h)
-        if number is None:
-            number = self.class_numbers[h] = len(self.class_numbers)
-        return number
-
-    def push(self, wl: Workload) -> None:
-        """Into the active heap (a workload of a parked class stays parked with its class)."""
-        self.parked.pop(wl.seq, None)
-        key = self._key(wl)
-        self.members[wl.seq] = key
-        h = self.class_of(wl)
-        if wl.seq not in self.in_class:
-            self.in_class[wl.seq] = h
-            self.class_count[h] += 1
-            if h in self.blocked:
-                self.blocked_count += 1
-        heapq.heappush(self.classes.setdefault(h, []), (key, wl.seq, wl))
-        if h not in self.blocked:
-            self._refresh(h)
-
-    def _leave_class(self, seq: int) -> None:
-        h = self.in_class.pop(seq, None)
-        if h is not None:
-            self.class_count[h] -= 1
-            if h in self.blocked:
-                self.blocked_count -= 1
-
-    def _block(self, h: tuple) -> None:
-        if h not in self.blocked:
-            self.blocked.add(h)
-            self.blocked_count += self.class_count[h]
-            self.registered.pop(h, None)  # its entry in heads is stale until the class is unparked
-
-    def park(self, wl: Workload, bulk: bool = False) -> None:
-        """Set aside as inadmissible; ``bulk`` parks every equivalent workload with it."""
-        if bulk and self.equivalence:
-            self.push(wl)
-            self._block(self.class_of(wl))
-            self.class_reason[self.class_of(wl)] = (wl.pending_reason, wl.pending_cause)
-        else:
-            self.members[wl.seq] = None
-            self.parked[wl.seq] = wl
-            self._leave_class(wl.seq)
-
-    def _live(self, entry) -> bool:
-        key, seq, wl = entry
-        return self.members.get(seq) == key and wl.admission is None
-
-    def _top(self, h: tuple) -> tuple | None:
-        """The live head entry of class ``h`` (stale entries on top are dropped)."""
-        heap = self.classes.get(h)
-        while heap and not self._live(heap[0]):
-            heapq.heappop(heap)
-        return heap[0] if heap else None
-
-    def _refresh(self, h: tuple) -> None:
-        """Make the entry of class ``h`` in ``heads`` its live head (a new entry when the head changed)."""
-        top = self._top(h)
-        if top is None:
-            self.registered.pop(h, None)
-        elif self.registered.get(h) != top[:2]:
-            self.registered[h] = top[:2]
-            heapq.heappush(self.heads, (top[0], top[1], h))
-
-    def pop(self) -> Workload | None:
-        """The first live workload over all classes not parked (ordered by priority, then creation)."""
-        heads = self.heads
-        while heads:
-            key, seq, h = heads[0]
-            if self.registered.get(h) != (key, seq):
-                heapq.heappop(heads)  # stale: the class has a newer entry, or is parked
-                continue
-            heap = self.classes[h]
-            if not heap or heap[0][1] != seq or not self._live(heap[0]):
-                self._refresh(h)  # its head left the queue (admitted, finished): register the next one
-                continue
-            heapq.heappop(heads)
-            _, seq, wl = heapq.heappop(heap)
-            del self.members[seq]
-            self._leave_class(seq)
-            del self.registered[h]
-            self._refresh(h)
-            return wl
-        return None
-
-    def remove(self, wl: Workload) -> None:
-        self.class_by_seq.pop(wl.seq, None)
-        self.members.pop(wl.seq, None)
-        self.parked.pop(wl.seq, None)
-        self._leave_class(wl.seq)
-        if self.preemptor is wl:
-            self.preemptor = None
-
-    def requeue_inadmissible(self, now: float) -> bool:
-        """Move parked workloads back to the heap, except those still in their requeue backoff."""
-        if not self.blocked and not self.parked:  # nothing parked (asked after every finish)
-            self.blocked_count = 0
-            return False
-        moved = bool(self.blocked)
-        blocked = list(self.blocked)
-        self.blocked.clear()
-        for h in blocked:
-            self._refresh(h)
-        self.blocked_count = 0
-        for wl in [w for w in self.parked.values() if w.requeue_at is None or w.requeue_at <= now]:
-            self.push(wl)
-            moved = True
-        return moved
-
-    def is_inadmissible(self, wl: Workload) -> bool:
-        return wl.seq in self.parked or (wl.seq in self.members and self.class_of(wl) in self.blocked)
-
-    def counts(self) -> tuple[int, int]:
-        """(active, inadmissible) pending workloads."""
-        inadmissible = len(self.parked) + self.blocked_count
-        return len(self.members) - inadmissible, inadmissible
 
 
 class Kueue:
@@ -308,7 +129,7 @@ class Kueue:
         self.cohorts = {c.name: c for c in cohorts or []}
         self.config = config or KueueConfig()
         self.tree = QuotaTree(cluster_queues, cohorts or [])
-        self.queues = {q.name: _Queue(q.queueing_strategy, self.config.equivalence_hashing) for q in cluster_queues}
+        self.queues = {q.name: PendingWorkloads(q.queueing_strategy, self.config.equivalence_hashing) for q in cluster_queues}
         self.admitted: dict[str, dict[int, Workload]] = {q.name: {} for q in cluster_queues}
         self.preemptor = Preemptor(self.tree, self.cluster_queues, self.admitted, self.config)
         # made once: a cycle runs after every change, and the ClusterQueues and their settings are fixed for the run
@@ -464,6 +285,13 @@ class Kueue:
             if self.tas.uses(name, flavors):
                 self._retry_inadmissible(name)
 
+    def has_heads(self) -> bool:
+        """Would a cycle now find a head in some ClusterQueue? (Without one it changes nothing.)"""
+        for name in self._queue_names:
+            if self.queues[name].has_head():
+                return True
+        return False
+
     def _retry_inadmissible(self, cq_name: str) -> bool:
         self.revision += 1
         moved = False
@@ -530,17 +358,22 @@ class Kueue:
         key = memo = None
         if FAST_REJECT and self._never_preempts.get(e.cq, True):
             key = (e.cq, self.queues[e.cq].class_of(e.workload))
-            memo = self._rejects.get(key)  # absent: never failed; False: failed once, traced the next time
+            memo = self._rejects.get(key)  # absent: never traced; False: traced the next time
             if memo:
                 replayed = self._replay_reject(memo, self.tree.cq[e.cq])
                 if replayed is not None:
                     e.assignment = replayed  # no victims (every policy is Never) and no minCount: nothing else to do
                     return
-            if memo is not None:
+            # a class is traced from its first nomination with FAST_FIT (where classes are shared: one memo per
+            # class, not per workload), else after its first failure
+            traced = memo is not None or (FAST_FIT and self.queues[e.cq].equivalence and self._replayable(e))
+            if traced:
                 assigner.trace, assigner.trace_quotes = [], {}
+        else:
+            traced = False
         self._last_oracle = None
         e.assignment = self._assign(assigner, e.workload)
-        if memo is not None:
+        if traced:
             self._remember_reject(key, e.assignment, assigner)
         elif key is not None and e.assignment.mode != FIT and self._replayable(e):
             self._rejects[key] = False
@@ -576,7 +409,9 @@ class Kueue:
         checks, quotes = assigner.trace, assigner.trace_quotes
         assigner.trace, assigner.trace_quotes = None, {}
         if a.mode == FIT:
-            self._rejects[key] = False  # it failed before: its next assignment is traced again
+            # a fit reserves no figure in a reason (it has none): with FAST_FIT it is replayed as it is, else
+            # the class's next assignment is traced again
+            self._rejects[key] = (a, checks, None, None) if FAST_FIT else False
             return
         failing = a._failing()
         index = None if failing is None else a.podsets.index(failing)
