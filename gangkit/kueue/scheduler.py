@@ -138,6 +138,7 @@ class Kueue:
         self._last_oracle: tuple | None = None  # (workload, cq, request, frs, targets) of the assigner's last question
         self._never_preempts: dict[str, bool] = {}  # ClusterQueue -> FAST_REJECT applies to it (see _replay_reject)
         self._rejects: dict[tuple, tuple] = {}  # (ClusterQueue, class) -> its last failed assignment, to replay
+        self._fit_memos: dict[tuple, tuple] = {}  # (ClusterQueue, class) -> its last fitting assignment (FAST_FIT)
         # Topology-Aware Scheduling, when a flavor names a Topology (its replays would not see the nodes: no FAST_REJECT)
         self.tas = None
         self.topology_requests: dict = {}  # (job key, pod set) -> TopologyRequest, read by the layer (workload_for)
@@ -359,14 +360,16 @@ class Kueue:
         if FAST_REJECT and self._never_preempts.get(e.cq, True):
             key = (e.cq, self.queues[e.cq].class_of(e.workload))
             memo = self._rejects.get(key)  # absent: never traced; False: traced the next time
-            if memo:
-                replayed = self._replay_reject(memo, self.tree.cq[e.cq])
-                if replayed is not None:
-                    e.assignment = replayed  # no victims (every policy is Never) and no minCount: nothing else to do
-                    return
+            fit = self._fit_memos.get(key) if FAST_FIT else None  # its last assignment that fitted (FAST_FIT)
+            for kept in (memo, fit):
+                if kept:
+                    replayed = self._replay_reject(kept, self.tree.cq[e.cq])
+                    if replayed is not None:
+                        e.assignment = replayed  # no victims (every policy is Never), no minCount: nothing else to do
+                        return
             # a class is traced from its first nomination with FAST_FIT (where classes are shared: one memo per
             # class, not per workload), else after its first failure
-            traced = memo is not None or (FAST_FIT and self.queues[e.cq].equivalence and self._replayable(e))
+            traced = memo is not None or fit is not None or (FAST_FIT and self.queues[e.cq].equivalence and self._replayable(e))
             if traced:
                 assigner.trace, assigner.trace_quotes = [], {}
         else:
@@ -409,9 +412,12 @@ class Kueue:
         checks, quotes = assigner.trace, assigner.trace_quotes
         assigner.trace, assigner.trace_quotes = None, {}
         if a.mode == FIT:
-            # a fit reserves no figure in a reason (it has none): with FAST_FIT it is replayed as it is, else
-            # the class's next assignment is traced again
-            self._rejects[key] = (a, checks, None, None) if FAST_FIT else False
+            # a fit quotes no figure (it has no reason): with FAST_FIT it is kept beside the class's last failure
+            # and replayed as it is (a class that fits and fails in turn replays both); else the next is traced
+            if FAST_FIT:
+                self._fit_memos[key] = (a, checks, None, None)
+            else:
+                self._rejects[key] = False
             return
         failing = a._failing()
         index = None if failing is None else a.podsets.index(failing)
