@@ -292,3 +292,40 @@ def test_last_bind_wakes_only_layers_that_look(monkeypatch, wait_for_pods_ready,
         counts.append(len(cycles))
     assert_same(*runs)
     assert (counts[0] < counts[1]) is fewer_cycles and counts[0] <= counts[1]
+
+
+@pytest.mark.parametrize(("build", "most_assignments"), [
+    (lambda: lesson04.mix(0.9, n_jobs=300, seed=1), 6),  # two classes that fit and fail in turn
+    (lambda: mixed("skip"), 40),
+])
+def test_fast_fit_replays_fits_and_failures(monkeypatch, build, most_assignments):
+    """With a fit and a failure kept per class, the flavor assigner runs about once per class and outcome, not
+    once per admission (a single kept result, overwritten at each turn, would run it hundreds of times)."""
+    set_switches(monkeypatch, True)
+    original = FlavorAssigner.assign
+    calls = []
+    monkeypatch.setattr(FlavorAssigner, "assign", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    run(build, "kueue+gang")
+    assert len(calls) <= most_assignments
+
+
+def test_kueue_layer_stops_once_no_head_is_left(monkeypatch):
+    """Once every ClusterQueue's classes are admitted or parked, the layer stops: after a layer cycle's first Kueue
+    cycle (which may find no head, when the engine wakes Kueue with every class parked) none finds no head."""
+    original_cycle, original_layer = kueue_scheduler.Kueue.cycle, KueueLayer.cycle
+    cycles, late_empty = [0], []
+
+    def counting(self, now=0.0):
+        cycles[0] += 1
+        if cycles[0] > 1 and not self.has_heads():
+            late_empty.append(now)
+        return original_cycle(self, now)
+
+    def per_layer_cycle(self, sim, now):
+        cycles[0] = 0
+        return original_layer(self, sim, now)
+
+    monkeypatch.setattr(kueue_scheduler.Kueue, "cycle", counting)
+    monkeypatch.setattr(KueueLayer, "cycle", per_layer_cycle)
+    run(lambda: lesson04.mix(0.9, n_jobs=300, seed=1), "kueue+gang")
+    assert late_empty == []
