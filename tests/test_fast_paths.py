@@ -265,15 +265,20 @@ def test_exact_give_back(cpu, memory, expected):
     assert volcano_cache.exact_give_back(cpu, memory) is expected
 
 
-@pytest.mark.parametrize(("wait_for_pods_ready", "fewer_cycles"), [(False, True), (True, False)])
-def test_last_bind_wakes_only_layers_that_look(monkeypatch, wait_for_pods_ready, fewer_cycles):
+@pytest.mark.parametrize(("wait_for_pods_ready", "block_admission", "fewer_cycles"), [
+    (False, False, True),
+    (True, False, True),  # waitForPodsReady reads the pods in its timer, not in a cycle
+    (True, True, False),  # blockAdmission: a cycle admits nothing while an admitted workload is not ready
+])
+def test_last_bind_wakes_only_layers_that_look(monkeypatch, wait_for_pods_ready, block_admission, fewer_cycles):
     """A job's last bind runs a cycle only for an admission layer that looks at bound pods.
 
-    Kueue without waitForPodsReady does not (``KueueLayer.waits_for_ready_pods``): the run makes fewer
-    cycles than one whose layer claims to look, and gives the same tables. With waitForPodsReady, both
-    runs make the same cycles."""
+    Kueue does not, unless waitForPodsReady blocks admission (``KueueLayer.waits_for_ready_pods``): the run
+    makes fewer cycles than one whose layer claims to look, and gives the same tables. With
+    ``blockAdmission``, both runs make the same cycles."""
     base = mixed("skip")
-    setup = dataclasses.replace(default_objects(base), config=KueueConfig(wait_for_pods_ready=wait_for_pods_ready))
+    setup = dataclasses.replace(default_objects(base), config=KueueConfig(
+        wait_for_pods_ready=wait_for_pods_ready, block_admission=block_admission))
     scenario = dataclasses.replace(base, kueue=setup)
     original = simulation.Simulation._cycle
     cycles = []
@@ -292,6 +297,17 @@ def test_last_bind_wakes_only_layers_that_look(monkeypatch, wait_for_pods_ready,
         counts.append(len(cycles))
     assert_same(*runs)
     assert (counts[0] < counts[1]) is fewer_cycles and counts[0] <= counts[1]
+
+
+def test_pods_ready_timeouts_need_no_cycle_at_the_last_bind(monkeypatch):
+    """Lesson 04's mix under Kueue's default waitForPodsReady evicts and requeues workloads whose pods wait too
+    long (timeouts, backoffs, requeues by eviction time): the same tables whether or not a job's last bind
+    runs a cycle."""
+    scenario = lesson04.mix(0.8, n_jobs=300, seed=0)
+    plain = simulate(scenario, stack="kueue+gang", record="full", engine="general")
+    assert plain.metrics["kueue_evicted_workloads_total"]["count"].sum() > 0  # the timer did act
+    monkeypatch.setattr(KueueLayer, "waits_for_ready_pods", property(lambda self: True))
+    assert_same(plain, simulate(scenario, stack="kueue+gang", record="full", engine="general"))
 
 
 @pytest.mark.parametrize(("build", "most_assignments"), [

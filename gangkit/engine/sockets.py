@@ -134,7 +134,7 @@ class AdmissionLayer(Protocol):
         return False
 
     #: Optional. Does a cycle of this layer look at whether an admitted job's pods are all bound (Kueue's
-    #: waitForPodsReady, an admission check)? The engine then runs a cycle when a job's last pod is bound.
+    #: waitForPodsReady with blockAdmission, an admission check)? The engine then runs a cycle when a job's last pod is bound.
     #: A layer without the attribute is taken to look (True, always correct).
     waits_for_ready_pods = True
 

@@ -126,9 +126,12 @@ class KueueLayer(AdmissionLayer):
 
     @property
     def waits_for_ready_pods(self) -> bool:
-        """Only waitForPodsReady (and an admission check behind it) makes a cycle look at bound pods: without
-        them, a cycle after a job's last bind finds the quota and the queues as the cycle before left them."""
-        return bool(self.kueue.config.wait_for_pods_ready or self.admission_checks)
+        """Only waitForPodsReady with ``blockAdmission`` (nothing is admitted while an admitted workload's pods
+        are not all ready) and an admission check behind this layer make a cycle look at bound pods. Without
+        them, a cycle after a job's last bind finds the quota and the queues as the cycle before left them:
+        waitForPodsReady alone reads the pods in its timer (:meth:`_watch`), never in a cycle."""
+        config = self.kueue.config
+        return bool((config.wait_for_pods_ready and config.block_admission) or self.admission_checks)
 
     def metrics(self) -> dict:
         """Kueue's metrics for this run (see :mod:`gangkit.kueue.metrics`)."""
