@@ -24,6 +24,7 @@ from gangkit.kueue import scheduler as kueue_scheduler
 from gangkit.kueue.flavor_assigner import FlavorAssigner
 from gangkit.kueue.layer import KueueLayer, default_objects
 from gangkit.kueue.objects import KueueConfig, KueueSetup
+from gangkit.kueue.pending import PendingWorkloads
 from gangkit.kueue.preemption import Preemptor
 from gangkit.lessons import lesson04
 from gangkit.model.jobs import Job, PodSet, job
@@ -43,11 +44,12 @@ SWITCHES = {
     "count lines": (volcano_cache, "COUNT_LINES"),
     "fast reject": (kueue_scheduler, "FAST_REJECT"),
     "fast fit": (kueue_scheduler, "FAST_FIT"),
+    "fast park": (kueue_scheduler, "FAST_PARK"),
     "remember shortfall": (allocate, "REMEMBER_SHORTFALL"),
     "keep trials": (allocate, "KEEP_TRIALS"),
 }
 #: shortcuts that work through another one: it stays on in both runs of test_each_shortcut_saves_work
-NEEDS = {"fast fit": ("fast reject",)}
+NEEDS = {"fast fit": ("fast reject",), "fast park": ("fast reject",)}
 
 
 def set_switches(monkeypatch, on: bool) -> None:
@@ -216,6 +218,8 @@ def test_shortcuts_change_nothing_in_examples(monkeypatch, name, stack):
     ("remember shortfall", (allocate, "place_gang"), lambda: weighted_queues("skip"), "gang"),
     ("keep trials", (FreeCapacity, "give"), lambda: mixed("skip"), "gang"),
     ("keep trials", (FreeCapacity, "give"), lambda: mixed("strict"), "kueue+gang"),
+    ("fast park", (PendingWorkloads, "pop"), lambda: lesson04.mix(0.9, n_jobs=300, seed=1), "kueue+gang"),
+    ("fast park", (PendingWorkloads, "pop"), lambda: mixed("skip"), "kueue+gang"),
 ])
 def test_each_shortcut_saves_work(monkeypatch, switch, counted, build, stack):
     """With only ``switch`` on (and those it ``NEEDS``), the function it saves is called fewer times than without."""

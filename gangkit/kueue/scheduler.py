@@ -81,6 +81,9 @@ REUSE_TARGETS = True
 FAST_REJECT = True
 #: with FAST_REJECT, replay a class's last fitting assignment the same way (a FIT quotes no figure: it replays as it is)
 FAST_FIT = True
+#: with FAST_REJECT, a BestEffortFIFO head whose class's last failure replays is parked with its class where it
+#: stands, instead of being popped, nominated, processed and pushed back (see Kueue._park_in_place)
+FAST_PARK = True
 
 PENDING_PREEMPTION = "PendingPreemption"
 SKIPPED = "FailedAfterNomination"
@@ -139,6 +142,7 @@ class Kueue:
         self._never_preempts: dict[str, bool] = {}  # ClusterQueue -> FAST_REJECT applies to it (see _replay_reject)
         self._rejects: dict[tuple, tuple] = {}  # (ClusterQueue, class) -> its last failed assignment, to replay
         self._fit_memos: dict[tuple, tuple] = {}  # (ClusterQueue, class) -> its last fitting assignment (FAST_FIT)
+        self._replay_missed: Workload | None = None  # the head whose class's failure FAST_PARK found not to replay
         # Topology-Aware Scheduling, when a flavor names a Topology (its replays would not see the nodes: no FAST_REJECT)
         self.tas = None
         self.topology_requests: dict = {}  # (job key, pod set) -> TopologyRequest, read by the layer (workload_for)
@@ -307,11 +311,19 @@ class Kueue:
         self.now = max(self.now, now)
         result = CycleResult()
         heads = []
+        parked = False
+        fast_park = FAST_PARK and FAST_REJECT and self.tas is None
         for name in self._queue_names:
-            wl = self.queues[name].pop()
+            q = self.queues[name]
+            if fast_park and q.equivalence and self._park_in_place(name, q):
+                parked = result.changed = True
+                continue
+            wl = q.pop()
             if wl is not None:
                 heads.append(Entry(wl, name))
         if not heads:
+            if parked:
+                self.revision += 1
             return result
         self.revision += 1  # heads left their queues (and go back, or are admitted)
         for e in heads:
@@ -341,6 +353,33 @@ class Kueue:
         result.changed = result.changed or bool(result.admitted or result.preempted)
         return result
 
+    def _park_in_place(self, name: str, q: PendingWorkloads) -> bool:
+        """FAST_PARK: park the head of ``q`` with its class when its class's last failure replays; True if done.
+
+        Only in a ClusterQueue where FAST_REJECT replays (no cohort, every preemption policy ``Never``, no fair
+        sharing) and classes are shared (BestEffortFIFO): nothing else in the cycle reads or changes its quota,
+        so the head's fate is its replayed nomination alone. A failed nomination there ends with the head back
+        in its class and the class parked (``NoFit`` or ``PreemptionNoCandidates``; the capacity such a head
+        holds for the rest of the cycle is its own queue's, which no other head uses), and the head's
+        pending reason written: what this does, without taking the head out and putting it back.
+        """
+        if not self._never_preempts.get(name, True):
+            return False
+        wl = q.peek()
+        if wl is None:
+            return False
+        memo = self._rejects.get((name, q.class_of(wl)))
+        if not memo:
+            return False
+        a = self._replay_reject(memo, self.tree.cq[name])
+        if a is None:
+            self._replay_missed = wl  # _nominate need not replay it again
+            return False
+        message = a.message if a.mode == NOFIT else (a.message or "no preemption candidates")
+        wl.pending_reason, wl.pending_cause = message, a.cause
+        q.park_head(wl)
+        return True
+
     def _nominate_entry(self, e: Entry) -> None:
         """The nomination, then (TAS) the topology it would hold if it must preempt (Kueue's getAssignments)."""
         self._nominate(e)
@@ -361,8 +400,9 @@ class Kueue:
             key = (e.cq, self.queues[e.cq].class_of(e.workload))
             memo = self._rejects.get(key)  # absent: never traced; False: traced the next time
             fit = self._fit_memos.get(key) if FAST_FIT else None  # its last assignment that fitted (FAST_FIT)
+            missed, self._replay_missed = self._replay_missed is e.workload, None  # FAST_PARK replayed memo already
             for kept in (memo, fit):
-                if kept:
+                if kept and not (missed and kept is memo):
                     replayed = self._replay_reject(kept, self.tree.cq[e.cq])
                     if replayed is not None:
                         e.assignment = replayed  # no victims (every policy is Never), no minCount: nothing else to do
