@@ -144,3 +144,49 @@ def test_index_picks_the_scan_node_on_random_clusters(cluster, scoring, steps):
         for sel in SELECTORS:
             req = (g, 2.0, 4 * GIB, sel)
             assert cap.choose(*req) is cap.choose_by_scan(*req)
+
+
+@settings(max_examples=200, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(cluster=st.lists(kinds, min_size=1, max_size=10), steps=ops, most=st.integers(1, 12))
+def test_pods_that_fit_is_what_one_choice_after_another_places(cluster, steps, most):
+    """``pods_that_fit(g, most)`` is how many pods of ``g`` GPUs alone ``choose`` places one after another (at
+    most ``most``), on random clusters after random takes, gives, removals and additions; the free room is
+    left as it was."""
+    nodes = [Node(f"n{i}", g, cpu=c, memory=m, labels=lab) for i, (g, c, m, lab) in enumerate(KINDS[k] for k in cluster)]
+    cap = _cap(nodes)
+    placed = []
+    added = len(nodes)
+    for op, (g, c, m, s) in steps:
+        req = (g, c, m, SELECTORS[s])
+        if op == "place":
+            got = cap.choose(*req)
+            if got is not None:
+                cap.take(got, *req[:3])
+                placed.append((got, *req[:3]))
+        elif op == "release" and placed:
+            node, pg, pc, pm = placed.pop(g % len(placed))
+            cap.give(node, pg, pc, pm)
+        elif op == "remove":
+            empty = [n for n in cap.nodes if n.ready and all(p[0] is not n for p in placed)]
+            if empty:
+                cap.set_gone(empty[g % len(empty)])
+        elif op == "add":
+            gk, cc, mm, lab = KINDS[g % len(KINDS)]
+            st_ = cap.add(Node(f"n{added}", gk, cpu=cc, memory=mm, labels=lab), ready=False)
+            added += 1
+            cap.set_ready(st_)
+    for gpus in (1, 2, 3, 4, 8):
+        before = [(n.free_gpus, n.free_cpu, n.free_memory) for n in cap.nodes]
+        counted = cap.pods_that_fit(gpus, most)
+        assert [(n.free_gpus, n.free_cpu, n.free_memory) for n in cap.nodes] == before
+        taken = []
+        while len(taken) < most:
+            node = cap.choose(gpus, 0.0, 0, ())
+            if node is None:
+                break
+            cap.take(node, gpus, 0.0, 0)
+            taken.append(node)
+        assert counted == len(taken), f"{gpus} GPUs: counted {counted}, placed {len(taken)}"
+        for node in taken:
+            cap.give(node, gpus, 0.0, 0)

@@ -47,6 +47,7 @@ SWITCHES = {
     "fast park": (kueue_scheduler, "FAST_PARK"),
     "remember shortfall": (allocate, "REMEMBER_SHORTFALL"),
     "keep trials": (allocate, "KEEP_TRIALS"),
+    "count fits": (allocate, "COUNT_FITS"),
 }
 #: shortcuts that work through another one: it stays on in both runs of test_each_shortcut_saves_work
 NEEDS = {"fast fit": ("fast reject",), "fast park": ("fast reject",)}
@@ -218,6 +219,8 @@ def test_shortcuts_change_nothing_in_examples(monkeypatch, name, stack):
     ("remember shortfall", (allocate, "place_gang"), lambda: weighted_queues("skip"), "gang"),
     ("keep trials", (FreeCapacity, "give"), lambda: mixed("skip"), "gang"),
     ("keep trials", (FreeCapacity, "give"), lambda: mixed("strict"), "kueue+gang"),
+    ("count fits", (allocate, "trial"), lambda: mixed("skip"), "gang"),
+    ("count fits", (allocate, "trial"), lambda: lesson04.mix(0.9, n_jobs=300, seed=1), "kueue+gang"),
     ("fast park", (PendingWorkloads, "pop"), lambda: lesson04.mix(0.9, n_jobs=300, seed=1), "kueue+gang"),
     ("fast park", (PendingWorkloads, "pop"), lambda: mixed("skip"), "kueue+gang"),
 ])

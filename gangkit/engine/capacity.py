@@ -215,6 +215,24 @@ class FreeCapacity:
                 best = free
         return best
 
+    def pods_that_fit(self, gpus: int, most: int) -> int:
+        """How many pods of ``gpus`` GPUs (no CPU, memory or node selector), placed one after another by
+        :meth:`choose`, the ready nodes could take now; counting stops at ``most``.
+
+        Such a pod fits wherever ``gpus`` GPUs are free, so each node takes ``free // gpus`` of them, whichever
+        node each choice picks: the sum over the (GPU capacity, free GPUs) groups. A trial of identical pods
+        places exactly ``min(pods, this)`` of them (``gangkit.volcano.actions.allocate`` asks it first).
+        """
+        if self._stale:
+            self._refile()
+        n = 0
+        for (_, free), members in self._groups.items():
+            if free >= gpus and members:
+                n += (free // gpus) * len(members)
+                if n >= most:
+                    return most
+        return n
+
     def choose(self, gpus: int, cpu: float = 0.0, memory: int = 0, selector: tuple = ()) -> NodeState | None:
         """The node kube-scheduler's Filter and Score would pick for one pod, or None."""
         if self.ratio:

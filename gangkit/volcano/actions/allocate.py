@@ -68,6 +68,13 @@ bound with the resources the trial took (``KEEP_TRIALS``), rather than given
 back and taken again, when the give-back is exact
 (:func:`gangkit.volcano.session.keeps_exactly`): both leave every free amount
 the same to the last bit, and neither changes ``grow_version``.
+
+A fourth: a gang whose waiting pods are identical and ask for GPUs alone is
+refused without a trial when the nodes could take fewer of them than it needs
+(``COUNT_FITS``; :meth:`gangkit.engine.capacity.FreeCapacity.pods_that_fit`
+counts ``free // gpus`` over the nodes). The free GPUs may be enough in total
+and still be split between nodes: the trial would place that many pods
+wherever ``choose`` put them, fail, and give back exactly what it took.
 """
 
 from __future__ import annotations
@@ -89,6 +96,8 @@ SKIP_REPEATED_FAILURES = True
 REMEMBER_SHORTFALL = True
 #: bind what a trial took instead of giving it back and taking it again, when that is exact (see the module doc)
 KEEP_TRIALS = True
+#: refuse a gang of identical GPU-only pods, without a trial, when the nodes cannot take enough of them (see place_gang)
+COUNT_FITS = True
 
 
 def execute(ssn: Session, shortcuts: bool = True, estimate_factor: float = 1.0) -> None:
@@ -200,6 +209,9 @@ def place_gang(ssn: Session, js: JobState, shortfall: dict | None = None) -> int
             if shortfall is not None and not js.bound:
                 shortfall[js.index] = (least, js.pods_done)
             return None  # not enough free GPUs in total: no trial can succeed
+    if need > 0 and not piped and COUNT_FITS and _uniform_gpu_pods(cap, waiting) \
+            and cap.pods_that_fit(waiting[0].pod_set.gpus, need) < need:
+        return None  # the trial would place fewer than the gang needs, and give back exactly what it took
     keep = KEEP_TRIALS and not piped and keeps_exactly(cap, waiting)  # bind what the trial took, not a new take
     placed = trial(ssn.sim, waiting, ssn.attr_of(js), keep)
     if not placed or not gang_ready(js, [p for p, _ in placed]):
@@ -210,6 +222,27 @@ def place_gang(ssn: Session, js: JobState, shortfall: dict | None = None) -> int
         return None
     ssn.commit(js, placed, keep)
     return len(placed)
+
+
+def _uniform_gpu_pods(cap, pods: list[PodState]) -> bool:
+    """COUNT_FITS applies: pods that all ask for the same GPUs (one or more) and nothing else (no CPU, memory,
+    node selector or one-per-node rule), on nodes scored through the GPU index and whose give-backs are exact.
+
+    A trial of such pods places them while some node has the GPUs free and gives back exactly what it took, so
+    when :meth:`~gangkit.engine.capacity.FreeCapacity.pods_that_fit` is below the gang's need, the trial's
+    outcome (too few pods placed, the free room and its ``grow_version`` as they were) is known without it.
+    """
+    if cap.ratio or not cap.exact_amounts:
+        return False
+    first = pods[0].pod_set
+    g = first.gpus
+    if g < 1:
+        return False
+    for p in pods:
+        ps = p.pod_set
+        if ps.gpus != g or ps.cpu or ps.memory or ps.node_selector or ps.one_per_node:
+            return False
+    return True
 
 
 def allocatable_pods(ssn: Session, js: JobState) -> list[PodState]:
