@@ -315,9 +315,13 @@ class Kueue:
         fast_park = FAST_PARK and FAST_REJECT and self.tas is None
         for name in self._queue_names:
             q = self.queues[name]
-            if fast_park and q.equivalence and self._park_in_place(name, q):
-                parked = result.changed = True
-                continue
+            if fast_park and q.equivalence:
+                done = self._park_in_place(name, q)
+                if done is None:
+                    continue  # no head in this queue: pop would find none either
+                if done:
+                    parked = result.changed = True
+                    continue
             wl = q.pop()
             if wl is not None:
                 heads.append(Entry(wl, name))
@@ -353,8 +357,9 @@ class Kueue:
         result.changed = result.changed or bool(result.admitted or result.preempted)
         return result
 
-    def _park_in_place(self, name: str, q: PendingWorkloads) -> bool:
-        """FAST_PARK: park the head of ``q`` with its class when its class's last failure replays; True if done.
+    def _park_in_place(self, name: str, q: PendingWorkloads) -> bool | None:
+        """FAST_PARK: park the head of ``q`` with its class when its class's last failure replays; True if done,
+        None when ``q`` has no head.
 
         Only in a ClusterQueue where FAST_REJECT replays (no cohort, every preemption policy ``Never``, no fair
         sharing) and classes are shared (BestEffortFIFO): nothing else in the cycle reads or changes its quota,
@@ -363,10 +368,10 @@ class Kueue:
         holds for the rest of the cycle is its own queue's, which no other head uses), and the head's
         pending reason written: what this does, without taking the head out and putting it back.
         """
-        if not self._never_preempts.get(name, True):
-            return False
         wl = q.peek()
         if wl is None:
+            return None
+        if not self._never_preempts.get(name, True):
             return False
         memo = self._rejects.get((name, q.class_of(wl)))
         if not memo:
