@@ -220,7 +220,7 @@ def test_shortcuts_change_nothing_in_examples(monkeypatch, name, stack):
     ("keep trials", (FreeCapacity, "give"), lambda: mixed("skip"), "gang"),
     ("keep trials", (FreeCapacity, "give"), lambda: mixed("strict"), "kueue+gang"),
     ("count fits", (allocate, "trial"), lambda: mixed("skip"), "gang"),
-    ("count fits", (allocate, "trial"), lambda: lesson04.mix(0.9, n_jobs=300, seed=1), "kueue+gang"),
+    ("count fits", (allocate, "trial"), lambda: mixed("strict"), "kueue+gang"),
     ("fast park", (PendingWorkloads, "pop"), lambda: lesson04.mix(0.9, n_jobs=300, seed=1), "kueue+gang"),
     ("fast park", (PendingWorkloads, "pop"), lambda: mixed("skip"), "kueue+gang"),
 ])

@@ -69,12 +69,15 @@ back and taken again, when the give-back is exact
 (:func:`gangkit.volcano.session.keeps_exactly`): both leave every free amount
 the same to the last bit, and neither changes ``grow_version``.
 
-A fourth: a gang whose waiting pods are identical and ask for GPUs alone is
-refused without a trial when the nodes could take fewer of them than it needs
+A fourth: a gang that still needs two pods or more, whose waiting pods are
+identical and ask for GPUs alone, is refused without a trial when the nodes
+could take fewer of them than it needs
 (``COUNT_FITS``; :meth:`gangkit.engine.capacity.FreeCapacity.pods_that_fit`
 counts ``free // gpus`` over the nodes). The free GPUs may be enough in total
 and still be split between nodes: the trial would place that many pods
-wherever ``choose`` put them, fail, and give back exactly what it took.
+wherever ``choose`` put them, fail, and give back exactly what it took. (A
+gang that needs one pod more is left to its trial: one ``choose`` that finds
+no node costs no more than the count.)
 """
 
 from __future__ import annotations
@@ -209,7 +212,7 @@ def place_gang(ssn: Session, js: JobState, shortfall: dict | None = None) -> int
             if shortfall is not None and not js.bound:
                 shortfall[js.index] = (least, js.pods_done)
             return None  # not enough free GPUs in total: no trial can succeed
-    if need > 0 and not piped and COUNT_FITS and _uniform_gpu_pods(cap, waiting) \
+    if need > 1 and not piped and COUNT_FITS and _uniform_gpu_pods(cap, waiting) \
             and cap.pods_that_fit(waiting[0].pod_set.gpus, need) < need:
         return None  # the trial would place fewer than the gang needs, and give back exactly what it took
     keep = KEEP_TRIALS and not piped and keeps_exactly(cap, waiting)  # bind what the trial took, not a new take
