@@ -235,7 +235,7 @@ def _uniform_gpu_pods(cap, pods: list[PodState]) -> bool:
     when :meth:`~gangkit.engine.capacity.FreeCapacity.pods_that_fit` is below the gang's need, the trial's
     outcome (too few pods placed, the free room and its ``grow_version`` as they were) is known without it.
     """
-    if cap.ratio or not cap.exact_amounts:
+    if cap.ratio or not cap.exact_amounts or not pods:  # (volcano-backfill leaves the best-effort pods out)
         return False
     first = pods[0].pod_set
     g = first.gpus
