@@ -34,7 +34,7 @@ class NodeState(Room):
         return self.ready and Room.fits(self, gpus, cpu, memory) and self.node.matches(selector)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class PodState:
     """One pod of a running simulation."""
 
@@ -61,7 +61,7 @@ class PodState:
         return self.job.spec.priority
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class JobState:
     """One job of a running simulation: its pods, where it is, and its timestamps."""
 
