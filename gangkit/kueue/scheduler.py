@@ -41,7 +41,10 @@ when something it looked at crossed its request. Such a class's last
 assignment that fitted is replayed the same way (``FAST_FIT``; a fit has no
 reason to quote), and the layer stops its cycles at an instant once no
 ClusterQueue has a head left to pop (:meth:`Kueue.has_heads`): a cycle
-without heads changes nothing.
+without heads changes nothing. In such a queue, with BestEffortFIFO, a head
+whose class's last failure replays is parked with its class where it stands
+(``FAST_PARK``): popping it, nominating it and pushing it back would leave
+the same queue and the same reason.
 """
 
 from __future__ import annotations
