@@ -107,23 +107,14 @@ ops = st.lists(st.tuples(st.sampled_from(["place", "place", "place", "release", 
                min_size=1, max_size=40)
 
 
-@settings(max_examples=300, derandomize=True, database=None, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(cluster=st.lists(kinds, min_size=1, max_size=10), scoring=st.sampled_from(["LeastAllocated", "MostAllocated"]),
-       steps=ops)
-def test_index_picks_the_scan_node_on_random_clusters(cluster, scoring, steps):
-    nodes = [Node(f"n{i}", g, cpu=c, memory=m, labels=lab) for i, (g, c, m, lab) in enumerate(KINDS[k] for k in cluster)]
-    cap = _cap(nodes, scoring)
+def _apply(cap, steps, place) -> None:
+    """Apply random changes to ``cap``: ``place(req)`` returns the node a pod of ``req`` goes to (or None) and
+    the request taken; ``release`` gives one placed pod back, ``remove`` takes an empty node away, ``add`` adds one."""
     placed = []  # (node state, gpus, cpu, memory)
-    added = len(nodes)
+    added = len(cap.nodes)
     for op, (g, c, m, s) in steps:
-        req = (g, c, m, SELECTORS[s])
         if op == "place":
-            if not (c or m or req[3]):
-                req = (g, c or 1.0, m, req[3])  # a request that takes the index
-            want = cap.choose_by_scan(*req)
-            got = cap.choose(*req)
-            assert got is want, f"index chose {got and got.node.name}, scan {want and want.node.name} for {req}"
+            got, req = place((g, c, m, SELECTORS[s]))
             if got is not None:
                 cap.take(got, *req[:3])
                 placed.append((got, *req[:3]))
@@ -139,6 +130,25 @@ def test_index_picks_the_scan_node_on_random_clusters(cluster, scoring, steps):
             st_ = cap.add(Node(f"n{added}", gk, cpu=cc, memory=mm, labels=lab), ready=False)
             added += 1
             cap.set_ready(st_)
+
+
+@settings(max_examples=300, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(cluster=st.lists(kinds, min_size=1, max_size=10), scoring=st.sampled_from(["LeastAllocated", "MostAllocated"]),
+       steps=ops)
+def test_index_picks_the_scan_node_on_random_clusters(cluster, scoring, steps):
+    nodes = [Node(f"n{i}", g, cpu=c, memory=m, labels=lab) for i, (g, c, m, lab) in enumerate(KINDS[k] for k in cluster)]
+    cap = _cap(nodes, scoring)
+
+    def place(req):
+        if not (req[1] or req[2] or req[3]):
+            req = (req[0], 1.0, req[2], req[3])  # a request that takes the index
+        want = cap.choose_by_scan(*req)
+        got = cap.choose(*req)
+        assert got is want, f"index chose {got and got.node.name}, scan {want and want.node.name} for {req}"
+        return got, req
+
+    _apply(cap, steps, place)
     # the final state, for every request shape
     for g in (0, 1, 2, 4, 8):
         for sel in SELECTORS:
@@ -155,27 +165,7 @@ def test_pods_that_fit_is_what_one_choice_after_another_places(cluster, steps, m
     left as it was."""
     nodes = [Node(f"n{i}", g, cpu=c, memory=m, labels=lab) for i, (g, c, m, lab) in enumerate(KINDS[k] for k in cluster)]
     cap = _cap(nodes)
-    placed = []
-    added = len(nodes)
-    for op, (g, c, m, s) in steps:
-        req = (g, c, m, SELECTORS[s])
-        if op == "place":
-            got = cap.choose(*req)
-            if got is not None:
-                cap.take(got, *req[:3])
-                placed.append((got, *req[:3]))
-        elif op == "release" and placed:
-            node, pg, pc, pm = placed.pop(g % len(placed))
-            cap.give(node, pg, pc, pm)
-        elif op == "remove":
-            empty = [n for n in cap.nodes if n.ready and all(p[0] is not n for p in placed)]
-            if empty:
-                cap.set_gone(empty[g % len(empty)])
-        elif op == "add":
-            gk, cc, mm, lab = KINDS[g % len(KINDS)]
-            st_ = cap.add(Node(f"n{added}", gk, cpu=cc, memory=mm, labels=lab), ready=False)
-            added += 1
-            cap.set_ready(st_)
+    _apply(cap, steps, lambda req: (cap.choose(*req), req))
     for gpus in (1, 2, 3, 4, 8):
         before = [(n.free_gpus, n.free_cpu, n.free_memory) for n in cap.nodes]
         counted = cap.pods_that_fit(gpus, most)
