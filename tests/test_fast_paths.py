@@ -48,9 +48,10 @@ SWITCHES = {
     "remember shortfall": (allocate, "REMEMBER_SHORTFALL"),
     "keep trials": (allocate, "KEEP_TRIALS"),
     "count fits": (allocate, "COUNT_FITS"),
+    "direct commit": (allocate, "DIRECT_COMMIT"),
 }
 #: shortcuts that work through another one: it stays on in both runs of test_each_shortcut_saves_work
-NEEDS = {"fast fit": ("fast reject",), "fast park": ("fast reject",)}
+NEEDS = {"fast fit": ("fast reject",), "fast park": ("fast reject",), "direct commit": ("keep trials",)}
 
 
 def set_switches(monkeypatch, on: bool) -> None:
@@ -75,6 +76,23 @@ def two_roles(ordering: str) -> Scenario:
                             run_time=float(30 + k % 7), submit_time=float(k)))
         else:
             jobs.append(job(f"j{k}", pods=1 + k % 4, gpus=2, run_time=float(25 + k % 9), submit_time=float(k)))
+    return Scenario(nodes(3, gpus=8), jobs).with_settings(ordering=ordering)
+
+
+def partial_gangs(ordering: str) -> Scenario:
+    """Gangs whose minMember is below their pods (the rest placed later), some with a role minimum, some with a
+    best-effort pod outside minMember (no request: volcano-backfill's backfill action places it)."""
+    jobs = []
+    for k in range(45):
+        if k % 3 == 0:
+            pod_sets = [PodSet("master", 1, 1, min_member=1), PodSet("workers", 3, 2, min_member=1)]
+            jobs.append(Job(f"j{k}", pod_sets, min_member=2, run_time=float(30 + k % 7), submit_time=float(k)))
+        elif k % 3 == 1:
+            jobs.append(Job(f"j{k}", [PodSet("workers", 4, 2)], min_member=2, run_time=float(25 + k % 5),
+                            submit_time=float(k), progress="independent"))
+        else:
+            jobs.append(Job(f"j{k}", [PodSet("workers", 2, 3), PodSet("sidecar", 1, 0)], min_member=2,
+                            run_time=float(20 + k % 9), submit_time=float(k)))
     return Scenario(nodes(3, gpus=8), jobs).with_settings(ordering=ordering)
 
 
@@ -158,6 +176,9 @@ CASES = [
     ("lesson 04 mix volcano-backfill", lambda: lesson04.mix(0.8, n_jobs=300, seed=2).with_settings(
         ordering="volcano-backfill"), "kueue+gang"),
     ("mixed skip, preemption", lambda: mixed("skip", preemption=True), "kueue+gang"),
+    ("partial gangs skip", lambda: partial_gangs("skip"), "gang"),
+    ("partial gangs strict", lambda: partial_gangs("strict"), "kueue+gang"),
+    ("partial gangs volcano-backfill", lambda: partial_gangs("volcano-backfill"), "gang"),
 ]
 
 
@@ -223,6 +244,8 @@ def test_shortcuts_change_nothing_in_examples(monkeypatch, name, stack):
     ("count fits", (allocate, "trial"), lambda: mixed("strict"), "kueue+gang"),
     ("fast park", (PendingWorkloads, "pop"), lambda: lesson04.mix(0.9, n_jobs=300, seed=1), "kueue+gang"),
     ("fast park", (PendingWorkloads, "pop"), lambda: mixed("skip"), "kueue+gang"),
+    ("direct commit", (allocate, "trial"), lambda: mixed("skip"), "gang"),
+    ("direct commit", (allocate, "trial"), lambda: lesson04.mix(0.9, n_jobs=300, seed=1), "kueue+gang"),
 ])
 def test_each_shortcut_saves_work(monkeypatch, switch, counted, build, stack):
     """With only ``switch`` on (and those it ``NEEDS``), the function it saves is called fewer times than without."""

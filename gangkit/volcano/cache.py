@@ -159,7 +159,11 @@ class JobCache:
         """Pop the entries at the top of an allocate heap whose jobs no longer wait there.
 
         ``line`` is the heap's (queue, shape): an emptied heap is noted for prune (without it, prune scans)."""
-        while heap and not self.waits_whole(heap[0][3], INQUEUE):
+        phase = self.phase
+        while heap:
+            js = heap[0][3]  # waits_whole(js, INQUEUE), inline (a look per session and line)
+            if phase.get(js.index) == INQUEUE and js.placing and not js.bound and js.state == "Pending":
+                break
             heapq.heappop(heap)
         if not heap:
             if line is None:

@@ -127,12 +127,12 @@ class Session:
         bind = self.sim.bind
         for pod, node in placement:
             bind(pod, node, taken)
-        self.cache.shortfall.pop(js.index, None)  # allocate's figure is of the job with none of these bound
-        attr = self.attr_of(js)
+        cache = self.cache
+        cache.shortfall.pop(js.index, None)  # allocate's figure is of the job with none of these bound
+        attr = self.attr_of(js) if self.attrs else None
         if attr is not None:
             attr.allocated = attr.allocated + sum_resources(p for p, _ in placement)
             attr.update_share()
-        cache = self.cache
         if gang_ready(js):
             cache.phase[js.index] = RUNNING
         if any(p.node is None and not p.done for p in js.pods):
@@ -201,7 +201,7 @@ def trial(sim: Cluster, pods: list[PodState], attr: QueueAttr | None = None,
             r = pod_resources(ps)
             if not attr.allocatable(r, taken):
                 continue
-        node = cap.choose_for(p, placed)
+        node = cap.choose(*ps.request) if not ps.one_per_node else cap.choose_for(p, placed)  # choose_for, inline
         if node is None:
             break
         cap.take(node, ps.gpus, ps.cpu, ps.memory)

@@ -78,6 +78,13 @@ and still be split between nodes: the trial would place that many pods
 wherever ``choose`` put them, fail, and give back exactly what it took. (A
 gang that needs one pod more is left to its trial: one ``choose`` that finds
 no node costs no more than the count.)
+
+A fifth: when a kept trial (``KEEP_TRIALS``) is for a job whose readiness is
+a count of pods (no role minimums) and no queue figures apply, the trial, the
+gang check and the commit are one pass (``DIRECT_COMMIT``,
+:func:`_trial_and_commit`): the same nodes in the same order, the same
+binds, without building the trial's list twice and asking the gang plugin
+twice per placed job.
 """
 
 from __future__ import annotations
@@ -88,8 +95,8 @@ from collections import defaultdict
 from gangkit.engine.state import JobState, PodState
 from gangkit.model.precision import TOLERANCE
 from gangkit.volcano.actions.backfill import best_effort
-from gangkit.volcano.cache import INQUEUE
-from gangkit.volcano.plugins.gang import gang_ready, ready_pods
+from gangkit.volcano.cache import INQUEUE, RUNNING
+from gangkit.volcano.plugins.gang import gang_ready, ready_pods, role_minimums
 from gangkit.volcano.reservations import RESERVING, ReservationSession
 from gangkit.volcano.session import Session, give_back, keeps_exactly, sum_resources, trial
 
@@ -101,6 +108,8 @@ REMEMBER_SHORTFALL = True
 KEEP_TRIALS = True
 #: refuse a gang of identical GPU-only pods, without a trial, when the nodes cannot take enough of them (see place_gang)
 COUNT_FITS = True
+#: a kept trial of a gang whose readiness is a count of pods is checked and committed in the same pass (see place_gang)
+DIRECT_COMMIT = True
 
 
 def execute(ssn: Session, shortcuts: bool = True, estimate_factor: float = 1.0) -> None:
@@ -169,26 +178,26 @@ def _allocate_head(ssn: Session, q: str, key, heads: list, blocked: list) -> boo
     js = h[0][3]
     cap = ssn.sim.capacity
     piped = cache.sla is not None and ssn.pipelined(js)  # it keeps what its trial finds: the trial must be made
-    remember = (SKIP_REPEATED_FAILURES and ssn.attrs is None and cap.exact_amounts and (q, key) not in cache.mixed
+    line = (q, key)
+    remember = (SKIP_REPEATED_FAILURES and ssn.attrs is None and cap.exact_amounts and line not in cache.mixed
                 and not piped)
-    if remember and cache.failed.get((q, key)) == (cap.grow_version, js.index):
+    if remember and cache.failed.get(line) == (cap.grow_version, js.index):
         blocked.append(js)
         return False  # failed on this much room or more, and the room has not grown since
     short = cache.shortfall.get(js.index) if REMEMBER_SHORTFALL and not piped else None
     if short is not None and short[1] == js.pods_done and short[0] > cap.free_ready_gpus:
         if remember:
-            cache.failed[(q, key)] = (cap.grow_version, js.index)
+            cache.failed[line] = (cap.grow_version, js.index)
         blocked.append(js)
         return False  # place_gang would refuse it again: too few GPUs free for its smallest pods
     if place_gang(ssn, js, cache.shortfall if REMEMBER_SHORTFALL else None) is None:
         if remember:
-            cache.failed[(q, key)] = (cap.grow_version, js.index)
+            cache.failed[line] = (cap.grow_version, js.index)
         blocked.append(js)
         return False  # the whole shape fails for the rest of this session
-    heapq.heappop(h)
-    if any(p.node is None and not p.done for p in js.pods):
-        cache.partial[js.index] = js
-    cache.drop_stale(h, (q, key))
+    heapq.heappop(h)  # (Session.commit filed the job in ``partial`` if some of its pods still wait)
+    line = (q, key)
+    cache.drop_stale(h, line)
     if h:
         e = h[0]
         heapq.heappush(heads, ((e[0], 0, e[1]) if ssn.plain_job_order() else ssn.job_key(e[3], e), key))
@@ -216,7 +225,9 @@ def place_gang(ssn: Session, js: JobState, shortfall: dict | None = None) -> int
             and cap.pods_that_fit(waiting[0].pod_set.gpus, need) < need:
         return None  # the trial would place fewer than the gang needs, and give back exactly what it took
     keep = KEEP_TRIALS and not piped and keeps_exactly(cap, waiting)  # bind what the trial took, not a new take
-    placed = trial(ssn.sim, waiting, ssn.attr_of(js), keep)
+    if keep and DIRECT_COMMIT and ssn.attrs is None and not role_minimums(js):
+        return _trial_and_commit(ssn, js, waiting, need)
+    placed = trial(ssn.sim, waiting, ssn.attr_of(js) if ssn.attrs else None, keep)
     if not placed or not gang_ready(js, [p for p, _ in placed]):
         if keep:
             give_back(cap, placed)
@@ -224,6 +235,38 @@ def place_gang(ssn: Session, js: JobState, shortfall: dict | None = None) -> int
             ssn.keep(placed)  # the sla plugin's JobPipelined: the trial stays allocated for this session
         return None
     ssn.commit(js, placed, keep)
+    return len(placed)
+
+
+def _trial_and_commit(ssn: Session, js: JobState, waiting: list[PodState], need: int) -> int | None:
+    """DIRECT_COMMIT: :func:`~gangkit.volcano.session.trial` with ``keep``, the gang check and
+    :meth:`~gangkit.volcano.session.Session.commit` in one pass, for a job whose readiness is a count of pods
+    (no role minimums) and no queue figures: the pods go where ``trial`` would put them, the gang is ready when
+    ``need`` or more were placed, and then they are bound with what they took, else given back."""
+    sim = ssn.sim
+    cap = sim.capacity
+    placed = []
+    for p in waiting:
+        ps = p.pod_set
+        node = cap.choose(*ps.request) if not ps.one_per_node else cap.choose_for(p, placed)
+        if node is None:
+            break
+        cap.take(node, ps.gpus, ps.cpu, ps.memory)
+        placed.append((p, node))
+    if not placed or len(placed) < need:
+        give_back(cap, placed)
+        return None
+    bind = sim.bind
+    for p, node in placed:
+        bind(p, node, True)
+    cache = ssn.cache
+    cache.shortfall.pop(js.index, None)
+    cache.phase[js.index] = RUNNING  # ready: its bound and finished pods are minMember or more
+    if len(placed) < len(waiting) or (ssn.ordering == "volcano-backfill"
+                                      and any(p.node is None and not p.done for p in js.pods)):
+        cache.partial[js.index] = js  # some of its pods still wait
+    else:
+        cache.partial.pop(js.index, None)
     return len(placed)
 
 

@@ -67,6 +67,18 @@ def execute(ssn: Session, period: float, checks: bool = True) -> None:
     cache = ssn.cache
     if not cache.pending:
         return  # no Pending line: nothing to enqueue (the usual session, after a job ends)
+    sla = cache.sla
+    if checks and sla is None and not cache.needs_minimums():
+        # no PodGroup in the lines has minResources: both plugins permit every one, in job order
+        for q in ssn.queue_order([q for q, h in cache.pending.items() if h]):
+            heap = cache.pending[q]
+            while heap:
+                js = heapq.heappop(heap)[3]
+                if cache.waits_whole(js, PENDING):
+                    cache.refused.pop(js.index, None)
+                    _inqueue(ssn, js, period)
+            cache.pending_left(q)
+        return
     if not checks:
         for q, heap in cache.pending.items():
             waiting = sorted(heap)
@@ -78,7 +90,6 @@ def execute(ssn: Session, period: float, checks: bool = True) -> None:
                     cache.refused.pop(js.index, None)
                     _inqueue(ssn, js, period)
         return
-    sla = cache.sla
     for q in ssn.queue_order([q for q, h in cache.pending.items() if h]):
         heap, kept = cache.pending[q], []
         if sla is not None:  # the sla plugin's order is not the heap's: visit the line in job order
