@@ -327,15 +327,13 @@ class Simulation:
     def _create_pods(self, jobs: list[JobState], now: float) -> None:
         if self._resuming:  # pods of a live cluster's snapshot take their places in its creation order
             jobs = created_before(self, jobs)
-        longest = max((len(j.pods) for j in jobs), default=0)
-        for k in range(longest):
-            for js in jobs:
-                if k < len(js.pods):
-                    p = js.pods[k]
-                    if p.node is None and not p.done:
-                        p.created = now
-                        p.seq = self._pod_seq
-                        self._pod_seq += 1
+        pods = jobs[0].pods if len(jobs) == 1 else [  # interleaved: every job's first pod, then every second one...
+            js.pods[k] for k in range(max((len(j.pods) for j in jobs), default=0)) for js in jobs if k < len(js.pods)]
+        for p in pods:
+            if p.node is None and not p.done:
+                p.created = now
+                p.seq = self._pod_seq
+                self._pod_seq += 1
 
     def admit(self, layer_index: int, jobs: list[JobState], now: float) -> None:
         layers = self.stack.admission
