@@ -18,7 +18,18 @@ import pytest
 from gangkit import Scenario, load_file, nodes, simulate
 from gangkit.engine import simulation
 from gangkit.engine.capacity import FreeCapacity
-from gangkit.kueue import GPU, ClusterQueue, FlavorQuotas, LocalQueue, Quota, ResourceFlavor, ResourceGroup
+from gangkit.kueue import (
+    GPU,
+    ClusterQueue,
+    FlavorQuotas,
+    Kueue,
+    LocalQueue,
+    PodSetSpec,
+    Quota,
+    ResourceFlavor,
+    ResourceGroup,
+    Workload,
+)
 from gangkit.kueue import pending as kueue_pending
 from gangkit.kueue import scheduler as kueue_scheduler
 from gangkit.kueue.flavor_assigner import FlavorAssigner
@@ -269,6 +280,45 @@ def test_each_shortcut_saves_work(monkeypatch, switch, counted, build, stack):
         run(build, stack)
         counts.append(len(calls))
     assert counts[1] < counts[0]
+
+
+def park_reasons() -> list[str]:
+    """A 4-GPU workload parked in a ClusterQueue of 8 GPUs while the usage goes 8, 7, 6, 8, 6, then 4: its reason
+    after each change (after each release that leaves it short, it is parked again in place)."""
+    cq = ClusterQueue("cq", [ResourceGroup((GPU,), (FlavorQuotas("default", {GPU: Quota(8)}),))])
+    kueue = Kueue([ResourceFlavor("default")], [cq], [LocalQueue("lq", "default", "cq")])
+    made = {}
+
+    def settle(now: float) -> None:
+        while kueue.cycle(now).changed:
+            pass
+
+    def submit(name: str, gpus: int, now: float) -> None:
+        made[name] = Workload(name, "default", "lq", [PodSetSpec("main", 1, {GPU: gpus})], created=now)
+        kueue.submit(made[name])
+        settle(now)
+
+    def finish(name: str, now: float) -> None:
+        kueue.finish(made[name])
+        settle(now)
+
+    for k, (name, gpus) in enumerate([("a1", 3), ("a2", 3), ("a3", 1), ("a4", 1), ("b", 4)]):
+        submit(name, gpus, float(k))
+    seen = []
+    for step in (lambda: None, lambda: finish("a4", 5.0), lambda: finish("a3", 6.0), lambda: submit("a5", 2, 7.0),
+                 lambda: finish("a5", 8.0), lambda: finish("a2", 9.0)):
+        step()
+        b = made["b"]
+        seen.append("admitted" if b.admission is not None else b.pending_reason.rsplit(", ", 1)[-1])
+    return seen
+
+
+@pytest.mark.parametrize("on", [False, True], ids=["plain", "fast park"])
+def test_a_class_parked_in_place_quotes_the_unused_quota_of_that_moment(monkeypatch, on):
+    """FAST_PARK keeps a parked class's reasons per figure they quote: a release that changes the figure changes them."""
+    monkeypatch.setattr(kueue_scheduler, "FAST_PARK", on)
+    assert park_reasons() == ["4 more needed", "3 more needed", "2 more needed", "2 more needed", "2 more needed",
+                              "admitted"]
 
 
 @pytest.mark.parametrize(("requests", "expected"), [

@@ -144,6 +144,7 @@ class Kueue:
         self._last_oracle: tuple | None = None  # (workload, cq, request, frs, targets) of the assigner's last question
         self._never_preempts: dict[str, bool] = {}  # ClusterQueue -> FAST_REJECT applies to it (see _replay_reject)
         self._rejects: dict[tuple, tuple] = {}  # (ClusterQueue, class) -> its last failed assignment, to replay
+        self._park_reasons: dict[tuple, tuple] = {}  # (ClusterQueue, class) -> (its memo, {figures: (message, cause)})
         self._fit_memos: dict[tuple, tuple] = {}  # (ClusterQueue, class) -> its last fitting assignment (FAST_FIT)
         self._replay_missed: Workload | None = None  # the head whose class's failure FAST_PARK found not to replay
         # Topology-Aware Scheduling, when a flavor names a Topology (its replays would not see the nodes: no FAST_REJECT)
@@ -376,17 +377,38 @@ class Kueue:
             return None
         if not self._never_preempts.get(name, True):
             return False
-        memo = self._rejects.get((name, q.class_of(wl)))
+        key = (name, q.class_of(wl))
+        memo = self._rejects.get(key)
         if not memo:
             return False
-        a = self._replay_reject(memo, self.tree.cq[name])
-        if a is None:
+        reason = self._park_reason(key, memo, self.tree.cq[name])
+        if reason is None:
             self._replay_missed = wl  # _nominate need not replay it again
             return False
-        message = a.message if a.mode == NOFIT else (a.message or "no preemption candidates")
-        wl.pending_reason, wl.pending_cause = message, a.cause
+        wl.pending_reason, wl.pending_cause = reason
         q.park_head(wl)
         return True
+
+    def _park_reason(self, key: tuple, memo: tuple, node) -> tuple[str, str] | None:
+        """The pending reason and cause of :meth:`_replay_reject`'s assignment, or None when it does not replay.
+
+        They depend on the memo and on the unused quota its reasons quote alone, so they are kept per class for
+        the figures seen (a full ClusterQueue parks its classes again and again with the same few figures).
+        """
+        a, checks, index, template = memo
+        usage = node.usage
+        if not _checks_hold(checks, usage):
+            return None
+        figures = () if index is None else tuple(usage[r[2]] for r in template if type(r) is not str)
+        kept = self._park_reasons.get(key)
+        if kept is None or kept[0] is not memo or len(kept[1]) >= 256:
+            kept = self._park_reasons[key] = (memo, {})
+        reason = kept[1].get(figures)
+        if reason is None:
+            a = self._replay_reject(memo, node)
+            reason = kept[1][figures] = (a.message if a.mode == NOFIT else (a.message or "no preemption candidates"),
+                                         a.cause)
+        return reason
 
     def _nominate_entry(self, e: Entry) -> None:
         """The nomination, then (TAS) the topology it would hold if it must preempt (Kueue's getAssignments)."""
@@ -484,9 +506,8 @@ class Kueue:
         """
         a, checks, index, template = memo
         usage = node.usage
-        for fr, val, cap, fits in checks:
-            if (val <= cap and val <= cap - usage[fr]) != fits:
-                return None
+        if not _checks_hold(checks, usage):
+            return None
         if index is None:
             return a
         reasons = [r if type(r) is str else unused_quota_reason(r[0], r[1], r[3], r[4] - usage[r[2]]) for r in template]
@@ -671,3 +692,12 @@ class Kueue:
                 return "inadmissible", reason, cause
             return "inadmissible", wl.pending_reason, wl.pending_cause
         return "active", wl.pending_reason, wl.pending_cause
+
+
+def _checks_hold(checks: list, usage) -> bool:
+    """Each quota check a traced flavor assignment made comes out as it did: (flavor and resource, request, quota,
+    whether it fitted), against the ClusterQueue's usage now (see Kueue._replay_reject)."""
+    for fr, val, cap, fits in checks:
+        if (val <= cap and val <= cap - usage[fr]) != fits:
+            return False
+    return True
