@@ -140,11 +140,12 @@ class Simulation:
             else:  # the process's first step, at SimPy's URGENT priority, would submit the first batch
                 Call(env, 0, self._arrive, priority=URGENT)
         horizon = self.horizon
+        last = horizon if until is None else min(horizon, until)  # the last instant whose events run
+        peek, step = env.peek, env.step
         while self.unfinished:
-            t = env.peek()
-            if t > horizon or (until is not None and t > until):
+            if peek() > last:
                 break
-            env.step()
+            step()
         if until is not None:
             return
         now = env.now
