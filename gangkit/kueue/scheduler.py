@@ -44,7 +44,8 @@ ClusterQueue has a head left to pop (:meth:`Kueue.has_heads`): a cycle
 without heads changes nothing. In such a queue, with BestEffortFIFO, a head
 whose class's last failure replays is parked with its class where it stands
 (``FAST_PARK``): popping it, nominating it and pushing it back would leave
-the same queue and the same reason.
+the same queue and the same reason. The reason's text is kept per class and
+per unused-quota figure it quotes (:meth:`Kueue._park_reason`).
 """
 
 from __future__ import annotations
