@@ -26,7 +26,11 @@ Cases (``--case a,b,c,d,e,f``; all six by default):
   ``engine="general"``: the lean engine, :mod:`gangkit.engine.lean`, is off)
   against the same minimal SimPy model, run again in the same command.
   Headline: general-engine jobs/s over the SimPy model's (target >= 0.5,
-  aim 1); CPU microseconds per job and per event of both.
+  aim 1); CPU microseconds per job and per event of both. A third row,
+  ``skeleton`` (:mod:`skeleton`), runs the stream on the engine's parts
+  alone (its events, job and pod states, free room and books, with a FIFO
+  line for the layers): what the engine costs before any layer's rule, and
+  so what the layers and records add.
 - ``f``  lesson 04's mix (:func:`gangkit.lessons.lesson04.mix`: one-GPU jobs
   and whole-node gangs, one pod of 8 GPUs each, on 4 nodes x 8 GPUs) at
   load 0.8, 100k jobs, through ``gang`` and ``kueue+gang`` (the scenario has
@@ -189,6 +193,19 @@ def row_e_general(n: int, profile: int) -> dict:
     return _sim_row("e", "gang", sc, build_s, profile, horizon=1e15, engine="general")
 
 
+def row_e_skeleton(n: int, profile: int) -> dict:
+    """Case a's stream on the general engine's parts alone, with no layer (:mod:`skeleton`)."""
+    from skeleton import Skeleton
+
+    t0 = time.perf_counter()
+    sk = Skeleton(a_scenario(n))
+    build_s = time.perf_counter() - t0
+    _, times = _profiled(profile, sk.run)
+    # events: the 4 rows gangkit records for such a job (submitted, pod bound, started, finished)
+    return _row("e", "skeleton", n, 4 * n, build_s, times, finished=n - sk.unfinished, waiting=sk.unfinished,
+                mean_wait_s=round(sk.waited / n, 1))
+
+
 def row_a_simpy(n: int, profile: int, case: str = "a") -> dict:
     """The minimal SimPy model: one Resource of 64 GPUs, one process per job (FIFO, no sessions)."""
     import simpy
@@ -326,6 +343,8 @@ def run_one(spec: dict) -> dict:
         return row_d(Path(spec["traces"]), spec.get("limit"), profile)
     if kind == "e-general":
         return row_e_general(spec["jobs"], profile)
+    if kind == "e-skeleton":
+        return row_e_skeleton(spec["jobs"], profile)
     if kind == "e-simpy":
         return row_a_simpy(spec["jobs"], profile, case="e")
     if kind == "f":
@@ -359,7 +378,8 @@ def plan(cases: list[str], quick: bool, traces: Path, profile: int) -> list[dict
         else:
             print(f"# case d skipped: the openb trace is not under {traces / OPENB} (give --traces DIR)", file=sys.stderr)
     if "e" in cases:  # case a's size; the SimPy model runs again, in the same command
-        specs += [{"row": "e-general", "jobs": size["a"]}, {"row": "e-simpy", "jobs": size["a"]}]
+        specs += [{"row": "e-general", "jobs": size["a"]}, {"row": "e-skeleton", "jobs": size["a"]},
+                  {"row": "e-simpy", "jobs": size["a"]}]
     if "f" in cases:
         specs += [{"row": "f", "jobs": size["f"], "stack": s} for s in F_STACKS]
         specs.append({"row": "f", "jobs": size["f"], "stack": "gang", "engine": "general"})  # the comparison
@@ -408,6 +428,13 @@ def verdicts(rows: list[dict]) -> list[str]:
                    f"(target >= {TARGET_GENERAL_VS_SIMPY}: {'met' if ratio >= TARGET_GENERAL_VS_SIMPY else 'missed'}; "
                    f"aim {AIM_GENERAL_VS_SIMPY}); CPU us per job {g['us_per_job']} and {s['us_per_job']}, "
                    f"per event {g['us_per_event']} and {s['us_per_event']}")
+        k = next((r for r in by["e"] if r["stack"] == "skeleton"), None)
+        if k is not None:  # how much of the general engine's cost is its skeleton's, and what (e) leaves the rest
+            budget = s["us_per_job"] / TARGET_GENERAL_VS_SIMPY - k["us_per_job"]
+            out.append(f"(e) the engine's skeleton (its events, states, capacity and books; a FIFO line for the layers): "
+                       f"CPU us per job {k['us_per_job']}, {k['us_per_job'] / g['us_per_job']:.2f} of the general "
+                       f"engine's; the layers and records add {g['us_per_job'] - k['us_per_job']:.1f}, and the target "
+                       f"leaves them {budget:.1f} (for comparison)")
     yardstick = next((r for c in "ea" for r in by.get(c, []) if r["stack"] == "simpy-model"), None)
     for r in by.get("f", []):
         if r["stack"] not in F_BASELINE_US_PER_JOB:  # the comparison row: the same run through the general engine
