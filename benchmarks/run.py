@@ -56,7 +56,7 @@ average when the row ended. All runs use ``record="summary"``.
 
 Usage::
 
-    python benchmarks/run.py                  # every case at full size (about 30 min on 2 cores)
+    python benchmarks/run.py                  # every case at full size (under 10 min on 2 cores)
     python benchmarks/run.py --case a,d       # some cases
     python benchmarks/run.py --case e,f       # the general engine's cases (about 4 min)
     python benchmarks/run.py --quick          # small sizes, a smoke test
