@@ -169,11 +169,12 @@ def check_03_preempted_workload(answer) -> bool:
     shown = ", ".join(_bare(v) for v in victims) or "none"
     preemptor = ", ".join(_bare(k) for k in by)
     why = ("Kueue tries candidates from the lowest priority and the most recently admitted, removes them until the "
-           "preemptor fits, then puts back every victim it can spare, so the set of victims is minimal.")
+           "preemptor fits, then puts back each victim picked before the last that the preemptor can do without (Kueue v0.19.2, "
+           "fillBackWorkloads in pkg/scheduler/preemption/preemption.go).")
     if chosen_set == victim_set:
         print(f"Correct! Kueue preempts {shown} (reason {', '.join(reasons)}). It tries candidates from the lowest "
-              "priority and the most recently admitted, removes them until the preemptor fits, then puts back every "
-              "victim it can spare, so the set of victims is minimal. Team B takes back its own "
+              "priority and the most recently admitted, removes them until the preemptor fits, then puts back each "
+              "victim picked before the last that the preemptor can do without; here that leaves a minimal set. Team B takes back its own "
               "nominal quota, which team A had borrowed.")
         return True
     one = chosen[0] if len(chosen_set) == 1 else None
@@ -182,7 +183,7 @@ def check_03_preempted_workload(answer) -> bool:
               "team A's workloads has to go?")
     elif chosen_set > victim_set:
         extra = ", ".join(_bare(k) for k in sorted(chosen_set - victim_set))
-        print(f"Exercise {ex}: too many. Kueue may pick {extra} on the way, but it then puts back every victim "
+        print(f"Exercise {ex}: too many. Kueue may pick {extra} on the way, but it then puts back each victim picked before the last that "
               f"{preemptor} can do without; only {shown} is really preempted.")
     elif chosen_set < victim_set:
         print(f"Exercise {ex}: not enough: preempting only {', '.join(_bare(k) for k in chosen)} does not free enough "
