@@ -12,8 +12,8 @@ import pytest
 
 import gangkit as gk
 from gangkit import Node, Stack, job
-from gangkit.placement.kube_scheduler import KubeScheduler
 from gangkit.model.jobs import Job, PodSet
+from gangkit.placement.kube_scheduler import KubeScheduler
 from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup, default_autoscaler
 from gangkit.supply.cloud import InstanceType
 from gangkit.volcano.scheduler import VolcanoGang
