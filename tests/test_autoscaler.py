@@ -12,6 +12,7 @@ import pytest
 
 import gangkit as gk
 from gangkit import Node, Stack, job
+from gangkit.model.jobs import Job, PodSet
 from gangkit.placement.kube_scheduler import KubeScheduler
 from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup, default_autoscaler
 from gangkit.supply.cloud import InstanceType
@@ -20,6 +21,11 @@ from gangkit.volcano.scheduler import VolcanoGang
 G4 = InstanceType("g4", 4, 3.5)
 G8 = InstanceType("g8", 8, 8.0)
 CPU_ONLY = [Node("system-0", 0)]
+
+
+def cjob(name, pods=1, gpus=1, cpu=0.0, memory=0, run_time=600.0, submit_time=0.0):
+    """A job whose pods also ask for CPU cores and memory bytes."""
+    return Job(name=name, pod_sets=[PodSet("workers", pods, gpus, cpu, memory)], run_time=run_time, submit_time=submit_time)
 
 
 def run(jobs, groups, nodes=CPU_ONLY, kind="pod", horizon=20000, seed=0, **kw):
@@ -52,7 +58,8 @@ def test_scale_up_happens_at_scans(case):
 
 EXPANDERS = {
     # name: (expander, job, expected group)
-    "least-waste picks the group that leaves the fewest idle GPUs": ("least-waste", job("a", gpus=4, run_time=10), "g4"),
+    "least-waste, types without cpu or memory: the smaller idle-GPU fraction wins (g4 wastes 0, g8 half)": (
+        "least-waste", job("a", gpus=4, run_time=10), "g4"),
     "price picks the cheapest new nodes": ("price", job("a", pods=2, gpus=4, run_time=10), "g8"),
     "most-pods: both groups help every pod, the tie goes by name": ("most-pods", job("a", gpus=4, run_time=10), "a-g8"),
 }
@@ -68,13 +75,68 @@ def test_expanders_choose_a_node_group(case):
     assert result.metrics["cluster_autoscaler_scaled_up_nodes_total"].node_group.tolist() == [expected]
 
 
-def test_the_default_random_expander_is_seeded():
+GI = 2**30
+# one GPU each; cpu in cores, memory in bytes
+FIT = InstanceType("fit", 1, 1.0, cpu=8.0, memory=48 * GI)      # pod 8 cpu / 32Gi: wastes 0 + 1/3
+BIG = InstanceType("big", 1, 1.0, cpu=32.0, memory=128 * GI)    # wastes 3/4 + 3/4
+WIDE = InstanceType("wide", 8, 1.0, cpu=8.0, memory=32 * GI)    # 8 GPUs, wastes 0 + 0 (7 GPUs idle)
+NARROW = InstanceType("narrow", 1, 1.0, cpu=16.0, memory=64 * GI)  # wastes 1/2 + 1/2
+TWIN = InstanceType("twin", 1, 1.0, cpu=8.0, memory=48 * GI)    # scores as FIT does
+
+LEAST_WASTE = {
+    # name: (groups, pods of 1 GPU / 8 cpu / 32Gi, expected groups chosen over seeds 0-7)
+    "least-waste picks the group with the least wasted cpu and memory fraction": (
+        [NodeGroup("big", BIG), NodeGroup("fit", FIT)], 1, {"fit"}),
+    "GPUs do not count: a group that leaves 7 of 8 GPUs idle but wastes no cpu or memory wins": (
+        [NodeGroup("narrow", NARROW), NodeGroup("wide", WIDE)], 1, {"wide"}),
+    "the waste is of all the new nodes: 3 pods on 3 fit nodes waste 1/3, on one big node 1/4 + 1/4": (
+        [NodeGroup("fit", FIT), NodeGroup("big", InstanceType("big", 4, 1.0, cpu=32.0, memory=128 * GI))], 3, {"fit"}),
+    "a tie is drawn from the run's seed, and both tied groups come up over seeds": (
+        [NodeGroup("fit", FIT), NodeGroup("twin", TWIN)], 1, {"fit", "twin"}),
+    "only the tied best are drawn: a worse group never comes up": (
+        [NodeGroup("big", BIG), NodeGroup("fit", FIT), NodeGroup("twin", TWIN)], 1, {"fit", "twin"}),
+}
+
+
+def chosen_groups(jobs_of, groups, seeds=range(8), **kw):
+    return [run(jobs_of(), groups, seed=s, **kw)[0].metrics["cluster_autoscaler_scaled_up_nodes_total"].node_group[0]
+            for s in seeds]
+
+
+@pytest.mark.parametrize("case", LEAST_WASTE, ids=list(LEAST_WASTE))
+def test_least_waste_scores_wasted_cpu_and_memory(case):
+    groups, pods, expected = LEAST_WASTE[case]
+    jobs_of = lambda: [cjob("a", pods=pods, gpus=1, cpu=8.0, memory=32 * GI, run_time=10)]
+    chosen = chosen_groups(jobs_of, groups, expander="least-waste")
+    assert set(chosen) == expected
+    assert chosen_groups(jobs_of, groups, expander="least-waste") == chosen  # the same seed, the same draw
+
+
+DEFAULTS = {
+    # name: (what, expected)
+    "the default expander is least-waste (cluster-autoscaler 1.33 and later)": (
+        lambda: ClusterAutoscaler([NodeGroup("g", G8)]).expander, "least-waste"),
+    "the +autoscaler stacks' default node groups use least-waste too": (lambda: default_autoscaler().expander, "least-waste"),
+    "with no expander named, a run picks as least-waste does": (
+        lambda: set(chosen_groups(lambda: [cjob("a", cpu=8.0, memory=32 * GI, run_time=10)],
+                                  [NodeGroup("big", BIG), NodeGroup("fit", FIT)])), {"fit"}),
+    "scale-down budgets: max-scale-down-parallelism 10, max-drain-parallelism 1": (
+        lambda: (lambda ca: (ca.max_scale_down_parallelism, ca.max_drain_parallelism))(
+            ClusterAutoscaler([NodeGroup("g", G8)])), (10, 1)),
+}
+
+
+@pytest.mark.parametrize("case", DEFAULTS, ids=list(DEFAULTS))
+def test_defaults_are_cluster_autoscaler_1_36s(case):
+    what, expected = DEFAULTS[case]
+    assert what() == expected
+
+
+def test_the_random_expander_stays_selectable_and_is_seeded():
     groups = [NodeGroup("g4", G4), NodeGroup("g8", G8)]
-    chosen = [run([job("a", gpus=4, run_time=10)], groups, seed=s)[0].metrics["cluster_autoscaler_scaled_up_nodes_total"].node_group[0]
-              for s in range(8)]
-    again = [run([job("a", gpus=4, run_time=10)], groups, seed=s)[0].metrics["cluster_autoscaler_scaled_up_nodes_total"].node_group[0]
-             for s in range(8)]
-    assert chosen == again and set(chosen) == {"g4", "g8"}
+    jobs_of = lambda: [job("a", gpus=4, run_time=10)]
+    chosen = chosen_groups(jobs_of, groups, expander="random")
+    assert chosen == chosen_groups(jobs_of, groups, expander="random") and set(chosen) == {"g4", "g8"}
 
 
 def test_max_size_provisions_part_of_a_gang_and_the_rest_waits():
@@ -161,6 +223,51 @@ def test_an_under_used_node_is_drained_when_its_pods_fit_elsewhere_and_the_job_r
     assert (small.start_s, small.restarts, small.finish_s) == (160.0, 1, 2900.0)
 
 
+EMPTY_BUDGET = {
+    # name: (max_scale_down_parallelism, expected (time, node) removals of three empty nodes due at 850 s)
+    "the default budget of 10 removes all three empty nodes in one scan": (
+        10, [(850.0, "g8-0"), (850.0, "g8-1"), (850.0, "g8-2")]),
+    "a budget of 2 removes two, and the next scan the third": (2, [(850.0, "g8-0"), (850.0, "g8-1"), (860.0, "g8-2")]),
+    "a budget of 1 removes one per scan": (1, [(850.0, "g8-0"), (860.0, "g8-1"), (870.0, "g8-2")]),
+    "a budget of 0 removes none": (0, []),
+}
+
+
+@pytest.mark.parametrize("case", EMPTY_BUDGET, ids=list(EMPTY_BUDGET))
+def test_max_scale_down_parallelism_bounds_empty_nodes_removed_per_scan(case):
+    budget, expected = EMPTY_BUDGET[case]
+    jobs = [job(f"a{i}", gpus=8, run_time=100) for i in range(3)] + [job("tail", gpus=1, run_time=10, submit_time=2000)]
+    result, _ = run(jobs, [NodeGroup("g8", G8)], nodes=[Node("static-0", 1)], max_scale_down_parallelism=budget)
+    down = result.metrics["cluster_autoscaler_scaled_down_nodes_total"]
+    assert list(zip(down.time_s, down.node)) == expected
+
+
+G8C = InstanceType("g8c", 8, 8.0, cpu=4.0)  # one 3-cpu pod per node
+DRAIN_BUDGET = {
+    # name: (static GPUs, pod GPUs, max_drain_parallelism, max_scale_down_parallelism, expected (time, node) removals)
+    "the default drain budget of 1 drains one under-used node per scan": (16, 2, 1, 10, [(900.0, "g8c-0"), (910.0, "g8c-1")]),
+    "a drain budget of 2 drains both in one scan": (16, 2, 2, 10, [(900.0, "g8c-0"), (900.0, "g8c-1")]),
+    "the drain budget is capped by what max-scale-down-parallelism leaves": (
+        16, 2, 2, 1, [(900.0, "g8c-0"), (910.0, "g8c-1")]),
+    "a drain budget of 0 drains none": (16, 2, 0, 10, []),
+    "the second node stays when its pod does not fit after the first node's pod": (4, 3, 2, 10, [(900.0, "g8c-0")]),
+}
+
+
+@pytest.mark.parametrize("case", DRAIN_BUDGET, ids=list(DRAIN_BUDGET))
+def test_max_drain_parallelism_bounds_non_empty_nodes_drained_per_scan(case):
+    static, gpus, drain, budget, expected = DRAIN_BUDGET[case]
+    jobs = [job("big", gpus=static, run_time=300)] + [
+        cjob(f"s{i}", gpus=gpus, cpu=3.0, run_time=2000, submit_time=5) for i in (1, 2)]
+    result, _ = run(jobs, [NodeGroup("g8c", G8C)], nodes=[Node("static-0", static)],
+                    max_drain_parallelism=drain, max_scale_down_parallelism=budget)
+    assert result.metrics["cluster_autoscaler_scaled_up_nodes_total"].value.tolist() == [2]
+    down = result.metrics["cluster_autoscaler_scaled_down_nodes_total"]
+    down = down[down.time_s < 2160.0]  # at 2160 s the pods that were never moved finish
+    assert list(zip(down.time_s, down.node)) == expected
+    assert set(down.reason) <= {"underutilized"}
+
+
 def test_a_node_at_half_utilization_or_more_stays():
     jobs = [job("big", gpus=8, run_time=300), job("half", gpus=4, run_time=2000, submit_time=5)]
     result, _ = run(jobs, [NodeGroup("g8", G8)], nodes=[Node("static-0", 8)])
@@ -182,6 +289,25 @@ def test_bad_node_groups_and_settings_are_refused_with_the_field_named():
         ClusterAutoscaler([NodeGroup("g", G8), NodeGroup("g", G4)])
 
 
+REFUSED = {
+    # name: (settings, message)
+    "max_empty_bulk_delete is refused: cluster-autoscaler removed the flag in 1.33": (
+        {"max_empty_bulk_delete": 10}, r"max_empty_bulk_delete: cluster-autoscaler removed --max-empty-bulk-delete in 1\.33"
+                                       r".*max_scale_down_parallelism.*max_drain_parallelism"),
+    "a negative max_scale_down_parallelism is refused": (
+        {"max_scale_down_parallelism": -1}, "max_scale_down_parallelism: expected a whole number >= 0, got -1"),
+    "a fractional max_drain_parallelism is refused": (
+        {"max_drain_parallelism": 1.5}, "max_drain_parallelism: expected a whole number >= 0, got 1.5"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED, ids=list(REFUSED))
+def test_removed_and_bad_scale_down_flags_are_refused_by_name(case):
+    settings, message = REFUSED[case]
+    with pytest.raises(ValueError, match=message):
+        ClusterAutoscaler([NodeGroup("g", G8)], **settings)
+
+
 def test_a_pod_no_group_can_hold_is_rejected_at_submission():
     result, _ = run([job("huge", gpus=16, run_time=10), job("ok", gpus=4, run_time=10)], [NodeGroup("g8", G8)])
     assert result.jobs.state.tolist() == ["Rejected", "Finished"]
@@ -192,7 +318,6 @@ def test_default_autoscaler_groups_cover_the_jobs():
     ca = default_autoscaler(sc)
     assert [g.name for g in ca.node_groups] == ["gpu-1", "gpu-2", "gpu-4", "gpu-6", "gpu-8"]
     assert [g.max_size for g in ca.node_groups] == [12, 6, 3, 2, 2]
-    assert ca.expander == "random"
 
 
 def test_same_seed_same_tables():

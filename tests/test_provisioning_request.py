@@ -227,6 +227,9 @@ BAD_YAML = {
         "expander: random", "expander: cheapest", "ClusterAutoscaler cluster-autoscaler", "spec.expander", "least-waste"),
     "a bad duration": (
         "scanInterval: 10s", "scanInterval: soon", "ClusterAutoscaler cluster-autoscaler", "spec.scanInterval", ""),
+    "the flag cluster-autoscaler 1.33 removed, maxEmptyBulkDelete": (
+        "  expander: random\n", "  expander: random\n  maxEmptyBulkDelete: 10\n", "ClusterAutoscaler cluster-autoscaler",
+        "spec.maxEmptyBulkDelete", "removed --max-empty-bulk-delete in 1.33"),
 }
 
 

@@ -11,14 +11,15 @@ Machines that stay under-used for ``scale_down_unneeded_time`` are drained
 and removed::
 
     pods unschedulable ──> scan (every 10 s) ──> template nodes per group ──> expander ──> scale-up
-                                                  (pods that fit on existing        random | least-waste |
+                                                  (pods that fit on existing        least-waste | random |
                                                    or upcoming nodes are dropped)   most-pods | price
       launched ── registered ── initialized ── ready          not ready after 15 min: nodes deleted,
                  (same Stages as Karpenter)                    group backed off 5 min, doubling to 30 min
       utilization < 50 % and pods fit elsewhere for 10 min ──> node removed (its pods evicted)
 
 Rules, and the cluster-autoscaler behaviour each one models (flag names and
-defaults from ``cluster-autoscaler/config/flags`` and its FAQ):
+defaults from cluster-autoscaler 1.36, ``cluster-autoscaler/config/flags/flags.go``
+and ``config/const.go``, and its FAQ):
 
 - **Scan loop** (``--scan-interval``, 10 s): scans happen at multiples of
   ``scan_interval``, at least one interval apart, and only while there is
@@ -30,11 +31,17 @@ defaults from ``cluster-autoscaler/config/flags`` and its FAQ):
   dropped, as CA's filter-out-schedulable does. For each node group that is
   not backed off and below ``max_size``, the remaining pods that match the
   group's labels are packed first-fit, largest first, onto template nodes
-  (CA's binpacking estimator), up to ``max_size``. The *expander* picks one
-  option: ``random`` (CA's default; drawn from the run's seeded generator),
-  ``least-waste`` (fewest idle GPUs left on the new nodes: CA measures CPU
-  and memory, gangkit GPUs), ``most-pods``, or ``price`` (lowest price of the
-  new nodes). One group is scaled up per scan. A pod of a one-per-node pod
+  (CA's binpacking estimator), up to ``max_size``. The *expander*
+  (``--expander``) picks one option: ``least-waste``, CA's default since
+  1.33 (up to 1.32 it was ``random``), keeps the option whose new nodes
+  waste the smallest fraction of CPU plus fraction of memory (GPUs do not
+  count; for an instance type that states no CPU or memory gangkit scores
+  the idle-GPU fraction in its place, see :func:`_waste`), and a tie is
+  drawn from the run's seeded generator as CA's final random choice is;
+  ``random`` draws any option from that generator; ``most-pods`` and
+  ``price`` (lowest price of the new nodes) break ties by group name
+  (simplified: CA draws at random, and its ``price`` expander also weighs a
+  preferred node size). One group is scaled up per scan. A pod of a one-per-node pod
   set (required pod anti-affinity on ``kubernetes.io/hostname``) goes neither
   to a node that holds a pod of its group nor to a node or template given one
   earlier in the same simulation (CA runs kube-scheduler's InterPodAffinity
@@ -53,15 +60,23 @@ defaults from ``cluster-autoscaler/config/flags`` and its FAQ):
   ``stockout=True`` models a cloud that accepts the request but never
   delivers the machine (it never joins the cluster).
 - **Scale-down** (``--scale-down-unneeded-time`` 10 min,
-  ``--scale-down-delay-after-add`` 10 min, utilization threshold 0.5): in a
-  scan without scale-up, at least 10 min after the last scale-up, a node of a
-  group above ``min_size`` is *unneeded* when its GPU utilization (for GPU
-  nodes CA measures GPUs only), counting pending pods the simulation put
-  there, is below the threshold and every pod bound to it fits on the other
-  ready nodes. A node unneeded for 10 min is removed: empty nodes in bulk
-  (up to 10, ``--max-empty-bulk-delete``), at most one non-empty node per
-  scan. The pods of a removed node are evicted; a synchronous job loses all
-  its pods and restarts from its last checkpoint.
+  ``--scale-down-delay-after-add`` 10 min, ``--scale-down-gpu-utilization-threshold``
+  0.5): in a scan without scale-up, at least 10 min after the last scale-up,
+  a node of a group above ``min_size`` is *unneeded* when its GPU
+  utilization (for GPU nodes CA measures GPUs only), counting pending pods
+  the simulation put there, is below the threshold (simplified: a node
+  without GPUs counts as utilization 0, where CA would use CPU and memory
+  against ``--scale-down-utilization-threshold``, also 0.5) and every pod bound to it fits on the other
+  ready nodes. A node unneeded for 10 min is removed: empty nodes first, up
+  to ``--max-scale-down-parallelism`` (10) nodes per scan, then non-empty
+  nodes up to ``--max-drain-parallelism`` (1) and what is left of the first
+  budget, each only if its pods fit on the other ready nodes after those of
+  the nodes drained before it (CA's ``core/scaledown/budgets``; the two
+  flags replaced ``--max-empty-bulk-delete``, removed in 1.33, which
+  :class:`ClusterAutoscaler` refuses by name). gangkit removes a node at
+  once, so no deletion is in progress across scans. The pods of a removed
+  node are evicted; a synchronous job loses all its pods and restarts from
+  its last checkpoint.
 - **ProvisioningRequests** (``--enable-provisioning-requests``): when both
   regular pods and ProvisioningRequests wait, scans alternate between them,
   and a ProvisioningRequest scan handles one request (the oldest), as CA's
@@ -116,6 +131,8 @@ from gangkit.supply.provisioning_request import (
 
 NODE_GROUP_LABEL = "gangkit.io/node-group"  # clouds use their own label (e.g. a GKE node pool's)
 EXPANDERS = ("random", "least-waste", "most-pods", "price")
+#: ``--expander``'s default: ``least-waste`` since cluster-autoscaler 1.33 (``random`` up to 1.32).
+DEFAULT_EXPANDER = "least-waste"
 DAY = 86400.0
 
 
@@ -189,18 +206,56 @@ def _pod_req(p) -> tuple:
     return (ps.gpus, ps.cpu or 0.0, ps.memory or 0, ps.node_selector)
 
 
+def _fraction_wasted(capacity: float, count: int, requested: float) -> float:
+    avail = capacity * count
+    return (avail - requested) / avail if avail else 0.0
+
+
+def _waste(g: NodeGroup, count: int, reqs: list) -> float:
+    """The ``least-waste`` score of scaling ``g`` up by ``count`` nodes for ``reqs``: CA's rule.
+
+    CA (``cluster-autoscaler/expander/waste/waste.go``, the same rule in 1.30
+    to 1.36) adds the wasted fraction of CPU, ``(capacity x nodes - requested) /
+    (capacity x nodes)`` in millicores, to the wasted fraction of memory in
+    bytes, using the template node's capacity and the requests of the pods the
+    option helps; GPUs do not count. A pod with no request asks for 0, as in
+    CA. gangkit's instance types may leave CPU or memory unstated (a GPU-only
+    scenario): a resource the type does not state is scored with the GPU
+    fraction instead, as if the type's CPU and memory and the pods' requests
+    were proportional to GPUs (so a GPU-only option scores twice its idle-GPU
+    fraction). That stand-in is gangkit's, not CA's. A resource with no
+    capacity at all scores 0 (CA would divide by zero).
+    """
+    it = g.instance_type
+    gpus = _fraction_wasted(it.gpus, count, sum(r[0] for r in reqs))
+    cpu = gpus if it.cpu is None else _fraction_wasted(round(it.cpu * 1000), count,
+                                                       sum(round((r[1] or 0.0) * 1000) for r in reqs))
+    memory = gpus if it.memory is None else _fraction_wasted(it.memory, count, sum(r[2] or 0 for r in reqs))
+    return cpu + memory
+
+
 class ClusterAutoscaler(NodeSupplier):
     """The ``autoscaler`` node supplier (see the module docstring for its rules)."""
 
     name = "autoscaler"
 
-    def __init__(self, node_groups: list[NodeGroup], *, scan_interval: float = 10.0, expander: str = "random",
+    def __init__(self, node_groups: list[NodeGroup], *, scan_interval: float = 10.0, expander: str = DEFAULT_EXPANDER,
                  max_node_provision_time: float = 900.0, initial_backoff: float = 300.0, max_backoff: float = 1800.0,
                  backoff_reset: float = 10800.0, scale_down: bool = True, scale_down_unneeded_time: float = 600.0,
                  scale_down_delay_after_add: float = 600.0, utilization_threshold: float = 0.5,
-                 max_empty_bulk_delete: int = 10, provisioning_request_expiry: float = 7 * DAY,
+                 max_scale_down_parallelism: int = 10, max_drain_parallelism: int = 1,
+                 provisioning_request_expiry: float = 7 * DAY,
                  provisioning_request_initial_backoff: float = 60.0, provisioning_request_max_backoff: float = 600.0,
-                 stages: Stages | None = None):
+                 stages: Stages | None = None, max_empty_bulk_delete: int | None = None):
+        if max_empty_bulk_delete is not None:
+            raise ValueError("ClusterAutoscaler: max_empty_bulk_delete: cluster-autoscaler removed --max-empty-bulk-delete "
+                             "in 1.33; expected max_scale_down_parallelism (nodes removed at once, empty or drained; "
+                             "default 10) and max_drain_parallelism (non-empty nodes drained at once; default 1), "
+                             f"got max_empty_bulk_delete={max_empty_bulk_delete!r}")
+        for flag, value in (("max_scale_down_parallelism", max_scale_down_parallelism),
+                            ("max_drain_parallelism", max_drain_parallelism)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"ClusterAutoscaler: {flag}: expected a whole number >= 0, got {value!r}")
         names = [g.name for g in node_groups]
         if len(set(names)) != len(names):
             raise ValueError(f"ClusterAutoscaler: node_groups: expected unique names, got {names}")
@@ -219,7 +274,8 @@ class ClusterAutoscaler(NodeSupplier):
         self.scale_down_unneeded_time = float(scale_down_unneeded_time)
         self.scale_down_delay_after_add = float(scale_down_delay_after_add)
         self.utilization_threshold = float(utilization_threshold)
-        self.max_empty_bulk_delete = int(max_empty_bulk_delete)
+        self.max_scale_down_parallelism = max_scale_down_parallelism
+        self.max_drain_parallelism = max_drain_parallelism
         self.provisioning_request_expiry = float(provisioning_request_expiry)
         self.provisioning_request_initial_backoff = float(provisioning_request_initial_backoff)
         self.provisioning_request_max_backoff = float(provisioning_request_max_backoff)
@@ -440,9 +496,10 @@ class ClusterAutoscaler(NodeSupplier):
         elif regular:
             self._provreq_mode = bool(waiting)
             scaled = self._scale_up(sim, regular, now)
+        cropped = False
         if not scaled and self.scale_down:
-            self._scale_down(sim, now)
-        more = scaled and self._regular_pending() or any(
+            cropped = self._scale_down(sim, now)
+        more = cropped or scaled and self._regular_pending() or any(
             pr.state == "Pending" and pr.next_try <= now + TOLERANCE for pr in self._requests)
         if more:
             self._wake(sim, now + self.scan_interval)
@@ -532,17 +589,24 @@ class ClusterAutoscaler(NodeSupplier):
                         helped.append(i)
             if not templates or (atomic and len(helped) < len(reqs)):
                 continue
-            idle = sum(t.free_gpus for t in templates)
-            out.append((g, len(templates), sorted(helped), idle))
+            out.append((g, len(templates), sorted(helped), _waste(g, len(templates), [reqs[i] for i in helped])))
         return out
 
     def _expand(self, sim, options: list[tuple]):
-        """The expander's choice among scale-up options."""
+        """The expander's choice among scale-up options (group, nodes, requests helped, least-waste score).
+
+        ``least-waste`` keeps the options with the lowest score (exact equality
+        makes a tie, as in CA) and, when more than one is left, draws one with
+        the run's seeded generator: CA's expander chain ends in its ``random``
+        strategy (``expander/factory/chain.go``).
+        """
         if self.expander == "random":
             return options[sim.rng.randrange(len(options))] if len(options) > 1 else options[0]
         if self.expander == "least-waste":
-            key = lambda o: (o[3], -len(o[2]), o[0].name)
-        elif self.expander == "most-pods":
+            best = min(o[3] for o in options)
+            tied = [o for o in options if o[3] == best]
+            return tied[sim.rng.randrange(len(tied))] if len(tied) > 1 else tied[0]
+        if self.expander == "most-pods":
             key = lambda o: (-len(o[2]), o[0].name)
         else:  # price
             key = lambda o: (o[1] * o[0].instance_type.price_per_hour, o[0].name)
@@ -659,7 +723,9 @@ class ClusterAutoscaler(NodeSupplier):
             self._failures.append((now, g.name, n.name, state.failures, state.backoff_until))
 
     # -- scale-down -------------------------------------------------------------------
-    def _scale_down(self, sim, now: float) -> None:
+    def _scale_down(self, sim, now: float) -> bool:
+        """Mark unneeded nodes and remove those due, within the budgets; True when the budgets left some due
+        node for the next scan."""
         cap = sim.capacity
         cooldown = now < self._last_scale_up + self.scale_down_delay_after_add - TOLERANCE
         # where CA's simulation puts the pending pods (they count towards utilization)
@@ -688,26 +754,49 @@ class ClusterAutoscaler(NodeSupplier):
                     and sizes[n.group.name] > n.group.min_size):
                 (removable_busy if st.pods else removable_empty).append(n)
         if now == self._last_removal:  # another scan at this instant already removed nodes
-            return
+            return False
+        # CA's scale-down budget (core/scaledown/budgets): empty nodes first, up to max-scale-down-parallelism;
+        # then nodes to drain, up to max-drain-parallelism and what is left of the first budget. gangkit removes
+        # a node at once, so no deletion is ever in progress at a scan.
         removed = 0
+        cropped = False
         for n in removable_empty:
-            if removed >= self.max_empty_bulk_delete or sizes[n.group.name] <= n.group.min_size:
+            if sizes[n.group.name] <= n.group.min_size:
                 continue
+            if removed >= self.max_scale_down_parallelism:
+                cropped = self.max_scale_down_parallelism > 0  # a budget of 0 never removes: no scan for it
+                break
             self._remove(sim, n, now, "empty")
             sizes[n.group.name] -= 1
             removed += 1
-        for n in removable_busy[:1]:
-            if sizes[n.group.name] > n.group.min_size and self._movable(sim, cap.by_name[n.name]):
+        drain = min(self.max_drain_parallelism, self.max_scale_down_parallelism - removed)
+        moved: list = []  # the pods of nodes drained in this scan, placed before the next node's
+        for n in removable_busy:
+            if drain <= 0:
+                cropped = cropped or min(self.max_drain_parallelism, self.max_scale_down_parallelism) > 0
+                break
+            st = cap.by_name[n.name]
+            if sizes[n.group.name] > n.group.min_size and self._movable(sim, st, moved):
+                moved.extend(st.pods)
                 self._remove(sim, n, now, "underutilized")
+                sizes[n.group.name] -= 1
+                drain -= 1
+        return cropped
 
     @staticmethod
-    def _movable(sim, st) -> bool:
+    def _movable(sim, st, moved: tuple | list = ()) -> bool:
+        """Do the pods bound to ``st`` fit on the other ready nodes, after ``moved`` (pods of nodes drained
+        earlier in the same scan) have been placed there?"""
         if not st.pods:
             return True
         rooms = {o.node.name: _Slot(o.free_gpus, o.free_cpu, o.free_memory, o.node.name, o.node.labels)
                  for o in sim.capacity.nodes if o is not st and o.ready and sim.capacity.by_name.get(o.node.name) is o}
-        reqs = [_pod_req(p) for p in sorted(st.pods, key=lambda p: (-p.pod_set.gpus, p.job.index, p.index))]
-        left, _ = ClusterAutoscaler._place(rooms, reqs)
+        order = lambda p: (-p.pod_set.gpus, p.job.index, p.index)
+        if moved:
+            left, _ = ClusterAutoscaler._place(rooms, [_pod_req(p) for p in sorted(moved, key=order)])
+            if left:
+                return False
+        left, _ = ClusterAutoscaler._place(rooms, [_pod_req(p) for p in sorted(st.pods, key=order)])
         return not left
 
     def _remove(self, sim, n: _Launched, now: float, reason: str) -> None:
@@ -761,7 +850,7 @@ def default_autoscaler(scenario=None) -> ClusterAutoscaler:
     One node group per GPU size (1, 2, 4, 8 and the sizes of the scenario's
     nodes and pods), named ``gpu-N``, priced 1.0 per GPU-hour, ``min_size``
     0 and a ``max_size`` large enough for every GPU the jobs ask for; CA's
-    default ``random`` expander.
+    default expander, ``least-waste`` since cluster-autoscaler 1.33.
     """
     sizes = {1, 2, 4, 8}
     need = 0

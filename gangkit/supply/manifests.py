@@ -30,6 +30,8 @@ What is read (see ``docs/reference/scenario-yaml.md`` for every field):
   catalogue's real types for a NodePool that names or selects them;
 - ``gangkit/v1alpha1`` **ClusterAutoscaler**: cluster-autoscaler's flags
   (scan interval, expander, back-off, scale-down) and its node groups;
+  ``maxEmptyBulkDelete`` is refused by name (cluster-autoscaler 1.33 removed
+  ``--max-empty-bulk-delete``);
 - ``autoscaling.x-k8s.io/v1`` (or ``v1beta1``) **ProvisioningRequest** with
   the ``v1`` **PodTemplates** its pod sets name: capacity a user asks
   cluster-autoscaler for directly; and on the pod template of any workload,
@@ -105,7 +107,8 @@ KNOWN_FIELDS: dict[str, dict] = {
         "spec": {
             **_NAMES(["scanInterval", "expander", "maxNodeProvisionTime", "initialNodeGroupBackoffDuration",
                       "maxNodeGroupBackoffDuration", "scaleDownUnneededTime", "scaleDownDelayAfterAdd",
-                      "scaleDownUtilizationThreshold", "provisioningRequestExpiry"], ANY),
+                      "scaleDownUtilizationThreshold", "provisioningRequestExpiry",
+                      "maxEmptyBulkDelete"], ANY),  # read only to refuse it by name
             "stages": _NAMES(["registered", "initialized", "imagePull"], ANY),
             "nodeGroups": [_NAMES(["name", "minSize", "maxSize", "instanceType", "capacity", "pricePerHour", "labels",
                                    "stockout"], ANY)],
@@ -515,6 +518,11 @@ def read_cluster_autoscaler(r: Reader, objects: list) -> ClusterAutoscaler | Non
             value = r.duration(spec[key], obj, f"spec.{key}")
             if value is not None:
                 kw[attr] = value
+    if "maxEmptyBulkDelete" in spec:
+        r.error(obj, "spec.maxEmptyBulkDelete", "cluster-autoscaler removed --max-empty-bulk-delete in 1.33 (its "
+                "successors are --max-scale-down-parallelism, default 10, and --max-drain-parallelism, default 1, "
+                "which this kind leaves at their defaults); expected no such field, got "
+                f"{short(spec['maxEmptyBulkDelete'])}")
     if "expander" in spec:
         if spec["expander"] in EXPANDERS:
             kw["expander"] = spec["expander"]
