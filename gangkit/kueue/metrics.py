@@ -6,8 +6,12 @@ right layer's metrics. For the queue and quota layer these are:
 - ``kueue_pending_workloads``: pending workloads per ClusterQueue over time,
   split into ``active`` (in the heap) and ``inadmissible`` (parked);
 - ``kueue_cluster_queue_resource_reservation``: quota reserved per
-  ClusterQueue, flavor and resource over time, with the part ``borrowed``
-  beyond the nominal quota;
+  ClusterQueue, flavor and resource over time (the metric's own labels are
+  cohort, cluster_queue, flavor, resource and replica_role; gangkit keeps
+  cluster_queue, flavor and resource). The columns ``nominal`` and
+  ``borrowed`` are gangkit's own additions: Kueue exports no borrowed
+  amount (``pkg/metrics/metrics.go``, v0.19); on a real cluster it is this
+  metric minus ``kueue_cluster_queue_nominal_quota``, when positive;
 - ``kueue_admission_wait_time_seconds``: per admission, the time from
   creation, or from the last requeue (after a preemption or eviction), to
   quota reservation;
