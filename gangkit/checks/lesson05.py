@@ -29,7 +29,8 @@ _CONFUSIONS = {
     ("QuotaExhausted", "QuotaTooSmall"): "its GPUs fit in the ClusterQueue's quota; the quota is only used by "
                                          "others right now, so it will be admitted when they finish",
     ("QuotaTooSmall", "QuotaExhausted"): "it asks for more GPUs than the ClusterQueue's whole quota, so no amount "
-                                         "of waiting helps: it stays inadmissible (Kueue never rejects)",
+                                         "of waiting helps: it stays pending, inadmissible (Kueue never rejects a "
+                                         "workload for lack of quota)",
     ("WaitingForNodes", "GangCannotFit"): "Karpenter has launched nodes for it: the job waits for those nodes' "
                                           "stages, not for room on the old nodes",
 }
@@ -68,7 +69,8 @@ def _why_wrong(stack: str, expected: str, given: str) -> str:
     if given in _QUOTA_CODES and "kueue" not in stack:
         return f"stack {stack!r} has no quota layer"
     if expected in _QUOTA_CODES and given in _PLACEMENT_CODES:
-        return "Kueue refuses first: a workload without quota never reaches the placement layer"
+        return ("Kueue refuses first: a workload without quota is not admitted and its Job stays suspended, so "
+                "its pods never reach the placement layer")
     if given == "WaitingForNodes" and "karpenter" not in stack:
         return f"stack {stack!r} has no node supplier: no node is coming"
     return "ask the simulator: result.diagnose(job=..., at=...)"

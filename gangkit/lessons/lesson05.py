@@ -13,8 +13,9 @@ makes them wait.
 The Kueue stacks use Kueue's default set-up in gangkit (one ClusterQueue ``cluster-queue`` whose
 quota is every GPU the stack can have: the nodes' 16, plus what Karpenter may add); the
 ``+karpenter`` stack uses one NodePool without limits, ``kueue+provreq+autoscaler`` Kueue's
-ProvisioningRequest admission check in front of cluster-autoscaler's default node groups; both use
-the same stage defaults (launch to registered 60 s, to initialized 90 s more; assumptions, see
+ProvisioningRequest admission check in front of gangkit's default node groups for cluster-autoscaler,
+with the ``least-waste`` expander named explicitly (cluster-autoscaler's ``--expander`` default since
+1.33, ``cluster-autoscaler/config/flags/flags.go``; ``random`` before); both use the same stage defaults (launch to registered 60 s, to initialized 90 s more; assumptions, see
 ``docs/reference/provisioning.md``).
 
 This module holds:
@@ -39,6 +40,7 @@ from gangkit.model.nodes import nodes
 from gangkit.model.scenario import Scenario
 from gangkit.results import plots
 from gangkit.simulate import simulate
+from gangkit.supply.autoscaler import ClusterAutoscaler, default_autoscaler
 from gangkit.supply.cloud import Stages
 from gangkit.supply.karpenter import default_karpenter
 
@@ -46,6 +48,8 @@ from gangkit.supply.karpenter import default_karpenter
 STACKS = ("pod", "gang", "kueue+gang", "kueue+gang+karpenter", "kueue+provreq+autoscaler")
 #: The reasons exercise 5.1 chooses from (codes of gangkit.results.diagnosis).
 REASONS = ("Unschedulable", "PartiallyPlaced", "GangCannotFit", "QuotaExhausted", "QuotaTooSmall", "WaitingForNodes")
+#: cluster-autoscaler's expander in the story: its ``--expander`` default since 1.33 (``config/flags/flags.go``).
+EXPANDER = "least-waste"
 #: Where each run ends at the latest (simulated seconds): four hours.
 HORIZON = 4 * 3600.0
 #: The jobs whose waits exercise 5.1 classifies: (stack, job, time in seconds).
@@ -64,6 +68,8 @@ def layered_story(stages: Stages | None = None) -> Scenario:
 
     ``stages``: how long the nodes Karpenter launches take (under a ``+karpenter`` stack; default
     :class:`~gangkit.supply.cloud.Stages`: registered 60 s after launch, initialized 90 s after that).
+    Under a ``+autoscaler`` stack the node groups are gangkit's defaults
+    (:func:`~gangkit.supply.autoscaler.default_autoscaler`) with the :data:`EXPANDER` named explicitly.
     """
     jobs = [
         job("train-a", pods=2, gpus=8, run_time=1800),
@@ -74,6 +80,7 @@ def layered_story(stages: Stages | None = None) -> Scenario:
     sc = Scenario(nodes(2, gpus=8), jobs, name="layered-story",
                     description="2 nodes x 8 GPUs; train-a, train-b: 2 x 8 GPUs at t=0; eval-c: 4 GPUs at t=60 s; "
                                 "train-d: 4 x 8 GPUs at t=120 s").with_settings(horizon=HORIZON)
+    sc.autoscaler = ClusterAutoscaler(default_autoscaler(sc).node_groups, expander=EXPANDER)
     if stages is not None:
         sc.karpenter = default_karpenter(sc, stages=stages)
     return sc
