@@ -151,7 +151,7 @@ CATALOGUE: dict[str, Code] = _table(
     ("QuotaExhausted", "diagnosis", "quota", "Kueue: not enough unused quota in its ClusterQueue (and its cohort) "
      "for the whole workload, now", "gangkit"),
     ("QuotaTooSmall", "diagnosis", "quota", "Kueue: the workload asks for more than its ClusterQueue can ever have "
-     "(nominal quota plus borrowing); it stays inadmissible, as Kueue never rejects", "gangkit"),
+     "(nominal quota plus borrowing); it stays inadmissible, as Kueue never rejects for lack of quota", "gangkit"),
     # the diagnosis (Result.diagnose), in the order a job meets them
     ("Queued", "diagnosis", "quota", "Kueue: quota would allow it, but it waits its turn", "gangkit"),
     ("AdmissionCheck", "diagnosis", "admission_check", "quota reserved; an admission check has not said Ready yet",

@@ -33,7 +33,7 @@ code                         meaning
                              its cohort) for the whole workload, now
 ``QuotaTooSmall``            Kueue: the workload asks for more than its ClusterQueue can
                              ever have (nominal quota plus borrowing): it stays
-                             inadmissible, as Kueue never rejects
+                             inadmissible, as Kueue never rejects for lack of quota
 ``Queued``                   Kueue: quota would allow it, but it waits its turn (next
                              cycle, behind a StrictFIFO head, preemption in progress)
 ``AdmissionCheck``           quota reserved; an admission check (e.g.
