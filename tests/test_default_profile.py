@@ -258,3 +258,15 @@ def test_a_run_under_the_default_profile_fills_gpu_only_nodes_in_list_order():
 
     assert used_nodes("LeastAllocated") == ["n0", "n1"]
     assert used_nodes("default-profile") == ["n0"]
+
+
+@pytest.mark.parametrize("stack, ordering", [
+    case("Volcano's allocate, no ordering", "gang", "skip"),
+    case("a backfilling book that plans with the scoring", "gang", "conservative-backfill"),
+    case("kube-scheduler with preemption", "pod", "skip"),
+])
+def test_every_layer_runs_under_the_default_profile_and_repeats_itself(stack, ordering):
+    sc = gk.scenarios.mixed(n_jobs=60, n_nodes=6, load=0.9, seed=1)
+    runs = [gk.simulate(sc, stack=stack, ordering=ordering, scoring="default-profile", preemption=stack == "pod",
+                        record="jobs").summary() for _ in range(2)]
+    assert runs[0] == runs[1] and runs[0]["jobs_finished"] == 60
