@@ -6,8 +6,31 @@ with enough room (kube-scheduler's Filter phase: NodeResourcesFit, node
 selector), then scores them (the Score phase) and takes the best:
 
 - ``LeastAllocated`` prefers the node with the largest share left free after
-  placement (spreading pods out; kube-scheduler's default strategy);
-- ``MostAllocated`` prefers the node with the smallest share left (packing).
+  placement, GPUs included (spreading pods out by free GPUs: kube-scheduler's
+  default strategy, but on the resources gangkit models; see below);
+- ``MostAllocated`` prefers the node with the smallest share left (packing);
+- ``RequestedToCapacityRatio`` draws the curve (:mod:`gangkit.engine.ratio`);
+- ``default-profile`` is what a stock kube-scheduler 1.35 does: LeastAllocated
+  on CPU and memory plus BalancedAllocation, in kube-scheduler's integer
+  arithmetic, GPUs not scored (:mod:`gangkit.engine.default_profile`).
+
+What gangkit's ``LeastAllocated`` is in real terms: the mean, over the
+resources a node models (GPUs, and CPU and memory where the node has them),
+of the share left free after placement. That is kube-scheduler's
+NodeResourcesFit ``LeastAllocated`` with a KubeSchedulerConfiguration whose
+``scoringStrategy.resources`` lists ``nvidia.com/gpu`` (and ``cpu`` and
+``memory`` when the nodes model them), all weight 1, with NodeResourcesBalancedAllocation
+adding nothing that ranks the nodes (it does not, for pods that ask for no
+CPU or memory, or on nodes that model neither), up to three differences:
+kube-scheduler rounds each resource's score down to a whole point of 0..100
+and the mean down again, so nodes less than a point apart tie (and are
+chosen at random), where gangkit ranks them by the exact share; it counts a
+pod without a CPU or memory request as 100m and 200 MiB (gangkit's
+``LeastAllocated`` counts what pods ask for); and it leaves GPUs out for a
+pod that asks for none (gangkit's ``LeastAllocated`` keeps the GPU share in
+the mean). On GPU-only nodes with pods that ask for GPUs, the ranking is the
+same but for the rounding. ``MostAllocated`` is one minus the same mean. A
+stock scheduler does not score GPUs at all: that is ``default-profile``.
 
 Ties go to the node that comes first in the cluster's node list
 (kube-scheduler picks at random among equal scores; a fixed rule keeps runs
@@ -38,7 +61,7 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 
-from gangkit.engine import ratio
+from gangkit.engine import default_profile, ratio
 from gangkit.engine.state import NodeState
 from gangkit.model.nodes import Node
 from gangkit.model.precision import TOLERANCE
@@ -89,7 +112,11 @@ class FreeCapacity:
     def __init__(self, scoring: str = "LeastAllocated", shape: tuple = ratio.PACKING,
                  resources: tuple = ratio.DEFAULT_RESOURCES):
         self.scoring = scoring
-        self.ratio = scoring == "RequestedToCapacityRatio"  # scored by a scan (gangkit.engine.ratio), not the indexes
+        self.profile = scoring == "default-profile"  # gangkit.engine.default_profile
+        # scored by a scan in integer arithmetic (gangkit.engine.ratio, gangkit.engine.default_profile), not the indexes
+        self.ratio = scoring in ("RequestedToCapacityRatio", "default-profile")
+        # default-profile only: node index -> [its pods that ask for no CPU, for no memory] (counted as 100m, 200 MiB)
+        self._defaulted: dict[int, list[int]] = {}
         self.shape, self.resources = shape, resources
         self.nodes: list[NodeState] = []
         self.by_name: dict[str, NodeState] = {}
@@ -166,6 +193,8 @@ class FreeCapacity:
         if st.ready and st.index not in self._stale:
             self._unfile(st)
         self._move(st, st.free_gpus - gpus)
+        if self.profile and (not cpu or not memory):
+            self._count_defaults(st, cpu, memory, 1)
         if st.free_cpu is not None:
             st.free_cpu -= cpu
         if st.free_memory is not None:
@@ -177,10 +206,21 @@ class FreeCapacity:
         if st.ready and st.index not in self._stale:
             self._unfile(st)
         self._move(st, st.free_gpus + gpus)
+        if self.profile and (not cpu or not memory):
+            self._count_defaults(st, cpu, memory, -1)
         if st.free_cpu is not None:
             st.free_cpu += cpu
         if st.free_memory is not None:
             st.free_memory += memory
+
+    def _count_defaults(self, st: NodeState, cpu: float, memory: int, step: int) -> None:
+        """Count a pod that asks for no CPU (no memory) on or off the node: kube-scheduler scores it as 100m
+        (200 MiB) there (every take and give is one pod's request)."""
+        counts = self._defaulted.setdefault(st.index, [0, 0])
+        if not cpu:
+            counts[0] += step
+        if not memory:
+            counts[1] += step
 
     def _unfile(self, st: NodeState) -> None:
         """Take a ready node out of the indexes until the next :meth:`_refile`."""
@@ -297,18 +337,29 @@ class FreeCapacity:
         return left if self.scoring == "LeastAllocated" else 1.0 - left
 
     def score_all(self, st: NodeState, gpus: int, cpu: float, memory: int) -> float:
-        """Score of one node for one pod on every resource it models: the mean share left free."""
+        """Score of one node for one pod on every resource it models: the mean share left free (or the integer
+        score of a scan-scored strategy)."""
         n = st.node
         if self.ratio:
-            return float(self.ratio_score(n, (st.free_gpus, st.free_cpu, st.free_memory), gpus, cpu, memory))
+            return float(self.ratio_score(n, (st.free_gpus, st.free_cpu, st.free_memory), gpus, cpu, memory, st))
         left = share_left(n.gpus, n.cpu, n.memory, st.free_gpus, st.free_cpu, st.free_memory, gpus, cpu, memory)
         return left if self.scoring == "LeastAllocated" else 1.0 - left
 
-    def ratio_score(self, n: Node, free: tuple, gpus: int, cpu: float, memory: int) -> int:
-        """RequestedToCapacityRatio's score of node ``n`` with ``free`` (GPUs, cores, bytes) for one pod."""
+    def ratio_score(self, n: Node, free: tuple, gpus: int, cpu: float, memory: int, st: NodeState | None = None) -> int:
+        """The integer score of node ``n`` with ``free`` (GPUs, cores, bytes) for one pod, under a scan-scored
+        strategy: RequestedToCapacityRatio, or the default profile (NodeResourcesFit + BalancedAllocation).
+
+        ``st``: the node's state, for the default profile's count of pods scored at 100m and 200 MiB (looked
+        up by name when not given; a planning book that asks about a future ``free`` gets today's count).
+        """
         alloc = (n.gpus, n.cpu, n.memory)
         used = tuple((a or 0) - (f if a else 0) for a, f in zip(alloc, free))
         pod = (gpus, cpu, memory)
+        if self.profile:
+            if st is None:
+                st = self.by_name.get(n.name)
+            defaulted = self._defaulted.get(st.index, (0, 0)) if st is not None else (0, 0)
+            return default_profile.total(self.resources, alloc, used, tuple(defaulted), pod)
         return ratio.score(self.shape, self.resources, alloc, tuple(u + q for u, q in zip(used, pod)), pod)
 
     def choose_by_scan(self, gpus: int, cpu: float = 0.0, memory: int = 0, selector: tuple = (),
@@ -316,7 +367,8 @@ class FreeCapacity:
         """The literal Filter and Score over every node, scoring every modelled resource.
 
         The reference that the kind index of :meth:`choose` must agree with
-        (ties go to the first node in the list).
+        (ties go to the first node in the list), and the node choice itself under the scan-scored
+        strategies (``RequestedToCapacityRatio``, ``default-profile``).
         """
         best, best_key = None, None
         for st in self.nodes:

@@ -717,6 +717,8 @@ def simulation_manifest(scenario: Scenario) -> dict:
         spec["estimateFactor"] = s.estimate_factor
     if s.kube_gang_release != RunSettings.kube_gang_release:
         spec["kubeGangRelease"] = s.kube_gang_release
+    if s.scoring == "default-profile" and s.scoring_resources != RunSettings.scoring_resources:
+        spec["scoringResources"] = [{"name": n, "weight": w} for n, w in s.scoring_resources]
     if s.scoring == "RequestedToCapacityRatio":
         spec["scoringResources"] = [{"name": n, "weight": w} for n, w in s.scoring_resources]
         spec["requestedToCapacityRatio"] = {"shape": [{"utilization": u, "score": v} for u, v in s.scoring_shape]}

@@ -242,6 +242,8 @@ def _scenario(r: Reader, docs: list, default_name: str, wheres: list[str] | None
     autoscaler = supply.read_cluster_autoscaler(r, by_kind["ClusterAutoscaler"])
     karpenter = supply.read_karpenter(r, by_kind["Karpenter"], by_kind["NodePool"])
     coscheduling = companions.coscheduling_args(r, by_kind.get("KubeSchedulerConfiguration", []))
+    settings = companions.apply_scoring(r, by_kind.get("KubeSchedulerConfiguration", []), by_kind["Simulation"],
+                                        settings)
     requests = supply.read_provisioning_requests(r, by_kind.get("ProvisioningRequest", []),
                                                  by_kind.get("PodTemplate", []), jobs)
     if not by_kind["Node"]:

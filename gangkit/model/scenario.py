@@ -35,7 +35,7 @@ STACKS = (
     "kueue+pod+karpenter", "kueue+coscheduling+karpenter", "kueue+yunikorn+karpenter", "kueue+kube-gang+karpenter",
 )
 ORDERINGS = ("skip", "strict", "easy-backfill", "conservative-backfill", "volcano-backfill", "largest-first")
-SCORINGS = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
+SCORINGS = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio", "default-profile")
 #: the resources a RequestedToCapacityRatio score may weigh (gangkit.engine.ratio)
 RATIO_RESOURCES = ("nvidia.com/gpu", "cpu", "memory")
 RECORDINGS = ("summary", "jobs", "full")
@@ -97,9 +97,22 @@ class RunSettings:
       estimated at its true run time times this factor (>= 1; 1 means exact
       estimates). Real schedulers use the users' own estimates, which are
       mostly too long.
-    - ``scoring``: kube-scheduler's NodeResourcesFit strategy for choosing
-      among nodes with room: ``LeastAllocated`` (spread, the default) or
-      ``MostAllocated`` (pack).
+    - ``scoring``: how a pod's node is chosen among those with room
+      (:mod:`gangkit.engine.capacity`). ``LeastAllocated`` (the default)
+      spreads by the mean share left free over every resource the nodes
+      model, GPUs included: kube-scheduler's NodeResourcesFit
+      ``LeastAllocated`` with ``nvidia.com/gpu`` (and ``cpu``, ``memory``
+      where nodes model them) listed in its resources, but for integer
+      rounding and the 100m/200 MiB a pod without requests counts as.
+      ``MostAllocated`` packs (one minus that mean).
+      ``RequestedToCapacityRatio`` scores through ``scoring_shape`` on
+      ``scoring_resources`` (:mod:`gangkit.engine.ratio`).
+      ``default-profile`` is a stock kube-scheduler 1.35: NodeResourcesFit
+      ``LeastAllocated`` on ``scoring_resources`` (default ``cpu`` and
+      ``memory``, so GPUs are not scored) plus NodeResourcesBalancedAllocation,
+      in kube-scheduler's integer arithmetic, pods without requests counted as
+      100m and 200 MiB (:mod:`gangkit.engine.default_profile`). Ties go to
+      the first node in the list (kube-scheduler picks one at random).
     - ``preemption``: let the pod-by-pod scheduler evict strictly
       lower-priority pods (kube-scheduler's DefaultPreemption); under the
       ``gang`` layer, run Volcano's preempt and reclaim actions.
@@ -134,8 +147,9 @@ class RunSettings:
     estimate_factor: float = 1.0
     engine: str = "auto"
     kube_gang_release: str = "1.35"
-    #: RequestedToCapacityRatio only: the shape's (utilization %, score 0..10) points and the (resource, weight)
-    #: pairs, as NodeResourcesFit's scoringStrategy gives them (gangkit.engine.ratio; kube-scheduler's defaults)
+    #: NodeResourcesFit's scoringStrategy: RequestedToCapacityRatio's shape, (utilization %, score 0..10) points,
+    #: and the (resource, weight) pairs RequestedToCapacityRatio and default-profile score (kube-scheduler's
+    #: defaults: cpu and memory, weight 1; gangkit.engine.ratio, gangkit.engine.default_profile)
     scoring_shape: tuple = ((0, 0), (100, 10))
     scoring_resources: tuple = (("cpu", 1), ("memory", 1))
 
