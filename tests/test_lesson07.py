@@ -58,6 +58,56 @@ def test_synchronous_training_with_min_member_1_deadlocks_and_holds_gpus_idle(de
     assert decision["held_idle_gpu_h"].loc[["one-GPU jobs", "independent tasks"]].eq(0.0).all()
 
 
+def test_jobs_that_never_finish_count_to_the_end_of_the_run_not_out_of_the_mean(decision):
+    """No survivorship: a deadlocked set-up's mean counts every job, the unfinished ones until the run's end."""
+    stuck = decision.loc[("synchronous training", "gang, minMember 1")]
+    assert stuck["never_started"] > 0 and stuck["jobs_finished"] + stuck["never_started"] == 150
+    # each never-started job counts at least from the last submission to the end of the five-day run
+    last_submit = max(j.submit_time for j in lesson07.decision_scenario("synchronous training", n_jobs=150).jobs)
+    assert stuck["lowest_seed_s"] > (stuck["never_started"] / 150) * (lesson07.HORIZON_S - last_submit)
+    assert stuck["mean_turnaround_s"] > decision["mean_turnaround_s"].drop(("synchronous training", "gang, minMember 1")).max()
+    others = decision.drop(("synchronous training", "gang, minMember 1"))
+    assert others["never_started"].eq(0.0).all() and others["jobs_finished"].eq(150.0).all()
+
+
+def test_run_figures_count_an_unfinished_job_until_the_end_of_the_run():
+    r = lesson07.decision_run("synchronous training", "gang", 0.8, 150, 0, 1)
+    jobs = r.jobs
+    end = r.summary()["makespan_s"]
+    expected = ((jobs["finish_s"].fillna(end) - jobs["submit_s"]).sum()) / len(jobs)
+    figures = lesson07.run_figures(r)
+    assert end == lesson07.HORIZON_S
+    assert figures["mean_turnaround_s"] == pytest.approx(expected)
+    assert figures["never_started"] == int(jobs["censored"].sum()) == len(jobs) - figures["jobs_finished"]
+
+
+@pytest.mark.parametrize(
+    "case, stack, deadlocked, most_at_once",
+    [
+        ("kube-scheduler: only the oldest waiting job holds part of its pods, nothing deadlocks", "pod", 0, (1, 1)),
+        ("gang of all pods: no job ever holds part of its pods", "gang", 0, (0, 0)),
+        ("minMember 1: newcomers go first, several jobs hold parts, every run deadlocks", "gang, minMember 1", 2, (2, 8)),
+    ],
+    ids=lambda v: v if isinstance(v, str) and ":" in v else "",
+)
+def test_partial_placements_explain_which_set_up_deadlocks(case, stack, deadlocked, most_at_once):
+    table = lesson07.partial_placements(seeds=range(2), n_jobs=150)
+    row = table.loc[stack]
+    assert row["runs_deadlocked"] == deadlocked
+    assert most_at_once[0] <= row["most_partly_placed_at_once"] <= most_at_once[1]
+
+
+def test_deadlock_story_gives_the_freed_nodes_to_the_oldest_job_or_to_the_newcomer():
+    story = lesson07.deadlock_story(seed=0).reset_index()
+    pod, gang = story[story["stack"] == "pod"], story[story["stack"] == "gang, minMember 1"]
+    partial = gang[gang["pods_held_of_8"] < 8]
+    assert len(partial) >= 2  # at least two big jobs end holding part of their pods
+    first, last = partial.iloc[0], partial.iloc[-1]
+    assert last["submitted_s"] > first["submitted_s"] and first["job"] in last["others holding part of their pods"]
+    # under kube-scheduler the same first partly placed job gets the freed nodes and completes its gang
+    assert pod[pod["job"] == first["job"]]["pods_held_of_8"].max() == 8
+
+
 @pytest.mark.parametrize(
     "mistake, outcome, layer, code",
     [
@@ -117,6 +167,19 @@ def test_each_migration_form_is_valid_against_the_real_schemas(target):
     for doc in yaml.safe_load_all(lesson07.migration_manifests(target=target)):
         if doc:
             validate_manifest(doc)
+
+
+@requires_schemas
+def test_the_printed_after_manifests_are_complete_and_valid():
+    """What the lesson prints of the after-form: every flavor a ClusterQueue names is among the printed objects."""
+    docs = [d for d in yaml.safe_load_all(lesson07.manifest_docs(lesson07.migration_manifests())) if d]
+    flavors = {d["metadata"]["name"] for d in docs if d["kind"] == "ResourceFlavor"}
+    named = {f["name"] for d in docs if d["kind"] == "ClusterQueue"
+             for group in d["spec"]["resourceGroups"] for f in group["flavors"]}
+    assert named and named <= flavors
+    assert [d["kind"] for d in docs] == ["ResourceFlavor", "ClusterQueue", "LocalQueue", "Job", "PodGroup"]
+    for doc in docs:
+        validate_manifest(doc)
 
 
 def test_before_is_the_default_scheduler_form_and_unknown_targets_are_refused():

@@ -71,8 +71,8 @@ def check_07_pods_ready_timeout(answer) -> bool:
     if value in (shortest, ready):
         tie = (f" At exactly {fmt(ready)} s the timeout and the pods' readiness fall on the same instant; gangkit "
                "handles the timeout first, so the simulator needs one second more." if shortest != ready else "")
-        print(f"Correct! The pods are ready {fmt(ready)} s after admission: Karpenter's 1 s batch window, 60 s to "
-              f"register, 90 s to initialize. Any shorter timeout evicts train before its nodes are up, each time.{tie} "
+        print(f"Correct! The pods are ready {fmt(ready)} s after admission: Karpenter's 1 s batch window (its "
+              f"BATCH_IDLE_DURATION default), then lesson 06's assumed 60 s to register and 90 s to initialize. Any shorter timeout evicts train before its nodes are up, each time.{tie} "
               "On a real cluster leave minutes of margin: node start times vary.")
         return True
     if close(value, ready - 1, 0.0):

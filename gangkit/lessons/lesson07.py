@@ -67,6 +67,10 @@ from gangkit.workloads.generators import Exponential, JobClass, Poisson, Stream
 NODES, GPUS_PER_NODE = 8, 8
 #: Mean run time of every job in the decision experiment (exponential), seconds.
 MEAN_RUN_S = 1800.0
+#: How long each run of the decision experiment lasts (simulated seconds): five days. At load 0.8 or 0.9 the 300
+#: jobs of a multi-pod kind arrive within about 76 hours and, where nothing deadlocks, all finish within 106 hours;
+#: a job that never finishes is counted until this end (a lower bound of its turnaround).
+HORIZON_S = 5 * 86400.0
 
 
 def _mix(progress: str) -> tuple[JobClass, ...]:
@@ -124,23 +128,30 @@ def decision_scenario(kind: str, load: float = 0.8, n_jobs: int = 300, seed: int
 @lru_cache(maxsize=256)
 def decision_run(kind: str, stack: str, load: float, n_jobs: int, seed: int, min_member: int | None):
     """:func:`decision_scenario` simulated under ``stack`` (remembered: the table, the explorer and the checks ask again)."""
-    return simulate(decision_scenario(kind, load, n_jobs, seed, min_member), stack=stack)
+    return simulate(decision_scenario(kind, load, n_jobs, seed, min_member), stack=stack, horizon=HORIZON_S)
 
 
 def run_figures(result) -> dict:
     """A run's figures.
 
-    ``mean_turnaround_s`` is submission to finish, over the jobs that finished: for a job of
-    independent tasks the time to its *first* pod says little (a scheduler that starts one task
-    of every job looks fast), the time to its last task's end is what its owner waits for.
+    ``mean_turnaround_s`` is submission to finish, over every job: for a job of independent
+    tasks the time to its *first* pod says little (a scheduler that starts one task of every job
+    looks fast), the time to its last task's end is what its owner waits for. A job that has not
+    finished when the run ends is counted until that end (:data:`HORIZON_S` in the decision
+    experiment), as :func:`gangkit.job_waits` counts a wait that never ended: the mean is then a
+    lower bound, and ``never_started`` says how many jobs never had all their pods running
+    (``censored`` in ``result.jobs``). Counting only the jobs that finished would keep the few
+    lucky ones of a deadlocked run and drop the rest (survivorship).
     Utilization is taken while jobs arrive (t=0 to the last submission), not over the drain.
     """
     s = result.summary()
     jobs = result.jobs
-    done = jobs.dropna(subset=["finish_s"])
-    turnaround = float((done["finish_s"] - done["submit_s"]).mean()) if len(done) else math.nan
+    end = float(s["makespan_s"])  # the end of the run (the horizon, when jobs are left unfinished)
+    finish = jobs["finish_s"].fillna(end)
+    turnaround = float((finish - jobs["submit_s"]).mean()) if len(jobs) else math.nan
     last = float(jobs["submit_s"].max())
     return {"mean_turnaround_s": turnaround, "jobs_finished": int(s["jobs_finished"]),
+            "never_started": int(jobs["censored"].sum()),
             "effective_utilization": utilization(result, 0.0, last)["effective_utilization"],
             "held_idle_gpu_h": s["held_idle_gpu_seconds"] / 3600.0, "stalled": bool(s["deadlock"] or s["stalled"])}
 
@@ -155,8 +166,10 @@ def decision_runs(kind: str, stack: str, load: float = 0.8, seeds=range(5), n_jo
 def decision_table(load: float = 0.8, seeds=range(5), n_jobs: int = 300, kinds=None, variants=None) -> pd.DataFrame:
     """The decision test, measured: each kind of job under each variant of :data:`DECISION_VARIANTS`, over ``seeds``.
 
-    Columns (means over the seeds): each run's mean turnaround of the jobs that finished (and the
-    lowest and highest seed's, to show the spread), the jobs finished, the effective utilization
+    Columns (means over the seeds): each run's mean turnaround of all its jobs, a job that never
+    finished counted until the end of the run (:func:`run_figures`; and the lowest and highest
+    seed's, to show the spread), the jobs finished, the jobs that never started (their turnaround
+    is a lower bound), the effective utilization
     while jobs arrive (GPU-time that made progress over capacity), the GPU-hours held idle (bound
     to a job that does not progress); and how many seeds' runs stalled (deadlock).
     """
@@ -169,6 +182,7 @@ def decision_table(load: float = 0.8, seeds=range(5), n_jobs: int = 300, kinds=N
             out.append({"job type": kind, "stack": variant, "mean_turnaround_s": round(float(turn.mean())),
                         "lowest_seed_s": round(float(turn.min())), "highest_seed_s": round(float(turn.max())),
                         "jobs_finished": round(float(runs["jobs_finished"].mean()), 1),
+                        "never_started": round(float(runs["never_started"].mean()), 1),
                         "effective_utilization": round(float(runs["effective_utilization"].mean()), 3),
                         "held_idle_gpu_h": round(float(runs["held_idle_gpu_h"].mean()), 1),
                         "runs_stalled": int(runs["stalled"].sum())})
@@ -432,8 +446,9 @@ def decision_explorer(kind: str = "synchronous training", load: float = 0.8) -> 
 def plot_decision(table: pd.DataFrame, ax=None):
     """:func:`decision_table` as grouped bars: mean turnaround (hours) per job type and set-up, seeds' range as whiskers.
 
-    A set-up whose runs stalled is drawn hatched, with the number of stalled runs above it: its
-    turnaround counts only the few jobs that finished before the deadlock.
+    A set-up in which jobs never started (its turnaround counts them until the end of the run, a
+    lower bound) is drawn hatched and cut at the top of the axis, which is set by the other bars,
+    with its mean turnaround, the jobs that never started and the runs that deadlocked written on it.
     """
     if ax is None:
         fig = Figure(figsize=(9, 3.4))
@@ -442,27 +457,100 @@ def plot_decision(table: pd.DataFrame, ax=None):
     variants = list(dict.fromkeys(table.index.get_level_values(1)))
     width = 0.8 / len(variants)
     colours = plots.OKABE_ITO
+    whole = table[table["never_started"] == 0]
+    top = 1.35 * float((whole if len(whole) else table)["highest_seed_s"].max()) / 3600
     for k, variant in enumerate(variants):
-        xs, hs, lo, hi, stalled = [], [], [], [], []
         for i, kind in enumerate(kinds):
             row = table.loc[(kind, variant)]
-            xs.append(i + (k - (len(variants) - 1) / 2) * width)
-            hs.append(row["mean_turnaround_s"] / 3600)
-            lo.append((row["mean_turnaround_s"] - row["lowest_seed_s"]) / 3600)
-            hi.append((row["highest_seed_s"] - row["mean_turnaround_s"]) / 3600)
-            stalled.append(int(row["runs_stalled"]))
-        bars = ax.bar(xs, hs, width, yerr=[lo, hi], capsize=3, label=variant, color=colours[k % len(colours)],
-                      edgecolor="black", linewidth=0.5)
-        for bar, n in zip(bars, stalled, strict=True):
-            if n:
+            x = i + (k - (len(variants) - 1) / 2) * width
+            h = row["mean_turnaround_s"] / 3600
+            censored = row["never_started"] > 0
+            err = None if censored else [[(row["mean_turnaround_s"] - row["lowest_seed_s"]) / 3600],
+                                         [(row["highest_seed_s"] - row["mean_turnaround_s"]) / 3600]]
+            (bar,) = ax.bar([x], [min(h, top)], width, yerr=err, capsize=3, color=colours[k % len(colours)],
+                            edgecolor="black", linewidth=0.5, label=variant if i == 0 else None)
+            if censored:
                 bar.set_hatch("//")
-                ax.annotate(f"{n} runs\ndeadlocked", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                            xytext=(0, 14), textcoords="offset points", ha="center", fontsize=8)
+                jobs = row["jobs_finished"] + row["never_started"]
+                ax.annotate(f"bar cut: at least {h:.0f} h;\n{row['never_started']:g} of {jobs:g} jobs\nnever started "
+                            f"(mean);\n{int(row['runs_stalled'])} runs deadlocked", (x, min(h, top)), xytext=(-4, -4),
+                            textcoords="offset points", ha="right", va="top", fontsize=8,
+                            bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none"})
+    ax.set_ylim(0, top)
     ax.set_xticks(range(len(kinds)), kinds)
     ax.set_ylabel("mean turnaround (hours)")
     ax.legend(frameon=False, fontsize=9, loc="upper left")
-    ax.set_title("Submission to finish, mean over seeds (whiskers: lowest and highest seed)", fontsize=10, loc="left")
+    ax.set_title("Submission to finish, mean over seeds (whiskers: lowest and highest seed; a job that never "
+                 "finished counts to the end of the run)", fontsize=9, loc="left")
     return ax
+
+
+def _partly_placed(result) -> tuple[int, int]:
+    """(the most jobs that held some but not all of their pods at one instant, the jobs that ever did)."""
+    pods, jobs = result.pods, result.jobs.set_index("job")
+    end = float(result.summary()["makespan_s"])
+    steps = []
+    for name, first in pods.dropna(subset=["bound_s"]).groupby("job")["bound_s"].min().items():
+        start = jobs.at[name, "start_s"]
+        start = end if math.isnan(start) else float(start)
+        if start > first:  # bound some pods at ``first``, all of them only at ``start`` (or never)
+            steps += [(float(first), 1), (start, -1)]
+    most = now = 0
+    for _, step in sorted(steps, key=lambda e: (e[0], e[1])):  # an interval that ends frees its slot first
+        now += step
+        most = max(most, now)
+    return most, len(steps) // 2
+
+
+def partial_placements(load: float = 0.8, seeds=range(5), n_jobs: int = 300) -> pd.DataFrame:
+    """Synchronous training under each set-up: how many jobs held part of their pods at once, and the deadlocks.
+
+    A job is *partly placed* from its first pod's binding until all its pods run (or the run's end):
+    it holds GPUs and does nothing. Columns: the runs that deadlocked, the most jobs partly placed
+    at one instant (the largest over the seeds), and the jobs ever partly placed (mean over seeds).
+    """
+    out = []
+    for variant, (stack, min_member) in DECISION_VARIANTS.items():
+        runs = [decision_run("synchronous training", stack, float(load), int(n_jobs), int(seed), min_member)
+                for seed in seeds]
+        parts = [_partly_placed(r) for r in runs]
+        out.append({"stack": variant, "runs_deadlocked": sum(bool(r.summary()["deadlock"]) for r in runs),
+                    "most_partly_placed_at_once": max(m for m, _ in parts),
+                    "jobs_ever_partly_placed": round(sum(n for _, n in parts) / len(parts), 1)})
+    return pd.DataFrame(out).set_index("stack")
+
+
+def deadlock_story(seed: int = 0, load: float = 0.8) -> pd.DataFrame:
+    """Where ``pod`` and ``gang, minMember 1`` part: the bindings of the whole-cluster jobs (8 pods x 8 GPUs), one seed.
+
+    Synchronous training at ``load``, both set-ups on the same arrivals, up to the last binding of
+    a big job in the ``minMember 1`` run (after which that run holds every node and never binds a
+    big pod again). Per binding: the job, when it was submitted, the pods bound then, the pods it
+    holds out of 8, and, for Volcano, whether the gang plugin calls the job *ready* (held >= minMember).
+    """
+    rows = []
+    runs = {"pod": decision_run("synchronous training", "pod", float(load), 300, int(seed), None),
+            "gang, minMember 1": decision_run("synchronous training", "gang", float(load), 300, int(seed), 1)}
+    big = {variant: set(r.jobs.loc[r.jobs["pods"] == NODES, "job"]) for variant, r in runs.items()}
+    ev = runs["gang, minMember 1"].events
+    until = float(ev.loc[(ev["event"] == "pod_bound") & ev["job"].isin(big["gang, minMember 1"]), "time_s"].max())
+    for variant, r in runs.items():
+        ev = r.events
+        submitted = r.jobs.set_index("job")["submit_s"]
+        keep = ev[ev["job"].isin(big[variant]) & ev["event"].isin(["pod_bound", "finished"]) & (ev["time_s"] <= until)]
+        held: dict[str, int] = {}
+        for (t, name, event), part in keep.groupby(["time_s", "job", "event"], sort=False):
+            if event == "finished":
+                held.pop(name, None)
+                continue
+            held[name] = held.get(name, 0) + len(part)
+            rows.append({"stack": variant, "time_s": round(float(t), 1), "job": name,
+                         "submitted_s": round(float(submitted[name]), 1), "pods_bound_now": len(part),
+                         "pods_held_of_8": held[name],
+                         "gang plugin: ready?": "-" if variant == "pod" else ("yes" if held[name] >= 1 else "no"),
+                         "others holding part of their pods": ", ".join(
+                             f"{j} ({n} of {NODES})" for j, n in held.items() if j != name and n < NODES) or "none"})
+    return pd.DataFrame(rows).set_index(["stack", "time_s"])
 
 
 def _last(result, name: str, column: str = "value", **labels):
@@ -524,7 +612,7 @@ def eviction_cycle(until: float = 900.0) -> pd.DataFrame:
     return out.set_index("time_s")
 
 
-def manifest_docs(text: str, kinds=("ClusterQueue", "LocalQueue", "Job", "PodGroup")) -> str:
+def manifest_docs(text: str, kinds=("ResourceFlavor", "ClusterQueue", "LocalQueue", "Job", "PodGroup")) -> str:
     """Only the documents of ``kinds`` from a multi-document YAML text (:func:`gangkit.manifests.dump.select_documents`)."""
     return select_documents(text, kinds)
 
