@@ -11,7 +11,7 @@ ordering (``gangkit.lessons.lesson04.story_table``). And the packing experiment:
 both orderings and both node scorings for each seed of ``lesson04.PACKING`` (``lesson04.packing_rows``).
 Simulated figures.
 
-    python tools/make_lesson04_data.py                          # from the repository root (about 15 minutes on 2 cores)
+    python tools/make_lesson04_data.py                          # from the repository root (about 16 minutes of CPU)
     python tools/make_lesson04_data.py --check                  # exit 1 if the committed file differs
     python tools/make_lesson04_data.py --check --loads 0.6 --seeds 0   # re-run only these rows and compare
 """

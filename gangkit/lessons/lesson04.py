@@ -427,8 +427,9 @@ SUMMARY_LOADS = (0.6, 0.8, 0.9, 1.0)
 
 
 def sweep_summary(data: pd.DataFrame, loads=SUMMARY_LOADS, seeds=(0, 1, 2, 3)) -> pd.DataFrame:
-    """One readable table of the sweep: per load and ordering, the waits (hours), the carried utilization in
-    the window with its 95% band, and the verdict of :func:`verdicts` (over ``seeds``, which every ordering ran).
+    """One readable table of the sweep: per load and ordering, the waits (hours), the load offered to the
+    window and the utilization carried in it, the half-width of the 95% band of their difference, and the
+    verdict of :func:`verdicts` (over ``seeds``, which every ordering ran; the 8000-job runs only).
     """
     common = main_rows(data)
     common = common[common["seed"].isin(list(seeds)) & common["load"].isin(list(loads))]
