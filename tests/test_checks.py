@@ -322,13 +322,18 @@ _SAT_LESSON = lesson04.saturated("strict", lesson04.NODE_SHARE)["effective_utili
 _STARVED = checks_04._starved()  # (job, wait under skip, mean gang wait under skip, same job under strict, strict's worst)
 
 CASES_04 = [
-    # --- 4.1: the load at which strict stops being stable, mix with 30% whole-node gangs
-    (check_04_saturation_load, "right", _SAT, True, ["Correct!", "strict keeps", "naive capacity bound says 1"]),
+    # --- 4.1: strict's utilization in the saturated system (its stability limit), mix with 30% whole-node gangs
+    (check_04_saturation_load, "right", _SAT, True, ["Correct!", "strict keeps", "naive capacity bound says 1",
+                                                     "lesson04.verdicts"]),
     (check_04_saturation_load, "right, rounded", round(_SAT, 2), True, ["Correct!"]),
     (check_04_saturation_load, "right as a percentage", round(_SAT * 100, 1), True, ["Correct!", "percentage"]),
     (check_04_saturation_load, "the naive bound", 1, False, ["naive capacity bound", "saturated"]),
     (check_04_saturation_load, "the idle share", _SAT_IDLE, False, ["left free while jobs wait"]),
     (check_04_saturation_load, "the lesson's mix", _SAT_LESSON, False, ["lesson's mix", "node_share=0.3"]),
+    (check_04_saturation_load, "a sweep's first load past the limit", round(_SAT + 0.07, 2), False,
+     ["within one sweep step", "first load past the limit", "asks for that figure itself"]),
+    (check_04_saturation_load, "a sweep's last stable load", round(_SAT - 0.07, 2), False,
+     ["within one sweep step", "last stable load"]),
     (check_04_saturation_load, "too high", 0.95, False, ["cannot keep up"]),
     (check_04_saturation_load, "too low", 0.5, False, ["still keeps up"]),
     (check_04_saturation_load, "a word", "stable", False, ["got the text 'stable'"]),

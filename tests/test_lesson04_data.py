@@ -75,7 +75,8 @@ def test_the_command_refuses_a_grid_it_cannot_compare(args, says, capsys):
 
 def test_the_committed_file_holds_the_whole_grid():
     data = lesson04.sweep_data()
-    assert len(data) == sum(len(g["ordering"]) * len(g["load"]) * len(g["seed"]) for g in lesson04.SWEEP_GRIDS)
+    assert len(data) == sum(len(g["ordering"]) * len(g["load"]) * len(g["seed"]) * len(g["n_jobs"])
+                            for g in lesson04.SWEEP_GRIDS)
     assert list(data.columns) == lesson04.SWEEP_COLUMNS
     assert lesson04.SWEEP_DATA.read_text().startswith("# Lesson 04 load sweep (simulated")
     story = lesson04.story_data()
@@ -161,15 +162,79 @@ def test_the_sweep_summary_is_one_table_of_the_loads_every_ordering_ran():
     table = lesson04.sweep_summary(lesson04.sweep_data())
     assert list(table.index.get_level_values("load").unique()) == list(lesson04.SUMMARY_LOADS)
     assert table.notna().all().all()  # every ordering ran every one of these loads
-    skip = table.xs("skip", level="ordering")["utilization"]
-    assert skip[0.8] > skip[1.0]  # the lesson's reading: skip's utilization falls past 0.8 (starvation)
+    assert set(table["verdict"]) <= set(lesson04.VERDICTS)
+
+
+def _seeds(load, carried, slopes=(0.0, 0.0, 0.0, 0.0, 0.0)):
+    """Rows of one (ordering, load) point: one seed per carried utilization, with these queue slopes."""
+    return pd.DataFrame({"ordering": "strict", "load": load, "seed": range(len(carried)), "window_offered_load": load,
+                         "window_effective_utilization": carried, "queue_slope_per_h": slopes[:len(carried)]})
+
+
+@pytest.mark.parametrize("rows, verdict", [
+    (_seeds(0.6, [0.595, 0.60, 0.605, 0.598, 0.602]), "stable"),
+    (_seeds(0.8, [0.72, 0.73, 0.715, 0.725, 0.72]), "unstable"),
+    (_seeds(0.8, [0.87, 0.98, 0.85, 0.90, 0.88]), "not stationary"),
+    (_seeds(0.8, [0.70, 0.90, 0.75, 0.85, 0.80]), "undecided"),
+    (_seeds(0.6, [0.595, 0.60, 0.605, 0.598, 0.602], slopes=(2.0, 2.5, 1.8, 2.2, 2.1)), "unstable"),
+    (_seeds(0.6, [0.595, 0.60, 0.605, 0.598, 0.602], slopes=(-2.0, -2.5, -1.8, -2.2, -2.1)), "stable"),
+    (_seeds(1.0, [0.995, 1.0, 0.99, 1.0, 0.998]), "unstable"),
+], ids=["carried matches offered in a narrow band: stable",
+        "carried below offered: unstable",
+        "carried above offered, the window drains a backlog: not stationary",
+        "offered inside a wide band: undecided",
+        "the queue grows although the GPUs keep up: unstable",
+        "a shrinking queue alone is no evidence: stable",
+        "an offered load at the capacity bound: unstable"])
+def test_the_verdict_needs_carried_to_match_offered_and_a_queue_that_does_not_grow(rows, verdict):
+    assert lesson04.verdicts(rows)["verdict"].tolist() == [verdict]
+
+
+@pytest.mark.parametrize("verdicts, expected", [
+    (["stable", "stable", "unstable", "unstable"], (0.6, 0.7)),
+    (["stable", "not stationary", "stable", "unstable"], (0.5, 0.6)),
+    (["undecided", "stable", "unstable", "unstable"], (math.nan, 0.5)),
+    (["stable", "stable", "stable", "stable"], (0.8, math.nan)),
+], ids=["stable up to 0.6, unstable from 0.7", "a point that is not stationary ends the stable run",
+        "the lowest load undecided: no stable load", "stable everywhere: no upper end"])
+def test_the_stability_limit_is_bracketed_by_the_verdicts(verdicts, expected):
+    table = pd.DataFrame({"ordering": "strict", "load": [0.5, 0.6, 0.7, 0.8], "verdict": verdicts})
+    got = lesson04.stability_limit(table, "strict")
+    assert all((math.isnan(a) and math.isnan(b)) or a == b for a, b in zip(got, expected))
+
+
+def test_the_saturated_strict_figure_lies_in_the_sweeps_bracket():
+    """The lesson's two methods agree: strict's saturated utilization lies between its last stable load
+    and the next load of the sweep."""
+    low, high = lesson04.stability_limit(lesson04.verdicts(lesson04.main_rows(lesson04.sweep_data())), "strict")
+    sat = lesson04.saturated("strict", n_jobs=2000)["effective_utilization"]
+    assert low <= sat <= high
+
+
+def test_the_window_study_needs_long_runs_to_judge_skip_at_load_0_8():
+    """skip at load 0.8: 2000-job runs cannot decide (the band is wide), 16000-job runs can; strict is
+    unstable at every length."""
+    study = lesson04.window_study(lesson04.sweep_data()).set_index(["ordering", "n_jobs"])
+    assert study.loc[("skip", 2000), "verdict"] != "stable"
+    assert study.loc[("skip", 2000), "excess ±"] > 5 * study.loc[("skip", 16000), "excess ±"]
+    assert set(study.loc["strict", "verdict"]) == {"unstable"}
+
+
+def test_the_window_offered_load_is_the_streams():
+    """The file's window_offered_load is what the stream gives, and near the nominal load."""
+    data = lesson04.sweep_data()
+    row = data[(data["ordering"] == "skip") & (data["load"] == 0.6) & (data["seed"] == 1)
+               & (data["n_jobs"] == lesson04.SWEEP_N_JOBS)].iloc[0]
+    assert row["window_offered_load"] == lesson04.window_offered_load(0.6, 1, lesson04.SWEEP_N_JOBS)
+    assert abs(row["window_offered_load"] - 0.6) < 0.06
 
 
 @pytest.mark.parametrize("grid", [
-    {"ordering": ["strict"], "load": [0.6], "seed": [1], "n_jobs": [2000]},
-    {"ordering": ["skip"], "load": [0.9], "seed": [3], "n_jobs": [2000]},
-    {"ordering": ["easy-backfill"], "load": [0.5], "seed": [0], "n_jobs": [2000]},
-])
+    {"ordering": ["strict"], "load": [0.6], "seed": [1], "n_jobs": [8000]},
+    {"ordering": ["skip"], "load": [0.9], "seed": [3], "n_jobs": [8000]},
+    {"ordering": ["easy-backfill"], "load": [0.6], "seed": [0], "n_jobs": [8000]},
+    {"ordering": ["skip"], "load": [0.8], "seed": [2], "n_jobs": [2000]},
+], ids=["strict", "skip", "a backfilling ordering", "a point of the window study"])
 def test_the_live_sweep_gives_the_files_rows(grid):
     """sweep_data(live=True) on a point of the file: the same table as the file, to the last bit."""
     live = lesson04.sweep_data(live=True, grids=[grid], workers=1)

@@ -2,15 +2,16 @@
 
 The grids are ``gangkit.lessons.lesson04.SWEEP_GRIDS``: the lesson's mix (90% one-GPU jobs, 10% whole-node
 gangs, exponential run times of mean 30 minutes, 4 nodes x 8 GPUs, stack gang) under each
-ordering, at each offered load, for each seed, 2000 jobs per run (strict and skip at 12 loads and
-5 seeds; the backfilling orderings, slower, at 6 loads and 3 seeds); one row per run with the
+ordering, at each offered load, for each seed, 8000 jobs per run (strict and skip at 12 loads and
+5 seeds; the backfilling orderings, slower, at 5 loads and 4 seeds), and the window study (strict and
+skip at load 0.8 with 2000, 4000 and 16000 jobs, 5 seeds); one row per run with the
 columns ``gangkit.lessons.lesson04.SWEEP_COLUMNS`` (metrics of ``gangkit.results.waiting``). And the starvation
 story: the wait of every whole-node gang of one run (``gangkit.lessons.lesson04.STORY``) under every
 ordering (``gangkit.lessons.lesson04.story_table``). And the packing experiment: the story's run under
 both orderings and both node scorings for each seed of ``lesson04.PACKING`` (``lesson04.packing_rows``).
 Simulated figures.
 
-    python tools/make_lesson04_data.py                          # from the repository root (a few minutes)
+    python tools/make_lesson04_data.py                          # from the repository root (about 16 minutes of CPU)
     python tools/make_lesson04_data.py --check                  # exit 1 if the committed file differs
     python tools/make_lesson04_data.py --check --loads 0.6 --seeds 0   # re-run only these rows and compare
 """
@@ -32,7 +33,7 @@ OUTPUT = ROOT / "gangkit" / "data" / "lesson04_sweep.csv"
 STORY_OUTPUT = ROOT / "gangkit" / "data" / "lesson04_story.csv"
 PACKING_OUTPUT = ROOT / "gangkit" / "data" / "lesson04_packing.csv"
 COMMAND = "python tools/make_lesson04_data.py"
-KEYS = ["ordering", "load", "seed"]
+KEYS = ["ordering", "load", "seed", "n_jobs"]
 
 
 def reduced_grids(loads=None, seeds=None, orderings=None) -> list[dict]:

@@ -21,8 +21,12 @@ Everything here is a plain function over :mod:`gangkit.workloads.generators`,
 - :data:`SWEEP_GRIDS` and :func:`sweep_table` are the load sweep whose
   results are committed in ``gangkit/data/lesson04_sweep.csv`` (made by
   ``python tools/make_lesson04_data.py``; a test re-runs part of it);
-  :func:`sweep_data` reads it, or with ``live=True`` runs the ``strict``
-  and ``skip`` part live;
+  :func:`sweep_data` reads it, or with ``live=True`` runs a part of it live;
+- :func:`verdicts` judges each ordering and load over its seeds: stable only
+  if the carried utilization matches the offered load within its confidence
+  band and the queue does not grow; :func:`stability_limit` reads the
+  stability limit off the verdicts, and :func:`window_study` shows why the
+  runs are 8000 jobs long;
 - :func:`packing_rows` and :func:`packing_table` are the same story with pods
   spread over the nodes or packed onto the fullest (committed in
   ``gangkit/data/lesson04_packing.csv``): packing leaves whole nodes free
@@ -53,7 +57,7 @@ import ipywidgets as W
 import pandas as pd
 from matplotlib.figure import Figure
 
-from gangkit.analysis.sweep import points, sweep
+from gangkit.analysis.sweep import points, scenario_for, sweep
 from gangkit.lessons.explorer import Explorer
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.nodes import nodes
@@ -219,20 +223,33 @@ def sla_table(load: float = SLA["load"], seed: int = SLA["seed"], waiting_time: 
 
 
 # --------------------------------------------------------------------------- the sweep
+#: Jobs per run of the sweep. Half of the arrival period is warm-up, the other half the window the
+#: verdict reads (:func:`gangkit.results.waiting.stability`); at 8000 jobs the window is about 130
+#: simulated hours at load 0.8. 2000 jobs were too few: a run near the limit still drained the
+#: backlog of its warm-up in the window (:data:`WINDOW_GRID` measures it).
+SWEEP_N_JOBS = 8000
 #: The load sweep of the committed data file: every combination of each of these grids
-#: (strict and skip finely, to find the stability limit; the slower backfilling orderings coarsely).
+#: (strict and skip finely, to find the stability limit; the slower backfilling orderings coarsely;
+#: then :data:`WINDOW_GRID`).
 SWEEP_GRIDS = (
     {"ordering": list(ORDERINGS), "load": [0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 1.0, 1.1],
-     "seed": [0, 1, 2, 3, 4], "n_jobs": [2000]},
-    {"ordering": list(BACKFILL_ORDERINGS), "load": [0.5, 0.6, 0.7, 0.8, 0.9, 1.0], "seed": [0, 1, 2],
-     "n_jobs": [2000]},
+     "seed": [0, 1, 2, 3, 4], "n_jobs": [SWEEP_N_JOBS]},
+    {"ordering": list(BACKFILL_ORDERINGS), "load": [0.6, 0.7, 0.8, 0.9, 1.0], "seed": [0, 1, 2, 3],
+     "n_jobs": [SWEEP_N_JOBS]},
+    {"ordering": list(ORDERINGS), "load": [0.8], "seed": [0, 1, 2, 3, 4], "n_jobs": [2000, 4000, 16000]},
 )
 #: The first grid, strict and skip (kept under this name for the lesson's text).
 SWEEP_GRID = SWEEP_GRIDS[0]
+#: The part of the sweep the lesson can run live (``sweep_data(live=True)``): strict and skip near their
+#: stability limits, 30 runs.
+LIVE_GRID = {"ordering": list(ORDERINGS), "load": [0.7, 0.75, 0.8], "seed": [0, 1, 2, 3, 4], "n_jobs": [SWEEP_N_JOBS]}
+#: How long a run must be: strict and skip at load 0.8 with shorter and longer streams than the
+#: sweep's (with the sweep's own 8000-job rows, the window study of the lesson).
+WINDOW_GRID = SWEEP_GRIDS[2]
 #: The columns the data file keeps.
 SWEEP_COLUMNS = [
     "scenario", "ordering", "load", "seed", "n_jobs", "stability", "queue_slope_per_h", "queue_slope_low_per_h",
-    "queue_slope_high_per_h", "window_effective_utilization", "window_idle_while_waiting", "effective_utilization",
+    "queue_slope_high_per_h", "window_offered_load", "window_effective_utilization", "window_idle_while_waiting", "effective_utilization",
     "mean_wait_s", "p95_wait_s", "max_wait_s", "mean_bounded_slowdown", "censored",
     "mean_wait_s[1]", "p95_wait_s[1]", "max_wait_s[1]",
     "mean_wait_s[2-8]", "p95_wait_s[2-8]", "max_wait_s[2-8]", "starvation_wait_s",
@@ -249,9 +266,27 @@ def sweep_grid(grids=None) -> list[dict]:
     return out
 
 
+def window_offered_load(load: float, seed: int, n_jobs: int, stream: Stream | None = None) -> float:
+    """The load the stability window of a sweep run was actually offered: the GPU-seconds of the jobs
+    submitted in it (the second half of the arrival period, as :func:`gangkit.results.waiting.stability`
+    cuts it) over the window's GPU capacity. A property of the stream alone, no simulation; a seed's
+    random arrivals and run times make it differ from the nominal ``load`` by a few percent. ``stream``:
+    the workload (default :func:`mix_stream`, the lesson's mix)."""
+    sc = scenario_for({"scenario": stream or mix_stream(), "load": load, "seed": seed, "n_jobs": n_jobs})
+    submit = [j.submit_time for j in sc.jobs]
+    first, last = min(submit), max(submit)
+    a, b = first + (last - first) / 2, last
+    if not b > a:
+        return float("nan")
+    work = sum(j.run_time * sum(ps.gpus * ps.count for ps in j.pod_sets) for j in sc.jobs if a <= j.submit_time < b)
+    return round(work / (N_NODES * GPUS_PER_NODE * (b - a)), 4)
+
+
 def sweep_table(grids=None, **kwargs) -> pd.DataFrame:
-    """Run the sweep (:func:`gangkit.analysis.sweep`) and keep :data:`SWEEP_COLUMNS`."""
+    """Run the sweep (:func:`gangkit.analysis.sweep`), add :func:`window_offered_load`, keep :data:`SWEEP_COLUMNS`."""
     table = sweep(sweep_grid(grids), **kwargs)
+    table["window_offered_load"] = [window_offered_load(lo, se, n) for lo, se, n in
+                                    zip(table["load"], table["seed"], table["n_jobs"])]
     return table[SWEEP_COLUMNS]
 
 
@@ -261,15 +296,15 @@ SWEEP_KEYS = ["ordering", "load", "seed", "n_jobs"]
 
 def sweep_data(live: bool = False, grids=None, workers: int | None = None) -> pd.DataFrame:
     """The sweep's rows: the committed file's (``gangkit/data/lesson04_sweep.csv``), or, with
-    ``live=True``, the points of ``grids`` (default: :data:`SWEEP_GRID`, the 120 runs of ``strict``
-    and ``skip``) simulated here and now in ``workers`` processes, in place of the file's rows with the
+    ``live=True``, the points of ``grids`` (default: :data:`LIVE_GRID`, 30 runs of ``strict`` and
+    ``skip``) simulated here and now in ``workers`` processes, in place of the file's rows with the
     same :data:`SWEEP_KEYS` (points the file lacks come last). The other rows still come from the file:
-    the backfilling orderings' 72 runs take about twice as long as the 120. A live row goes through the
-    file's CSV form, so a live table of the file's grid equals the file's, dtypes included."""
+    the whole grid takes many minutes (the backfilling orderings' 80 runs nearly all of it). A live row
+    goes through the file's CSV form, so a live table of the file's grid equals the file's, dtypes included."""
     committed = pd.read_csv(SWEEP_DATA, comment="#")
     if not live:
         return committed
-    grids = [SWEEP_GRID] if grids is None else list(grids)
+    grids = [LIVE_GRID] if grids is None else list(grids)
     for i, grid in enumerate(grids):
         missing = [k for k in SWEEP_KEYS if not isinstance(grid, dict) or k not in grid]
         if missing:
@@ -284,6 +319,11 @@ def sweep_data(live: bool = False, grids=None, workers: int | None = None) -> pd
     return rows.reset_index()[list(committed.columns)]
 
 
+def main_rows(data: pd.DataFrame) -> pd.DataFrame:
+    """The sweep's own rows, those of :data:`SWEEP_N_JOBS` jobs (not the window study's shorter and longer runs)."""
+    return data[data["n_jobs"] == SWEEP_N_JOBS]
+
+
 def by_load(data: pd.DataFrame, column: str, orderings=None) -> pd.DataFrame:
     """``column`` averaged over seeds: one row per load, one column per ordering (NaN where not run)."""
     table = data.pivot_table(index="load", columns="ordering", values=column, aggfunc="mean")
@@ -292,33 +332,141 @@ def by_load(data: pd.DataFrame, column: str, orderings=None) -> pd.DataFrame:
 
 
 def unstable_share(data: pd.DataFrame, orderings=None) -> pd.DataFrame:
-    """The share of seeds whose run reads ``unstable``, per load and ordering."""
+    """The share of seeds whose run reads ``unstable`` (the queue-slope test alone), per load and ordering."""
     flagged = data.assign(unstable=(data["stability"] == "unstable").astype(float))
     return by_load(flagged, "unstable", orderings)
+
+
+# --------------------------------------------------------------------------- the verdict
+#: A stable verdict needs the band of carried minus offered utilization no wider than this on each side
+#: (half the sweep's finest load step, 0.05: narrower, and neighbouring loads are told apart).
+PRECISION = 0.025
+#: The verdicts of :func:`verdicts`, in the order they are tried.
+VERDICTS = ("unstable", "not stationary", "undecided", "stable")
+
+
+def _band(values: pd.Series, confidence: float) -> tuple[float, float]:
+    """Mean over seeds and the half-width of its ``confidence`` interval (Student t; NaN for one seed)."""
+    n = len(values)
+    if n < 2:
+        return float(values.mean()), float("nan")
+    t = waiting.t_quantile(0.5 + confidence / 2, n - 1)
+    return float(values.mean()), t * float(values.std(ddof=1)) / n ** 0.5
+
+
+def verdicts(data: pd.DataFrame, confidence: float = 0.95, precision: float = PRECISION,
+             stream: Stream | None = None) -> pd.DataFrame:
+    """Is each (ordering, load) stable? One row each, judged over its seeds.
+
+    A run is stationary and keeps up only if, in its window (the second half of the arrivals, as
+    :func:`gangkit.results.waiting.stability` cuts it), the GPUs carry what arrives: the *carried*
+    utilization (``window_effective_utilization``) matches the load the window was offered
+    (``window_offered_load``: the nominal load as this seed's random stream realised it), and the
+    queue does not grow. By conservation of work, carried minus offered is the backlog of work
+    worked off over the window (per GPU and unit of time): below 0 the backlog grows, above 0 the
+    window is still working off a backlog from before it. Over the seeds, with ``confidence``
+    intervals (Student t) of the mean of carried minus offered (the *excess*) and of the queue slope:
+
+    - ``unstable``: the excess band lies below 0 (work arrives faster than it is done), or the
+      slope band lies above 0 (the queue of jobs grows), or the nominal load is at least the
+      capacity bound 1 (nothing carries more than every GPU);
+    - ``not stationary``: the excess band lies above 0: the window drains a backlog of its warm-up,
+      so the runs are too short to judge;
+    - ``undecided``: the excess band holds 0 but is wider than ``precision`` on either side (more
+      seeds or longer runs needed);
+    - ``stable``: the excess band holds 0 and is no wider than ``precision``, and the slope band
+      does not lie above 0.
+
+    A queue that shrinks is not used as evidence (its slope in jobs is small and noisy; a backlog
+    being worked off shows as a positive excess). Two tests at ``confidence`` each: a stable point
+    reads otherwise now and then, and a point just past its limit may need longer runs to show it.
+    The columns ``carried`` and ``offered`` are means over the seeds. A table of :func:`gangkit.sweep`
+    lacks ``window_offered_load``: it is computed from ``stream`` (default :func:`mix_stream`), which
+    must be the stream the sweep ran.
+    """
+    if "window_offered_load" not in data.columns:
+        data = data.assign(window_offered_load=[window_offered_load(lo, se, n, stream) for lo, se, n in
+                                                zip(data["load"], data["seed"], data["n_jobs"])])
+    rows = []
+    for (ordering, load), g in data.groupby(["ordering", "load"], sort=False):
+        excess, e_half = _band(g["window_effective_utilization"] - g["window_offered_load"], confidence)
+        slope, s_half = _band(g["queue_slope_per_h"], confidence)
+        if load >= naive_bound() or excess + e_half < 0 or slope - s_half > 0:
+            verdict = "unstable"
+        elif excess - e_half > 0:
+            verdict = "not stationary"
+        elif not e_half <= precision:
+            verdict = "undecided"
+        else:
+            verdict = "stable"
+        rows.append((ordering, load, len(g), round(float(g["window_offered_load"].mean()), 4),
+                     round(float(g["window_effective_utilization"].mean()), 4), round(excess, 4), round(e_half, 4),
+                     round(slope, 3), round(s_half, 3), verdict))
+    out = pd.DataFrame(rows, columns=["ordering", "load", "seeds", "offered", "carried", "excess", "excess ±",
+                                      "queue slope (jobs/h)", "slope ±", "verdict"])
+    order = {o: i for i, o in enumerate((*ORDERINGS, *BACKFILL_ORDERINGS))}
+    return out.sort_values(["ordering", "load"], key=lambda c: c.map(order) if c.name == "ordering" else c,
+                           kind="stable").reset_index(drop=True)
+
+
+def stability_limit(table: pd.DataFrame, ordering: str) -> tuple[float, float]:
+    """From :func:`verdicts`: (the highest load up to which every load of the sweep reads ``stable``, the
+    next load of the sweep). The ordering's stability limit lies between them; NaN where there is none."""
+    rows = table[table["ordering"] == ordering].sort_values("load")
+    last, nxt = float("nan"), float("nan")
+    for load, verdict in zip(rows["load"], rows["verdict"]):
+        if verdict != "stable":
+            nxt = float(load)
+            break
+        last = float(load)
+    return last, nxt
 
 
 #: The loads every ordering of the sweep ran, for the lesson's one table.
 SUMMARY_LOADS = (0.6, 0.8, 0.9, 1.0)
 
 
-def sweep_summary(data: pd.DataFrame, loads=SUMMARY_LOADS, seeds=(0, 1, 2)) -> pd.DataFrame:
-    """One readable table of the sweep: per load and ordering, the waits (hours), the utilization in the
-    stability window and the share of seeds that read unstable (means over ``seeds``, which every ordering ran).
+def sweep_summary(data: pd.DataFrame, loads=SUMMARY_LOADS, seeds=(0, 1, 2, 3)) -> pd.DataFrame:
+    """One readable table of the sweep: per load and ordering, the waits (hours), the load offered to the
+    window and the utilization carried in it, the half-width of the 95% band of their difference, and the
+    verdict of :func:`verdicts` (over ``seeds``, which every ordering ran; the 8000-job runs only).
     """
-    common = data[data["seed"].isin(list(seeds)) & data["load"].isin(list(loads))]
+    common = main_rows(data)
+    common = common[common["seed"].isin(list(seeds)) & common["load"].isin(list(loads))]
     columns = {"mean_wait_s[1]": "one-GPU mean wait (h)", "mean_wait_s[2-8]": "gang mean wait (h)",
                "max_wait_s[2-8]": "gang longest wait (h)"}
     g = common.groupby(["load", "ordering"], sort=False)
     out = pd.DataFrame({label: g[col].mean() / 3600.0 for col, label in columns.items()})
-    out["utilization"] = g["window_effective_utilization"].mean()
-    out["unstable seeds"] = g["stability"].apply(lambda s: float((s == "unstable").mean()))
+    v = verdicts(common).set_index(["load", "ordering"])
+    out["offered"] = v["offered"]
+    out["carried"] = v["carried"]
+    out["excess ±"] = v["excess ±"]
+    out["verdict"] = v["verdict"]
     order = [o for o in (*ORDERINGS, *BACKFILL_ORDERINGS) if o in set(common["ordering"])]
     out = out.reindex(pd.MultiIndex.from_product([list(loads), order], names=["load", "ordering"]))
-    return out.round({**{label: 2 for label in columns.values()}, "utilization": 3, "unstable seeds": 2})
+    return out.round({**{label: 2 for label in columns.values()}, "offered": 3, "carried": 3, "excess ±": 3})
+
+
+def window_study(data: pd.DataFrame) -> pd.DataFrame:
+    """:data:`WINDOW_GRID`'s question: how the verdict at its load moves with the jobs per run (seeds 0-4)."""
+    grid = WINDOW_GRID
+    rows = data[data["ordering"].isin(grid["ordering"]) & data["load"].isin(grid["load"])
+                & data["seed"].isin(grid["seed"])]
+    parts = []
+    for n_jobs, g in rows.groupby("n_jobs"):
+        parts.append(verdicts(g).assign(n_jobs=n_jobs))
+    out = pd.concat(parts, ignore_index=True)
+    out = out[["ordering", "load", "n_jobs", "seeds", "offered", "carried", "excess", "excess ±",
+               "queue slope (jobs/h)", "slope ±", "verdict"]]
+    order = {o: i for i, o in enumerate(ORDERINGS)}
+    return out.sort_values(["ordering", "n_jobs"], key=lambda c: c.map(order) if c.name == "ordering" else c,
+                           kind="stable").reset_index(drop=True)
 
 
 def first_unstable_load(data: pd.DataFrame, ordering: str, share: float = 0.5) -> float:
-    """The lowest load from which on more than ``share`` of the seeds read unstable at every higher load."""
+    """The lowest load from which on more than ``share`` of the seeds read unstable (queue slope alone) at
+    every higher load. The queue-slope test alone misses a run whose window drains a backlog: the lesson
+    uses :func:`verdicts` and :func:`stability_limit` instead."""
     s = unstable_share(data)[ordering].dropna()
     loads = list(s.index)
     for i, load in enumerate(loads):
@@ -374,11 +522,11 @@ def render_waits(ordering: str = "strict", load: float = 0.6, seed: int = 0, n_j
     keep = tl["time_s"] <= end
     top.step(tl["time_s"][keep] / per, tl["waiting_jobs"][keep], where="post", color="#444444", linewidth=0.8)
     top.axvspan(st.window_start_s / per, st.window_end_s / per, color="#f4a261", alpha=0.2,
-                label=f"stability window: {st.verdict}, slope {st.slope_per_h:.2f} jobs/h")
+                label=f"window: queue slope {st.slope_per_h:.2f} jobs/h [{st.low_per_h:.2f}, {st.high_per_h:.2f}]")
     top.set_ylabel("waiting jobs")
     top.legend(loc="upper left", fontsize=8)
-    top.set_title(f"ordering {ordering}, load {load:g}: effective utilization in the window {u['effective_utilization']:.2f}",
-                  fontsize=10)
+    top.set_title(f"ordering {ordering}, offered load {load:g}: carried in the window "
+                  f"{u['effective_utilization']:.2f} (one seed; the verdict takes several)", fontsize=10)
     plots.gpu_states(r, ax=bottom, until=end)
     bottom.set_xlabel(f"simulated time ({words})")
     fig.subplots_adjust(left=0.1, right=0.84, bottom=0.09, top=0.94, hspace=0.25)
