@@ -32,16 +32,8 @@ and ``config/const.go``, and its FAQ):
   not backed off and below ``max_size``, the remaining pods that match the
   group's labels are packed first-fit, largest first, onto template nodes
   (CA's binpacking estimator), up to ``max_size``. The *expander*
-  (``--expander``) picks one option: ``least-waste``, CA's default since
-  1.33 (up to 1.32 it was ``random``), keeps the option whose new nodes
-  waste the smallest fraction of CPU plus fraction of memory (GPUs do not
-  count; for an instance type that states no CPU or memory gangkit scores
-  the idle-GPU fraction in its place, see :func:`_waste`), and a tie is
-  drawn from the run's seeded generator as CA's final random choice is;
-  ``random`` draws any option from that generator; ``most-pods`` and
-  ``price`` (lowest price of the new nodes) break ties by group name
-  (simplified: CA draws at random, and its ``price`` expander also weighs a
-  preferred node size). One group is scaled up per scan. A pod of a one-per-node pod
+  (``--expander``; :mod:`gangkit.supply.expander`, ``least-waste`` by default since
+  CA 1.33) picks one option. One group is scaled up per scan. A pod of a one-per-node pod
   set (required pod anti-affinity on ``kubernetes.io/hostname``) goes neither
   to a node that holds a pod of its group nor to a node or template given one
   earlier in the same simulation (CA runs kube-scheduler's InterPodAffinity
@@ -116,9 +108,11 @@ from gangkit.model.backoff import doubling
 from gangkit.model.nodes import Node
 from gangkit.model.precision import TOLERANCE, next_boundary
 from gangkit.model.reasons import Reason
-from gangkit.model.resources import Room, labels_match
+from gangkit.model.resources import labels_match
 from gangkit.supply.apart import OnePerNode, group_of
+from gangkit.supply.binpacking import Slot, place, pod_request
 from gangkit.supply.cloud import GPU, TYPE_LABEL, InstanceType, Stages
+from gangkit.supply.expander import DEFAULT_EXPANDER, EXPANDERS, choose, waste
 from gangkit.supply.provisioning_request import (
     BEST_EFFORT_ATOMIC,
     BOOKING,
@@ -130,9 +124,6 @@ from gangkit.supply.provisioning_request import (
 )
 
 NODE_GROUP_LABEL = "gangkit.io/node-group"  # clouds use their own label (e.g. a GKE node pool's)
-EXPANDERS = ("random", "least-waste", "most-pods", "price")
-#: ``--expander``'s default: ``least-waste`` since cluster-autoscaler 1.33 (``random`` up to 1.32).
-DEFAULT_EXPANDER = "least-waste"
 DAY = 86400.0
 
 
@@ -184,54 +175,6 @@ class _GroupState:
     failures: int = 0
     backoff_until: float = -math.inf
     last_failure: float = -math.inf
-
-
-@dataclass(eq=False)
-class _Slot(Room):
-    """Free room on one node, or on an empty template of a node group, in CA's scheduling simulation."""
-
-    name: str = ""
-    labels: dict | tuple = ()
-
-    def holds(self, req: tuple) -> bool:
-        gpus, cpu, memory, selector = req
-        return self.fits(gpus, cpu, memory) and labels_match(self.labels, selector)
-
-    def take_request(self, req: tuple) -> None:
-        self.take(req[0], req[1] or 0.0, req[2] or 0)
-
-
-def _pod_req(p) -> tuple:
-    ps = p.pod_set
-    return (ps.gpus, ps.cpu or 0.0, ps.memory or 0, ps.node_selector)
-
-
-def _fraction_wasted(capacity: float, count: int, requested: float) -> float:
-    avail = capacity * count
-    return (avail - requested) / avail if avail else 0.0
-
-
-def _waste(g: NodeGroup, count: int, reqs: list) -> float:
-    """The ``least-waste`` score of scaling ``g`` up by ``count`` nodes for ``reqs``: CA's rule.
-
-    CA (``cluster-autoscaler/expander/waste/waste.go``, the same rule in 1.30
-    to 1.36) adds the wasted fraction of CPU, ``(capacity x nodes - requested) /
-    (capacity x nodes)`` in millicores, to the wasted fraction of memory in
-    bytes, using the template node's capacity and the requests of the pods the
-    option helps; GPUs do not count. A pod with no request asks for 0, as in
-    CA. gangkit's instance types may leave CPU or memory unstated (a GPU-only
-    scenario): a resource the type does not state is scored with the GPU
-    fraction instead, as if the type's CPU and memory and the pods' requests
-    were proportional to GPUs (so a GPU-only option scores twice its idle-GPU
-    fraction). That stand-in is gangkit's, not CA's. A resource with no
-    capacity at all scores 0 (CA would divide by zero).
-    """
-    it = g.instance_type
-    gpus = _fraction_wasted(it.gpus, count, sum(r[0] for r in reqs))
-    cpu = gpus if it.cpu is None else _fraction_wasted(round(it.cpu * 1000), count,
-                                                       sum(round((r[1] or 0.0) * 1000) for r in reqs))
-    memory = gpus if it.memory is None else _fraction_wasted(it.memory, count, sum(r[2] or 0 for r in reqs))
-    return cpu + memory
 
 
 class ClusterAutoscaler(NodeSupplier):
@@ -516,12 +459,12 @@ class ClusterAutoscaler(NodeSupplier):
                 continue
             if not st.ready and not (include_upcoming and st.node.name in self._nodes):
                 continue
-            rooms[st.node.name] = _Slot(st.free_gpus, st.free_cpu, st.free_memory, st.node.name, st.node.labels)
+            rooms[st.node.name] = Slot(st.free_gpus, st.free_cpu, st.free_memory, st.node.name, st.node.labels)
         if include_upcoming:
             for n in self._nodes.values():
                 if not n.exists and not n.ready and n.name not in exclude:
                     it = n.group.instance_type
-                    rooms[n.name] = _Slot(it.gpus, it.cpu, it.memory, n.name, n.group.node_labels())
+                    rooms[n.name] = Slot(it.gpus, it.cpu, it.memory, n.name, n.group.node_labels())
         for pr in self._requests:
             if not self._booked(pr, sim.now):
                 continue
@@ -533,30 +476,9 @@ class ClusterAutoscaler(NodeSupplier):
                         break
         return rooms
 
-    @staticmethod
-    def _place(rooms: dict, reqs: list, groups: list | None = None, held: dict | None = None) -> tuple[list, dict]:
-        """First fit in the given order; returns the requests left over and request index -> node name.
-
-        ``groups``: each request's one-per-node group (:func:`gangkit.supply.apart.group_of`, None without
-        the rule) and ``held``: node name -> the pods bound there; a request of a group skips a node that
-        holds, or was given here, a pod of it."""
-        left, where = [], {}
-        apart = OnePerNode()
-        for i, req in enumerate(reqs):
-            g = groups[i] if groups else None
-            for r in rooms.values():
-                if r.holds(req) and (g is None or apart.allows(r.name, g, (held or {}).get(r.name, ()))):
-                    r.take_request(req)
-                    apart.give_group(r.name, g)
-                    where[i] = r.name
-                    break
-            else:
-                left.append(i)
-        return left, where
-
     def _options(self, reqs: list, now: float, atomic: bool, groups: list | None = None) -> list[tuple]:
         """For each usable group: (group, nodes needed, requests helped), packing largest first onto templates
-        (a request of a one-per-node group, ``groups`` as for :meth:`_place`, at most one per template)."""
+        (a request of a one-per-node group, ``groups`` as for :func:`gangkit.supply.binpacking.place`, at most one per template)."""
         out = []
         order = sorted(range(len(reqs)), key=lambda i: -reqs[i][0])
         for g in self.node_groups:
@@ -566,7 +488,7 @@ class ClusterAutoscaler(NodeSupplier):
                 continue
             it = g.instance_type
             labels = g.node_labels()
-            templates: list[_Slot] = []
+            templates: list[Slot] = []
             helped = []
             apart = OnePerNode()  # keyed by template number
             for i in order:
@@ -582,35 +504,15 @@ class ClusterAutoscaler(NodeSupplier):
                         break
                 else:
                     if len(templates) < free_slots:
-                        t = _Slot(it.gpus, it.cpu, it.memory, g.name, labels)
+                        t = Slot(it.gpus, it.cpu, it.memory, g.name, labels)
                         t.take_request(req)
                         apart.give_group(str(len(templates)), group)
                         templates.append(t)
                         helped.append(i)
             if not templates or (atomic and len(helped) < len(reqs)):
                 continue
-            out.append((g, len(templates), sorted(helped), _waste(g, len(templates), [reqs[i] for i in helped])))
+            out.append((g, len(templates), sorted(helped), waste(g, len(templates), [reqs[i] for i in helped])))
         return out
-
-    def _expand(self, sim, options: list[tuple]):
-        """The expander's choice among scale-up options (group, nodes, requests helped, least-waste score).
-
-        ``least-waste`` keeps the options with the lowest score (exact equality
-        makes a tie, as in CA) and, when more than one is left, draws one with
-        the run's seeded generator: CA's expander chain ends in its ``random``
-        strategy (``expander/factory/chain.go``).
-        """
-        if self.expander == "random":
-            return options[sim.rng.randrange(len(options))] if len(options) > 1 else options[0]
-        if self.expander == "least-waste":
-            best = min(o[3] for o in options)
-            tied = [o for o in options if o[3] == best]
-            return tied[sim.rng.randrange(len(tied))] if len(tied) > 1 else tied[0]
-        if self.expander == "most-pods":
-            key = lambda o: (-len(o[2]), o[0].name)
-        else:  # price
-            key = lambda o: (o[1] * o[0].instance_type.price_per_hour, o[0].name)
-        return min(options, key=key)
 
     def _launch(self, sim, g: NodeGroup, count: int, now: float, request: ProvisioningRequest | None = None) -> list[str]:
         names = []
@@ -637,19 +539,19 @@ class ClusterAutoscaler(NodeSupplier):
         return names
 
     def _scale_up(self, sim, pods: list, now: float) -> bool:
-        reqs = [_pod_req(p) for p in pods]
+        reqs = [pod_request(p) for p in pods]
         groups = [group_of(p) for p in pods]
         if not any(groups):
             groups = None  # no pod with the one-per-node rule
         held = {st.node.name: st.pods for st in sim.capacity.nodes} if groups else None
-        left, _ = self._place(self._room(sim), reqs, groups, held)
+        left, _ = place(self._room(sim), reqs, groups, held)
         if not left:
             return False
         rest = [reqs[i] for i in left]
         options = self._options(rest, now, atomic=False, groups=[groups[i] for i in left] if groups else None)
         if not options:
             return False
-        g, count, _, _ = self._expand(sim, options)
+        g, count, _, _ = choose(self.expander, options, sim.rng)
         self._launch(sim, g, count, now)
         return True
 
@@ -657,7 +559,7 @@ class ClusterAutoscaler(NodeSupplier):
         pr.tries += 1
         rooms = self._room(sim, include_upcoming=pr.provisioning_class == BEST_EFFORT_ATOMIC)
         held = {st.node.name: st.pods for st in sim.capacity.nodes} if pr.groups else None
-        left, where = self._place(rooms, pr.pods, pr.groups, held)
+        left, where = place(rooms, pr.pods, pr.groups, held)
         if not left:
             pr.nodes = sorted(set(where.values()))
             for name in pr.nodes:
@@ -669,7 +571,7 @@ class ClusterAutoscaler(NodeSupplier):
             rest = [pr.pods[i] for i in left]
             options = self._options(rest, now, atomic=True, groups=[pr.groups[i] for i in left] if pr.groups else None)
             if options:
-                g, count, _, _ = self._expand(sim, options)
+                g, count, _, _ = choose(self.expander, options, sim.rng)
                 names = self._launch(sim, g, count, now, request=pr)
                 for name in set(where.values()):
                     if name in self._nodes:
@@ -730,7 +632,7 @@ class ClusterAutoscaler(NodeSupplier):
         cooldown = now < self._last_scale_up + self.scale_down_delay_after_add - TOLERANCE
         # where CA's simulation puts the pending pods (they count towards utilization)
         rooms = self._room(sim, include_upcoming=True)
-        _, where = self._place(rooms, [_pod_req(p) for p in self._regular_pending()])
+        _, where = place(rooms, [pod_request(p) for p in self._regular_pending()])
         expected: dict[str, int] = {}
         pend = self._regular_pending()
         for i, name in where.items():
@@ -789,14 +691,14 @@ class ClusterAutoscaler(NodeSupplier):
         earlier in the same scan) have been placed there?"""
         if not st.pods:
             return True
-        rooms = {o.node.name: _Slot(o.free_gpus, o.free_cpu, o.free_memory, o.node.name, o.node.labels)
+        rooms = {o.node.name: Slot(o.free_gpus, o.free_cpu, o.free_memory, o.node.name, o.node.labels)
                  for o in sim.capacity.nodes if o is not st and o.ready and sim.capacity.by_name.get(o.node.name) is o}
         order = lambda p: (-p.pod_set.gpus, p.job.index, p.index)
         if moved:
-            left, _ = ClusterAutoscaler._place(rooms, [_pod_req(p) for p in sorted(moved, key=order)])
+            left, _ = place(rooms, [pod_request(p) for p in sorted(moved, key=order)])
             if left:
                 return False
-        left, _ = ClusterAutoscaler._place(rooms, [_pod_req(p) for p in sorted(st.pods, key=order)])
+        left, _ = place(rooms, [pod_request(p) for p in sorted(st.pods, key=order)])
         return not left
 
     def _remove(self, sim, n: _Launched, now: float, reason: str) -> None:
