@@ -130,3 +130,18 @@ def _two_gangs(gap: float, free_at: float):
 ])
 def test_jobs_arriving_apart_can_interleave_and_deadlock(gap, free_at, deadlock):
     assert _two_gangs(gap, free_at) is deadlock
+
+
+@pytest.mark.parametrize("gap, before, after, when", [
+    (10, 0.0, 0.0, "-"),
+    (30, 0.0, 0.5, "345"),
+], ids=[
+    "lesson 02's table: 10 s apart never deadlock",
+    "lesson 02's table: 30 s apart deadlock only when room frees between the two flushes",
+])
+def test_lesson02_interleaving_table(gap, before, after, when):
+    from gangkit.lessons import lesson02
+
+    row = lesson02.interleaving(gaps=(gap,), free_at=(200, 345, 375)).loc[gap]
+    assert (row["deadlock_share_before_330_s"], row["deadlock_share_after_330_s"],
+            row["deadlocked_when_freed_at_s"]) == (before, after, when)
