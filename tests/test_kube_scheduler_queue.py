@@ -13,7 +13,7 @@ import pytest
 
 from gangkit import job, nodes
 from gangkit.model.scenario import Scenario
-from gangkit.placement.kube_scheduler import (backing_off, backoff_end, backoff_seconds, first_flush, flushed)
+from gangkit.placement.kube_scheduler import backing_off, backoff_end, backoff_seconds, first_flush, flushed
 from gangkit.simulate import simulate
 
 
