@@ -64,8 +64,11 @@ pod alone, so its timestamp and count at any time follow from its last real
 attempt (:func:`flushed`); two pods flushed at the same tick keep their
 earlier order, since both had not been flushed before (no tick lies strictly
 between 330 and 300 s before a tick). With preemption on, a flushed pod may
-preempt pods of lower priority bound since it failed, so the flush runs as
-it does in kube-scheduler, on a timer at each 30-s tick where a pod is due.
+preempt pods of lower priority bound since it failed (or take room a
+nominated pod gave back): for a pod that failed before the last such change
+the first flush after it runs for real, on a timer; every other flush is
+applied lazily as above. So the timers, too, grow with events, not with
+simulated time.
 
 Simplified: the scheduler starts at time 0, so its 30-s ticks fall on
 multiples of 30 s and its whole seconds on whole simulated seconds; pods
@@ -162,6 +165,17 @@ def _first4(k: tuple) -> tuple:
     return k[:4]
 
 
+def flushed_before(ts: float, count: int, limit: float) -> tuple[float, int]:
+    """As :func:`flushed`, counting only the flush ticks strictly before ``limit``."""
+    t1 = first_flush(ts)
+    if limit <= t1:
+        return ts, count
+    n = 1 + math.floor((limit - t1) / FLUSH_AGAIN)
+    if t1 + FLUSH_AGAIN * (n - 1) >= limit:
+        n -= 1
+    return (t1 + FLUSH_AGAIN * (n - 1), count + n) if n > 0 else (ts, count)
+
+
 class _Entry:
     """A waiting pod's queue record (``QueuedPodInfo``): timestamp, order of that timestamp, unschedulable count."""
 
@@ -193,6 +207,7 @@ class KubeScheduler(PlacementLayer):
         self._deleted = False  # a pod was deleted (preemption victims) after the last cycle's snapshot
         self._flush_at: float | None = None  # the flush timer set (preemption only)
         self._flush_now = False  # that timer has fired
+        self._change = -math.inf  # preemption only: the last bind or nominated room given back (new victims, new room)
         self._now = 0.0
         self._order: list[PodState] | None = None  # unschedulable(), once per cycle
 
@@ -228,10 +243,9 @@ class KubeScheduler(PlacementLayer):
                 p = e.pod
                 if p.node is not None or p.done or not p.job.placing:
                     continue
-                ts = e.ts
-                if not self.preemption and now > ts + MAX_IN_UNSCHEDULABLE:
-                    ts, _ = flushed(ts, e.count, now)
-                keys.append((-p.priority, ts, e.stamp, p))
+                if now > e.ts + MAX_IN_UNSCHEDULABLE:
+                    self._lazy_flush(e, now)
+                keys.append((-p.priority, e.ts, e.stamp, p))
             keys.sort(key=_first3)
             self._order = [k[3] for k in keys]
         return list(self._order)
@@ -293,14 +307,13 @@ class KubeScheduler(PlacementLayer):
         # unschedulable pods moved by the events, or by the flush (a cycle without either leaves them be)
         flush_now, self._flush_now = self._flush_now, False
         if deleted or ready or flush_now:
-            lazy = not self.preemption
             floor_now = math.floor(now)
             keep: dict[PodState, _Entry] = {}
             for p, e in self._unsched.items():
                 if p.node is not None or p.done or not p.job.placing:
                     continue
-                if lazy and now > e.ts + MAX_IN_UNSCHEDULABLE:
-                    e.ts, e.count = flushed(e.ts, e.count, now)
+                if now > e.ts + MAX_IN_UNSCHEDULABLE:
+                    self._lazy_flush(e, now)
                 flush = flush_now and first_flush(e.ts) <= now + 1e-9
                 if not (deleted or flush or any(self._moved_by_node(p, st) for st in ready)):
                     keep[p] = e
@@ -331,6 +344,7 @@ class KubeScheduler(PlacementLayer):
                 reserved = self._nominated.pop(pod, None)
                 if reserved is not None:  # our turn: the room kept for us is ours to take
                     cap.give(reserved, *pod.request[:3])
+                    self._change = now
                     failed.clear()
                     no_victims.clear()
                     node = cap.choose_for(pod)
@@ -361,14 +375,31 @@ class KubeScheduler(PlacementLayer):
                 continue
             del entries[pod]
             sim.bind(pod, node)
+            if self.preemption:
+                self._change = now
         self._order = None
         self._grow = cap.grow_version
         if self.preemption and self._unsched:
             self._set_flush_timer(sim, now)
 
+    def _lazy_flush(self, e: _Entry, now: float) -> None:
+        """Apply the flushes that cannot change anything: all of them without preemption; with it, those
+        before the last change (a bind, or nominated room given back) that followed the pod's last attempt."""
+        if not self.preemption or e.ts >= self._change:
+            e.ts, e.count = flushed(e.ts, e.count, now)
+        else:
+            e.ts, e.count = flushed_before(e.ts, e.count, min(now, self._change))
+
     def _set_flush_timer(self, sim: Cluster, now: float) -> None:
-        """With preemption, the flush runs for real: a timer at the first tick where a waiting pod is due."""
-        due = min(first_flush(e.ts) for e in self._unsched.values())
+        """With preemption, a flush after a bind may let a pod preempt the pods bound since it failed: a timer
+        at the first tick where such a pod is due (a pod with nothing new since its attempt needs none)."""
+        due = math.inf
+        for e in self._unsched.values():
+            if e.ts < self._change:
+                ts, _ = flushed_before(e.ts, e.count, self._change)
+                due = min(due, first_flush(ts))
+        if due == math.inf:
+            return
         due = max(due, FLUSH_PERIOD * (math.floor(now / FLUSH_PERIOD) + 1))
         if self._flush_at is not None and self._flush_at <= due:
             return
