@@ -562,7 +562,7 @@ CASES_07 = [
     (checks.check_07_independent_saving, "the lesson's load", 7230, False, ["the lesson's load 0.8"]),
     (checks.check_07_independent_saving, "sign reversed", -8625, False, ["sign is reversed"]),
     (checks.check_07_independent_saving, "the wait instead of the turnaround", 13960.7, False, ["saving in *wait*"]),
-    (checks.check_07_independent_saving, "gang against pod", 8750.3, False, ["compares the gang with the default"]),
+    (checks.check_07_independent_saving, "gang against pod", 9332.1, False, ["compares the gang with the default"]),
     (checks.check_07_independent_saving, "hours", 2.396, False, ["looks like hours"]),
     (checks.check_07_independent_saving, "a stray number", 5, False, ["you said 5", "mean_turnaround_s"]),
 ]
