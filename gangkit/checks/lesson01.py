@@ -178,6 +178,11 @@ def check_01_min_nodes(answer) -> bool:
     return False
 
 
+#: The effective utilization lesson 01 prints for the first 600 s of ``three-workers`` (cell "Over the first
+#: 600 s"): the most common wrong answer to exercise 1.3, which asks for the whole run.
+FIRST_STRETCH_EFFECTIVE = 0.5
+
+
 @counts_wrong_answers("1.3")
 def check_01_effective_utilization(answer) -> bool:
     """Exercise 1.3: the effective utilization of ``three-workers`` under stack 'pod'.
@@ -221,6 +226,10 @@ def check_01_effective_utilization(answer) -> bool:
         print(f"Exercise {ex}: you said {fmt(value)}. That is the share of GPU-seconds held idle "
               "(held_idle_gpu_seconds / capacity_gpu_seconds). Effective utilization is the share that did "
               "useful work: result.summary()['effective_utilization'].")
+    elif close(frac, FIRST_STRETCH_EFFECTIVE, tol):
+        print(f"Exercise {ex}: you said {fmt(value)}. That is the figure the lesson prints for the first 600 s "
+              "only, while Z runs and X waits for its third worker. The exercise asks for the whole run, "
+              "which goes on after Z has finished: result.summary()['effective_utilization'].")
     elif close(frac, expected, 0.05):
         print(f"Exercise {ex}: you said {fmt(value)}: close, but more than {fmt(tol)} away. Read the figure "
               "from result.summary()['effective_utilization'] rather than from a plot.")

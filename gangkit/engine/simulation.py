@@ -297,7 +297,7 @@ class Simulation:
         return None
 
     def _to_placement(self, jobs: list[JobState], now: float) -> None:
-        """Create the pods of admitted jobs (interleaved, as concurrent job controllers do)."""
+        """Create the pods of admitted jobs (interleaved, as the Job controller's concurrent syncs may)."""
         for js in jobs:
             if js.started_at is None:
                 js.layer, js.layer_enter = "placement", now

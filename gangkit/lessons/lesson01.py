@@ -37,7 +37,7 @@ from gangkit.results import plots
 from gangkit.simulate import simulate
 
 #: How the jobs of :func:`deadlock_scenario` arrive: all at the same instant (their pods are then
-#: created interleaved, A-0, B-0, A-1, ..., as concurrent job controllers do), or one second apart.
+#: created interleaved, A-0, B-0, A-1, ..., as the Job controller's concurrent syncs may), or one second apart.
 ARRIVALS = ("interleaved", "one after another")
 
 #: The columns of :func:`explore_deadlock` and :func:`compare_stacks`, from the run's summary.
