@@ -447,8 +447,9 @@ def plot_decision(table: pd.DataFrame, ax=None):
     """:func:`decision_table` as grouped bars: mean turnaround (hours) per job type and set-up, seeds' range as whiskers.
 
     A set-up in which jobs never started (its turnaround counts them until the end of the run, a
-    lower bound) is drawn hatched and cut at the top of the axis, which is set by the other bars,
-    with its mean turnaround, the jobs that never started and the runs that deadlocked written on it.
+    lower bound) is drawn hatched and cut at the top of the axis, which is set by the other bars;
+    a note in the corner gives each such bar's mean turnaround, the jobs that never started and the
+    runs that deadlocked.
     """
     if ax is None:
         fig = Figure(figsize=(9, 3.4))
@@ -458,7 +459,8 @@ def plot_decision(table: pd.DataFrame, ax=None):
     width = 0.8 / len(variants)
     colours = plots.OKABE_ITO
     whole = table[table["never_started"] == 0]
-    top = 1.35 * float((whole if len(whole) else table)["highest_seed_s"].max()) / 3600
+    top = 1.6 * float((whole if len(whole) else table)["highest_seed_s"].max()) / 3600
+    notes = []
     for k, variant in enumerate(variants):
         for i, kind in enumerate(kinds):
             row = table.loc[(kind, variant)]
@@ -472,10 +474,11 @@ def plot_decision(table: pd.DataFrame, ax=None):
             if censored:
                 bar.set_hatch("//")
                 jobs = row["jobs_finished"] + row["never_started"]
-                ax.annotate(f"bar cut: at least {h:.0f} h;\n{row['never_started']:g} of {jobs:g} jobs\nnever started "
-                            f"(mean);\n{int(row['runs_stalled'])} runs deadlocked", (x, min(h, top)), xytext=(-4, -4),
-                            textcoords="offset points", ha="right", va="top", fontsize=8,
-                            bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none"})
+                notes.append(f"{variant}, {kind}: at least {h:.0f} h;\n   {row['never_started']:g} of {jobs:g} jobs "
+                             f"never started (mean), {int(row['runs_stalled'])} runs deadlocked")
+    if notes:
+        ax.text(0.99, 0.97, "hatched bars, cut:\n" + "\n".join(notes), transform=ax.transAxes, ha="right", va="top", ma="left",
+                fontsize=8, bbox={"boxstyle": "round,pad=0.3", "facecolor": "white", "edgecolor": "0.7"})
     ax.set_ylim(0, top)
     ax.set_xticks(range(len(kinds)), kinds)
     ax.set_ylabel("mean turnaround (hours)")
@@ -521,35 +524,32 @@ def partial_placements(load: float = 0.8, seeds=range(5), n_jobs: int = 300) -> 
 
 
 def deadlock_story(seed: int = 0, load: float = 0.8) -> pd.DataFrame:
-    """Where ``pod`` and ``gang, minMember 1`` part: the bindings of the whole-cluster jobs (8 pods x 8 GPUs), one seed.
+    """How ``pod`` and ``gang, minMember 1`` each deadlock, one seed: the bindings of the jobs left holding part of their pods.
 
-    Synchronous training at ``load``, both set-ups on the same arrivals, up to the last binding of
-    a big job in the ``minMember 1`` run (after which that run holds every node and never binds a
-    big pod again). Per binding: the job, when it was submitted, the pods bound then, the pods it
-    holds out of 8, and, for Volcano, whether the gang plugin calls the job *ready* (held >= minMember).
+    Synchronous training at ``load``, both set-ups on the same arrivals. Per binding of a job that
+    holds some of its pods and never starts: the job, when it was submitted, the pods bound then,
+    the pods it holds, how many older jobs of 8 pods (submitted before it, not started) were still
+    waiting at that moment, and the other jobs holding part of their pods.
     """
     rows = []
-    runs = {"pod": decision_run("synchronous training", "pod", float(load), 300, int(seed), None),
-            "gang, minMember 1": decision_run("synchronous training", "gang", float(load), 300, int(seed), 1)}
-    big = {variant: set(r.jobs.loc[r.jobs["pods"] == NODES, "job"]) for variant, r in runs.items()}
-    ev = runs["gang, minMember 1"].events
-    until = float(ev.loc[(ev["event"] == "pod_bound") & ev["job"].isin(big["gang, minMember 1"]), "time_s"].max())
-    for variant, r in runs.items():
+    for variant in ("pod", "gang, minMember 1"):
+        stack, min_member = DECISION_VARIANTS[variant]
+        r = decision_run("synchronous training", stack, float(load), 300, int(seed), min_member)
+        jobs = r.jobs.set_index("job")
+        big = jobs[jobs["pods"] == NODES]
         ev = r.events
-        submitted = r.jobs.set_index("job")["submit_s"]
-        keep = ev[ev["job"].isin(big[variant]) & ev["event"].isin(["pod_bound", "finished"]) & (ev["time_s"] <= until)]
+        stuck = set(ev.loc[ev["event"] == "pod_bound", "job"]) & set(jobs.index[jobs["start_s"].isna()])
         held: dict[str, int] = {}
-        for (t, name, event), part in keep.groupby(["time_s", "job", "event"], sort=False):
-            if event == "finished":
-                held.pop(name, None)
-                continue
+        keep = ev[ev["job"].isin(stuck) & (ev["event"] == "pod_bound")]
+        for (t, name), part in keep.groupby(["time_s", "job"], sort=False):
             held[name] = held.get(name, 0) + len(part)
+            submitted = float(jobs.at[name, "submit_s"])
+            older = big[(big["submit_s"] < submitted) & ~(big["start_s"] <= t)]
             rows.append({"stack": variant, "time_s": round(float(t), 1), "job": name,
-                         "submitted_s": round(float(submitted[name]), 1), "pods_bound_now": len(part),
-                         "pods_held_of_8": held[name],
-                         "gang plugin: ready?": "-" if variant == "pod" else ("yes" if held[name] >= 1 else "no"),
+                         "submitted_s": round(submitted, 1), "pods_bound_now": len(part),
+                         "pods_held_of_8": held[name], "older big jobs waiting": len(older),
                          "others holding part of their pods": ", ".join(
-                             f"{j} ({n} of {NODES})" for j, n in held.items() if j != name and n < NODES) or "none"})
+                             f"{j} ({n} of {NODES})" for j, n in held.items() if j != name) or "none"})
     return pd.DataFrame(rows).set_index(["stack", "time_s"])
 
 
