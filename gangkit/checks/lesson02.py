@@ -2,8 +2,7 @@
 
 Exercises 2.1 to 2.3 ask for Y's wait under 'strict', when the second gang of ``two-gangs-deadlock``
 finishes, and which ordering waits less on a ``mixed`` stream; 2.4 when YuniKorn's Hard style fails
-``big``, and 2.5 the GPU-hours ``big`` holds idle under coscheduling when the NodePool allows 9 of
-its 10 nodes. A time that is off is matched against its neighbours in the same run (when the job
+``big``. A time that is off is matched against its neighbours in the same run (when the job
 starts rather than how long it waited, the other ordering's or stack's answer, the timeout alone,
 minutes instead of seconds), and the message names the one it is; an ordering is a name, and its
 spelling is forgiven.

@@ -232,15 +232,17 @@ def two_gangs_apart(gap: float, free_at: float) -> Scenario:
 def _interleaving(gaps: tuple, free_at: tuple) -> pd.DataFrame:
     rows = []
     for gap in gaps:
+        arrived = 1 + gap  # B's arrival: an end time before it says nothing of the two gangs' order
+        tried = sorted({t for t in free_at if t > arrived} | ({arrived + 15} if arrived + 15 < 330 else set()))
         dead = {t: bool(simulate(two_gangs_apart(gap, t), stack="pod", record="jobs").summary()["deadlock"])
-                for t in free_at}
-        before = [t for t in free_at if t < 330]
-        after = [t for t in free_at if t >= 330]
+                for t in tried}
+        before = [t for t in tried if t < 330]
+        after = [t for t in tried if t >= 330]
         rows.append({
             "arrival_gap_s": gap,
             "deadlock_share_before_330_s": round(sum(dead[t] for t in before) / len(before), 2) if before else float("nan"),
             "deadlock_share_after_330_s": round(sum(dead[t] for t in after) / len(after), 2) if after else float("nan"),
-            "deadlocked_when_freed_at_s": ", ".join(f"{t:g}" for t in free_at if dead[t]) or "-",
+            "deadlocked_when_freed_at_s": ", ".join(f"{t:g}" for t in tried if dead[t]) or "-",
         })
     return pd.DataFrame(rows).set_index("arrival_gap_s")
 
@@ -249,7 +251,8 @@ def interleaving(gaps=INTERLEAVING_GAPS, free_at=INTERLEAVING_FREE_AT) -> pd.Dat
     """Do two gangs that arrive ``gap`` seconds apart deadlock under ``pod``? One row per gap.
 
     :func:`two_gangs_apart` is simulated once for each gap and each instant
-    the filler frees its 3 GPUs. Whoever's pods come first in kube-scheduler's
+    the filler frees its 3 GPUs that comes after B's arrival (``free_at``, and
+    15 s after B arrives when that is before A's first flush at 330 s). Whoever's pods come first in kube-scheduler's
     queue at that instant takes the 3 GPUs: A completes (no deadlock), or B
     binds 3 of 4 while A holds 2 (deadlock). A's and B's waiting pods are
     ordered by their queue timestamp, refreshed at each failed attempt; the

@@ -39,6 +39,7 @@ import math
 from functools import lru_cache
 
 import ipywidgets as W
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -472,7 +473,11 @@ def plot_quota(result, scenario: Scenario, ax=None, *, title: str | None = None,
         v = usage[q.name].to_numpy(dtype=float)
         ax.step(t, v, where="post", color=colour, linewidth=2, label=f"{q.name}: quota held")
         ax.axhline(nominal, color=colour, linestyle="--", linewidth=1, label=f"{q.name}: nominalQuota {nominal}")
-        ax.fill_between(t, nominal, v, where=v > nominal, step="post", color=colour, alpha=0.2, linewidth=0)
+        above = v > nominal
+        # with step="post" a value holds until the next row: shade to the row that ends each borrowing stretch
+        shade = above | np.r_[False, above[:-1]]
+        ax.fill_between(t, nominal, np.maximum(v, nominal), where=shade, step="post", color=colour, alpha=0.2,
+                        linewidth=0)
     ax.set_xlim(0, end / per if end > 0 else 1)
     top = max(float(usage[[q.name for q in scenario.kueue.cluster_queues]].to_numpy().max()),
               max(q.resource_groups[0].flavors[0].resources[GPU].nominal for q in scenario.kueue.cluster_queues))
