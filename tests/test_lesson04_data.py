@@ -207,8 +207,10 @@ def test_the_saturated_strict_figure_lies_in_the_sweeps_bracket():
     """The lesson's two methods agree: strict's saturated utilization lies between its last stable load
     and the next load of the sweep."""
     low, high = lesson04.stability_limit(lesson04.verdicts(lesson04.main_rows(lesson04.sweep_data())), "strict")
-    sat = lesson04.saturated("strict", n_jobs=2000)["effective_utilization"]
-    assert low <= sat <= high
+    sat = lesson04.saturated_band("strict")
+    assert low <= sat["effective_utilization"] <= high
+    assert sat["low"] <= sat["effective_utilization"] <= sat["high"]
+    assert 0 < sat["band"] < high - low  # the seeds agree more closely than the sweep's load step
 
 
 def test_the_window_study_needs_long_runs_to_judge_skip_at_load_0_8():

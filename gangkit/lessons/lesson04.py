@@ -502,6 +502,20 @@ def _saturated(ordering: str, node_share: float, n_jobs: int, seed: int, fractio
             ("idle_while_waiting", waiting.idle_while_waiting(r, 0.0, end)))
 
 
+def saturated_band(ordering: str, node_share: float = NODE_SHARE, n_jobs: int = 2000, seeds=range(5),
+                   confidence: float = 0.95) -> dict:
+    """:func:`saturated` over several seeds: the mean effective utilization and its ``confidence`` interval.
+
+    One seed's saturated run is one sample of the limit; the band (Student t over the seeds) says how far
+    another sample could fall, so that the estimate can be set beside the sweep's verdicts.
+    """
+    values = pd.Series([saturated(ordering, node_share, n_jobs, s)["effective_utilization"] for s in seeds])
+    mean, half = _band(values, confidence)
+    return {"ordering": ordering, "node_share": float(node_share), "seeds": len(values),
+            "effective_utilization": round(mean, 4), "band": round(half, 4),
+            "low": round(float(values.min()), 4), "high": round(float(values.max()), 4)}
+
+
 def naive_bound() -> float:
     """The capacity bound: the offered GPU demand must stay below the cluster's GPUs, load < 1."""
     return 1.0
