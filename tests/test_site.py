@@ -111,6 +111,32 @@ def test_every_figure_of_a_lesson_is_in_the_site(site, source):
         assert (site.out / "_images" / name).read_bytes() == (ROOT / source.parent / figure).read_bytes()
 
 
+EXERCISES = [p for p in PAGES if p.parts[0] == "exercises" and p.suffix == ".ipynb"]
+
+
+@pytest.mark.parametrize("source", EXERCISES, ids=[p.name for p in EXERCISES])
+def test_every_exercise_page_downloads_its_notebook_as_the_learner_gets_it(site, source):
+    page = _html_page(site.out, source).read_text(encoding="utf-8")
+    links = re.findall(r'href="([^"]*_downloads/[^"]*)"', page)
+    assert [link for link in links if link.endswith("/" + source.name)], "no download link to the notebook"
+    served = (site.out / source.parent / links[0]).resolve()
+    assert served.read_bytes() == (ROOT / source).read_bytes(), "the download differs from the repository's notebook"
+
+
+def test_the_home_page_table_states_each_lessons_minutes_and_lesson_00s_totals():
+    """The table is made from the lessons' first cells; its totals are the ones lesson 00 states."""
+    spec = importlib.util.spec_from_file_location("lesson_minutes", ROOT / "tools" / "lesson_minutes.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    table = build_site.lesson_table(ROOT)
+    rows = [line for line in table.splitlines() if line.startswith("| [")]
+    assert len(rows) == len(LESSONS) and "not stated" not in table
+    for row, stated in zip(rows, tool.rows(ROOT)):
+        assert f"| {stated['core_stated']} min | {stated['further_stated']} min |" in row
+    core, further = tool.stated_totals(ROOT)
+    assert f"take {core} minutes" in table and f"add {further} minutes" in table
+
+
 # ------------------------------------------------------------------------------ the link check
 def _write_site(folder: Path, pages: dict[str, str]) -> Path:
     for name, body in pages.items():
@@ -162,7 +188,8 @@ def _fake_checkout(root: Path, lesson_text: str) -> Path:
     (root / "docs" / "reference").mkdir(parents=True)
     (root / "docs" / "glossary.md").write_text("# Glossary\n\n## Gang\n\nAll or nothing.\n")
     (root / "docs" / "instructor-guide.md").write_text("# Instructor guide\n\nSee the [glossary](glossary.md).\n")
-    (root / "docs" / "reference" / "simulator.md").write_text("# The simulator\n\nText.\n")
+    for page in sorted((ROOT / "docs" / "reference").glob("*.md")):  # the home page's toctrees name each one
+        (root / "docs" / "reference" / page.name).write_text(f"# {page.stem}\n\nText.\n")
     shutil.copytree(ROOT / "website", root / "website")
     return root
 
@@ -258,7 +285,8 @@ def test_the_home_page_lists_every_lesson_in_order(served, tab):
     tab.goto(f"{served}/index.html", wait_until="load")
     _shot(tab, "index")
     captions = tab.locator("nav.bd-docs-nav p.caption").all_inner_texts()
-    assert [c.strip() for c in captions] == ["Lessons", "Exercises", "Reference", "For instructors"]
+    assert [c.strip() for c in captions] == ["Lessons", "Exercises", "Reference: the simulator", "Reference: the layers",
+                                             "Reference: manifests and commands", "For instructors"]
     links = tab.eval_on_selector_all("nav.bd-docs-nav a.reference.internal", "as => as.map(a => a.href)")
     lessons = [link.rsplit("/", 1)[-1] for link in links if "/course/" in link]
     assert lessons == [Path(name).with_suffix(".html").name for name in LESSONS]

@@ -38,6 +38,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import nbformat
+
 from gangkit.cli.course import course_files
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,17 +77,74 @@ class BuildReport:
         return self.sphinx_status == 0 and not self.warnings and not self.broken
 
 
+#: Where the staged tree gets the pages made at build time (excluded from Sphinx's documents in conf.py).
+GENERATED = Path("_generated")
+
+
+def lesson_table(root: Path = ROOT) -> str:
+    """The home page's table of lessons with the minutes each states, and the course's totals.
+
+    Made from the lessons' first cells at each build (``tools/lesson_minutes.py`` reads the same
+    line), so the home page can never disagree with the lessons.
+    """
+    spec = importlib.util.spec_from_file_location("lesson_minutes", ROOT / "tools" / "lesson_minutes.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    lines = ["| lesson | core path | going further | exercises |", "|---|---|---|---|"]
+    core = further = 0
+    for path in sorted((root / "course").glob("[0-9][0-9]_*.ipynb")):
+        first = nbformat.read(path, as_version=4).cells[0].source
+        title = first.splitlines()[0].lstrip("# ").strip()
+        m = tool.STATED.search(first)
+        stated = [int(v) for v in m.groups()] if m else [None, None, None]
+        shown = [f"{m} min" if m is not None else "not stated" for m in stated]
+        exercises = root / "exercises" / path.name
+        lines.append(f"| [{title}](course/{path.name}) | {shown[0]} | {shown[1]} | "
+                     + (f"[{shown[2]}](exercises/{path.name}) |" if exercises.is_file() else f"{shown[2]} |"))
+        core += (stated[0] or 0) + (stated[2] or 0)
+        further += stated[1] or 0
+    lines += ["", f"The core paths with their exercises take {core} minutes (about {core // 60} h {core % 60:02d}); "
+              f"the going-further sections add {further} minutes."]
+    return "\n".join(lines) + "\n"
+
+
+def _with_download_link(source: Path, target: Path, original: Path) -> None:
+    """Stage an exercise notebook with a line after its title that downloads it as the learner gets it.
+
+    The page shows the staged copy; the link serves ``original``, an untouched copy (in ``_generated/``).
+    """
+    shutil.copy2(source, original)
+    nb = nbformat.read(source, as_version=4)
+    link = nbformat.v4.new_markdown_cell(
+        f"{{download}}`Download this notebook <../{GENERATED.as_posix()}/download/{source.name}>` to work on it in "
+        "JupyterLab (or open it in your course copy, made by `gangkit course`).")
+    link.id = "site-download-link"
+    nb.cells.insert(1, link)
+    nbformat.write(nb, target)
+
+
 def stage_sources(target: Path, root: Path = ROOT) -> list[Path]:
     """Copy the course tree and ``website/`` into ``target``, keeping the repository's relative paths.
 
     Returns the copied files, relative to ``target``. The course files are those ``gangkit
-    course`` gives a learner (so the site shows what a learner gets), plus the website's own.
+    course`` gives a learner (so the site shows what a learner gets, exercise notebooks with a
+    download link under their title), plus the website's own and the home page's lesson table
+    (:func:`lesson_table`, in ``_generated/``).
     """
     copied: list[Path] = []
     for rel in course_files(root):
         (target / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(root / rel, target / rel)
+        if rel.parts[0] == "exercises" and rel.suffix == ".ipynb":
+            original = target / GENERATED / "download" / rel.name
+            original.parent.mkdir(parents=True, exist_ok=True)
+            _with_download_link(root / rel, target / rel, original)
+        else:
+            shutil.copy2(root / rel, target / rel)
         copied.append(rel)
+    table = GENERATED / "lessons.md"
+    (target / table).parent.mkdir(parents=True, exist_ok=True)
+    (target / table).write_text(lesson_table(root), encoding="utf-8")
+    copied.append(table)
     website = root / WEBSITE.relative_to(ROOT)
     for path in sorted(website.rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts:

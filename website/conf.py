@@ -5,6 +5,9 @@ The build runs on a staged copy of the repository's course tree: ``course/``, ``
 relative link a lesson uses in JupyterLab (``02_gang_admission.ipynb``,
 ``../exercises/01_pod_level_deadlock.ipynb``, ``../docs/glossary.md``) names the same page here.
 
+The home page's table of lessons and their minutes is made at each build from the lessons' first
+cells, into ``_generated/lessons.md`` (included by ``index.md``, not a page of its own).
+
 Notebooks are rendered with the outputs they were stored with (nbval checks those outputs in
 CI); nothing is executed (``nb_execution_mode = "off"``).
 """
@@ -16,7 +19,7 @@ html_title = "gangkit: gang scheduling, a course"
 
 extensions = ["myst_nb"]
 root_doc = "index"
-exclude_patterns = ["**/.ipynb_checkpoints"]
+exclude_patterns = ["**/.ipynb_checkpoints", "_generated/*"]
 
 # Render what the notebooks hold, never run them: nbval compares the stored outputs in CI. A saved
 # explorer cell holds only its text line ("... (run this cell to use it)"), and shows that.
