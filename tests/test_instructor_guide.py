@@ -1,5 +1,7 @@
-"""The instructor guide's plans add up: each plan's parts sum to its stated total, and a lesson taken whole
-takes the minutes the lesson states (a part of a lesson takes no more)."""
+"""The instructor guide's plans add up: each plan's parts sum to its stated total, and a lesson's core path,
+going-further sections or exercises taken whole take the minutes the lesson states (a part takes less).
+The plans keep what a lab cannot skip, bridge lesson 05 when 03 or 06 is left out, and the guide has a
+pre-flight install check and a fallback for when installs fail."""
 
 from __future__ import annotations
 
@@ -11,16 +13,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "instructor-guide.md"
-MINUTES = re.compile(r"\*Teaching: (\d+) minutes · Exercises: (\d+) minutes\*")
+MINUTES = re.compile(r"\*Core: (\d+) minutes · Going further: (\d+) minutes · Exercises: (\d+) minutes\*")
+KINDS = ("core", "going further", "exercises")
 ROW = re.compile(r"^\|\s*(?P<part>[^|]*?)\s*\|\s*(?P<what>[^|]*?)\s*\|\s*(?P<minutes>\**\d+\**)\s*\|$")
 
 
 def stated() -> dict[str, dict[str, int]]:
-    """Lesson number -> {'teaching': minutes, 'exercises': minutes}, as each lesson's first cell states."""
+    """Lesson number -> {'core': minutes, 'going further': minutes, 'exercises': minutes}, as each lesson's
+    first cell states."""
     out = {}
     for p in sorted((ROOT / "course").glob("[0-9][0-9]_*.ipynb")):
         m = MINUTES.search(nbformat.read(p, as_version=4).cells[0].source)
-        out[p.name[:2]] = {"teaching": int(m.group(1)), "exercises": int(m.group(2))}
+        out[p.name[:2]] = dict(zip(KINDS, map(int, m.groups())))
     return out
 
 
@@ -58,7 +62,7 @@ def test_each_plan_sums_to_its_total(heading, rows, total):
 def test_lessons_take_the_minutes_they_state(heading, rows, total):
     minutes = stated()
     for part, _what, m in rows:
-        hit = re.fullmatch(r"(\d\d) (teaching|exercises)(, part)?", part)
+        hit = re.fullmatch(r"(\d\d) (core|going further|exercises)(, part)?", part)
         if not hit:
             continue
         lesson, kind, partial = hit.groups()
@@ -69,8 +73,36 @@ def test_lessons_take_the_minutes_they_state(heading, rows, total):
             assert m == minutes[lesson][kind], f"{heading}: lesson {lesson} {kind} is {minutes[lesson][kind]} minutes, not {m}"
 
 
-def test_the_two_day_plan_has_every_lesson_in_full():
+def test_the_two_day_plan_has_every_core_path_and_every_exercise_in_full():
     minutes = stated()
     rows = [r for h, rs, _ in tables() if h.startswith("Plan: two days") for r in rs]
     whole = {r[0] for r in rows}
-    assert {f"{n} {k}" for n in minutes for k in ("teaching", "exercises")} <= whole
+    assert {f"{n} {k}" for n in minutes for k in ("core", "exercises")} <= whole
+
+
+def _plan(prefix: str) -> list[tuple[str, str, int]]:
+    return [r for h, rs, _ in tables() if h.startswith(prefix) for r in rs]
+
+
+@pytest.mark.parametrize("plan", ["Plan: a 3-hour lab", "Plan: two days"])
+@pytest.mark.parametrize("must", ["later admission", "head-of-line blocking", "decision test"])
+def test_a_lab_keeps_what_it_cannot_skip(plan, must):
+    """The brief's later admission and head-of-line blocking (lesson 02's core) and lesson 07's decision test."""
+    rows = _plan(plan)
+    assert any(must in what.lower() for _, what, _ in rows), f"{plan}: nothing teaches {must!r}"
+
+
+@pytest.mark.parametrize("plan", ["Plan: a 3-hour lab", "Plan: a 90-minute session", "Plan: two days"])
+def test_lesson_05_without_03_or_06_comes_with_a_bridge(plan):
+    rows = _plan(plan)
+    taught = {part[:2] for part, _, _ in rows if re.match(r"\d\d (core|going further)", part)}
+    if "05" not in taught or {"03", "06"} <= taught:
+        return
+    bridges = [m for part, _, m in rows if part.startswith("bridge")]
+    assert bridges == [10], f"{plan}: lesson 05 is taught without 03 or 06, and needs one 10-minute bridge row"
+
+
+@pytest.mark.parametrize("heading", ["## Before the session: set-up checklist", "### Pre-flight check",
+                                     "### When installs fail"])
+def test_the_guide_prepares_the_room(heading):
+    assert heading in GUIDE.read_text(encoding="utf-8").splitlines()

@@ -239,6 +239,12 @@ def _course_command(args: argparse.Namespace) -> int:
     lab_args = list(getattr(args, "lab_args", None) or [])
     if lab_args[:1] == ["--"]:
         lab_args = lab_args[1:]
+    if getattr(args, "check", False):
+        from gangkit.cli import preflight
+
+        steps = preflight.run(REPO_ROOT)
+        print(preflight.report(steps))
+        return 0 if all(s.ok for s in steps) else 1
     # On the command line a relative --dir means relative to where you are, as usual.
     folder = Path(args.dir).expanduser().resolve() if args.dir else REPO_ROOT / DEFAULT_FOLDER
     try:
@@ -275,6 +281,11 @@ def add_course_parser(subparsers: argparse._SubParsersAction) -> argparse.Argume
     )
     parser.add_argument(
         "--no-launch", action="store_true", help="only copy the notebooks; do not start JupyterLab"
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="check this machine before a session (Python, packages, a simulation, a notebook kernel); copy and start nothing",
     )
     parser.add_argument(
         "--overwrite",
