@@ -91,6 +91,9 @@ CASES = [
     (check_02_y_wait_strict, "right", 540, True, ["Correct!", "Y waits 540 s", "blocks Y"]),
     (check_02_y_wait_strict, "right as a float", 540.0, True, ["Correct!"]),
     (check_02_y_wait_strict, "the 'skip' answer", 0, False, ["under ordering='skip'", "simulate with ordering='strict'"]),
+    (check_02_y_wait_strict, "the lesson's own figure, Y arriving at t=200 s", 400, False,
+     ["That is the lesson's own figure (section 3)", "Y arrives at t=200 s", "Y arrives at t=60 s",
+      "simulate 'three-workers' itself"]),
     (check_02_y_wait_strict, "when Y starts", 600, False, ["That is when Y starts", "submission at t=60 s"]),
     (check_02_y_wait_strict, "when Y is submitted", 60, False, ["That is when Y is submitted"]),
     (check_02_y_wait_strict, "off by one", 541, False, ["you said 541", "Y's row, column wait_s"]),
@@ -107,8 +110,9 @@ CASES = [
     # --- 2.3: the ordering with the lower mean wait on the mixed stream
     (check_02_best_ordering, "right", "skip", True, ["Correct!", "under 'skip' against", "under 'strict'"]),
     (check_02_best_ordering, "right, other spelling", " Skip", True, ["Correct!", "gangkit spells it 'skip'"]),
-    (check_02_best_ordering, "'strict' instead of 'skip'", "strict", False, ["you said 'strict'",
-                                                                              "blocks every job behind it", "mean_wait_s"]),
+    (check_02_best_ordering, "'strict' instead of 'skip'", "strict", False,
+     ["you said 'strict'", "not the ordering with the lower mean wait", "the shorter longest wait here",
+      "seed=1", "print result.summary()['mean_wait_s'] of both runs"]),
     (check_02_best_ordering, "an ordering not compared", "easy-backfill", False, ["compares the orderings 'strict' and 'skip'"]),
     (check_02_best_ordering, "a mean wait instead of a name", 520.519, False, ["expected the name of an ordering",
                                                                                 "got the number 520.519"]),
@@ -284,7 +288,7 @@ def test_strategy_tie_accepts_both(capsys, monkeypatch):
         assert "Both strategies give big the same wait here (100 s)" in capsys.readouterr().out
 
 
-# --- lesson 02, exercise 2.4: what a YuniKorn Hard timeout does ---------------------------------
+# --- lesson 02, exercises 2.1 and 2.3: the lesson's own figure, and a wrong ordering; 2.4: a YuniKorn Hard timeout --
 
 CASES_02_HOLDING = [
     (checks.check_02_hard_timeout, "right", 1210, True, ["Correct!", "Deactivated at t=1210 s", "arrived at t=10 s"]),
@@ -302,6 +306,26 @@ CASES.extend(CASES_02_HOLDING)
                          ids=[f"{c[0].__name__}: {c[1]}" for c in CASES_02_HOLDING])
 def test_check_answers_02_holding(capsys, check, answer, passes, phrases):
     test_check_answers(capsys, check, answer, passes, phrases)
+
+
+@pytest.mark.parametrize("answer, wrong", [("strict", "strict"), (" STRICT", "strict"), ("skip", "skip")],
+                         ids=["'strict' is told how to find the answer, not the answer",
+                              "'strict' in capitals likewise",
+                              "'skip', were 'strict' to win, likewise"])
+def test_a_wrong_ordering_is_not_told_the_right_one(capsys, monkeypatch, answer, wrong):
+    if wrong == "skip":  # the stream makes 'skip' right; swap the runs' figures to see the other branch
+        monkeypatch.setattr(checks_02, "_mixed_summaries", lambda: (("strict", 300.0, 900.0), ("skip", 400.0, 800.0)))
+    assert check_02_best_ordering(answer) is False
+    out = capsys.readouterr().out
+    right = "skip" if wrong == "strict" else "strict"
+    assert right not in out.lower().replace(f"you said {answer!r}".lower(), ""), out
+    assert "mean_wait_s" in out and "seed=1" in out
+
+
+def test_lesson02_late_y_wait_is_the_lessons_printed_figure():
+    """Exercise 2.1's most common wrong answer: the wait the lesson prints for Y arriving at t=200 s."""
+    assert checks_02._lesson_late_y_wait() == 400.0
+    assert checks_02._job_row("three-workers", "gang", "Y", "strict")["wait_s"] != 400.0
 
 
 def test_lesson02_hard_timeout_comes_from_the_simulator():

@@ -4,12 +4,15 @@ Exercises 2.1 to 2.3 ask for Y's wait under 'strict', when the second gang of ``
 finishes, and which ordering waits less on a ``mixed`` stream; 2.4 when YuniKorn's Hard style fails
 ``big``. A time that is off is matched against its neighbours in the same run (when the job
 starts rather than how long it waited, the other ordering's or stack's answer, the timeout alone,
-minutes instead of seconds), and the message names the one it is; an ordering is a name, and its
-spelling is forgiven.
+minutes instead of seconds) and against the figure the lesson itself prints for a neighbouring
+question (2.1: Y's wait in the lesson's variant with Y arriving at t=200 s), and the message names
+the one it is; an ordering is a name, and its spelling is forgiven. A wrong ordering is told how to
+find the right one, not which one it is.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import numbers
 
@@ -59,13 +62,34 @@ def _job_row(scenario: str, stack: str, name: str, ordering: str | None = None) 
     raise KeyError(name)
 
 
+#: Lesson 02, section 3: Y's submission time in the lesson's own head-of-line example (the story says 60 s).
+LESSON_LATE_Y_S = 200.0
+
+
 @functools.lru_cache(maxsize=None)
+def _lesson_late_y_wait() -> float:
+    """Y's wait under 'gang', ordering 'strict', in the lesson's variant of ``three-workers`` (Y at t=200 s)."""
+    from gangkit.workloads.scenarios import three_workers
+
+    story = three_workers()
+    late = dataclasses.replace(story, jobs=[dataclasses.replace(j, submit_time=LESSON_LATE_Y_S) if j.name == "Y" else j
+                                            for j in story.jobs])
+    return float(simulate(late, stack="gang", ordering="strict").jobs.set_index("job").loc["Y", "wait_s"])
+
+
+@functools.lru_cache(maxsize=None)
+def _mixed_summaries() -> tuple:
+    """(ordering, mean wait, longest wait) in s for 'strict' and 'skip' on the exercise's stream, under 'gang'."""
+    out = []
+    for o in ("strict", "skip"):
+        f = simulate(mixed(**MIXED_ARGS), stack="gang", ordering=o).summary()
+        out.append((o, f["mean_wait_s"], f["max_wait_s"]))
+    return tuple(out)
+
+
 def _mixed_mean_waits() -> tuple:
     """(ordering, mean wait in s) for 'strict' and 'skip' on the exercise's ``mixed`` stream, under 'gang'."""
-    return tuple(
-        (o, simulate(mixed(**MIXED_ARGS), stack="gang", ordering=o).summary()["mean_wait_s"])
-        for o in ("strict", "skip")
-    )
+    return tuple((o, mean) for o, mean, _ in _mixed_summaries())
 
 
 @counts_wrong_answers("2.1")
@@ -90,6 +114,12 @@ def check_02_y_wait_strict(answer) -> bool:
         print(f"Exercise {ex}: you said {fmt(value)}. That is Y's wait under ordering='skip', where the gang "
               "scheduler moves past X (which does not fit) and starts Y. Under 'strict', X blocks the jobs "
               "behind it: simulate with ordering='strict'.")
+    elif close(value, _lesson_late_y_wait(), TIME_TOLERANCE_S):
+        longer = "longer" if expected > value else "a different time"
+        print(f"Exercise {ex}: you said {fmt(value)}. That is the lesson's own figure (section 3), for a "
+              f"variant of the story where Y arrives at t={fmt(LESSON_LATE_Y_S)} s. In the original "
+              f"'three-workers', Y arrives at t={fmt(y['submit_s'])} s, so it waits behind X for {longer}: simulate "
+              "'three-workers' itself with stack='gang' and ordering='strict', and read Y's wait_s.")
     elif close(value, y["start_s"], TIME_TOLERANCE_S):
         print(f"Exercise {ex}: you said {fmt(value)}. That is when Y starts; its wait counts from its "
               f"submission at t={fmt(y['submit_s'])} s (wait_s = start_s - submit_s).")
@@ -180,13 +210,16 @@ def check_02_best_ordering(answer) -> bool:
                   f"{fmt(waits[other])} s under {other!r}: 'skip' starts the small jobs that fit while a "
                   "large gang waits for room, instead of letting that gang block the whole queue.")
         return True
-    if name == "strict":
-        print(f"Exercise {ex}: you said 'strict'. Under 'strict', a gang that cannot fit yet blocks every job "
-              "behind it, even small ones that would fit now. Compare result.summary()['mean_wait_s'] of "
-              "both runs again: which one is lower?")
-    else:
-        print(f"Exercise {ex}: you said 'skip'. Under 'skip', small jobs can keep passing a big gang that "
-              "waits for room. Compare result.summary()['mean_wait_s'] of both runs again: which one is lower?")
+    longest = {o: m for o, _, m in _mixed_summaries()}
+    other = next(o for o in waits if o != name)
+    aside = ""
+    if longest[name] < longest[other]:
+        aside = (f" It does give the shorter longest wait here (max_wait_s {fmt(longest[name])} s against "
+                 f"{fmt(longest[other])} s), but the question is about the mean wait of all jobs.")
+    print(f"Exercise {ex}: you said {name!r}: that is not the ordering with the lower mean wait on this "
+          f"stream.{aside} Build the stream with seed=1 (the lesson's section 3 used seed 0), simulate it "
+          "once per ordering with stack='gang', print result.summary()['mean_wait_s'] of both runs, and "
+          "answer with the ordering whose mean is lower.")
     return False
 
 
