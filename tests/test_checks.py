@@ -365,7 +365,7 @@ CASES_04 = [
     (check_04_saturation_load, "a word", "stable", False, ["got the text 'stable'"]),
     # --- 4.2: the ordering that bounds the big gangs' wait while keeping every job's mean wait <= 600 s
     (check_04_policy_for_big_gangs, "right", "conservative-backfill", True,
-     ["Correct!", "worst gang wait", "holds a reservation", "A utilization target cannot pick the policy"]),
+     ["Correct!", "shortest worst wait", "holds a reservation", "A utilization target could not have picked it"]),
     (check_04_policy_for_big_gangs, "right, odd spelling", " Conservative-Backfill ", True, ["Correct!"]),
     (check_04_policy_for_big_gangs, "the gang-first policy: head-of-line blocking", "strict", False,
      ["you said 'strict'", "on average, above the target of 600 s", "blocks the small jobs"]),
@@ -383,6 +383,8 @@ CASES_04 = [
     (check_04_starved_gang_wait, "in hours", round(_STARVED[1] / 3600, 2), False, ["in hours"]),
     (check_04_starved_gang_wait, "the mean gang wait", _STARVED[2], False, ["mean wait of the whole-node gangs"]),
     (check_04_starved_gang_wait, "the same job under strict", _STARVED[3], False, ["a wait under strict"]),
+    (check_04_starved_gang_wait, "the lesson's own printed figure", 19870, False,
+     ["the lesson's own figure", "at load 0.6", "lesson04.run('skip', 0.7, seed=0)"]),
     (check_04_starved_gang_wait, "too short", 100.0, False, ["is longer"]),
     (check_04_starved_gang_wait, "a string", "16300", False, ["Remove the quotes"]),
 ]
@@ -403,6 +405,18 @@ def test_lesson04_expected_answers_come_from_the_simulator():
     assert rows["strict"][1] > rows["skip"][1] > 600 >= rows["conservative-backfill"][1]  # ... at every job's expense
     job, wait, mean, same_strict, _ = _STARVED
     assert wait > same_strict and wait > mean and job.startswith("whole-node-")
+
+
+def test_the_policy_check_says_its_right_answer_in_two_sentences(capsys):
+    assert check_04_policy_for_big_gangs("conservative-backfill") is True
+    message = capsys.readouterr().out.strip()
+    assert message.count(". ") + 1 == 2 and len(message) < 500, message
+
+
+def test_the_starved_gang_check_knows_the_lesson_prints_19870():
+    """The lesson's story (skip at load 0.6, seed 0) prints 19870 s; 4.3 asks for load 0.7, another figure."""
+    job, wait = checks_04._lesson_starved()
+    assert round(wait) == 19870 and not math.isclose(wait, _STARVED[1], abs_tol=checks_04.WAIT_TOLERANCE_S)
 
 
 def test_policy_check_follows_the_target(capsys, monkeypatch):

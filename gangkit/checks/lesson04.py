@@ -5,7 +5,7 @@ once) with 30% of whole-node gangs, the saturated-system estimate of its stabili
 keeps every job's mean wait under 10 minutes and bounds the big gangs' wait best; and the longest wait of a
 whole-node gang under 'skip'. The answers come from long runs, so the tolerances are wider; a number that
 is off is matched against the figures next to it (the naive capacity bound, the idle share, the lesson's own
-mix, a load one sweep step away, the mean wait instead of the longest, a wait in minutes or hours), and the
+mix or printed figure, a load one sweep step away, the mean wait instead of the longest, a wait in minutes or hours), and the
 message says which it is.
 """
 
@@ -129,8 +129,9 @@ def check_04_policy_for_big_gangs(answer) -> bool:
 
     Each ordering of :func:`policy_orderings` runs ``lesson04.run(ordering, 0.6, seed=1)``; the mean
     wait is ``result.figures["mean_wait_s"]``, the gang's wait ``gk.starvation(result)["starvation_wait_s"]``.
-    Case and spaces are forgiven. The messages also say why utilization cannot choose here: at a load
-    every ordering carries, each one's long-run utilization is the offered load.
+    Case and spaces are forgiven. The message on the right answer is two sentences: why this ordering,
+    and why utilization cannot choose here (at a load every ordering carries, each one's long-run
+    utilization is the offered load).
     """
     ex = "4.2"
     names = ", ".join(repr(o) for o in policy_orderings())
@@ -153,17 +154,13 @@ def check_04_policy_for_big_gangs(answer) -> bool:
         return False
     ok = {o: v for o, v in rows.items() if v[1] <= POLICY_TARGET_S}
     best = min(w for w, _, _ in ok.values()) if ok else None
-    table = "; ".join(f"{o}: mean wait {fmt(m)} s, worst gang wait {fmt(w)} s" for o, (w, m, _) in rows.items())
-    utils = sorted(u for _, _, u in rows.values())
-    why_not_utilization = (f"Why not utilization? At a load every ordering can carry, each one's long-run effective "
-                           f"utilization is the offered load ({fmt(POLICY_LOAD)}): over a window of the run they differ "
-                           f"only by the work one ordering defers and another catches up (here from {fmt(utils[0])} to "
-                           f"{fmt(utils[-1])} in the stability window). A utilization target cannot pick the policy; "
-                           "waiting can.")
     if name in ok and ok[name][0] == best:
-        print(f"Correct! {table}. {name!r} keeps the mean wait within {fmt(POLICY_TARGET_S)} s and gives the "
-              f"whole-node gangs the shortest worst wait: every waiting gang holds a reservation, so small jobs "
-              f"start only where they delay none. {why_not_utilization}")
+        w, m, _ = rows[name]
+        print(f"Correct! {name!r} keeps the mean wait within {fmt(POLICY_TARGET_S)} s ({fmt(round(m))} s) and gives "
+              f"the whole-node gangs the shortest worst wait of the orderings that do ({fmt(round(w))} s), because "
+              "every waiting gang holds a reservation and small jobs start only where they delay none. "
+              "A utilization target could not have picked it: at a load every ordering carries, each one's "
+              f"long-run utilization is the offered load, {fmt(POLICY_LOAD)}.")
         return True
     w, m, _ = rows[name]
     if m > POLICY_TARGET_S and w < max(v[0] for v in rows.values()):
@@ -195,11 +192,31 @@ def _starved() -> tuple:
             starvation(strict)["starvation_wait_s"])
 
 
+def lesson04_story_load() -> float:
+    """The load of the lesson's starvation story (``lesson04.STORY``)."""
+    from gangkit.lessons import lesson04
+
+    return lesson04.STORY["load"]
+
+
+@functools.lru_cache(maxsize=None)
+def _lesson_starved() -> tuple:
+    """(job, wait) of the most starved gang under skip in the lesson's own story run (load 0.6, seed 0): the
+    figure the lesson prints, and the likeliest wrong answer to 4.3."""
+    from gangkit.lessons import lesson04
+    from gangkit.results.waiting import starvation
+
+    s = starvation(lesson04.run("skip", lesson04.STORY["load"], n_jobs=lesson04.STORY["n_jobs"],
+                                seed=lesson04.STORY["seed"]))
+    return s["starved_job"], s["starvation_wait_s"]
+
+
 @counts_wrong_answers("4.3")
 def check_04_starved_gang_wait(answer) -> bool:
     """Exercise 4.3: the longest wait of a whole-node gang under ``skip`` at load 0.7, seed 0, in seconds.
 
-    From ``gk.starvation(lesson04.run("skip", 0.7, seed=0))``; answers within 1 s are right.
+    From ``gk.starvation(lesson04.run("skip", 0.7, seed=0))``; answers within 1 s are right. The lesson's
+    own figure (its story run at load 0.6) is recognised and sent back to the run the exercise asks for.
     """
     ex = "4.3"
     if answer is None:
@@ -209,13 +226,19 @@ def check_04_starved_gang_wait(answer) -> bool:
     if value is None:
         return False
     job, wait, mean, same_strict, worst_strict = _starved()
+    lesson_job, lesson_wait = _lesson_starved()
     if close(value, wait, WAIT_TOLERANCE_S):
         print(f"Correct! {job} waits {fmt(wait)} s (about {fmt(round(wait / 3600, 1))} h) under skip; the same "
               f"job waits {fmt(same_strict)} s under strict. Under skip the one-GPU jobs keep taking the GPUs "
               "that free up, so a gang needs a node that happens to empty completely.")
         return True
     minutes, hours = close(value * 60, wait, 60.0), close(value * 3600, wait, 360.0)  # within a minute / 0.1 h
-    if minutes or hours:
+    if close(value, lesson_wait, WAIT_TOLERANCE_S):
+        print(f"Exercise {ex}: you said {fmt(value)}: that is the lesson's own figure, {lesson_job}'s wait in the "
+              f"lesson's run at load {fmt(lesson04_story_load())}. This exercise asks for another run, load "
+              f"{fmt(STARVED_LOAD)} with seed {STARVED_SEED}: lesson04.run('skip', {fmt(STARVED_LOAD)}, "
+              f"seed={STARVED_SEED}).")
+    elif minutes or hours:
         unit = "minutes" if minutes else "hours"
         print(f"Exercise {ex}: you said {fmt(value)}: that looks like the wait in {unit}; gangkit counts in "
               f"seconds. Answer in seconds.")

@@ -542,6 +542,9 @@ def render_waits(ordering: str = "strict", load: float = 0.6, seed: int = 0, n_j
     top.set_title(f"ordering {ordering}, offered load {load:g}: carried in the window "
                   f"{u['effective_utilization']:.2f} (one seed; the verdict takes several)", fontsize=10)
     plots.gpu_states(r, ax=bottom, until=end)
+    # the plot's own title names the scenario (its stream's internal name); say what the mix is instead
+    bottom.set_title(f"What the GPUs were doing: {1 - NODE_SHARE:.0%} one-GPU jobs, {NODE_SHARE:.0%} whole-node gangs "
+                     f"(ordering {ordering})", fontsize=10)
     bottom.set_xlabel(f"simulated time ({words})")
     fig.subplots_adjust(left=0.1, right=0.84, bottom=0.09, top=0.94, hspace=0.25)
     return table, fig
@@ -556,8 +559,9 @@ def wait_explorer(ordering: str = "strict", load: float = 0.6, seed: int = 0, n_
     style = {"description_width": "7em"}
     layout = W.Layout(width="26em")
     controls = {
-        "ordering": W.ToggleButtons(options=[*ORDERINGS, *BACKFILL_ORDERINGS], value=ordering,
-                                    description="ordering", style=style),
+        # a dropdown, not toggle buttons: six buttons of one width cut 'conservative-backfill' short
+        "ordering": W.Dropdown(options=[*ORDERINGS, *BACKFILL_ORDERINGS], value=ordering,
+                               description="ordering", style=style, layout=layout),
         "load": W.FloatSlider(value=load, min=0.4, max=1.2, step=0.05, description="offered load",
                               continuous_update=False, readout_format=".2f", style=style, layout=layout),
         "seed": W.IntSlider(value=seed, min=0, max=4, description="seed", continuous_update=False, style=style,

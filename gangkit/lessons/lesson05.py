@@ -90,7 +90,11 @@ def layered_story(stages: Stages | None = None) -> Scenario:
 def render_diagnosis(stack: str = "kueue+gang+karpenter", time_s: float = 100.0, scenario: Scenario | None = None,
                      until: float = 3600.0, _cache: dict | None = None) -> tuple[pd.DataFrame, Figure]:
     """What :func:`diagnosis_explorer` shows: every job's diagnosis at ``time_s`` under ``stack``
-    (:meth:`gangkit.Result.diagnose`), and the run's GPU states with that instant marked."""
+    (:meth:`gangkit.Result.diagnose`), and the run's GPU states with that instant marked.
+
+    The picture ends at ``until`` or at the run's end, whichever comes first (a run whose jobs all
+    finish ends with the last of them); an instant after the run's end is marked to the right of it.
+    """
     sc = scenario if scenario is not None else layered_story()
     cache = {} if _cache is None else _cache
     if stack not in cache:
@@ -100,8 +104,13 @@ def render_diagnosis(stack: str = "kueue+gang+karpenter", time_s: float = 100.0,
     table = view.table.set_index("job")
     fig = Figure(figsize=(8.5, 3.4))
     ax = fig.subplots()
-    plots.gpu_states(result, ax=ax, until=until)
     name, per, _ = plots.time_unit(until)
+    end = min(float(until), plots.end_time(result))  # draw the run only: after its end there is no GPU state
+    plots.gpu_states(result, ax=ax, until=end, unit=name)
+    if time_s > end:  # an instant after the run: keep it in view, right of the run's end
+        ax.set_xlim(0, time_s / per * 1.02)
+        ax.axvline(end / per, color="#777777", linewidth=0.8, linestyle=":")
+        ax.text(end / per, ax.get_ylim()[1] * 0.5, f" run over at t={end:g} s", fontsize=8, color="#555555")
     ax.axvline(time_s / per, color="black", linewidth=1.2, linestyle="--")
     ax.set_title("")  # the headline replaces the plot's own title: two short lines, never clipped
     ax.set_title(view.headline.replace("; ", "\n", 1), fontsize=9, loc="left")
