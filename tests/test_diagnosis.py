@@ -10,9 +10,12 @@ from gangkit.engine.simulation import Simulation
 from gangkit.kueue import GPU, ClusterQueue, FlavorQuotas, KueueConfig, LocalQueue, Quota, ResourceFlavor, ResourceGroup
 from gangkit.kueue.layer import KueueLayer, default_setup
 from gangkit.kueue.objects import KueueSetup
+from gangkit.model.jobs import Job, PodSet
 from gangkit.results.diagnosis import CODES, LAYER_CODES, WAITING, diagnose_job
+from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup
 from gangkit.supply.cloud import InstanceType
 from gangkit.supply.karpenter import Karpenter, NodePool
+from gangkit.supply.provisioning_request import ProvisioningRequestSpec
 from gangkit.volcano.scheduler import VolcanoGang
 
 
@@ -47,6 +50,15 @@ def fragmented(config):
     return gk.Scenario(nodes(3, gpus=2), jobs, kueue=setup)
 
 
+def consumers_too_late():
+    """A ProvisioningRequest for 2 x 8 GPUs at t=0; A's pods consume it at t=1500 s, after its booking (600 s) and the
+    scale-down of its empty nodes (10 min unneeded): cluster-autoscaler scales up for none of them."""
+    ca = ClusterAutoscaler([NodeGroup("g8", InstanceType("g8", 8, 8.0), max_size=2)])
+    request = ProvisioningRequestSpec("cap", (PodSet("workers", 2, 8),))
+    a = Job("A", [PodSet("workers", 2, 8)], 600.0, submit_time=1500.0, consume_provisioning_request="cap")
+    return gk.Scenario([gk.Node("system-0", 0)], [a], autoscaler=ca, provisioning_requests=[request])
+
+
 def churning():
     """Lesson 01's two-gangs deadlock with a 600 s rendezvous timeout: restart churn, then both Jobs fail."""
     import dataclasses
@@ -76,6 +88,11 @@ CASES = [
     ("the NodePool limit stops the provisioner", with_karpenter(busy(job("A", pods=2, gpus=8)), limit=8), "gang+karpenter",
      "A", 500, "NodePoolLimit", "placement", ["gang of 2 pods (16 GPUs, 8 per pod) cannot fit",
                                               "no node coming: NodePool gpu at 8 of its 8-GPU limit"]),
+    ("consumers of a ProvisioningRequest whose nodes are gone: no scale-up", consumers_too_late(), "pod+autoscaler",
+     "A", 3000, "ConsumingProvisioningRequest", "placement",
+     ["2 of 2 pods of 8 GPUs unschedulable", "cluster-autoscaler scales up for none of them",
+      "\"Unschedulable pod didn't trigger scale-up, because it's consuming ProvisioningRequest default/cap\"",
+      "BookingExpired=True (CapacityReservationTimeExpired) at t=600 s"]),
     ("gang of 16 GPUs, largest free block 4", gk.Scenario(nodes(2, gpus=8), [job("Z", gpus=4, run_time=1000),
                                                                             job("Y", gpus=8, run_time=1000),
                                                                             job("A", pods=2, gpus=8)]),

@@ -150,9 +150,28 @@ def test_kube_scheduler_ignores_the_booking():
     assert states(r)[-1] == (600.0, "BookingExpired", RESERVATION_EXPIRED)  # never all four bound within 10 min
 
 
-def test_a_stuck_consumer_is_diagnosed_with_cluster_autoscalers_event():
-    d = run(submit=1500.0, horizon=3000).diagnose(job="train")
-    assert "Unschedulable pod didn't trigger scale-up, because it's consuming ProvisioningRequest default/train" in str(d)
+EVENT = "its event on each pod: \"Unschedulable pod didn't trigger scale-up, because it's consuming ProvisioningRequest "
+
+
+@pytest.mark.parametrize("kw, at, words", [
+    case("pods after the booking and the scale-down see the request Provisioned and its booking expired",
+         dict(submit=1500.0), 3000, [EVENT + "default/train\")",
+                                     "ProvisioningRequest default/train: Provisioned=True (CapacityIsProvisioned) at t=0 s, "
+                                     "BookingExpired=True (CapacityReservationTimeExpired) at t=600 s"]),
+    case("pods of a request no node group can hold see it not Provisioned, with CA's latest try",
+         dict(max_size=3), 1000, [EVENT + "default/train\")",
+                                  "ProvisioningRequest default/train: Provisioned=False (CapacityIsNotFound) at t=900 s"]),
+    case("pods naming a request that does not exist are still left out of scale-up",
+         dict(consume="trian", max_size=3), 100, [EVENT + "default/trian\")",
+                                                   "ProvisioningRequest default/trian does not exist"]),
+])
+def test_a_stuck_consumer_is_diagnosed_with_cluster_autoscalers_event_and_the_requests_conditions(kw, at, words):
+    d = run(horizon=3000, **kw).diagnose(job="train", at=at)
+    assert (d.layer, d.code) == ("placement", "ConsumingProvisioningRequest"), str(d)
+    assert "0/1 nodes are available: 1 Insufficient nvidia.com/gpu." in d.message  # kube-scheduler's FailedScheduling
+    for w in words:
+        assert w in d.message, str(d)
+    assert "NodePool" not in d.message and "NotTriggerScaleUp" not in d.message
 
 
 def test_kueues_pods_stay_consumers_after_the_booking_expires():

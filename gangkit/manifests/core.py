@@ -72,7 +72,10 @@ from gangkit.model.nodes import Node
 from gangkit.model.quantity import format_cpu, format_duration, format_memory
 from gangkit.model.scenario import RunSettings, Scenario
 from gangkit.placement.manifests import (
+    POD_GROUP_LABEL,
     SCHEDULING_GROUP,
+    TASK_GROUP_NAME,
+    TASK_GROUPS,
     WORKLOAD_REF,
     GangObjects,
     holding_gang,
@@ -106,6 +109,11 @@ ELASTIC = "elastic"  # gangkit/progress: elastic is a sync job whose throughput 
 RENDEZVOUS_TIMEOUT = "gangkit/rendezvous-timeout"  # seconds a started pod of a sync job waits for the others
 MAX_INT32 = 2_147_483_647  # the API server's backoffLimit default when backoffLimitPerIndex is set
 GROUP_NAME = "scheduling.k8s.io/group-name"  # Volcano's pod annotation naming the pod's PodGroup
+#: The annotation on a pod's controller (here a batch/v1 Job's own metadata) that Volcano's podgroup controller
+#: reads as the minMember of the PodGroup it creates for pods that name no PodGroup (Volcano v1.15.1,
+#: ``VolcanoGroupMinMemberAnnotationKey``, ``volcano.sh/apis`` ``pkg/apis/scheduling/v1beta1/labels.go``).
+GROUP_MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
+VOLCANO_SCHEDULER = "volcano"  # the default of Volcano's --scheduler-name, the only schedulerName its controller serves
 PREEMPTABLE = "volcano.sh/preemptable"  # Volcano's annotation (or label) on a pod or PodGroup: may it be a victim?
 SLA_WAITING_TIME = "volcano.sh/sla-waiting-time"  # the PodGroup annotation Volcano's sla plugin reads first
 #: the strings Go's strconv.ParseBool accepts, which Volcano uses to read PREEMPTABLE
@@ -294,6 +302,11 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
     priority = pod_priority(r, pod, group, group_spec, classes, default_priority, obj)
     gang = read_gang(r, gangs, o, pods, tmeta, pod, volcano=group_name is not None)  # the holding gang schedulers
     min_member = gang.pop("min_member", min_member)
+    if o.kind == "Job" and group_name is not None and GROUP_MIN_MEMBER in annotations:
+        r.notes.append(f"{obj}: metadata.annotations.{GROUP_MIN_MEMBER} is ignored: its pods name PodGroup "
+                       f"{group_name!r} ({group_field}), so Volcano's podgroup controller makes no PodGroup for them")
+    elif o.kind == "Job" and group_name is None and not gang and not other_gang(tmeta, pod):
+        min_member = read_group_min_member(r, annotations, pod, pods, obj)
 
     if pods is None or request is None or priority is None or limit is None:
         return None
@@ -466,6 +479,62 @@ def backoff_limit(r: Reader, spec: Mapping, obj: str) -> int | None:
     if "backoffLimit" in spec:
         return r.whole(spec["backoffLimit"], obj, "spec.backoffLimit", 0)
     return MAX_INT32 if spec.get("backoffLimitPerIndex") is not None else DEFAULT_BACKOFF_LIMIT
+
+
+def other_gang(tmeta: Mapping, pod: Mapping) -> bool:
+    """Does the pod template name a gang of another scheduler (scheduler-plugins, YuniKorn, Kubernetes)?"""
+    labels = tmeta.get("labels") if isinstance(tmeta.get("labels"), Mapping) else {}
+    annotations = tmeta.get("annotations") if isinstance(tmeta.get("annotations"), Mapping) else {}
+    return (POD_GROUP_LABEL in labels or TASK_GROUP_NAME in annotations or TASK_GROUPS in annotations
+            or pod.get("workloadRef") is not None or pod.get("schedulingGroup") is not None)
+
+
+def read_group_min_member(r: Reader, annotations: dict, pod: Mapping, pods: int | None, obj: str) -> int | None:
+    """The gang size of a batch/v1 Job whose pods name no Volcano PodGroup (``scheduling.k8s.io/group-name``).
+
+    Volcano v1.15.1's podgroup controller (``pkg/controllers/podgroup/pg_controller.go``,
+    ``processNextReq``; ``pg_controller_handler.go``, ``buildPodGroupFromPod`` and
+    ``getMinMemberFromUpperRes``) creates a PodGroup ``podgroup-<owner uid>`` for every pod whose
+    ``schedulerName`` is Volcano's and that names no PodGroup. Its ``minMember`` is the
+    owner's (the Job's ``metadata.annotations``) ``scheduling.volcano.sh/group-min-member``
+    (read with ``--inherit-owner-annotations``, true by default), else 1: such a Job is
+    no gang unless it carries the annotation. Its ``minResources`` are ``minMember``
+    times one pod's requests, its ``priorityClassName`` the pod's, its queue the pods'
+    ``scheduling.volcano.sh/queue-name`` (else ``default``).
+
+    gangkit reads the annotation into ``Job.min_member`` (a whole number from 1 to
+    ``parallelism``, None when it is ``parallelism``: gangkit's default gang of every pod;
+    Volcano would take an unparsable or negative value as 1, and 0 as no
+    gang: gangkit refuses them with an error naming the field). Without it, a Job
+    whose pods name ``schedulerName: volcano`` gets ``min_member`` 1, as on the
+    cluster, with a note; a Job whose pods name another scheduler (or none) keeps gangkit's
+    default, a gang of every pod (Volcano's controller does not serve it; the
+    annotation is then noted as ignored). Simplified: the PodGroup's
+    ``minResources`` are not derived (``Job.min_resources`` stays unset).
+    """
+    scheduler = pod.get("schedulerName")
+    where = f"metadata.annotations.{GROUP_MIN_MEMBER}"
+    if scheduler != VOLCANO_SCHEDULER:
+        if GROUP_MIN_MEMBER in annotations:
+            r.notes.append(f"{obj}: {where} is ignored: Volcano's podgroup controller serves only pods with "
+                           f"spec.template.spec.schedulerName {VOLCANO_SCHEDULER!r}, these name "
+                           f"{scheduler if scheduler is not None else 'none (default-scheduler)'!r}")
+        return None
+    if GROUP_MIN_MEMBER not in annotations:
+        if pods is None or pods <= 1:
+            return None  # one pod: a gang of 1 either way
+        r.notes.append(f"{obj}: its pods go to Volcano (schedulerName {VOLCANO_SCHEDULER!r}) and name no PodGroup "
+                       f"({GROUP_NAME}), and the Job has no {GROUP_MIN_MEMBER} annotation: Volcano's podgroup "
+                       f"controller gives them a PodGroup of minMember 1, so gangkit places its {pods} pods "
+                       f"without a gang (write {GROUP_MIN_MEMBER}: \"{pods}\" for a gang of all of them)")
+        return 1
+    text = annotations[GROUP_MIN_MEMBER]
+    top = f"{pods} (spec.parallelism)" if pods is not None else "spec.parallelism"
+    value = int(text) if text.isdigit() else None
+    if value is None or value < 1 or (pods is not None and value > pods):
+        r.error(obj, where, f"expected a whole number from 1 to {top} as a string, got {text!r}")
+        return None
+    return None if value == pods else value  # every pod: gangkit's default gang (min_member None)
 
 
 def read_min_member(r: Reader, group: ManifestObject, spec: dict, pods: int | None, job_label: str) -> int | None:

@@ -22,6 +22,8 @@ import yaml
 from gangkit.kueue import dump as kueue
 from gangkit.manifests.companions import coscheduling_manifest
 from gangkit.manifests.core import (
+    GROUP_MIN_MEMBER,
+    VOLCANO_SCHEDULER,
     has_pod_group,
     job_manifest,
     node_manifest,
@@ -162,6 +164,8 @@ def _job_manifest(j: Job, kueue_managed: bool, scheduler: str | None, gang: str 
     if scheduler is not None:
         for template in templates:
             template["spec"] = {"schedulerName": scheduler} | template["spec"]
+    if volcano_min_member(j, scheduler, gang) is not None:
+        doc["metadata"]["annotations"][GROUP_MIN_MEMBER] = volcano_min_member(j, scheduler, gang)
     for ps, template in zip(j.pod_sets, templates):  # a template per pod set, in order
         extra = (template_annotations or {}).get(ps.name)
         if extra:
@@ -171,6 +175,24 @@ def _job_manifest(j: Job, kueue_managed: bool, scheduler: str | None, gang: str 
             template.clear()
             template.update({"metadata": meta, **rest})
     return doc
+
+
+def volcano_min_member(j: Job, scheduler: str | None, gang: str | None) -> str | None:
+    """The ``scheduling.volcano.sh/group-min-member`` a batch/v1 Job carries when written for Volcano, else None.
+
+    A Job whose pods go to Volcano (``schedulerName: volcano``) and name no PodGroup gets one from
+    Volcano's podgroup controller, of ``minMember`` 1 unless the Job carries this annotation (Volcano
+    v1.15.1 ``pkg/controllers/podgroup/pg_controller_handler.go``, ``getMinMemberFromUpperRes``). gangkit
+    writes a PodGroup (with ``scheduling.k8s.io/group-name`` on the pods) for a job with a gang size, a
+    queue, minResources or an sla waiting time (:func:`~gangkit.manifests.core.has_pod_group`), which the
+    controller then leaves alone; a job of more than one pod without any of these is a gang of every pod in
+    gangkit, so it gets the annotation with its pod count (:func:`~gangkit.manifests.core.read_group_min_member`
+    reads it back).
+    """
+    if (scheduler != VOLCANO_SCHEDULER or gang is not None or j.framework != BATCH_JOB or j.controller != "batch"
+            or has_pod_group(j) or j.gang_size <= 1):
+        return None
+    return str(j.gang_size)
 
 
 def _template_annotations(scenario: Scenario, j: Job) -> dict:

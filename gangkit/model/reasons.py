@@ -161,6 +161,11 @@ CATALOGUE: dict[str, Code] = _table(
     ("NodePoolLimit", "diagnosis", "placement", "cannot fit, and the provisioner will not launch a node: each "
      "NodePool's limits (spec.limits on nvidia.com/gpu, cpu, memory: GPUs, cores, bytes) leave too little for "
      "every instance type it allows that holds the pods (or every NodePool is static)", "gangkit"),
+    ("ConsumingProvisioningRequest", "diagnosis", "placement", "cannot fit, and its pods consume a ProvisioningRequest "
+     "(annotation autoscaling.x-k8s.io/consume-provisioning-request), so cluster-autoscaler scales up for none of "
+     "them, whatever the request's state; CA's event on each pod (type Normal, no reason) says \"Unschedulable pod "
+     "didn't trigger scale-up, because it's consuming ProvisioningRequest <namespace>/<name>\"",
+     "gangkit (cluster-autoscaler 1.35: processors/provreq/pods_filter.go)"),
     ("PartiallyPlaced", "diagnosis", "placement", "pod-by-pod placement: some pods bound and hold GPUs without "
      "progress, the others unschedulable", "gangkit"),
     ("Rejected", "diagnosis", "", "no node could ever hold one of its pods", "gangkit"),

@@ -52,7 +52,13 @@ is ready.
 
 Simplified (see ``docs/reference/coscheduling.md``): ``minResources`` is
 not checked; no preemption; retries of rejected groups follow
-:mod:`gangkit.placement.permit`; a job with ``progress: independent`` is placed pod by
+:mod:`gangkit.placement.permit`: after a PostFilter rejection the real
+group retries continuously (its own rejection requeues its failed pod, and
+kube-scheduler pops it from backoffQ while the active queue is empty), and
+gangkit waits for the next capacity event instead: the same placements,
+without the momentary holds, and a rejected group keeps its rejection time
+as sort key where the real plugin refreshes it at every retry (gangkit can
+try it before a group created later); a job with ``progress: independent`` is placed pod by
 pod without a group (gangkit starts an independent pod as soon as it is
 bound, so it cannot wait at Permit).
 

@@ -61,7 +61,13 @@ Versions modelled (``release``, the run setting ``kube_gang_release``):
 See ``docs/reference/kube-gang.md``.
 
 Simplified: no preemption (DefaultPreemption is not run for gang pods
-here); retries of rejected groups follow :mod:`gangkit.placement.permit`; a job with
+here); retries of rejected groups follow :mod:`gangkit.placement.permit`
+(1.35: the pods a timeout rejects have GangScheduling as their only
+unschedulable plugin, whose events are Pod add and Workload add, so only
+their group's Permit ``Activate`` brings them back; the group's pod that
+found no node is requeued at once by the forgotten pods' deletion events:
+the retry gangkit models, sooner than the real queue by at most the
+10-s per-pod backoff when the scheduler is busy); a job with
 ``progress: independent`` is placed pod by pod (a ``basic`` pod group).
 
 Speed: a cycle sorts the pods that may be tried (O(n log n) in pending

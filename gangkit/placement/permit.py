@@ -52,18 +52,46 @@ the retries that cannot help (see "Simplified" below).
 - A group **rejected at once** (coscheduling's PostFilter, more than
   ``podGroupRejectPercentage`` missing) held its seats for no time at all;
   it waits for the next capacity event after its rejection. Its own
-  rejection never wakes it (otherwise it would retry for ever at one
-  instant; kube-scheduler's per-pod backoff, 1 s doubling to 10 s, spaces
-  those retries, each as fruitless as the last).
+  rejection never wakes it.
 
-Simplified: the per-pod backoff and the 5-minute flush of unschedulable
-pods (``podMaxInUnschedulablePodsDuration``) are not modelled. The backoff
-does not delay a retry while the scheduler has nothing else to do: since
-Kubernetes 1.33 a pod is popped from the backoff queue when the active queue
-is empty (KEP-5142, ``SchedulerPopFromBackoffQ``, beta, on by default). A
-retry the flush would cause without a change in the cluster finds the same
-nodes taken and ends the same way, so leaving it out changes no placement;
-the retry after a timeout, the one that holds seats again, is modelled.
+What the real queue does, and what gangkit leaves out (Kubernetes 1.35
+``pkg/scheduler/backend/queue`` and ``schedule_one.go``; scheduler-plugins
+``pkg/coscheduling`` v0.35; the 1.35 GangScheduling plugin). A pod rejected
+at Permit (timeout, or PostFilter's "optimistic rejection") fails with its
+plugin (``Coscheduling``, ``GangScheduling``) as its only unschedulable
+plugin and goes to the unschedulable pods; those plugins register only pod
+and PodGroup/Workload *additions* (Coscheduling: Pod add, PodGroup add and
+update; GangScheduling 1.35: Pod add of the same Workload, Workload add),
+so no capacity event moves such a pod: its group's Permit activates it
+(``ActivateSiblings``; GangScheduling's ``Activate`` of the group's
+unscheduled pods). The group's pod that Filter found no node for has
+NodeResourcesFit among its unschedulable plugins, whose hints move it on a
+node added or grown and on the deletion of an assigned pod; forgetting the
+rejected assumed pods counts as such deletions (``handleBindingCycleError``,
+deferred). So a rejection requeues that pod, into backoffQ (1 s doubling to
+10 s per failure); while activeQ is empty it is popped at once
+(``SchedulerPopFromBackoffQ``, on by default since 1.33), finds the room its
+siblings gave back and waits at Permit, activating them. After a timeout
+that is the retry gangkit models. After a PostFilter rejection it means the
+real group retries *continuously*: each retry assumes its pods for a moment
+and is rejected again (podGroupBackoffSeconds exists to damp that), and
+each calls ``MarkPodGroupScheduleFailure``, so coscheduling's QueueSort
+keeps moving the group behind the groups created before its latest retry.
+
+Simplified: gangkit collapses those fruitless retries into one wait for the
+next capacity event. Placements are the same (each retry ends in the same
+rejection, and the seats it takes for a moment are given back), but
+(a) gangkit never shows the momentary holds, nor their ``FailedScheduling``
+events; (b) a rejected group keeps as sort key the time of its last
+rejection, so at the next capacity event gangkit tries it *before* a group
+created after that rejection, where the real plugin, whose failure time
+is refreshed by every retry, tends to try the newer group first; (c) when the
+scheduler is busy (activeQ not empty) a real retry waits up to 10 s of
+backoff, gangkit's happens in the instant of its event: gangkit retries
+sooner, by at most 10 s. The 5-minute flush of unschedulable pods
+(``podMaxInUnschedulablePodsDuration``, every 30 s) is not modelled: it
+retries pods no event moved, which find the same nodes taken and end the
+same way, as for the ``pod`` stack (:mod:`gangkit.placement.kube_scheduler`).
 """
 
 from __future__ import annotations

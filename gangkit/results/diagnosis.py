@@ -49,12 +49,17 @@ code                         meaning
 ``GangRejected``             coscheduling: the group was rejected and waits for capacity
                              to be freed
 ``WaitingForNodes``          admitted; nodes a supplier launched for it are not ready
-``NodePoolLimit``            cannot fit, and the provisioner will not launch a node:
-                             each NodePool's limits (GPUs, cores, memory) leave too
-                             little for every instance type that holds the pods ("at
-                             144 of its 150 cpu limit"), or every NodePool is static;
-                             or its pods consume a ProvisioningRequest, so
-                             cluster-autoscaler never scales up for them
+``NodePoolLimit``            cannot fit, and Karpenter will not launch a node: each
+                             NodePool's limits (``spec.limits``: GPUs, cores, memory)
+                             leave too little for every instance type that holds the
+                             pods ("at 144 of its 150 cpu limit"), or every NodePool is
+                             static (also a hand-made supplier's ``launch_blocked``)
+``ConsumingProvisioningRequest``
+                             cannot fit, and its pods consume a ProvisioningRequest
+                             (``autoscaling.x-k8s.io/consume-provisioning-request``),
+                             so cluster-autoscaler scales up for none of them; the
+                             words quote CA's event on the pod and the request's
+                             conditions (see :func:`_consumer_words`)
 ``GangCannotFit``            gang placement: the whole gang does not fit on the nodes
                              there are (nothing held), no node coming
 ``QueueOverDeserved``        Volcano's allocate: its pods fit, but would take its queue
@@ -83,6 +88,8 @@ why. The diagnosis adds what only the whole cluster knows: nodes launched
 for the job (``WaitingForNodes`` comes first), a NodePool limit (on GPUs,
 cores or memory) where more nodes would help (the code becomes
 ``NodePoolLimit``, the words get "no node coming: ..." and name the limit),
+pods that cluster-autoscaler leaves out of scale-up because they consume a
+ProvisioningRequest (the code becomes ``ConsumingProvisioningRequest``),
 and "deadlock" when the job holds pods and nothing can change
 any more. Shortages are named in the resources that are short: a pod that
 asks for 4 cores on nodes with 2 free is short of CPU, not of GPUs.
@@ -106,6 +113,7 @@ from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.precision import TOLERANCE
 from gangkit.model.resources import Resources
 from gangkit.placement.permit import asked_dims, in_words, requested
+from gangkit.supply.autoscaler import ClusterAutoscaler
 
 #: What a node does while a job waits for it, by wait bucket.
 STAGE_VERBS = {
@@ -125,9 +133,13 @@ GENERIC_CODES = ("Unschedulable", "GangCannotFit")
 LAYER_CODES = ("QueueCapabilityExceeded", "ClusterOverused", "NotEnoughPods", "WaitingForPods", "PodGroupBackoff",
                "GangRejected", "QueueOverDeserved", "WaitingForReservation", "PlaceholdersPending", "WaitingAtPermit",
                "PodsCannotFit")
-#: Of the layers' own codes, those that more nodes would end: there a supplier's limit is worth saying (NodePoolLimit).
+#: Of the layers' own codes, those that more nodes would end: there a supplier's limit is worth saying (NodePoolLimit,
+#: ConsumingProvisioningRequest).
 WANTS_NODES = ("ClusterOverused", "GangRejected", "PlaceholdersPending", "WaitingAtPermit", "PodsCannotFit")
 
+#: gangkit's code for pods cluster-autoscaler scales up for none of, as they consume a ProvisioningRequest (no real
+#: component has a reason for it: CA's event on the pod has an empty reason; see :func:`_consumer_words`).
+CONSUMER_CODE = "ConsumingProvisioningRequest"
 #: kube-scheduler's names for what a pod asks for (NodeResourcesFit's "Insufficient <name>").
 RESOURCE_NAMES = {"gpus": "nvidia.com/gpu", "cpu": "cpu", "memory": "memory"}
 #: NodeAffinity's Filter reason for a node whose labels do not match the pod's node selector.
@@ -139,7 +151,7 @@ ANTI_AFFINITY_MISMATCH = "node(s) didn't match pod anti-affinity rules"
 #: layers' own codes it passes on, LAYER_CODES, where a job meets them).
 CODES = ("NotSubmitted", "Rejected", "QuotaExhausted", "QuotaTooSmall", "Queued", "AdmissionCheck",
          "QueueCapabilityExceeded", "ClusterOverused", "NotEnoughPods", "WaitingForPods", "PodGroupBackoff", "GangRejected",
-         "WaitingForNodes", "NodePoolLimit", "GangCannotFit", "QueueOverDeserved", "WaitingForReservation",
+         "WaitingForNodes", "NodePoolLimit", "ConsumingProvisioningRequest", "GangCannotFit", "QueueOverDeserved", "WaitingForReservation",
          "PlaceholdersPending", "WaitingAtPermit", "PartiallyPlaced", "PodsCannotFit", "Unschedulable", "WaitingForSession",
          "PodRestartBackoff", "Running", "Finished", "Deactivated", "Failed")
 #: The codes of a job that still waits (each has a wait bucket in the catalogue).
@@ -286,7 +298,8 @@ def _placement(sim, js, at: float) -> Diagnosis:
     suppliers). Then the layer's own reason wins whenever it has a specific
     one (:data:`LAYER_CODES`): it knows why. The diagnosis adds what only the
     whole cluster knows: a supplier that will not launch a node
-    (``NodePoolLimit``) where more nodes would help, and the deadlock tail.
+    (``NodePoolLimit``, ``ConsumingProvisioningRequest``) where more nodes
+    would help, and the deadlock tail.
     For the generic codes (``GangCannotFit``, ``Unschedulable``) the
     diagnosis words the shortage itself, in the resources that are short.
     """
@@ -326,14 +339,14 @@ def _placement(sim, js, at: float) -> Diagnosis:
     if code == "WaitingForSession":
         return Diagnosis(js.name, at, "placement", "WaitingForSession", why.message, numbers)
     own = why is not None and code not in GENERIC_CODES  # the layer's own, specific reason
-    limit = _supplier_limit(sim, waiting) if not own or code in WANTS_NODES else ""
-    tail = f"; no node coming: {limit}" if limit else ""
+    blocked, limit = _supplier_limit(sim, waiting, at) if not own or code in WANTS_NODES else ("", "")
+    tail = f"; {limit}" if blocked == CONSUMER_CODE else f"; no node coming: {limit}" if limit else ""
     holds = js.bound and js.spec.progress == "sync"
     stuck = "; nothing can change any more: deadlock" if holds and sim.env.peek() == math.inf else ""
     if holds:
         numbers.update(bound_pods=js.bound, held_gpus=js.gpus_bound)
     if own:
-        return Diagnosis(js.name, at, "placement", "NodePoolLimit" if limit else code, why.message + tail + stuck, numbers)
+        return Diagnosis(js.name, at, "placement", blocked or code, why.message + tail + stuck, numbers)
     dims = asked_dims(js.pods)
     if holds:
         bound = [p for p in js.pods if p.node is not None and not p.done]
@@ -343,7 +356,7 @@ def _placement(sim, js, at: float) -> Diagnosis:
             short = _short_dims(cap, waiting[0], dims)
             rest = (f"; {_n(len(waiting), 'pod')} of {_asks(waiting, short)} unschedulable "
                     f"({_most_free(cap, short, waiting[0].request[3])}){_apart(cap, waiting)}")
-        return Diagnosis(js.name, at, "placement", "NodePoolLimit" if limit else "PartiallyPlaced",
+        return Diagnosis(js.name, at, "placement", blocked or "PartiallyPlaced",
                          f"{js.bound} of {len(js.pods)} pods bound hold {held} without progress{rest}{tail}{stuck}",
                          numbers)
     if code == "GangCannotFit":
@@ -352,10 +365,10 @@ def _placement(sim, js, at: float) -> Diagnosis:
         asks = "; ".join(_gang_asks(js.pods, waiting, d) for d in short)
         selector = waiting[0].request[3] if waiting else ()
         room = "; ".join(_most_and_total_free(cap, d, selector) for d in short)
-        return Diagnosis(js.name, at, "placement", "NodePoolLimit" if limit else "GangCannotFit",
+        return Diagnosis(js.name, at, "placement", blocked or "GangCannotFit",
                          f"gang of {_n(k, 'pod')} ({asks}) cannot fit: {room}{_apart(cap, waiting)}{tail}",
                          {**numbers, "gang": k})
-    return _unschedulable(sim, js, waiting, dims, "NodePoolLimit" if limit else "Unschedulable", tail, numbers, at)
+    return _unschedulable(sim, js, waiting, dims, blocked or "Unschedulable", tail, numbers, at)
 
 
 def fit_error(cap, pod) -> tuple[str, dict[str, int]]:
@@ -508,15 +521,63 @@ def _most_and_total_free(cap, d: str, selector: tuple = (), total: bool = True) 
     return words + (f", {in_words(Resources(**{d: sum(amounts)}), (d,))} free in all" if total else "")
 
 
-def _supplier_limit(sim, waiting: list) -> str:
-    """Plain words when a node supplier will not launch a node for these pods (its limits), else ""."""
+def _supplier_limit(sim, waiting: list, at: float) -> tuple[str, str]:
+    """(code, plain words) when a node supplier will not launch a node for these pods, else ``("", "")``.
+
+    cluster-autoscaler's refusal is :data:`CONSUMER_CODE` (its pods consume a ProvisioningRequest, worded by
+    :func:`_consumer_words`); any other supplier's (Karpenter's NodePool limits, a hand-made supplier's
+    ``launch_blocked``) is ``NodePoolLimit``.
+    """
     if not waiting:
-        return ""
+        return "", ""
     for s in sim.stack.suppliers:
         words = s.launch_blocked(waiting)
         if words:
-            return words
-    return ""
+            if isinstance(s, ClusterAutoscaler):
+                return CONSUMER_CODE, _consumer_words(s, waiting, words, at)
+            return "NodePoolLimit", words
+    return "", ""
+
+
+def _consumer_words(ca, waiting: list, event: str, at: float) -> str:
+    """What a user sees when cluster-autoscaler leaves pods that consume a ProvisioningRequest out of scale-up.
+
+    cluster-autoscaler 1.35 (``processors/provreq/pods_filter.go``, run only with
+    ``--enable-provisioning-requests``) drops every unschedulable pod carrying the
+    annotation ``autoscaling.x-k8s.io/consume-provisioning-request`` from the pods it
+    scales up for, whatever the request's state and even when no request has that
+    name, and records on the pod a ``Normal`` event with an empty reason and the
+    message ``event`` ("Unschedulable pod didn't trigger scale-up, because it's
+    consuming ProvisioningRequest <namespace>/<name>"; at most 50 such events per
+    loop). Such a pod never reaches the scale-up orchestrator, so it gets no
+    ``NotTriggerScaleUp`` event (that one, "pod didn't trigger scale-up: ...", is
+    for pods no node group can help, ``processors/status/eventing_scale_up_processor.go``).
+    The words add each request's conditions at ``at`` as ``kubectl get
+    provisioningrequest -o yaml`` shows them (``Provisioned``, ``Failed``,
+    ``BookingExpired``: types of ``apis/provisioningrequest/autoscaling.x-k8s.io/v1/types.go``,
+    reasons of ``provisioningrequest/conditions/conditions.go``), from the rows of
+    ``gangkit_provisioning_requests``; gangkit does not model the ``Accepted``
+    condition, and ``CapacityRevoked`` is set by no code of cluster-autoscaler.
+    """
+    rows = ca.metrics().get("gangkit_provisioning_requests")
+    names = sorted({(p.job.spec.namespace or "default", p.job.spec.consume_provisioning_request) for p in waiting})
+    states = []
+    for ns, name in names:
+        mine = rows[(rows.provisioning_request == name) & (rows.time_s <= at + TOLERANCE)] if rows is not None else None
+        if mine is None or mine.empty:
+            states.append(f"ProvisioningRequest {ns}/{name} does not exist")
+            continue
+        last = {}  # condition type -> (status, reason, time), the latest of each
+        for row in mine.itertuples():
+            if row.state in ("Pending", "Provisioned"):
+                last["Provisioned"] = ("True" if row.state == "Provisioned" else "False", row.reason, row.time_s)
+            elif row.state in ("Failed", "BookingExpired"):
+                last[row.state] = ("True", row.reason, row.time_s)
+        said = [f"{c}={st} ({why}) at t={_g(t)} s" for c in ("Provisioned", "BookingExpired", "Failed")
+                if c in last for st, why, t in [last[c]]]
+        states.append(f"ProvisioningRequest {ns}/{name}: " + (", ".join(said) if said else "no condition yet"))
+    return (f"cluster-autoscaler scales up for none of them, as they consume a ProvisioningRequest (its event on "
+            f"each pod: \"{event}\"); " + "; ".join(states))
 
 
 # ------------------------------------------------------------------------- entry point
