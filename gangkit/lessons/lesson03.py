@@ -540,8 +540,8 @@ def quota_explorer(a_nominal: int = 8, b_nominal: int = 8, a_borrowing_limit: in
     reclaimWithinCohort policy. Shows :func:`explore_quota` and
     :func:`plot_quota` for the run of :func:`two_teams` under ``kueue+gang``.
     """
-    style = {"description_width": "11em"}
-    layout = W.Layout(width="30em")
+    style = {"description_width": "13em"}
+    layout = W.Layout(width="32em")
 
     def nominal(description: str, value: int) -> W.IntSlider:
         return W.IntSlider(value=value, min=0, max=16, step=4, description=description, continuous_update=False,
