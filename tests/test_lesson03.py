@@ -211,7 +211,7 @@ def test_pods_ready_timeout_frees_what_a_partly_started_gang_holds():
 
 
 # ------------------------------------------------------------------------------------ the explorer
-def test_explore_quota_defaults_are_section_1_with_never():
+def test_explore_quota_defaults_are_section_2_with_never():
     table = lesson03.explore_quota()
     assert list(table.columns) == lesson03.QUOTA_COLUMNS
     assert table.index.name == "job" and len(table) == 6

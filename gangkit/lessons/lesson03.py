@@ -122,7 +122,7 @@ def _cluster(n_nodes: int) -> list:
 def two_teams(a_nominal: int = 8, b_nominal: int = 8, *, a_borrowing_limit: int | None = None,
               b_lending_limit: int | None = None, reclaim: str = "Never",
               config: KueueConfig | None = None) -> Scenario:
-    """Section 1's story: team A is busy while team B is idle, then team B comes back.
+    """Section 2's story: team A is busy while team B is idle, then team B comes back.
 
     Two nodes of 8 GPUs. Team A submits four 2-worker jobs of 4 GPUs
     (``a-1`` ... ``a-4``, one hour each) at t=0, 10, 20 and 30 s. Team B
@@ -147,7 +147,7 @@ def two_teams(a_nominal: int = 8, b_nominal: int = 8, *, a_borrowing_limit: int 
 
 
 def fifo_story(strategy: str = "StrictFIFO") -> Scenario:
-    """Section 2's story: a big job that does not fit yet, and a small one behind it, in one team's queue.
+    """Section 3's story: a big job that does not fit yet, and a small one behind it, in one team's queue.
 
     One team with 8 GPUs on two 8-GPU nodes (no cohort: it cannot borrow).
     ``warm`` (4 GPUs) runs from t=0 for an hour; ``big`` (2 workers, 8 GPUs)
@@ -163,7 +163,7 @@ def fifo_story(strategy: str = "StrictFIFO") -> Scenario:
 
 
 def priority_story(within: str = "LowerPriority") -> Scenario:
-    """Section 3's story: an urgent job arrives while two sweeps fill the team's quota.
+    """Going-further section 10's story: an urgent job arrives while two sweeps fill the team's quota.
 
     One team with 16 GPUs on two 8-GPU nodes. ``sweep-1`` (t=0) and
     ``sweep-2`` (t=300 s) take 8 GPUs each for two hours, priority 0;
@@ -288,7 +288,7 @@ def starvation_story(strategy: str = "StrictFIFO") -> Scenario:
 
 
 def fair_story(fair_sharing: bool = False) -> Scenario:
-    """Section 6's story: two busy teams and an idle one, in one cohort.
+    """Going-further section 13's story: two busy teams and an idle one, in one cohort.
 
     Three nodes of 8 GPUs; teams A, B and C have 8 GPUs each and
     ``reclaimWithinCohort: Any``. Team C submits nothing, so its 8 GPUs are
@@ -540,8 +540,8 @@ def quota_explorer(a_nominal: int = 8, b_nominal: int = 8, a_borrowing_limit: in
     reclaimWithinCohort policy. Shows :func:`explore_quota` and
     :func:`plot_quota` for the run of :func:`two_teams` under ``kueue+gang``.
     """
-    style = {"description_width": "11em"}
-    layout = W.Layout(width="30em")
+    style = {"description_width": "13em"}
+    layout = W.Layout(width="32em")
 
     def nominal(description: str, value: int) -> W.IntSlider:
         return W.IntSlider(value=value, min=0, max=16, step=4, description=description, continuous_update=False,
