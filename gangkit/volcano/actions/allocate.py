@@ -96,9 +96,9 @@ from gangkit.engine.state import JobState, PodState
 from gangkit.model.precision import TOLERANCE
 from gangkit.volcano.actions.backfill import best_effort
 from gangkit.volcano.cache import INQUEUE, RUNNING
-from gangkit.volcano.plugins.gang import gang_ready, ready_pods, role_minimums
+from gangkit.volcano.plugins.gang import role_minimums
 from gangkit.volcano.reservations import RESERVING, ReservationSession
-from gangkit.volcano.session import Session, give_back, keeps_exactly, sum_resources, trial
+from gangkit.volcano.session import Session, Worksheet, give_back, sum_resources, trial
 
 #: skip the trial of a head that failed while nothing it needs has changed (see the module doc)
 SKIP_REPEATED_FAILURES = True
@@ -129,7 +129,7 @@ def execute(ssn: Session, shortcuts: bool = True, estimate_factor: float = 1.0) 
             cache.drop_stale(h, (q, shape))
             if h:
                 e = h[0]
-                heads[q].append(((e[0], 0, e[1]) if plain else ssn.job_key(e[3], e), shape))
+                heads[q].append(((e[0], 0, 0.0, e[1]) if plain else ssn.job_key(e[3], e), shape))
     for js in cache.partial.values():
         heads[js.spec.volcano_queue].append((ssn.job_key(js), ("job", js.index)))
     blocked: list[JobState] = []
@@ -163,16 +163,24 @@ def execute(ssn: Session, shortcuts: bool = True, estimate_factor: float = 1.0) 
 
 
 def _allocate_head(ssn: Session, q: str, key, heads: list, blocked: list) -> bool:
-    """Try the best job of one shape (or one partly placed job); False when it could not be placed."""
+    """One turn of the best job of one shape (or of one job holding pods); False when it could not be placed.
+
+    A job whose turn was committed with pods still in its worksheet goes back into ``heads`` under its new
+    key (now ready, its drf share grown), as Volcano pushes it back into its queue's job order."""
     cache = ssn.cache
     if key[0] == "job":
         js = cache.partial[key[1]]
-        placed = place_gang(ssn, js)
-        if not any(p.node is None and not p.done for p in js.pods):
+        ws = ssn.worksheet(js, allocatable_pods(ssn, js))
+        placed = place_gang(ssn, js, ws=ws)
+        if ws.waiting <= 0:
             cache.partial.pop(key[1], None)
-        if placed is None and not gang_ready(js):
-            blocked.append(js)
-            return False
+        if placed is None:
+            if not ws.ready():
+                blocked.append(js)
+                return False
+            return True
+        if ws.left():
+            heapq.heappush(heads, (ssn.job_key(js), key))
         return True
     h = cache.shapes[q][key]
     js = h[0][3]
@@ -190,83 +198,95 @@ def _allocate_head(ssn: Session, q: str, key, heads: list, blocked: list) -> boo
             cache.failed[line] = (cap.grow_version, js.index)
         blocked.append(js)
         return False  # place_gang would refuse it again: too few GPUs free for its smallest pods
-    if place_gang(ssn, js, cache.shortfall if REMEMBER_SHORTFALL else None) is None:
+    ws = ssn.worksheet(js, allocatable_pods(ssn, js))
+    if place_gang(ssn, js, cache.shortfall if REMEMBER_SHORTFALL else None, ws) is None:
         if remember:
             cache.failed[line] = (cap.grow_version, js.index)
         blocked.append(js)
         return False  # the whole shape fails for the rest of this session
     heapq.heappop(h)  # (Session.commit filed the job in ``partial`` if some of its pods still wait)
-    line = (q, key)
     cache.drop_stale(h, line)
     if h:
         e = h[0]
-        heapq.heappush(heads, ((e[0], 0, e[1]) if ssn.plain_job_order() else ssn.job_key(e[3], e), key))
+        heapq.heappush(heads, ((e[0], 0, 0.0, e[1]) if ssn.plain_job_order() else ssn.job_key(e[3], e), key))
+    if ws.left():  # ready with pods still to try: back into the queue's job order, as a job holding pods
+        heapq.heappush(heads, (ssn.job_key(js), ("job", js.index)))
     return True
 
 
-def place_gang(ssn: Session, js: JobState, shortfall: dict | None = None) -> int | None:
-    """Trial-place the job's waiting pods; commit if the gang is then ready.
+def place_gang(ssn: Session, js: JobState, shortfall: dict | None = None, ws: Worksheet | None = None) -> int | None:
+    """One turn of the job: trial-place its waiting pods until it is ready; commit if it then is.
 
-    Returns the number of pods bound, or None when the trial was discarded.
-    A job refused for too few free GPUs has the GPUs it needs noted in
-    ``shortfall`` (with its finished pods, which change ``need``).
+    A job not yet ready is given pods until it is ready (``minMember``, and each role's minimum); a job
+    already ready is given one pod (Volcano v1.15.1 ``allocateResourcesForTasks`` stops at JobReady). The
+    pods come from the job's worksheet ``ws`` for this session (a fresh one without it, as the preempt
+    action makes its own). Returns the number of pods bound, or None when nothing was (the trial discarded,
+    or no pod fitted). A job refused for too few free GPUs has the GPUs it needs noted in ``shortfall``
+    (with its finished pods, which change ``need``).
     """
-    waiting = allocatable_pods(ssn, js)
-    need = js.gang_size - ready_pods(js)
+    if ws is None:
+        ws = Worksheet(js, allocatable_pods(ssn, js))
+    need = ws.need
     cap = ssn.sim.capacity
     piped = ssn.cache.sla is not None and ssn.pipelined(js)
     if need > 0 and not piped:  # a pipelined job keeps what fits, however little
+        waiting = ws.pods[ws.at:] if ws.at else ws.pods
+        if not waiting:
+            return None
         least = waiting[0].pod_set.gpus if len(waiting) == 1 else sum(sorted(p.pod_set.gpus for p in waiting)[:need])
         if least > cap.free_ready_gpus:
             if shortfall is not None and not js.bound:
                 shortfall[js.index] = (least, js.pods_done)
             return None  # not enough free GPUs in total: no trial can succeed
-    if need > 1 and not piped and COUNT_FITS and _uniform_gpu_pods(cap, waiting) \
-            and cap.pods_that_fit(waiting[0].pod_set.gpus, need) < need:
-        return None  # the trial would place fewer than the gang needs, and give back exactly what it took
-    keep = KEEP_TRIALS and not piped and keeps_exactly(cap, waiting)  # bind what the trial took, not a new take
+        if need > 1 and COUNT_FITS and _uniform_gpu_pods(cap, waiting) \
+                and cap.pods_that_fit(waiting[0].pod_set.gpus, need) < need:
+            return None  # the trial would place fewer than the gang needs, and give back exactly what it took
+    keep = KEEP_TRIALS and not piped and ws.exact(cap)  # bind what the trial took, not a new take
     if keep and DIRECT_COMMIT and ssn.attrs is None and not role_minimums(js):
-        return _trial_and_commit(ssn, js, waiting, need)
-    placed = trial(ssn.sim, waiting, ssn.attr_of(js) if ssn.attrs else None, keep)
-    if not placed or not gang_ready(js, [p for p, _ in placed]):
+        return _trial_and_commit(ssn, js, ws)
+    placed = trial(ssn.sim, ws.pods, ssn.attr_of(js) if ssn.attrs else None, keep, ws)
+    if not placed or not ws.reached:
         if keep:
             give_back(cap, placed)
         if placed and piped:
             ssn.keep(placed)  # the sla plugin's JobPipelined: the trial stays allocated for this session
         return None
-    ssn.commit(js, placed, keep)
+    ssn.commit(js, placed, keep, ws)
     return len(placed)
 
 
-def _trial_and_commit(ssn: Session, js: JobState, waiting: list[PodState], need: int) -> int | None:
-    """DIRECT_COMMIT: :func:`~gangkit.volcano.session.trial` with ``keep``, the gang check and
-    :meth:`~gangkit.volcano.session.Session.commit` in one pass, for a job whose readiness is a count of pods
-    (no role minimums) and no queue figures: the pods go where ``trial`` would put them, the gang is ready when
-    ``need`` or more were placed, and then they are bound with what they took, else given back."""
-    sim = ssn.sim
-    cap = sim.capacity
+def _trial_and_commit(ssn: Session, js: JobState, ws: Worksheet) -> int | None:
+    """DIRECT_COMMIT: :func:`~gangkit.volcano.session.trial` with ``keep`` and the worksheet, the gang check
+    and :meth:`~gangkit.volcano.session.Session.commit` in one pass, for a job whose readiness is a count of
+    pods (no role minimums) and no queue figures: the pods go where ``trial`` would put them, in the same
+    order, the turn stops when ``need`` are placed, and then they are bound with what they took, else given
+    back."""
+    cap = ssn.sim.capacity
+    need = ws.need
+    pods, i, failed = ws.pods, ws.at, ws.failed
+    n = len(pods)
     placed = []
-    for p in waiting:
+    while i < n:
+        p = pods[i]
+        i += 1
         ps = p.pod_set
+        if ps.name in failed:
+            continue
         node = cap.choose(*ps.request) if not ps.one_per_node else cap.choose_for(p, placed)
         if node is None:
+            failed.add(ps.name)
+            if ws.go_on(placed):
+                continue
             break
         cap.take(node, ps.gpus, ps.cpu, ps.memory)
         placed.append((p, node))
+        if len(placed) >= need:
+            break  # JobReady
+    ws.at = i
     if not placed or len(placed) < need:
         give_back(cap, placed)
         return None
-    bind = sim.bind
-    for p, node in placed:
-        bind(p, node, True)
-    cache = ssn.cache
-    cache.shortfall.pop(js.index, None)
-    cache.phase[js.index] = RUNNING  # ready: its bound and finished pods are minMember or more
-    if len(placed) < len(waiting) or (ssn.ordering == "volcano-backfill"
-                                      and any(p.node is None and not p.done for p in js.pods)):
-        cache.partial[js.index] = js  # some of its pods still wait
-    else:
-        cache.partial.pop(js.index, None)
+    ssn.commit(js, placed, True, ws)
     return len(placed)
 
 
