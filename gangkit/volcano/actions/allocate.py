@@ -1,19 +1,38 @@
-"""Volcano's allocate action: place whole gangs, or nothing of them.
+"""Volcano's allocate action: gangs placed whole or not at all, then one pod per turn once ready.
 
 Picture a maître d' seating parties: a party is seated only if a table can
-be laid for all of it; otherwise nobody of it sits down and nothing is kept
-for it. Volcano's allocate (``pkg/scheduler/actions/allocate``) visits the
-queues lowest share first, one job at a time, each queue's jobs in job order
-(:class:`gangkit.volcano.session.Session`). For each job it makes a *trial*
-placement of its waiting pods on the current nodes, one pod after another on
-the best-scoring node, stopping at the first pod that fits nowhere
-(:func:`gangkit.volcano.session.trial`). If the job is then *ready*
-(``minMember`` pods and every role's ``minTaskMember``,
-:mod:`gangkit.volcano.plugins.gang`) the trial is committed and the pods are
-bound; otherwise the trial is discarded and *nothing is held* until the next
-session. A queue at or above its deserved share is skipped for the rest of the
-session, and a pod that would take its queue above its deserved share is left
-out of the trial (the proportion plugin's OverusedFn and AllocatableFn).
+be laid for enough of it; otherwise nobody of it sits down and nothing is kept
+for it. Once a party has its minimum seated, its latecomers get one chair at
+a time, each after every other party in the line has had its turn.
+
+Volcano v1.15.1's allocate (``pkg/scheduler/actions/allocate/allocate.go``,
+``allocateResources`` and ``allocateResourcesForTasks``) pops the queue that
+comes first in queue order, pops that queue's first job in job order
+(:meth:`gangkit.volcano.session.Session.job_key`: priority, then jobs not
+yet ready, then the drf plugin's share, then creation) and gives the job a
+*turn*: its waiting pods (its task queue for the session,
+:class:`gangkit.volcano.session.Worksheet`), one after another, each on the
+best-scoring node (:func:`gangkit.volcano.session.trial`), until the job is
+*ready* (``minMember`` pods and every role's ``minTaskMember``,
+:mod:`gangkit.volcano.plugins.gang`). If it is then ready, the turn is
+committed and its pods bound; otherwise it is discarded and *nothing is
+held* until the next session, and the job has no other turn in this session.
+A committed job that still has pods in its task queue goes back into its
+queue's job order (now ready, so after every job not yet ready, and with a
+larger drf share), and the queue goes back into the queue order: a job whose
+``minMember`` is below its pod count gets its ``minMember`` pods in its
+first turn and then **one pod per turn**. Each pod is tried once per
+session; a pod that fits nowhere ends the turn of a whole gang
+(``minMember`` equal to its pod count), while a job with more pods than its
+``minMember`` passes over that pod's role and goes on with the next pods as
+long as it can still become ready (``JobInfo.NeedContinueAllocating``,
+:meth:`gangkit.volcano.session.Worksheet.go_on`). A ready job whose pods do
+not fit in this session keeps them waiting: each session gives it turns
+again, behind the jobs not yet ready and those with a smaller share.
+
+A queue at or above its deserved share is skipped for the rest of the
+session, and a pod that would take its queue above its deserved share is
+left out of the turn (the proportion plugin's OverusedFn and AllocatableFn).
 
 What allocate does within a queue is the ``ordering`` setting:
 
@@ -24,24 +43,25 @@ What allocate does within a queue is the ``ordering`` setting:
   of that queue overtakes it (head-of-line blocking: the gang is protected,
   GPUs idle). Other queues go on;
 - ``largest-first`` ("most servers first"): each queue's jobs ordered by the
-  GPUs of the whole gang, largest first (after priority and readiness; ties
-  by creation), then placed as ``skip`` places them (first-fit decreasing).
+  GPUs of the whole gang, largest first (after priority, readiness and the
+  drf share; ties by creation), then placed as ``skip`` places them
+  (first-fit decreasing).
   It favours big gangs but does not guarantee them a start;
 - ``volcano-backfill``: ``skip``, leaving the best-effort pods to Volcano's
   backfill action (:mod:`gangkit.volcano.actions.backfill`);
 - ``easy-backfill`` and ``conservative-backfill`` replace the trial placement
   by *reservations* in a book of future capacity
   (:mod:`gangkit.volcano.reservations`); Volcano has no reservations: these two
-  are gangkit's contrast, from batch schedulers.
+  are gangkit's contrast, from batch schedulers, and give a job all its pods
+  that fit in one go (no turns).
 
 With the sla plugin in a tier before gang's (:mod:`gangkit.volcano.plugins.sla`),
 a job that has waited its ``sla-waiting-time`` is *pipelined*: a trial that
 leaves its gang short is kept, unbound, to the end of the session, so the
 jobs after it cannot take that room; the next session starts from nothing again.
 
-A job whose ``minMember`` is smaller than its pod count is ready once
-``minMember`` pods are bound; its other pods are placed in later sessions as
-room appears.
+A job's turns in one session share its worksheet, so giving a ready job one
+pod per turn costs one node choice per pod, not a new look at all its pods.
 
 Speed (gangkit's, not Volcano's): a shape's head whose trial failed is not
 tried again while the free room has not grown since
@@ -80,11 +100,16 @@ gang that needs one pod more is left to its trial: one ``choose`` that finds
 no node costs no more than the count.)
 
 A fifth: when a kept trial (``KEEP_TRIALS``) is for a job whose readiness is
-a count of pods (no role minimums) and no queue figures apply, the trial, the
+a count of pods (no role minimums) and no queue figures apply, the turn, the
 gang check and the commit are one pass (``DIRECT_COMMIT``,
 :func:`_trial_and_commit`): the same nodes in the same order, the same
-binds, without building the trial's list twice and asking the gang plugin
-twice per placed job.
+binds, without going through :func:`~gangkit.volcano.session.trial`'s
+general loop (queue figures, role counts).
+
+The first four refuse only a job that is not yet ready (one whose turn
+needs ``need`` pods at once): they stay exact with turns that stop at
+readiness and go on past a pod that fits nowhere, since they show that no
+``need`` of the job's waiting pods can be placed at all.
 """
 
 from __future__ import annotations

@@ -62,7 +62,9 @@ For the same reason a sync job with a bound pod that is not preemptable is
 never a victim (Volcano would evict its other pods and leave that one
 running; gangkit would stop it with them).
 Evicted pods free their room at once (no graceful termination), and the
-preemptor is bound in the same session rather than pipelined to the next.
+preemptor is bound in the same session rather than pipelined to the next:
+its pods until it is ready (Volcano's preempt works for a job while it is
+starving, ``JobStarving``), the others left to allocate's turns.
 Volcano's network-topology domains are not modelled: the whole cluster is
 one domain.
 """
@@ -173,7 +175,7 @@ def _take_back(ssn: Session, js: JobState, kind: str) -> bool:
     if victims is None:
         return False
     _evict(ssn, js, victims, kind)
-    place_gang(ssn, js)  # a job ready with pods still waiting stays among the partly placed jobs
+    place_gang(ssn, js)  # pods until it is ready; its others wait among the partly placed jobs for allocate's turns
     return True
 
 
