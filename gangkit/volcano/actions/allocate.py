@@ -120,7 +120,7 @@ from collections import defaultdict
 from gangkit.engine.state import JobState, PodState
 from gangkit.model.precision import TOLERANCE
 from gangkit.volcano.actions.backfill import best_effort
-from gangkit.volcano.cache import INQUEUE, RUNNING
+from gangkit.volcano.cache import INQUEUE
 from gangkit.volcano.plugins.gang import role_minimums
 from gangkit.volcano.reservations import RESERVING, ReservationSession
 from gangkit.volcano.session import Session, Worksheet, give_back, sum_resources, trial
