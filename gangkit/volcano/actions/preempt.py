@@ -80,7 +80,7 @@ from gangkit.model.reasons import Reason
 from gangkit.volcano.actions.allocate import allocatable_pods, place_gang
 from gangkit.volcano.cache import INQUEUE, RUNNING
 from gangkit.volcano.plugins.gang import gang_ready, ready_pods, role_minimums
-from gangkit.volcano.session import Session, sum_resources, trial
+from gangkit.volcano.session import Session, Worksheet, sum_resources, trial
 
 
 def execute(ssn: Session) -> None:
@@ -158,12 +158,13 @@ def _take_back(ssn: Session, js: JobState, kind: str) -> bool:
         if attr is not None:
             held = attr.allocated
             attr.allocated = held - sum_resources(p for p in victims if p.job.spec.volcano_queue == q)
-        placed = trial(sim, waiting, attr)
+        turn = Worksheet(js, waiting)  # a turn of the job, as place_gang makes it: until it is ready
+        placed = trial(sim, waiting, attr, ws=turn)
         if attr is not None:
             attr.allocated = held
         for p in victims:
             cap.take(p.node, p.pod_set.gpus, p.pod_set.cpu, p.pod_set.memory)
-        return bool(placed) and gang_ready(js, [p for p, _ in placed])
+        return bool(placed) and turn.reached
 
     def over_deserved(b: Bundle, chosen: list[PodState]) -> bool:
         if kind == "preempt":
