@@ -5,7 +5,8 @@ Volcano's allocate (``pkg/scheduler/actions/allocate/allocate.go``, ``allocateRe
 its queue's job order while it has pods left; the order is priority, then jobs not yet ready (gang), then
 the lower drf share (``pkg/scheduler/plugins/drf/drf.go``, ``jobOrderFn``), then creation. A pod that
 fits nowhere ends a whole gang's turn, but not the turn of a job with more pods than its minMember
-(``JobInfo.NeedContinueAllocating``). Each case is worked out by hand from those rules: how many pods of
+(``JobInfo.NeedContinueAllocating``); ready means minMember and each role's minimum
+(gang JobReadyFn). Each case is worked out by hand from those rules: how many pods of
 each job run at a given time. See docs/reference/volcano.md, *allocate*.
 """
 
@@ -26,6 +27,12 @@ def elastic(name: str, pods: int, gpus: int = 1, *, min_member: int = 1, run_tim
     """A job of ``pods`` workers that is ready with ``min_member`` of them (each pod runs on its own)."""
     return Job(name, [PodSet("workers", pods, gpus, cpu=cpu)], run_time=run_time, submit_time=submit_time,
                progress="independent", min_member=min_member)
+
+
+def roles(*order: str) -> Job:
+    """Job a: a launcher (minimum 1) and 4 workers (minimum 2) of 1 GPU, minMember 3, pod sets in ``order``."""
+    sets = {"launcher": PodSet("launcher", 1, 1, min_member=1), "workers": PodSet("workers", 4, 1, min_member=2)}
+    return Job("a", [sets[name] for name in order], run_time=1000.0, progress="independent", min_member=3)
 
 
 def running_at(sc: Scenario, t: float) -> dict[str, int]:
@@ -56,6 +63,10 @@ CASES = [
     ("across sessions: a freed GPU goes to the ready job with the lower share, not the older one",
      nodes(1, gpus=4), [elastic("a", 4), job("x", run_time=10.0), elastic("b", 4)], 10.0,
      {"a": 2, "b": 2, "x": 0}),
+    ("role minimums: the first turn ends when minMember and each role's minimum are met (3), then drf: 3 and 2",
+     nodes(1, gpus=5), [roles("launcher", "workers"), elastic("b", 4)], 0.0, {"a": 3, "b": 2}),
+    ("role minimums: with the workers first, the turn goes on past minMember until the launcher is placed",
+     nodes(1, gpus=5), [roles("workers", "launcher"), elastic("b", 4)], 0.0, {"a": 5, "b": 0}),
     ("a whole gang is placed in one turn, as before: 4 pods at once, the minMember-1 job gets nothing",
      nodes(1, gpus=4), [job("g", pods=4, gpus=1, run_time=1000.0), elastic("a", 4)], 0.0, {"a": 0, "g": 4}),
 ]
