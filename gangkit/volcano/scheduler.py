@@ -15,9 +15,11 @@ overcommit plugins' figures), then runs its actions in turn (Volcano
    configuration without enqueue (``VolcanoSetup(enqueue=False)``) lets every
    PodGroup in unchecked.
 2. **allocate** (:mod:`gangkit.volcano.actions.allocate`): queues lowest share
-   first, one job at a time; each job's pods are placed in a trial, committed
-   only if the gang is then ready, otherwise discarded: *nothing is held*
-   until the next session. The ``ordering`` setting says what allocate does
+   first, one job at a time; each job's pods are placed in a trial until the
+   gang is ready, committed only if it then is, otherwise discarded:
+   *nothing is held* until the next session. A ready job with pods still
+   waiting gets one pod per turn, going back into its queue's job order
+   (behind the jobs not yet ready, by the drf plugin's share) after each. The ``ordering`` setting says what allocate does
    within a queue (``skip``, ``strict``, ``largest-first``,
    ``volcano-backfill``, and gangkit's reserving ``easy-backfill`` and
    ``conservative-backfill``, :mod:`gangkit.volcano.reservations`).
@@ -35,7 +37,8 @@ last session's figures, which the reasons it gives refer to.
 
 The plugins gangkit models: gang (:mod:`gangkit.volcano.plugins.gang`),
 proportion (:mod:`gangkit.volcano.plugins.proportion`), overcommit
-(:mod:`gangkit.volcano.plugins.overcommit`), priority (the job order), and,
+(:mod:`gangkit.volcano.plugins.overcommit`), priority and drf (the job order,
+:mod:`gangkit.volcano.plugins.drf`), and,
 when the setup enables it, sla (:mod:`gangkit.volcano.plugins.sla`: a session
 at each job's deadline, when its votes change);
 nodes are chosen as kube-scheduler's NodeResourcesFit scores them

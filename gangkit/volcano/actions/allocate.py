@@ -1,19 +1,38 @@
-"""Volcano's allocate action: place whole gangs, or nothing of them.
+"""Volcano's allocate action: gangs placed whole or not at all, then one pod per turn once ready.
 
 Picture a maître d' seating parties: a party is seated only if a table can
-be laid for all of it; otherwise nobody of it sits down and nothing is kept
-for it. Volcano's allocate (``pkg/scheduler/actions/allocate``) visits the
-queues lowest share first, one job at a time, each queue's jobs in job order
-(:class:`gangkit.volcano.session.Session`). For each job it makes a *trial*
-placement of its waiting pods on the current nodes, one pod after another on
-the best-scoring node, stopping at the first pod that fits nowhere
-(:func:`gangkit.volcano.session.trial`). If the job is then *ready*
-(``minMember`` pods and every role's ``minTaskMember``,
-:mod:`gangkit.volcano.plugins.gang`) the trial is committed and the pods are
-bound; otherwise the trial is discarded and *nothing is held* until the next
-session. A queue at or above its deserved share is skipped for the rest of the
-session, and a pod that would take its queue above its deserved share is left
-out of the trial (the proportion plugin's OverusedFn and AllocatableFn).
+be laid for enough of it; otherwise nobody of it sits down and nothing is kept
+for it. Once a party has its minimum seated, its latecomers get one chair at
+a time, each after every other party in the line has had its turn.
+
+Volcano v1.15.1's allocate (``pkg/scheduler/actions/allocate/allocate.go``,
+``allocateResources`` and ``allocateResourcesForTasks``) pops the queue that
+comes first in queue order, pops that queue's first job in job order
+(:meth:`gangkit.volcano.session.Session.job_key`: priority, then jobs not
+yet ready, then the drf plugin's share, then creation) and gives the job a
+*turn*: its waiting pods (its task queue for the session,
+:class:`gangkit.volcano.session.Worksheet`), one after another, each on the
+best-scoring node (:func:`gangkit.volcano.session.trial`), until the job is
+*ready* (``minMember`` pods and every role's ``minTaskMember``,
+:mod:`gangkit.volcano.plugins.gang`). If it is then ready, the turn is
+committed and its pods bound; otherwise it is discarded and *nothing is
+held* until the next session, and the job has no other turn in this session.
+A committed job that still has pods in its task queue goes back into its
+queue's job order (now ready, so after every job not yet ready, and with a
+larger drf share), and the queue goes back into the queue order: a job whose
+``minMember`` is below its pod count gets its ``minMember`` pods in its
+first turn and then **one pod per turn**. Each pod is tried once per
+session; a pod that fits nowhere ends the turn of a whole gang
+(``minMember`` equal to its pod count), while a job with more pods than its
+``minMember`` passes over that pod's role and goes on with the next pods as
+long as it can still become ready (``JobInfo.NeedContinueAllocating``,
+:meth:`gangkit.volcano.session.Worksheet.go_on`). A ready job whose pods do
+not fit in this session keeps them waiting: each session gives it turns
+again, behind the jobs not yet ready and those with a smaller share.
+
+A queue at or above its deserved share is skipped for the rest of the
+session, and a pod that would take its queue above its deserved share is
+left out of the turn (the proportion plugin's OverusedFn and AllocatableFn).
 
 What allocate does within a queue is the ``ordering`` setting:
 
@@ -24,24 +43,25 @@ What allocate does within a queue is the ``ordering`` setting:
   of that queue overtakes it (head-of-line blocking: the gang is protected,
   GPUs idle). Other queues go on;
 - ``largest-first`` ("most servers first"): each queue's jobs ordered by the
-  GPUs of the whole gang, largest first (after priority and readiness; ties
-  by creation), then placed as ``skip`` places them (first-fit decreasing).
+  GPUs of the whole gang, largest first (after priority, readiness and the
+  drf share; ties by creation), then placed as ``skip`` places them
+  (first-fit decreasing).
   It favours big gangs but does not guarantee them a start;
 - ``volcano-backfill``: ``skip``, leaving the best-effort pods to Volcano's
   backfill action (:mod:`gangkit.volcano.actions.backfill`);
 - ``easy-backfill`` and ``conservative-backfill`` replace the trial placement
   by *reservations* in a book of future capacity
   (:mod:`gangkit.volcano.reservations`); Volcano has no reservations: these two
-  are gangkit's contrast, from batch schedulers.
+  are gangkit's contrast, from batch schedulers, and give a job all its pods
+  that fit in one go (no turns).
 
 With the sla plugin in a tier before gang's (:mod:`gangkit.volcano.plugins.sla`),
 a job that has waited its ``sla-waiting-time`` is *pipelined*: a trial that
 leaves its gang short is kept, unbound, to the end of the session, so the
 jobs after it cannot take that room; the next session starts from nothing again.
 
-A job whose ``minMember`` is smaller than its pod count is ready once
-``minMember`` pods are bound; its other pods are placed in later sessions as
-room appears.
+A job's turns in one session share its worksheet, so giving a ready job one
+pod per turn costs one node choice per pod, not a new look at all its pods.
 
 Speed (gangkit's, not Volcano's): a shape's head whose trial failed is not
 tried again while the free room has not grown since
@@ -80,11 +100,16 @@ gang that needs one pod more is left to its trial: one ``choose`` that finds
 no node costs no more than the count.)
 
 A fifth: when a kept trial (``KEEP_TRIALS``) is for a job whose readiness is
-a count of pods (no role minimums) and no queue figures apply, the trial, the
+a count of pods (no role minimums) and no queue figures apply, the turn, the
 gang check and the commit are one pass (``DIRECT_COMMIT``,
 :func:`_trial_and_commit`): the same nodes in the same order, the same
-binds, without building the trial's list twice and asking the gang plugin
-twice per placed job.
+binds, without going through :func:`~gangkit.volcano.session.trial`'s
+general loop (queue figures, role counts).
+
+The first four refuse only a job that is not yet ready (one whose turn
+needs ``need`` pods at once): they stay exact with turns that stop at
+readiness and go on past a pod that fits nowhere, since they show that no
+``need`` of the job's waiting pods can be placed at all.
 """
 
 from __future__ import annotations
@@ -95,10 +120,10 @@ from collections import defaultdict
 from gangkit.engine.state import JobState, PodState
 from gangkit.model.precision import TOLERANCE
 from gangkit.volcano.actions.backfill import best_effort
-from gangkit.volcano.cache import INQUEUE, RUNNING
-from gangkit.volcano.plugins.gang import gang_ready, ready_pods, role_minimums
+from gangkit.volcano.cache import INQUEUE
+from gangkit.volcano.plugins.gang import role_minimums
 from gangkit.volcano.reservations import RESERVING, ReservationSession
-from gangkit.volcano.session import Session, give_back, keeps_exactly, sum_resources, trial
+from gangkit.volcano.session import Session, Worksheet, give_back, sum_resources, trial
 
 #: skip the trial of a head that failed while nothing it needs has changed (see the module doc)
 SKIP_REPEATED_FAILURES = True
@@ -129,7 +154,7 @@ def execute(ssn: Session, shortcuts: bool = True, estimate_factor: float = 1.0) 
             cache.drop_stale(h, (q, shape))
             if h:
                 e = h[0]
-                heads[q].append(((e[0], 0, e[1]) if plain else ssn.job_key(e[3], e), shape))
+                heads[q].append(((e[0], 0, 0.0, e[1]) if plain else ssn.job_key(e[3], e), shape))
     for js in cache.partial.values():
         heads[js.spec.volcano_queue].append((ssn.job_key(js), ("job", js.index)))
     blocked: list[JobState] = []
@@ -163,16 +188,24 @@ def execute(ssn: Session, shortcuts: bool = True, estimate_factor: float = 1.0) 
 
 
 def _allocate_head(ssn: Session, q: str, key, heads: list, blocked: list) -> bool:
-    """Try the best job of one shape (or one partly placed job); False when it could not be placed."""
+    """One turn of the best job of one shape (or of one job holding pods); False when it could not be placed.
+
+    A job whose turn was committed with pods still in its worksheet goes back into ``heads`` under its new
+    key (now ready, its drf share grown), as Volcano pushes it back into its queue's job order."""
     cache = ssn.cache
     if key[0] == "job":
         js = cache.partial[key[1]]
-        placed = place_gang(ssn, js)
-        if not any(p.node is None and not p.done for p in js.pods):
+        ws = ssn.worksheet(js, allocatable_pods(ssn, js))
+        placed = place_gang(ssn, js, ws=ws)
+        if ws.waiting <= 0:
             cache.partial.pop(key[1], None)
-        if placed is None and not gang_ready(js):
-            blocked.append(js)
-            return False
+        if placed is None:
+            if not ws.ready():
+                blocked.append(js)
+                return False
+            return True
+        if ws.left():
+            heapq.heappush(heads, (ssn.job_key(js), key))
         return True
     h = cache.shapes[q][key]
     js = h[0][3]
@@ -190,83 +223,95 @@ def _allocate_head(ssn: Session, q: str, key, heads: list, blocked: list) -> boo
             cache.failed[line] = (cap.grow_version, js.index)
         blocked.append(js)
         return False  # place_gang would refuse it again: too few GPUs free for its smallest pods
-    if place_gang(ssn, js, cache.shortfall if REMEMBER_SHORTFALL else None) is None:
+    ws = ssn.worksheet(js, allocatable_pods(ssn, js))
+    if place_gang(ssn, js, cache.shortfall if REMEMBER_SHORTFALL else None, ws) is None:
         if remember:
             cache.failed[line] = (cap.grow_version, js.index)
         blocked.append(js)
         return False  # the whole shape fails for the rest of this session
     heapq.heappop(h)  # (Session.commit filed the job in ``partial`` if some of its pods still wait)
-    line = (q, key)
     cache.drop_stale(h, line)
     if h:
         e = h[0]
-        heapq.heappush(heads, ((e[0], 0, e[1]) if ssn.plain_job_order() else ssn.job_key(e[3], e), key))
+        heapq.heappush(heads, ((e[0], 0, 0.0, e[1]) if ssn.plain_job_order() else ssn.job_key(e[3], e), key))
+    if ws.left():  # ready with pods still to try: back into the queue's job order, as a job holding pods
+        heapq.heappush(heads, (ssn.job_key(js), ("job", js.index)))
     return True
 
 
-def place_gang(ssn: Session, js: JobState, shortfall: dict | None = None) -> int | None:
-    """Trial-place the job's waiting pods; commit if the gang is then ready.
+def place_gang(ssn: Session, js: JobState, shortfall: dict | None = None, ws: Worksheet | None = None) -> int | None:
+    """One turn of the job: trial-place its waiting pods until it is ready; commit if it then is.
 
-    Returns the number of pods bound, or None when the trial was discarded.
-    A job refused for too few free GPUs has the GPUs it needs noted in
-    ``shortfall`` (with its finished pods, which change ``need``).
+    A job not yet ready is given pods until it is ready (``minMember``, and each role's minimum); a job
+    already ready is given one pod (Volcano v1.15.1 ``allocateResourcesForTasks`` stops at JobReady). The
+    pods come from the job's worksheet ``ws`` for this session (a fresh one without it, as the preempt
+    action makes its own). Returns the number of pods bound, or None when nothing was (the trial discarded,
+    or no pod fitted). A job refused for too few free GPUs has the GPUs it needs noted in ``shortfall``
+    (with its finished pods, which change ``need``).
     """
-    waiting = allocatable_pods(ssn, js)
-    need = js.gang_size - ready_pods(js)
+    if ws is None:
+        ws = Worksheet(js, allocatable_pods(ssn, js))
+    need = ws.need
     cap = ssn.sim.capacity
     piped = ssn.cache.sla is not None and ssn.pipelined(js)
     if need > 0 and not piped:  # a pipelined job keeps what fits, however little
+        waiting = ws.pods[ws.at:] if ws.at else ws.pods
+        if not waiting:
+            return None
         least = waiting[0].pod_set.gpus if len(waiting) == 1 else sum(sorted(p.pod_set.gpus for p in waiting)[:need])
         if least > cap.free_ready_gpus:
             if shortfall is not None and not js.bound:
                 shortfall[js.index] = (least, js.pods_done)
             return None  # not enough free GPUs in total: no trial can succeed
-    if need > 1 and not piped and COUNT_FITS and _uniform_gpu_pods(cap, waiting) \
-            and cap.pods_that_fit(waiting[0].pod_set.gpus, need) < need:
-        return None  # the trial would place fewer than the gang needs, and give back exactly what it took
-    keep = KEEP_TRIALS and not piped and keeps_exactly(cap, waiting)  # bind what the trial took, not a new take
+        if need > 1 and COUNT_FITS and _uniform_gpu_pods(cap, waiting) \
+                and cap.pods_that_fit(waiting[0].pod_set.gpus, need) < need:
+            return None  # the trial would place fewer than the gang needs, and give back exactly what it took
+    keep = KEEP_TRIALS and not piped and ws.exact(cap)  # bind what the trial took, not a new take
     if keep and DIRECT_COMMIT and ssn.attrs is None and not role_minimums(js):
-        return _trial_and_commit(ssn, js, waiting, need)
-    placed = trial(ssn.sim, waiting, ssn.attr_of(js) if ssn.attrs else None, keep)
-    if not placed or not gang_ready(js, [p for p, _ in placed]):
+        return _trial_and_commit(ssn, js, ws)
+    placed = trial(ssn.sim, ws.pods, ssn.attr_of(js) if ssn.attrs else None, keep, ws)
+    if not placed or not ws.reached:
         if keep:
             give_back(cap, placed)
         if placed and piped:
             ssn.keep(placed)  # the sla plugin's JobPipelined: the trial stays allocated for this session
         return None
-    ssn.commit(js, placed, keep)
+    ssn.commit(js, placed, keep, ws)
     return len(placed)
 
 
-def _trial_and_commit(ssn: Session, js: JobState, waiting: list[PodState], need: int) -> int | None:
-    """DIRECT_COMMIT: :func:`~gangkit.volcano.session.trial` with ``keep``, the gang check and
-    :meth:`~gangkit.volcano.session.Session.commit` in one pass, for a job whose readiness is a count of pods
-    (no role minimums) and no queue figures: the pods go where ``trial`` would put them, the gang is ready when
-    ``need`` or more were placed, and then they are bound with what they took, else given back."""
-    sim = ssn.sim
-    cap = sim.capacity
+def _trial_and_commit(ssn: Session, js: JobState, ws: Worksheet) -> int | None:
+    """DIRECT_COMMIT: :func:`~gangkit.volcano.session.trial` with ``keep`` and the worksheet, the gang check
+    and :meth:`~gangkit.volcano.session.Session.commit` in one pass, for a job whose readiness is a count of
+    pods (no role minimums) and no queue figures: the pods go where ``trial`` would put them, in the same
+    order, the turn stops when ``need`` are placed, and then they are bound with what they took, else given
+    back."""
+    cap = ssn.sim.capacity
+    need = ws.need
+    pods, i, failed = ws.pods, ws.at, ws.failed
+    n = len(pods)
     placed = []
-    for p in waiting:
+    while i < n:
+        p = pods[i]
+        i += 1
         ps = p.pod_set
+        if ps.name in failed:
+            continue
         node = cap.choose(*ps.request) if not ps.one_per_node else cap.choose_for(p, placed)
         if node is None:
+            failed.add(ps.name)
+            if ws.go_on(placed):
+                continue
             break
         cap.take(node, ps.gpus, ps.cpu, ps.memory)
         placed.append((p, node))
+        if len(placed) >= need:
+            break  # JobReady
+    ws.at = i
     if not placed or len(placed) < need:
         give_back(cap, placed)
         return None
-    bind = sim.bind
-    for p, node in placed:
-        bind(p, node, True)
-    cache = ssn.cache
-    cache.shortfall.pop(js.index, None)
-    cache.phase[js.index] = RUNNING  # ready: its bound and finished pods are minMember or more
-    if len(placed) < len(waiting) or (ssn.ordering == "volcano-backfill"
-                                      and any(p.node is None and not p.done for p in js.pods)):
-        cache.partial[js.index] = js  # some of its pods still wait
-    else:
-        cache.partial.pop(js.index, None)
+    ssn.commit(js, placed, True, ws)
     return len(placed)
 
 

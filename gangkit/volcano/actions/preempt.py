@@ -62,7 +62,9 @@ For the same reason a sync job with a bound pod that is not preemptable is
 never a victim (Volcano would evict its other pods and leave that one
 running; gangkit would stop it with them).
 Evicted pods free their room at once (no graceful termination), and the
-preemptor is bound in the same session rather than pipelined to the next.
+preemptor is bound in the same session rather than pipelined to the next:
+its pods until it is ready (Volcano's preempt works for a job while it is
+starving, ``JobStarving``), the others left to allocate's turns.
 Volcano's network-topology domains are not modelled: the whole cluster is
 one domain.
 """
@@ -78,7 +80,7 @@ from gangkit.model.reasons import Reason
 from gangkit.volcano.actions.allocate import allocatable_pods, place_gang
 from gangkit.volcano.cache import INQUEUE, RUNNING
 from gangkit.volcano.plugins.gang import gang_ready, ready_pods, role_minimums
-from gangkit.volcano.session import Session, sum_resources, trial
+from gangkit.volcano.session import Session, Worksheet, sum_resources, trial
 
 
 def execute(ssn: Session) -> None:
@@ -156,12 +158,13 @@ def _take_back(ssn: Session, js: JobState, kind: str) -> bool:
         if attr is not None:
             held = attr.allocated
             attr.allocated = held - sum_resources(p for p in victims if p.job.spec.volcano_queue == q)
-        placed = trial(sim, waiting, attr)
+        turn = Worksheet(js, waiting)  # a turn of the job, as place_gang makes it: until it is ready
+        placed = trial(sim, waiting, attr, ws=turn)
         if attr is not None:
             attr.allocated = held
         for p in victims:
             cap.take(p.node, p.pod_set.gpus, p.pod_set.cpu, p.pod_set.memory)
-        return bool(placed) and gang_ready(js, [p for p, _ in placed])
+        return bool(placed) and turn.reached
 
     def over_deserved(b: Bundle, chosen: list[PodState]) -> bool:
         if kind == "preempt":
@@ -173,7 +176,7 @@ def _take_back(ssn: Session, js: JobState, kind: str) -> bool:
     if victims is None:
         return False
     _evict(ssn, js, victims, kind)
-    place_gang(ssn, js)  # a job ready with pods still waiting stays among the partly placed jobs
+    place_gang(ssn, js)  # pods until it is ready; its others wait among the partly placed jobs for allocate's turns
     return True
 
 
