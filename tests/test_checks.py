@@ -597,13 +597,13 @@ CASES_07 = [
     (checks.check_07_pods_ready_timeout, "a fraction", 151.5, False, ["a count has no fraction"]),
     (checks.check_07_pods_ready_timeout, "text", "152", False, ["got the text '152'"]),
     # --- 7.2: seconds of mean turnaround that minMember 1 saves independent tasks at load 0.9
-    (checks.check_07_independent_saving, "right", 8625, True, ["Correct!", "saves 8625 s", "7230 s at the lesson's 0.8"]),
-    (checks.check_07_independent_saving, "right, unrounded", 8625.292, True, ["Correct!"]),
-    (checks.check_07_independent_saving, "the lesson's load", 7230, False, ["the lesson's load 0.8"]),
-    (checks.check_07_independent_saving, "sign reversed", -8625, False, ["sign is reversed"]),
-    (checks.check_07_independent_saving, "the wait instead of the turnaround", 13960.7, False, ["saving in *wait*"]),
+    (checks.check_07_independent_saving, "right", 10128, True, ["Correct!", "saves 10128 s", "7883 s at the lesson's 0.8"]),
+    (checks.check_07_independent_saving, "right, unrounded", 10128.227, True, ["Correct!"]),
+    (checks.check_07_independent_saving, "the lesson's load", 7883, False, ["the lesson's load 0.8"]),
+    (checks.check_07_independent_saving, "sign reversed", -10128, False, ["sign is reversed"]),
+    (checks.check_07_independent_saving, "the wait instead of the turnaround", 14373.4, False, ["saving in *wait*"]),
     (checks.check_07_independent_saving, "gang against pod", 9332.1, False, ["compares the gang with the default"]),
-    (checks.check_07_independent_saving, "hours", 2.396, False, ["looks like hours"]),
+    (checks.check_07_independent_saving, "hours", 2.813, False, ["looks like hours"]),
     (checks.check_07_independent_saving, "a stray number", 5, False, ["you said 5", "mean_turnaround_s"]),
 ]
 CASES.extend(CASES_07)

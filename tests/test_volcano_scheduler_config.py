@@ -114,8 +114,10 @@ def test_other_config_maps_are_noted_not_read():
 
 def test_plugins_gangkit_does_not_model_are_noted():
     warnings = load_manifests([NODE, config_map(CHART_DEFAULT)]).warnings
-    assert any("plugin drf is not modelled" in w for w in warnings)
     assert any("plugin binpack scores nodes" in w for w in warnings)
+    assert not any("plugin drf" in w for w in warnings)  # drf's job order is modelled
+    without_drf = load_manifests([NODE, config_map(CHART_DEFAULT.replace("  - name: drf\n", ""))]).warnings
+    assert any("without the drf plugin" in w for w in without_drf)
 
 
 BAD = [

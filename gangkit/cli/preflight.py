@@ -61,11 +61,8 @@ def python_version(version: tuple[int, ...] = tuple(sys.version_info[:3])) -> St
 
 
 def course_beside_package(root: Path) -> Step:
-    from gangkit.cli.course import CourseNotFoundError, course_files
-
-    try:
-        lessons = [p for p in course_files(root) if p.parts[0] == "course" and p.suffix == ".ipynb"]
-    except CourseNotFoundError:
+    lessons = sorted((root / "course").glob("[0-9][0-9]_*.ipynb"))
+    if not lessons:
         return Step("the course notebooks", False, f"no lessons in {root / 'course'}",
                     "clone the repository and install gangkit from the clone (pip install -e .)")
     return Step("the course notebooks", True, f"{len(lessons)} lessons")
@@ -101,10 +98,10 @@ def pinned_versions(constraints: Path, version: Callable[[str], str] = importlib
 
 
 def simulation() -> Step:
-    import gangkit as gk
+    from gangkit.simulate import simulate
 
     try:
-        r = gk.simulate("two-gangs-deadlock", stack="pod")
+        r = simulate("two-gangs-deadlock", stack="pod")
     except Exception as exc:  # noqa: BLE001 - any failure here is what the learner must see
         return Step("a simulation", False, f"gangkit failed: {type(exc).__name__}: {exc}", INSTALL)
     if not r.summary()["deadlock"]:

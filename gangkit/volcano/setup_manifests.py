@@ -37,10 +37,11 @@ What gangkit takes from it, into :class:`~gangkit.volcano.api.VolcanoSetup`:
   ``first_tier``; a vote in the gang plugin's tier or a later one is
   overruled by gang's Reject, ``framework/session_plugins.go``).
 
-Every other plugin is noted: ``priority``, ``gang``, ``conformance``,
+Every other plugin is noted: ``priority``, ``gang``, ``conformance``, ``drf``,
 ``predicates`` and ``proportion`` are what gangkit always runs (without
-``proportion`` Volcano would not share queues by weight; gangkit still does,
-and says so); ``nodeorder`` and ``binpack`` score nodes, which gangkit leaves
+``proportion`` Volcano would not share queues by weight, without ``drf`` it
+would not order a queue's ready jobs by their dominant share; gangkit still
+does both, and says so); ``nodeorder`` and ``binpack`` score nodes, which gangkit leaves
 to the run setting ``scoring`` (``binpack`` with ``nvidia.com/gpu`` among its
 ``binpack.resources`` packs GPUs: ``scoring: MostAllocated``); the rest are
 not modelled. Other ConfigMaps are read by nobody in Volcano's scheduler and
@@ -66,7 +67,7 @@ CONFIG_KEY = "volcano-scheduler.conf"
 #: the actions Volcano v1.15.1 registers (pkg/scheduler/actions/factory.go)
 ACTIONS = ("enqueue", "allocate", "backfill", "preempt", "reclaim", "gangpreempt", "gangreclaim", "shuffle")
 #: plugins gangkit always runs as Volcano's default configuration has them
-ALWAYS = ("priority", "gang", "conformance", "predicates", "proportion")
+ALWAYS = ("priority", "gang", "conformance", "drf", "predicates", "proportion")
 SCORING = ("nodeorder", "binpack")
 
 
@@ -142,6 +143,9 @@ def read_config(r: Reader, objects: list[ManifestObject]) -> dict | None:
     if "proportion" not in names:
         r.notes.append(f"{o.label}: without the proportion plugin Volcano does not share queues by weight; "
                        "gangkit still does")
+    if "drf" not in names:
+        r.notes.append(f"{o.label}: without the drf plugin Volcano does not order a queue's jobs by their dominant "
+                       "share; gangkit still does")
     return out
 
 
@@ -194,7 +198,7 @@ def config_manifest(setup: VolcanoSetup | None) -> dict | None:
                          and setup.overcommit_factor == DEFAULT_OVERCOMMIT_FACTOR):
         return None
     first = [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]
-    second = [{"name": "predicates"}, {"name": "proportion"}, {"name": "nodeorder"}]
+    second = [{"name": "drf"}, {"name": "predicates"}, {"name": "proportion"}, {"name": "nodeorder"}]
     if setup.overcommit:
         factor = {"arguments": {"overcommit-factor": setup.overcommit_factor}}
         second.insert(0, {"name": "overcommit"} | (factor if setup.overcommit_factor != DEFAULT_OVERCOMMIT_FACTOR else {}))
