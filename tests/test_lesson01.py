@@ -48,6 +48,8 @@ def test_with_churn_sets_every_job():
          '<th class="col_heading level0 col0" >jobs_finished</th>',
          '<th class="col_heading level0 col0" >jobs_<wbr>finished</th>'),
         ("a value cell is left as it is", "<td>a_b</td>", "<td>a_b</td>"),
+        ("a short heading stays whole", "<th>mean_wait_s</th>", "<th>mean_wait_s</th>"),
+        ("a unit stays with its word", "<th>useful_gpu_hours_h</th>", "<th>useful_<wbr>gpu_<wbr>hours_h</th>"),
     ],
 )
 def test_explorer_tables_let_their_headings_wrap(case, html, expected):

@@ -104,10 +104,26 @@ def table_output(table: pd.DataFrame) -> dict:
             "data": {"text/html": html, "text/plain": table.to_string()}}
 
 
+#: Header cells at most this long stay on one line (``mean_wait_s``, ``makespan_s``).
+SHORT_HEADER = 12
+
+
 def breakable_headers(html: str) -> str:
-    """``html`` with a line-break opportunity (``<wbr>``, no visible text) after each underscore of its header cells."""
-    return re.sub(r"(<th\b[^>]*>)(.*?)(</th>)", lambda m: m.group(1) + m.group(2).replace("_", "_<wbr>") + m.group(3),
-                  html, flags=re.S)
+    """``html`` with a line-break opportunity (``<wbr>``, no visible text) after the underscores of its long header cells.
+
+    A heading of at most :data:`SHORT_HEADER` characters is left whole, and a unit of one or two
+    letters at the end (``_s``, ``_h``) stays with the word before it.
+    """
+    def wrap(m: re.Match) -> str:
+        text = m.group(2)
+        if len(text) <= SHORT_HEADER or "<" in text:
+            return m.group(0)
+        parts = text.split("_")
+        if len(parts) > 2 and len(parts[-1]) <= 2:
+            parts[-2:] = [parts[-2] + "_" + parts[-1]]
+        return m.group(1) + "_<wbr>".join(parts) + m.group(3)
+
+    return re.sub(r"(<th\b[^>]*>)(.*?)(</th>)", wrap, html, flags=re.S)
 
 
 def figure_output(fig: Figure) -> dict:
