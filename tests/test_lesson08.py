@@ -322,6 +322,23 @@ def test_a_missed_wait_names_the_late_jobs_and_the_longest_wait():
     assert "nominalQuota 8, borrowingLimit 0" in reason  # the design's hint
 
 
+@pytest.mark.parametrize("goal, hours", [
+    ("p95 wait", True), ("max wait", True), ("evictions", False), ("effective utilization", False),
+    ("deadlocked jobs", False)],
+    ids=["a p95 wait is given in hours too", "a maximum wait is given in hours too", "evictions are a count",
+         "utilization is a fraction", "deadlocked jobs are a count"])
+def test_waits_read_in_hours_as_well_as_seconds(goal, hours):
+    table = lesson08.score(result_of("naive"), NAIVE)
+    for _, row in table[table["goal"] == goal].iterrows():
+        if hours:
+            assert row.measured_h == round(row.measured / 3600, 2)
+            if not row.met:
+                assert row.reason.startswith(f"{row.tenant} {goal} is {lesson08._fmt(row.measured)} s "
+                                             f"({row.measured / 3600:.2f} h), above the target")
+        else:
+            assert row.measured_h == ""
+
+
 def two_gangs_on_one_node() -> lesson08.CapstoneWorkload:
     """Two research gangs of 4 one-GPU pods on four one-GPU nodes: pod by pod, each gets half (lesson 01)."""
     jobs = [gk.job(n, pods=4, gpus=1, run_time=600, namespace="research", queue="research") for n in ("a", "b")]

@@ -2,9 +2,11 @@
 
 Exercises 1.1 to 1.3 ask for the GPUs bound to jobs that cannot progress when the two four-worker jobs
 of ``two-gangs-deadlock`` get six nodes instead of four (a prediction: the lesson ran four), the smallest cluster of one-GPU nodes on which two 4-worker jobs never deadlock, and the effective
-utilization of ``three-workers``, all under stack 'pod'. When a number is off, the message names
+utilization of ``three-workers`` over its whole run (a prediction from the lesson's tables, then checked
+by running), all under stack 'pod'. When a number is off, the message names
 what it probably is (what one job holds instead of both, the lesson's four-node answer, the allocated
-utilization instead of the effective one) or, for a cluster size, what the simulator says happens
+utilization instead of the effective one, the lesson's own figure for the first 600 s, a sum that
+leaves a job out) or, for a cluster size, what the simulator says happens
 on that many nodes; a utilization written as a percentage is accepted, with a note.
 """
 
@@ -29,7 +31,8 @@ PODS_PER_JOB = 4
 HINTS = {
     "1.1": "two more nodes: which pods get them, in the order the pods are created, and can either job then start?",
     "1.2": "with enough nodes every pod of both jobs fits at once; with fewer, the jobs' pods can split the nodes between them.",
-    "1.3": "effective utilization counts only the GPU-seconds of pods that make progress, out of capacity times time.",
+    "1.3": "predict before you run: effective utilization counts only the GPU-seconds of pods that make progress, "
+           "out of the cluster's GPUs times the length of the run; when does each job do useful work?",
 }
 
 
@@ -183,19 +186,44 @@ def check_01_min_nodes(answer) -> bool:
 FIRST_STRETCH_EFFECTIVE = 0.5
 
 
+@functools.lru_cache(maxsize=None)
+def _three_workers_useful() -> tuple:
+    """``three-workers`` under 'pod': ((job, useful GPU-seconds), ...) and the run's capacity in GPU-seconds."""
+    r = simulate("three-workers", stack="pod")
+    useful = tuple((str(j.job), float(j.useful_gpu_s)) for j in r.jobs.itertuples())
+    return useful, float(r.summary()["capacity_gpu_seconds"])
+
+
+def _left_out(frac: float, tol: float) -> tuple[str, ...] | None:
+    """The jobs a prediction of ``frac`` leaves out, if it is the useful GPU-seconds of only some of them."""
+    import itertools
+
+    useful, capacity = _three_workers_useful()
+    for k in range(1, len(useful)):
+        for kept in itertools.combinations(useful, k):
+            if close(frac, sum(u for _, u in kept) / capacity, tol):
+                return tuple(name for name, _ in useful if name not in {n for n, _ in kept})
+    return None
+
+
 @counts_wrong_answers("1.3")
 def check_01_effective_utilization(answer) -> bool:
-    """Exercise 1.3: the effective utilization of ``three-workers`` under stack 'pod'.
+    """Exercise 1.3: predict the effective utilization of ``three-workers`` under stack 'pod' over the whole run.
 
-    Right within 0.005 of ``summary()['effective_utilization']``. A percentage (a value above
-    1 and at most 100 that matches once divided by 100) is accepted with a note that gangkit
-    reports fractions.
+    A prediction made from the lesson's tables (each job's useful GPU-seconds over 4 GPUs for the
+    900 s the run lasts), then checked by running the simulator. Right within 0.005 of
+    ``summary()['effective_utilization']``. A percentage (a value above 1 and at most 100 that
+    matches once divided by 100) is accepted with a note that gangkit reports fractions. The
+    lesson's own figure for the first 600 s (0.5) is recognised and explained, as are the
+    allocated utilization, the share held idle and a sum that leaves a job out.
     """
     ex = "1.3"
     if answer is None:
-        return not_done(ex, "simulate 'three-workers' with stack='pod' and read "
-                            "result.summary()['effective_utilization']: the share of GPU-seconds "
-                            "that did useful work.", hint=HINTS[ex])
+        return not_done(ex, "predict it before you run anything: add up the useful GPU-seconds of Z, X and Y "
+                            "(the lesson's jobs table, column useful_gpu_s) and divide by the capacity, 4 GPUs "
+                            "for the 900 s the run lasts; set answer to that fraction, then simulate "
+                            "'three-workers' with stack='pod' and compare with what its summary() reports.",
+                        hint=HINTS[ex])
     value = number(ex, answer, whole=False, what="the effective utilization, a fraction from 0 to 1")
     if value is None:
         return False
@@ -204,9 +232,10 @@ def check_01_effective_utilization(answer) -> bool:
     held = figure("three-workers", "pod", "held_idle_gpu_seconds") / figure("three-workers", "pod", "capacity_gpu_seconds")
     tol = UTILIZATION_TOLERANCE
     why = ("GPUs bound to X's waiting workers count as allocated but did no work, so effective "
-           "utilization is lower than allocated.")
+           "utilization is lower than allocated. Now run it: gk.simulate('three-workers', stack='pod').summary() "
+           "gives allocated_utilization and effective_utilization side by side.")
     if close(value, expected, tol):
-        print(f"Correct! Effective utilization is {fmt(expected)}: {why}")
+        print(f"Correct! Over the whole run effective utilization is {fmt(expected)}: {why}")
         return True
     if 1 < value <= 100 and close(value / 100, expected, tol):
         print(f"Correct! {fmt(value)} % is {fmt(expected)} as a fraction, and gangkit reports fractions "
@@ -217,24 +246,31 @@ def check_01_effective_utilization(answer) -> bool:
               "(gangkit reports fractions, not percentages).")
         return False
     frac = value / 100 if value > 1 else value
-    if close(frac, allocated, tol):
+    missing = _left_out(frac, tol)
+    if close(frac, FIRST_STRETCH_EFFECTIVE, tol):
+        print(f"Exercise {ex}: you said {fmt(value)}. That is the figure the lesson printed for the first 600 s "
+              "only, while Z ran and X's two bound workers waited for their third: half the cluster did work. "
+              "The exercise asks for the whole run, which goes on for 300 s after Z finishes, and in those "
+              "300 s no GPU is held idle. Count the useful GPU-seconds of every job over the whole 900 s "
+              "(the jobs table's useful_gpu_s) and divide by 4 GPUs x 900 s.")
+    elif close(frac, allocated, tol):
         print(f"Exercise {ex}: you said {fmt(value)}. That is the allocated utilization: it counts every GPU "
               "bound to a pod, including X's workers that sit idle waiting for their third. Effective "
-              "utilization counts only GPU-seconds of jobs that progress: "
-              "result.summary()['effective_utilization'].")
+              "utilization counts only the GPU-seconds of jobs that progress: the jobs table's useful_gpu_s, "
+              "over 4 GPUs x 900 s.")
     elif close(frac, held, tol):
         print(f"Exercise {ex}: you said {fmt(value)}. That is the share of GPU-seconds held idle "
-              "(held_idle_gpu_seconds / capacity_gpu_seconds). Effective utilization is the share that did "
-              "useful work: result.summary()['effective_utilization'].")
-    elif close(frac, FIRST_STRETCH_EFFECTIVE, tol):
-        print(f"Exercise {ex}: you said {fmt(value)}. That is the figure the lesson prints for the first 600 s "
-              "only, while Z runs and X waits for its third worker. The exercise asks for the whole run, "
-              "which goes on after Z has finished: result.summary()['effective_utilization'].")
+              "(the jobs table's held_idle_gpu_s over 4 GPUs x 900 s). Effective utilization is the share "
+              "that did useful work: useful_gpu_s.")
+    elif missing:
+        print(f"Exercise {ex}: you said {fmt(value)}. That counts the useful GPU-seconds of some jobs only: "
+              f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} left out. Every job that ran did "
+              "useful work; add each job's useful_gpu_s before dividing by 4 GPUs x 900 s.")
     elif close(frac, expected, 0.05):
-        print(f"Exercise {ex}: you said {fmt(value)}: close, but more than {fmt(tol)} away. Read the figure "
-              "from result.summary()['effective_utilization'] rather than from a plot.")
+        print(f"Exercise {ex}: you said {fmt(value)}: close, but more than {fmt(tol)} away. Work with the "
+              "tables' GPU-seconds rather than a reading of the plot: useful_gpu_s of each job over 4 GPUs x 900 s.")
     else:
         print(f"Exercise {ex}: you said {fmt(value)}. Effective utilization is useful GPU-seconds divided by "
-              "capacity GPU-seconds; simulate 'three-workers' with stack='pod' and read "
-              "result.summary()['effective_utilization'].")
+              "capacity GPU-seconds: each job's useful_gpu_s (the lesson's jobs table) over the cluster's "
+              "4 GPUs for the 900 s the run lasts.")
     return False

@@ -194,10 +194,11 @@ def check_08_node_down(answer) -> bool:
     first = missed.iloc[0] if not missed.empty else base_smaller[~base_smaller["met"]].iloc[0]
     where = "with a node down" if not missed.empty else "on the base workload"
     unit = " s" if "wait" in first["goal"] else ""
+    hours = f" ({first['measured'] / 3600:.2f} h)" if unit else ""
     print(f"Correct! {nodes} G3 node{'s' if nodes > 1 else ''} of NodePool (pool_limit {design.pool_limit}) is the "
           f"least with which your design meets every goal with a node down{whole}; with pool_limit "
-          f"{smaller.pool_limit}, {where}, {first['tenant']} {first['goal']} is {first['measured']:g}{unit} (target "
-          f"{first['target']:g}{unit}). The node that is gone comes back only through the NodePool: Karpenter "
+          f"{smaller.pool_limit}, {where}, {first['tenant']} {first['goal']} is {first['measured']:g}{unit}{hours} "
+          f"(target {first['target']:g}{unit}). The node that is gone comes back only through the NodePool: Karpenter "
           "launches a node for pods that wait, up to its limit; quota (nominalQuota, lendingLimit, reclaim) decides "
           "who uses the GPUs there are and adds none. Name that lever and what its nodes cost in exercise 8.3.")
     return True

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import io
+import re
 from typing import Callable
 
 import ipywidgets as W
@@ -88,9 +89,41 @@ class Explorer(W.VBox):
 
 
 def table_output(table: pd.DataFrame) -> dict:
-    """``table`` as a display item of an ``Output`` (HTML, and plain text)."""
+    """``table`` as a display item of an ``Output`` (HTML, and plain text), as wide as the notebook at most.
+
+    An explorer's column names are long words joined by underscores (``held_idle_gpus_at_end``);
+    a browser never breaks a word, so a table of eight of them is wider than a notebook in a
+    1400-pixel window, and JupyterLab shows its last columns only after a sideways scroll that is
+    easy to miss. :func:`breakable_headers` lets the headings wrap after each underscore, which
+    brings every explorer's table within the notebook's width; a table still too wide scrolls
+    sideways in its own box (``overflow-x: auto``) instead of being cut at the right. The text a
+    browser shows in each cell, and the plain-text view, are the table's own.
+    """
+    html = f'<div style="max-width: 100%; overflow-x: auto">{breakable_headers(table.to_html())}</div>'
     return {"output_type": "display_data", "metadata": {},
-            "data": {"text/html": table.to_html(), "text/plain": table.to_string()}}
+            "data": {"text/html": html, "text/plain": table.to_string()}}
+
+
+#: Header cells at most this long stay on one line (``mean_wait_s``, ``makespan_s``).
+SHORT_HEADER = 12
+
+
+def breakable_headers(html: str) -> str:
+    """``html`` with a line-break opportunity (``<wbr>``, no visible text) after the underscores of its long header cells.
+
+    A heading of at most :data:`SHORT_HEADER` characters is left whole, and a unit of one or two
+    letters at the end (``_s``, ``_h``) stays with the word before it.
+    """
+    def wrap(m: re.Match) -> str:
+        text = m.group(2)
+        if len(text) <= SHORT_HEADER or "<" in text:
+            return m.group(0)
+        parts = text.split("_")
+        if len(parts) > 2 and len(parts[-1]) <= 2:
+            parts[-2:] = [parts[-2] + "_" + parts[-1]]
+        return m.group(1) + "_<wbr>".join(parts) + m.group(3)
+
+    return re.sub(r"(<th\b[^>]*>)(.*?)(</th>)", wrap, html, flags=re.S)
 
 
 def figure_output(fig: Figure) -> dict:

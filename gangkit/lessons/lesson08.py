@@ -485,7 +485,7 @@ GOALS: tuple[Goal, ...] = (
          "over the three days of arrivals, at least 53% of the GPU capacity (static and added nodes) does useful work"),
     Goal("cluster", "deadlocked jobs", 0.0, True, "jobs", "no job ends deadlocked (holding GPUs it cannot use)"),
 )
-SCORE_COLUMNS = ["tenant", "goal", "target", "measured", "met", "reason"]
+SCORE_COLUMNS = ["tenant", "goal", "target", "measured", "measured_h", "met", "reason"]
 MEASURES = ("p95 wait", "max wait", "evictions", "effective utilization", "deadlocked jobs")
 
 
@@ -541,7 +541,9 @@ def measure(result, goal: Goal, window_s: float = WINDOW_S) -> tuple[float, str]
 def score(result, design: Design | None = None, goals: tuple[Goal, ...] = GOALS, window_s: float = WINDOW_S) -> pd.DataFrame:
     """One row per goal: tenant, goal, target, measured value, met, and a one-line reason when missed.
 
-    ``result`` is a run of :meth:`Design.scenario` recorded at level ``jobs``
+    ``measured`` is in the goal's unit (seconds for a wait); ``measured_h`` gives a wait in hours too
+    (two decimals; empty for the other goals), and a missed wait goal's reason gives its seconds in
+    hours as well, so that 231815 s reads as 64.39 h. ``result`` is a run of :meth:`Design.scenario` recorded at level ``jobs``
     or ``full``; ``design``, if given, adds to a missed goal's reason what in
     the design decides it. Same design and seed, same score.
     """
@@ -552,12 +554,14 @@ def score(result, design: Design | None = None, goals: tuple[Goal, ...] = GOALS,
         reason = ""
         if not met:
             unit = " s" if g.unit == "s" else ""
-            reason = (f"{g.tenant} {g.goal} is {_fmt(value)}{unit}, {'above' if g.at_most else 'below'} the target "
-                      f"{_fmt(g.target)}{unit}: {detail}")
+            hours = f" ({value / 3600:.2f} h)" if g.unit == "s" else ""
+            reason = (f"{g.tenant} {g.goal} is {_fmt(value)}{unit}{hours}, {'above' if g.at_most else 'below'} the "
+                      f"target {_fmt(g.target)}{unit}: {detail}")
             hint = _hint(g, design) if design is not None else ""
             if hint:
                 reason += f" ({hint})"
-        rows.append({"tenant": g.tenant, "goal": g.goal, "target": g.target, "measured": value, "met": bool(met),
+        rows.append({"tenant": g.tenant, "goal": g.goal, "target": g.target, "measured": value,
+                     "measured_h": round(value / 3600, 2) if g.unit == "s" else "", "met": bool(met),
                      "reason": reason})
     return pd.DataFrame(rows, columns=SCORE_COLUMNS)
 
