@@ -7,7 +7,8 @@ Exercise 6.1 asks when ``train`` starts when new nodes register in 100 s and pul
 messages walk along the stages of the timeline: a start time that is off is recognised as a stage
 left out (the batch window, registration, initialization, the pull), a warm pool as too small or
 paid for in vain, a deactivation time as a backoff or an attempt forgotten, a GPU-hour figure as
-another variant's or as what the nodes cost.
+another variant's or as what the nodes cost, and a right amount in GPU-seconds or GPU-minutes as the
+wrong unit, with the conversion to GPU-hours.
 """
 
 from __future__ import annotations
@@ -236,6 +237,10 @@ def check_06_nine_of_ten(answer) -> bool:
               f"the 9 pods take the same nodes again at once (gangkit leaves out kube-scheduler's 1 to 10 s pod backoff): "
               f"{rounds} rounds of 60 s in the run. A timeout bounds one wait, not the holding.")
         return True
+    if close(value, expected, 0.1):
+        print(f"Exercise {ex}: you said {fmt(value)}: the right unit and nearly the right amount, rounded too far; "
+              "give it to two decimals (the check allows 0.01 GPU-hours).")
+        return False
     if close(value, 0.0, GPU_HOURS_TOLERANCE):
         print(f"Exercise {ex}: you said 0. Coscheduling gives the seats back at once only when more than 10 % of "
               "minMember is missing; here 1 of 10 is (exactly 10 %), so the placed pods wait at Permit until "
@@ -246,12 +251,17 @@ def check_06_nine_of_ten(answer) -> bool:
               "group's pods back to the scheduler, and nothing else wants those nodes. Count the 'released' events "
               "in result.events.")
     elif close(value, one_round * 3600.0, 0.5):
-        print(f"Exercise {ex}: you said {fmt(value)}: 72 GPUs for one 60 s wait at Permit, in GPU-seconds. That is "
-              "one round, and the question asks for GPU-hours. What happens after the timeout? Count the "
-              "'released' events in result.events.")
-    elif close(value, expected * 3600.0, 0.5):
-        print(f"Exercise {ex}: you said {fmt(value)}. That is in GPU-seconds; the question asks for GPU-hours "
-              "(divide by 3600).")
+        print(f"Exercise {ex}: you said {fmt(value)}: wrong unit, and one round only. That is 72 GPUs for one 60 s "
+              "wait at Permit in GPU-seconds; the question asks for GPU-hours (GPU-seconds / 3600). And what "
+              "happens after the timeout? Count the 'released' events in result.events.")
+    elif close(value, expected * 3600.0, GPU_HOURS_TOLERANCE * 3600.0):
+        print(f"Exercise {ex}: you said {fmt(value)}: wrong unit. That is the right amount in GPU-seconds "
+              "(result.figures['held_idle_gpu_seconds'] counts GPU-seconds); the question asks for GPU-hours. "
+              "Divide by 3600 (seconds in an hour) and answer again.")
+    elif close(value, expected * 60.0, GPU_HOURS_TOLERANCE * 60.0):
+        print(f"Exercise {ex}: you said {fmt(value)}: wrong unit. That is the right amount in GPU-minutes; the "
+              "question asks for GPU-hours. Divide by 60 (minutes in an hour), or take "
+              "result.figures['held_idle_gpu_seconds'] / 3600, and answer again.")
     elif close(value, paid, GPU_HOURS_TOLERANCE):
         print(f"Exercise {ex}: you said {fmt(value)}. That is what the 9 nodes cost over the run "
               "(capacity_gpu_seconds); held idle counts only GPUs bound to big while it does not progress.")
