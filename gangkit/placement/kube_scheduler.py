@@ -121,6 +121,9 @@ MAX_IN_UNSCHEDULABLE = 300.0  # DefaultPodMaxInUnschedulablePodsDuration
 FLUSH_PERIOD = 30.0  # flushUnschedulablePodsLeftover runs every 30 s
 #: A pod flushed at a tick is flushed again at the first tick more than 300 s later.
 FLUSH_AGAIN = FLUSH_PERIOD * (math.floor(MAX_IN_UNSCHEDULABLE / FLUSH_PERIOD) + 1)
+#: Without preemption, keep the queue by groups of pods (:mod:`gangkit.placement.kube_queue`); False keeps
+#: a record per pod and tries every moved pod in turn, as with preemption (the results are the same).
+GROUPED_QUEUE = True
 
 
 def backoff_seconds(count: int) -> float:
@@ -210,6 +213,11 @@ class KubeScheduler(PlacementLayer):
         self._change = -math.inf  # preemption only: the last bind or nominated room given back (new victims, new room)
         self._now = 0.0
         self._order: list[PodState] | None = None  # unschedulable(), once per cycle
+        self._queue = None  # the queue by groups of pods (GROUPED_QUEUE, without preemption)
+        if GROUPED_QUEUE and not preemption:
+            from gangkit.placement.kube_queue import GroupedQueue
+
+            self._queue = GroupedQueue(self._entries)
 
     # -- socket --------------------------------------------------------------
     def enqueue(self, jobs: list[JobState], now: float) -> None:
@@ -236,6 +244,8 @@ class KubeScheduler(PlacementLayer):
 
     def unschedulable(self) -> list[PodState]:
         """Pods left unschedulable by the last cycle, in queue order."""
+        if self._order is None and self._queue is not None:
+            self._order = self._queue.unschedulable(self._now)
         if self._order is None:
             now = self._now
             keys = []
@@ -295,6 +305,12 @@ class KubeScheduler(PlacementLayer):
         cap = self._capacity = sim.capacity
         self._now = now
         deleted, ready = self._events(cap)
+        if self._queue is not None:
+            added, self._added = sorted(self._added, key=lambda p: p.seq), []
+            self._queue.cycle(self, sim, cap, now, added, deleted, ready)
+            self._order = None
+            self._grow = cap.grow_version
+            return
         active: list[tuple] = []
         backoff: list[tuple] = []
         # pods added since the last cycle, in creation order (a pod recreated after an eviction is a new pod)
