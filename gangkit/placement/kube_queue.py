@@ -129,17 +129,6 @@ def add(groups: dict, gkey: tuple, dq: deque) -> None:
     groups[gkey] = dq if have is None else join(have, dq)
 
 
-class _Acc:
-    """The epoch a cycle's failures of one priority build, piece after piece (labels rising)."""
-
-    __slots__ = ("groups", "lo", "hi", "n")
-
-    def __init__(self):
-        self.groups: dict = {}
-        self.lo = self.hi = 0
-        self.n = 0
-
-
 class GroupedQueue:
     """unschedulablePods (and the cycle's activeQ and backoffQ) by epochs and groups."""
 
@@ -208,6 +197,8 @@ class GroupedQueue:
             backoff: dict[float, list] = {}
             stay: dict = {}
             for gkey, dq in e.groups.items():
+                if not dq:
+                    continue
                 key, cc = gkey
                 if not deleted:
                     moved = hint.get(key)
@@ -238,6 +229,21 @@ class GroupedQueue:
         failed: set = set()  # shapes that found no node in this cycle
         alive = self.alive
         for _, _, groups in pieces:
+            if len(groups) == 1:  # one group: its pods in turn
+                (key, _), dq = groups[0]
+                while dq and key not in failed:
+                    r = dq[0]
+                    if not alive(r):
+                        dq.popleft()
+                        continue
+                    node = cap.choose_for(r.pod)
+                    if node is None:
+                        failed.add(key)
+                        break
+                    dq.popleft()
+                    del entries[r.pod]
+                    sim.bind(r.pod, node)
+                continue
             heap = []
             for i, (gkey, dq) in enumerate(groups):
                 if gkey[0] in failed:
@@ -268,45 +274,51 @@ class GroupedQueue:
     def _fail(self, layer, now: float, pieces: list) -> None:
         """Every pod left in a piece failed: one more failure each, timestamp now, stamps in the order
         tried. The pieces of each priority become one epoch."""
-        accs: dict[int, _Acc] = {}
+        parts: dict[int, list] = {}
         for _, prio, groups in pieces:
             part: dict = {}
             for (key, cc), dq in groups:
                 if dq:
-                    add(part, (key, min(cc + 1, SETTLED)), dq)
-            if not part:
-                continue
+                    add(part, (key, cc + 1 if cc < SETTLED else SETTLED), dq)
+            if part:
+                parts.setdefault(prio, []).append(part)
+        for prio, in_order in parts.items():
+            layer._stamp += 1
+            self.epochs.append(Epoch(prio, now, layer._stamp, in_order[0] if len(in_order) == 1 else self._chain(in_order)))
+
+    def _chain(self, parts: list) -> dict:
+        """The groups of ``parts`` (in the order tried) in one epoch: labels made to rise from part to part
+        (relabelling the smaller side where they do not), groups of one shape and count joined end to end."""
+        groups: dict = {}
+        acc_lo = acc_hi = acc_n = 0
+        for part in parts:
             lo = min(dq[0].lab for dq in part.values())
             hi = max(dq[-1].lab for dq in part.values())
             n = sum(len(dq) for dq in part.values())
-            acc = accs.get(prio)
-            if acc is None:
-                acc = accs[prio] = _Acc()
-                acc.lo, acc.hi = lo, hi
-            elif acc.hi >= lo:  # labels not above those before: relabel the smaller side
-                shift = acc.hi - lo + 1
-                if n <= acc.n:
+            if not groups:
+                acc_lo, acc_hi = lo, hi
+            elif acc_hi >= lo:  # labels not above those before
+                shift = acc_hi - lo + 1
+                if n <= acc_n:
                     self._shift(part.values(), shift)
                     lo += shift
                     hi += shift
                     self._lab = max(self._lab, hi)
                 else:
-                    self._shift(acc.groups.values(), -shift)
-                    acc.lo -= shift
-                    acc.hi -= shift
+                    self._shift(groups.values(), -shift)
+                    acc_lo -= shift
+                    acc_hi -= shift
             for gkey, dq in part.items():
-                have = acc.groups.get(gkey)
+                have = groups.get(gkey)
                 if have is None:
-                    acc.groups[gkey] = dq
+                    groups[gkey] = dq
                 elif len(have) >= len(dq):  # dq's labels all lie above have's
                     have.extend(dq)
                 else:
                     dq.extendleft(reversed(have))
-                    acc.groups[gkey] = dq
-            acc.lo, acc.hi, acc.n = min(acc.lo, lo), max(acc.hi, hi), acc.n + n
-        for prio, acc in accs.items():
-            layer._stamp += 1
-            self.epochs.append(Epoch(prio, now, layer._stamp, acc.groups))
+                    groups[gkey] = dq
+            acc_lo, acc_hi, acc_n = min(acc_lo, lo), max(acc_hi, hi), acc_n + n
+        return groups
 
     def _shift(self, groups, by: int) -> None:
         for dq in groups:

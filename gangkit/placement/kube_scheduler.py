@@ -107,6 +107,7 @@ nominated pod counts for the rule only once bound.)
 from __future__ import annotations
 
 import math
+from operator import attrgetter
 
 from gangkit.engine.capacity import avoided_nodes
 from gangkit.engine.sockets import Cluster, PlacementLayer
@@ -124,6 +125,9 @@ FLUSH_AGAIN = FLUSH_PERIOD * (math.floor(MAX_IN_UNSCHEDULABLE / FLUSH_PERIOD) + 
 #: Without preemption, keep the queue by groups of pods (:mod:`gangkit.placement.kube_queue`); False keeps
 #: a record per pod and tries every moved pod in turn, as with preemption (the results are the same).
 GROUPED_QUEUE = True
+
+
+_SEQ = attrgetter("seq")
 
 
 def backoff_seconds(count: int) -> float:
@@ -306,7 +310,7 @@ class KubeScheduler(PlacementLayer):
         self._now = now
         deleted, ready = self._events(cap)
         if self._queue is not None:
-            added, self._added = sorted(self._added, key=lambda p: p.seq), []
+            added, self._added = sorted(self._added, key=_SEQ), []
             self._queue.cycle(self, sim, cap, now, added, deleted, ready)
             self._order = None
             self._grow = cap.grow_version
