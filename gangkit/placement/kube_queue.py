@@ -209,11 +209,12 @@ class GroupedQueue:
                         stay[gkey] = dq
                         continue
                 # backing off (isPodBackingoff): its backoff end is not before the current whole second
-                end = ks.backoff_end(e.ts, cc)
-                if cc > 0 and e.ts + ks.POD_MAX_BACKOFF + 1.0 > now and end >= floor_now:
-                    backoff.setdefault(end, []).append((gkey, dq))
-                else:
-                    active.append((gkey, dq))
+                if cc > 0 and e.ts + ks.POD_MAX_BACKOFF + 1.0 > now:
+                    end = ks.backoff_end(e.ts, cc)
+                    if end >= floor_now:
+                        backoff.setdefault(end, []).append((gkey, dq))
+                        continue
+                active.append((gkey, dq))
             if active:
                 pieces.append(((0, -e.prio, e.ts, e.cst), e.prio, active))
             for end, groups in backoff.items():
@@ -233,16 +234,17 @@ class GroupedQueue:
                 (key, _), dq = groups[0]
                 while dq and key not in failed:
                     r = dq[0]
-                    if not alive(r):
-                        dq.popleft()
+                    pod = r.pod
+                    if entries.get(pod) is not r or pod.node is not None or pod.done or not pod.job.placing:
+                        dq.popleft()  # gone (see alive)
                         continue
-                    node = cap.choose_for(r.pod)
+                    node = cap.choose_for(pod)
                     if node is None:
                         failed.add(key)
                         break
                     dq.popleft()
-                    del entries[r.pod]
-                    sim.bind(r.pod, node)
+                    del entries[pod]
+                    sim.bind(pod, node)
                 continue
             heap = []
             for i, (gkey, dq) in enumerate(groups):
