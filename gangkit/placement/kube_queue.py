@@ -31,6 +31,14 @@ job's pods of two shapes, two jobs interleaved), so the order of a pod
 within its priority is (timestamp, ``cst``, label), the per-pod queue's
 (timestamp, stamp).
 
+Why the order is the per-pod queue's: within one priority, epochs of equal
+timestamp hold disjoint runs of the per-pod queue's stamps, in ``cst``
+order, and within an epoch labels follow stamps. A cycle's failures take stamps
+above all earlier ones, in the order they are tried; those of one priority
+become one epoch whose labels follow that order; the pods an event does not move keep
+their epoch, timestamp and stamps; a flush changes the timestamp of a whole
+epoch and no stamp.
+
 A cycle sorts the moved parts of epochs (*pieces*: an epoch's groups that go
 to activeQ; those that go to backoffQ, by backoff end) as the per-pod queue
 sorts pods, and tries, piece after piece, the heads of the groups whose shape
@@ -41,19 +49,21 @@ labels must rise in that order; where a piece's labels do not lie above
 those before it, the smaller side is relabelled (a step per pod relabelled),
 and groups that become one (same shape and count) are joined, end to end when
 their labels do not interleave, else by a sorted merge. Pods that leave
-(forgotten, bound by an earlier cycle) stay in their deques, marked only in
-the layer's entries, and are dropped when they reach a front.
+the queue otherwise (their job forgotten, or requeued after an eviction) stay
+in their deques, marked only in the layer's entries, and are dropped when
+they reach a front.
 
-Cost. A cycle with a pod deletion moves every epoch into one: a step per epoch
-and per group, which the cycles between create (one epoch per cycle with new
-pods); a cycle without a move touches only its new pods. A node made usable
-moves the groups whose shape it may help: a step per epoch and group. What is
-not bounded by events: relabelling the smaller side when labels interleave,
-and a sorted merge of groups of one shape whose labels interleave (both
-rare, and done in C by deque extends and ``sorted``); a one-per-node pod set
-is a shape per job (:func:`~gangkit.placement.kube_scheduler.queue_key`), so
-such jobs cost a step each per move; ``unschedulable()`` (asked at the
-``full`` recording level and by node suppliers) lists every waiting pod.
+Cost. A cycle with a pod deletion moves every epoch into one per priority: a
+step per epoch and per group, which the cycles between create (one epoch per
+cycle with new pods); a cycle without a move touches only its new pods. A
+node made usable moves the groups whose shape it may help: a step per epoch
+and group. Not bounded by events: relabelling the smaller side where labels
+do not rise (a step per pod relabelled: the pods that arrived since the last
+move, in the common case) and the sorted merge of groups of one shape whose
+labels interleave (rare; done in C); a one-per-node pod set is a shape per
+job (:func:`~gangkit.placement.kube_scheduler.queue_key`), so such jobs cost a
+step each per move; ``unschedulable()`` (asked at the ``full`` recording
+level and by node suppliers) lists every waiting pod.
 """
 
 from __future__ import annotations

@@ -61,9 +61,15 @@ pod's timestamp and count: it is retried at the first 30-s tick more than
 300 s after its timestamp, fails, gets that tick as timestamp, and is retried
 again every 330 s (the next tick more than 300 s later). That depends on the
 pod alone, so its timestamp and count at any time follow from its last real
-attempt (:func:`flushed`); two pods flushed at the same tick keep their
+attempt (:func:`flushed`), and applying the flushes due by ``t1`` and later
+those due by ``t2`` gives what applying those due by ``t2`` at once gives: it
+does not matter when the layer applies them, as long as it does before it
+reads a timestamp or count. Two pods flushed at the same tick keep their
 earlier order, since both had not been flushed before (no tick lies strictly
-between 330 and 300 s before a tick). With preemption on, a flushed pod may
+between 330 and 300 s before a tick). The flush reads only a pod's
+timestamp and count, so pods that share both are flushed alike and keep their
+order among themselves: the grouped queue (below) flushes a whole epoch at
+once, and orders epochs flushed to the same tick by their last real failure. With preemption on, a flushed pod may
 preempt pods of lower priority bound since it failed (or take room a
 nominated pod gave back): for a pod that failed before the last such change
 the first flush after it runs for real, on a timer; every other flush is
@@ -92,11 +98,18 @@ bound in a later cycle, once its victims are gone; meanwhile the room they
 left is kept for it (kube-scheduler's nominated node), so that no pod of
 lower priority takes it first.
 
-Speed: a cycle costs a heap operation per pod it tries. Within a cycle free
-capacity only shrinks (until a nominated pod's kept room or a preemption's
-victims give some back), so once a pod fails, every later pod of the same
-request shape (:func:`queue_key`) fails too and is not filtered again; it
-still counts as tried. The pods of a one-per-node pod set
+Speed: within a cycle free capacity only shrinks (until a nominated pod's
+kept room or a preemption's victims give some back), so once a pod fails,
+every later pod of the same request shape (:func:`queue_key`) fails too and
+is not filtered again; it still counts as tried. Without preemption
+(``GROUPED_QUEUE``, on by default) the queue is kept by groups of pods that
+share priority, timestamp, shape and count (counts of 5 and more kept as 5:
+they all back off 10 s), :mod:`gangkit.placement.kube_queue`: a cycle moves,
+backs off, flushes and fails whole groups, and costs a step per pod bound,
+per shape that fails and per group, not per waiting pod; the results are the
+per-pod queue's to the last bit (``tests/test_kube_scheduler_groups.py``).
+With preemption, or ``GROUPED_QUEUE = False``, the layer keeps a record per
+pod, and a cycle after a pod deletion visits every waiting pod. The pods of a one-per-node pod set
 (:attr:`gangkit.model.jobs.PodSet.one_per_node`, required pod anti-affinity on
 ``kubernetes.io/hostname``) have a key per job and pod set: where one fits
 depends on where its own group's pods are bound. A preemptor of such a pod
