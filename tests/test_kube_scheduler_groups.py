@@ -138,11 +138,15 @@ def _recs(*labels):
     ((1, 2), (5, 6, 7), (1, 2, 5, 6, 7)),
     ((5, 6, 7), (1, 2), (1, 2, 5, 6, 7)),
     ((1, 4, 9), (2, 3, 10), (1, 2, 3, 4, 9, 10)),
+    ((5, 6), (1, 2, 3, 7, 8, 9), (1, 2, 3, 5, 6, 7, 8, 9)),
+    (tuple(range(1, 40, 2)), tuple(range(0, 42, 2)), tuple(range(41))),
     ((), (3,), (3,)),
 ], ids=[
     "a group whose labels lie below the other's goes in front",
     "one whose labels lie above goes behind, whichever is given first",
     "groups whose labels interleave are merged in label order",
+    "a run of the smaller group that falls in one gap of the larger goes in as a block",
+    "a group that would fill more than MAX_GAPS gaps is merged by a sort",
     "an empty group adds nothing",
 ])
 def test_join_keeps_label_order(a, b, joined):

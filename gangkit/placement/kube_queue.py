@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_left
 from collections import deque
 from itertools import chain
 from operator import attrgetter
@@ -115,7 +116,8 @@ class Epoch:
 
 
 def join(a: deque, b: deque) -> deque:
-    """One deque of the pods of ``a`` and ``b`` in label order (end to end when they do not interleave)."""
+    """One deque of the pods of ``a`` and ``b`` in label order: end to end when they do not interleave, else
+    the smaller one's runs put into the gaps of the larger (:func:`_into_gaps`)."""
     if not a:
         return b
     if not b:
@@ -125,12 +127,40 @@ def join(a: deque, b: deque) -> deque:
     elif b[-1].lab < a[0].lab:
         first, second = b, a
     else:
-        return deque(sorted(chain(a, b), key=_LAB))
+        return _into_gaps(a, b) if len(a) <= len(b) else _into_gaps(b, a)
     if len(first) >= len(second):
         first.extend(second)
         return first
     second.extendleft(reversed(first))
     return second
+
+
+#: A join puts at most this many runs of the smaller deque into gaps of the larger; more are merged by a sort.
+MAX_GAPS = 16
+
+
+def _into_gaps(small: deque, big: deque) -> deque:
+    """``small``'s pods put into ``big`` where their labels fall: each run of them that falls in one gap of
+    ``big`` is found by bisection and put in by rotating ``big`` (C steps, the fewer of the pods before and
+    after the gap); with more than :data:`MAX_GAPS` runs, one sort of both."""
+    runs = []
+    items = list(small)
+    k = 0
+    while k < len(items):
+        i = bisect_left(big, items[k].lab, key=_LAB)
+        end = big[i].lab if i < len(big) else math.inf
+        j = k + 1
+        while j < len(items) and items[j].lab < end:
+            j += 1
+        runs.append((i, items[k:j]))
+        if len(runs) > MAX_GAPS:
+            return deque(sorted(chain(big, small), key=_LAB))
+        k = j
+    for i, run in reversed(runs):  # from the back, so the earlier gaps' places stay as found
+        big.rotate(-i)
+        big.extendleft(reversed(run))
+        big.rotate(i)
+    return big
 
 
 def add(groups: dict, gkey: tuple, dq: deque) -> None:
