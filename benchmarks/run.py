@@ -1,6 +1,6 @@
-"""Speed and scale of gangkit: six cases, one table (jobs/s, events/s, peak memory), then the targets.
+"""Speed and scale of gangkit: seven cases, one table (jobs/s, events/s, peak memory), then the targets.
 
-Cases (``--case a,b,c,d,e,f``; all six by default):
+Cases (``--case a,b,c,d,e,f,g``; all seven by default):
 
 - ``a``  one-GPU jobs, Poisson arrivals, exponential run times (mean 1 h),
   64 GPUs (8 nodes x 8) at load 0.9, 1M jobs: gangkit's ``gang`` stack
@@ -44,6 +44,13 @@ Cases (``--case a,b,c,d,e,f``; all six by default):
   baseline was measured on another machine: with case e or a in the same command,
   the verdict also reads it scaled by the SimPy model's cost per job here over its
   cost then (``F_BASELINE_SIMPY_US_PER_JOB``), a same-machine comparison.
+- ``g``  the pod-by-pod layer (kube-scheduler's scheduling queue,
+  :mod:`gangkit.placement.kube_scheduler`): the ``mixed`` stream at load 1.2
+  on 16 nodes x 8 GPUs (seed 1) under ``stack="pod"``, 2k and 20k jobs, run
+  to the end. Arrivals outpace the GPUs, so the queue grows all along the
+  arrivals, ten times as long at 20k: a cost that follows the queue's length
+  (work per waiting pod at each pod deletion) shows as a cost per job that
+  grows with the run. Headline: the cost per job at 20k over 2k (target <= 1.15).
 
 Every row runs in a **fresh Python subprocess**, so its peak resident memory
 (``ru_maxrss``, imports included) is its own (``--same-process`` runs them all
@@ -83,9 +90,10 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_TRACES = REPO.parent / "shared" / "traces"
 OPENB = "alibaba-openb-2023"
 
-CASES = "abcdef"
-FULL = {"a": 1_000_000, "b": (100_000, 1_000_000), "c": 150_000, "c_nodes": 128, "d": None, "f": 100_000}
-QUICK = {"a": 2_000, "b": (1_000, 3_000), "c": 3_000, "c_nodes": 16, "d": 500, "f": 3_000}
+CASES = "abcdefg"
+FULL = {"a": 1_000_000, "b": (100_000, 1_000_000), "c": 150_000, "c_nodes": 128, "d": None, "f": 100_000,
+        "g": (2_000, 20_000)}
+QUICK = {"a": 2_000, "b": (1_000, 3_000), "c": 3_000, "c_nodes": 16, "d": 500, "f": 3_000, "g": (300, 1_000)}
 A_GPUS, A_LOAD, A_MEAN_S = 64, 0.9, 3600.0
 B_NODES, B_LOAD = 1024, 0.85
 C_LOAD, C_SLICES = 8.0, 10
@@ -98,6 +106,7 @@ TARGET_GENERAL_VS_SIMPY, AIM_GENERAL_VS_SIMPY = 0.5, 1.0
 #: ``python benchmarks/run.py --case e,f`` on 2 shared cores, load average 1.2 to 2.7). The target is a third of it.
 F_BASELINE_US_PER_JOB = {"gang": 135.8, "kueue+gang": 414.2}
 F_TARGET_FACTOR = 3
+G_NODES, G_LOAD, G_SEED = 16, 1.2, 1
 #: The minimal SimPy model's CPU microseconds per job in that same command (case e's ``simpy-model`` row). A faster
 #: machine runs both faster, so case f's verdict also reads the baseline scaled by this run's SimPy model (the rows
 #: of case e or a) over this figure: a yardstick of plain Python event-loop work measured on the same machine.
@@ -289,6 +298,16 @@ def row_f(n: int, stack: str, profile: int, engine: str = "auto") -> dict:
     return row
 
 
+def row_g(n: int, profile: int) -> dict:
+    """The ``mixed`` stream at load 1.2 on 16 nodes through the pod-by-pod layer, run to the end."""
+    from gangkit.workloads import scenarios
+
+    t0 = time.perf_counter()
+    sc = scenarios.mixed(n_jobs=n, n_nodes=G_NODES, load=G_LOAD, seed=G_SEED)
+    build_s = time.perf_counter() - t0
+    return _sim_row("g", "pod", sc, build_s, profile, horizon=1e15)
+
+
 def _openb_paths(traces: Path) -> tuple[Path, Path]:
     d = traces / OPENB
     return d / "openb_pod_list_default.csv", d / "openb_node_list_all_node.csv"
@@ -349,6 +368,8 @@ def run_one(spec: dict) -> dict:
         return row_a_simpy(spec["jobs"], profile, case="e")
     if kind == "f":
         return row_f(spec["jobs"], spec["stack"], profile, spec.get("engine", "auto"))
+    if kind == "g":
+        return row_g(spec["jobs"], profile)
     raise SystemExit(f"unknown row {kind!r}")
 
 
@@ -383,6 +404,8 @@ def plan(cases: list[str], quick: bool, traces: Path, profile: int) -> list[dict
     if "f" in cases:
         specs += [{"row": "f", "jobs": size["f"], "stack": s} for s in F_STACKS]
         specs.append({"row": "f", "jobs": size["f"], "stack": "gang", "engine": "general"})  # the comparison
+    if "g" in cases:
+        specs += [{"row": "g", "jobs": n} for n in size["g"]]
     for s in specs:
         s["profile"] = profile
     return specs
@@ -452,6 +475,12 @@ def verdicts(rows: list[dict]) -> list[str]:
                      f"{r['us_per_job'] / scaled:.2f} (target <= {1 / F_TARGET_FACTOR:.2f}: "
                      f"{'met' if r['us_per_job'] <= scaled / F_TARGET_FACTOR else 'missed'})")
         out.append(line)
+    if "g" in by and len(by["g"]) >= 2:
+        small, big = sorted(by["g"], key=lambda r: r["jobs"])[:: len(by["g"]) - 1]
+        ratio = big["us_per_job"] / small["us_per_job"]
+        out.append(f"(g) pod: cost per job {big['jobs']} / {small['jobs']} jobs = {big['us_per_job']}/{small['us_per_job']} us "
+                   f"= {ratio:.2f} (target <= {TARGET_RATIO}: {'met' if ratio <= TARGET_RATIO else 'missed'}); "
+                   f"mean wait {big['mean_wait_s']} s and {small['mean_wait_s']} s")
     return out
 
 
@@ -460,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--case", default=",".join(CASES), help=f"cases to run, comma-separated (default: {','.join(CASES)})")
     p.add_argument("--quick", action="store_true",
                    help="small sizes, a smoke test: a and e 2k jobs, b 1k and 3k, c 3k on 16 nodes, d the first 500 pods, "
-                        "f 3k jobs")
+                        "f 3k jobs, g 300 and 1k")
     p.add_argument("--traces", type=Path, default=DEFAULT_TRACES,
                    help="folder holding alibaba-openb-2023/ (default: ../shared/traces beside the repository)")
     p.add_argument("--timeout", type=float, default=None, help="seconds before a row is abandoned (default: none)")

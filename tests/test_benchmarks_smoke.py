@@ -36,7 +36,8 @@ def test_quick_benchmark_prints_every_case():
     rows = [dict(zip(COLUMNS, line.split())) for line in lines[header + 1:] if not line.startswith("(")]
     expected = [("a", "gang"), ("a", "simpy-model"), ("b", "kueue+gang"), ("b", "kueue+gang"), ("c", "gang"),
                 ("c", "kueue+gang")] + ([("d", "kueue+gang")] if OPENB.exists() else []) + [
-                ("e", "gang"), ("e", "skeleton"), ("e", "simpy-model"), ("f", "gang"), ("f", "kueue+gang"), ("f", "gang/general")]
+                ("e", "gang"), ("e", "skeleton"), ("e", "simpy-model"), ("f", "gang"), ("f", "kueue+gang"), ("f", "gang/general"),
+                ("g", "pod"), ("g", "pod")]
     assert [(r["case"], r["stack"]) for r in rows] == expected
     by = {(r["case"], r["stack"]): r for r in rows}
     for r in rows:
@@ -58,19 +59,21 @@ def test_quick_benchmark_prints_every_case():
         assert by["f", stack]["jobs"] == by["f", stack]["finished"] == "3000"
     # f: the lean engine for several sizes and the general engine give the same figures
     assert [by["f", "gang"][k] for k in ("events", "mean_wait_s")] == [by["f", "gang/general"][k] for k in ("events", "mean_wait_s")]
+    # g: the pod-by-pod layer runs the mixed stream to the end at both sizes
+    assert [(r["jobs"], r["finished"]) for r in rows if r["case"] == "g"] == [("300", "300"), ("1000", "1000")]
     for r in rows:
         assert float(r["us_per_event"]) * int(r["events"]) == pytest.approx(float(r["us_per_job"]) * int(r["jobs"]), rel=0.05)
     verdicts = [line for line in lines if line.startswith("(")]
     assert [v[:3] for v in verdicts] == ["(a)", "(b)", "(c)", "(c)"] + (["(d)"] if OPENB.exists() else []) + [
-        "(e)", "(e)", "(f)", "(f)", "(f)"]
+        "(e)", "(e)", "(f)", "(f)", "(f)", "(g)"]
     assert all(("met" in v) or ("missed" in v) or v.endswith("(for comparison)") for v in verdicts)
     assert sum(v.endswith("(for comparison)") for v in verdicts) == 2  # e's skeleton and f's gang/general: no target
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--case", "a,x"], "--case: expected letters among a, b, c, d, e, f"),
-    (["--case", "ab"], "--case: expected letters among a, b, c, d, e, f"),
-    (["--case", "e,g"], "--case: expected letters among a, b, c, d, e, f"),
+    (["--case", "a,x"], "--case: expected letters among a, b, c, d, e, f, g"),
+    (["--case", "ab"], "--case: expected letters among a, b, c, d, e, f, g"),
+    (["--case", "e,h"], "--case: expected letters among a, b, c, d, e, f, g"),
 ])
 def test_bad_case_is_refused(args, message):
     proc = _run(*args)

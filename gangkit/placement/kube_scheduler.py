@@ -61,9 +61,15 @@ pod's timestamp and count: it is retried at the first 30-s tick more than
 300 s after its timestamp, fails, gets that tick as timestamp, and is retried
 again every 330 s (the next tick more than 300 s later). That depends on the
 pod alone, so its timestamp and count at any time follow from its last real
-attempt (:func:`flushed`); two pods flushed at the same tick keep their
+attempt (:func:`flushed`), and applying the flushes due by ``t1`` and later
+those due by ``t2`` gives what applying those due by ``t2`` at once gives: it
+does not matter when the layer applies them, as long as it does before it
+reads a timestamp or count. Two pods flushed at the same tick keep their
 earlier order, since both had not been flushed before (no tick lies strictly
-between 330 and 300 s before a tick). With preemption on, a flushed pod may
+between 330 and 300 s before a tick). The flush reads only a pod's
+timestamp and count, so pods that share both are flushed alike and keep their
+order among themselves: the grouped queue (below) flushes a whole epoch at
+once, and orders epochs flushed to the same tick by their last real failure. With preemption on, a flushed pod may
 preempt pods of lower priority bound since it failed (or take room a
 nominated pod gave back): for a pod that failed before the last such change
 the first flush after it runs for real, on a timer; every other flush is
@@ -92,11 +98,18 @@ bound in a later cycle, once its victims are gone; meanwhile the room they
 left is kept for it (kube-scheduler's nominated node), so that no pod of
 lower priority takes it first.
 
-Speed: a cycle costs a heap operation per pod it tries. Within a cycle free
-capacity only shrinks (until a nominated pod's kept room or a preemption's
-victims give some back), so once a pod fails, every later pod of the same
-request shape (:func:`queue_key`) fails too and is not filtered again; it
-still counts as tried. The pods of a one-per-node pod set
+Speed: within a cycle free capacity only shrinks (until a nominated pod's
+kept room or a preemption's victims give some back), so once a pod fails,
+every later pod of the same request shape (:func:`queue_key`) fails too and
+is not filtered again; it still counts as tried. Without preemption
+(``GROUPED_QUEUE``, on by default) the queue is kept by groups of pods that
+share priority, timestamp, shape and count (counts of 5 and more kept as 5:
+they all back off 10 s), :mod:`gangkit.placement.kube_queue`: a cycle moves,
+backs off, flushes and fails whole groups, and costs a step per pod bound,
+per shape that fails and per group, not per waiting pod; the results are the
+per-pod queue's to the last bit (``tests/test_kube_scheduler_groups.py``).
+With preemption, or ``GROUPED_QUEUE = False``, the layer keeps a record per
+pod, and a cycle after a pod deletion visits every waiting pod. The pods of a one-per-node pod set
 (:attr:`gangkit.model.jobs.PodSet.one_per_node`, required pod anti-affinity on
 ``kubernetes.io/hostname``) have a key per job and pod set: where one fits
 depends on where its own group's pods are bound. A preemptor of such a pod
@@ -107,6 +120,7 @@ nominated pod counts for the rule only once bound.)
 from __future__ import annotations
 
 import math
+from operator import attrgetter
 
 from gangkit.engine.capacity import avoided_nodes
 from gangkit.engine.sockets import Cluster, PlacementLayer
@@ -121,6 +135,12 @@ MAX_IN_UNSCHEDULABLE = 300.0  # DefaultPodMaxInUnschedulablePodsDuration
 FLUSH_PERIOD = 30.0  # flushUnschedulablePodsLeftover runs every 30 s
 #: A pod flushed at a tick is flushed again at the first tick more than 300 s later.
 FLUSH_AGAIN = FLUSH_PERIOD * (math.floor(MAX_IN_UNSCHEDULABLE / FLUSH_PERIOD) + 1)
+#: Without preemption, keep the queue by groups of pods (:mod:`gangkit.placement.kube_queue`); False keeps
+#: a record per pod and tries every moved pod in turn, as with preemption (the results are the same).
+GROUPED_QUEUE = True
+
+
+_SEQ = attrgetter("seq")
 
 
 def backoff_seconds(count: int) -> float:
@@ -210,6 +230,11 @@ class KubeScheduler(PlacementLayer):
         self._change = -math.inf  # preemption only: the last bind or nominated room given back (new victims, new room)
         self._now = 0.0
         self._order: list[PodState] | None = None  # unschedulable(), once per cycle
+        self._queue = None  # the queue by groups of pods (GROUPED_QUEUE, without preemption)
+        if GROUPED_QUEUE and not preemption:
+            from gangkit.placement.kube_queue import GroupedQueue
+
+            self._queue = GroupedQueue(self._entries)
 
     # -- socket --------------------------------------------------------------
     def enqueue(self, jobs: list[JobState], now: float) -> None:
@@ -236,6 +261,8 @@ class KubeScheduler(PlacementLayer):
 
     def unschedulable(self) -> list[PodState]:
         """Pods left unschedulable by the last cycle, in queue order."""
+        if self._order is None and self._queue is not None:
+            self._order = self._queue.unschedulable(self._now)
         if self._order is None:
             now = self._now
             keys = []
@@ -295,6 +322,12 @@ class KubeScheduler(PlacementLayer):
         cap = self._capacity = sim.capacity
         self._now = now
         deleted, ready = self._events(cap)
+        if self._queue is not None:
+            added, self._added = sorted(self._added, key=_SEQ), []
+            self._queue.cycle(self, sim, cap, now, added, deleted, ready)
+            self._order = None
+            self._grow = cap.grow_version
+            return
         active: list[tuple] = []
         backoff: list[tuple] = []
         # pods added since the last cycle, in creation order (a pod recreated after an eviction is a new pod)
