@@ -75,7 +75,7 @@ from collections import deque
 from itertools import chain
 from operator import attrgetter
 
-from gangkit.placement import kube_scheduler as ks
+from gangkit.placement import queue_timing as ks
 
 #: Unschedulable counts at or past this back off for ``podMaxBackoffSeconds``: a count is kept only up to it.
 SETTLED = 5

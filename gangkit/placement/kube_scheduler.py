@@ -127,14 +127,21 @@ from gangkit.engine.sockets import Cluster, PlacementLayer
 from gangkit.engine.state import JobState, NodeState, PodState
 from gangkit.model.reasons import Reason
 from gangkit.model.resources import Room
+from gangkit.placement.queue_timing import (  # noqa: F401 - the queue's rules, read here and by tests
+    FLUSH_AGAIN,
+    FLUSH_PERIOD,
+    MAX_IN_UNSCHEDULABLE,
+    POD_INITIAL_BACKOFF,
+    POD_MAX_BACKOFF,
+    backing_off,
+    backoff_end,
+    backoff_seconds,
+    first_flush,
+    flushed,
+    flushed_before,
+    queue_key,
+)
 
-#: kube-scheduler's defaults (KubeSchedulerConfiguration v1 and ``scheduling_queue.go``, 1.35), in seconds.
-POD_INITIAL_BACKOFF = 1.0  # podInitialBackoffSeconds
-POD_MAX_BACKOFF = 10.0  # podMaxBackoffSeconds
-MAX_IN_UNSCHEDULABLE = 300.0  # DefaultPodMaxInUnschedulablePodsDuration
-FLUSH_PERIOD = 30.0  # flushUnschedulablePodsLeftover runs every 30 s
-#: A pod flushed at a tick is flushed again at the first tick more than 300 s later.
-FLUSH_AGAIN = FLUSH_PERIOD * (math.floor(MAX_IN_UNSCHEDULABLE / FLUSH_PERIOD) + 1)
 #: Without preemption, keep the queue by groups of pods (:mod:`gangkit.placement.kube_queue`); False keeps
 #: a record per pod and tries every moved pod in turn, as with preemption (the results are the same).
 GROUPED_QUEUE = True
@@ -143,57 +150,12 @@ GROUPED_QUEUE = True
 _SEQ = attrgetter("seq")
 
 
-def backoff_seconds(count: int) -> float:
-    """A pod's backoff after ``count`` unschedulable attempts: 0, then 1 s doubled per attempt, at most 10 s."""
-    if count <= 0:
-        return 0.0
-    if count > 64:  # long past the cap (and 2.0 ** count would overflow)
-        return POD_MAX_BACKOFF
-    return min(POD_INITIAL_BACKOFF * 2.0 ** (count - 1), POD_MAX_BACKOFF)
-
-
-def backoff_end(ts: float, count: int) -> float:
-    """When the backoff ends: timestamp plus backoff, truncated to the whole second (the ordering window)."""
-    return float(math.floor(ts + backoff_seconds(count)))
-
-
-def backing_off(ts: float, count: int, now: float) -> bool:
-    """``isPodBackingoff``: the backoff end is not before the current whole second (never for a pod not yet tried)."""
-    return count > 0 and backoff_end(ts, count) >= math.floor(now)
-
-
-def first_flush(ts: float) -> float:
-    """The first 30-s tick strictly more than 300 s after ``ts``."""
-    return FLUSH_PERIOD * (math.floor((ts + MAX_IN_UNSCHEDULABLE) / FLUSH_PERIOD) + 1)
-
-
-def flushed(ts: float, count: int, now: float) -> tuple[float, int]:
-    """Timestamp and count at ``now`` of a pod left unschedulable at ``ts`` after ``count`` attempts, every
-    flush since having retried it and failed (see the module's proof)."""
-    t1 = first_flush(ts)
-    if now < t1:
-        return ts, count
-    n = 1 + math.floor((now - t1) / FLUSH_AGAIN)
-    return t1 + FLUSH_AGAIN * (n - 1), count + n
-
-
 def _first3(k: tuple) -> tuple:
     return k[:3]
 
 
 def _first4(k: tuple) -> tuple:
     return k[:4]
-
-
-def flushed_before(ts: float, count: int, limit: float) -> tuple[float, int]:
-    """As :func:`flushed`, counting only the flush ticks strictly before ``limit``."""
-    t1 = first_flush(ts)
-    if limit <= t1:
-        return ts, count
-    n = 1 + math.floor((limit - t1) / FLUSH_AGAIN)
-    if t1 + FLUSH_AGAIN * (n - 1) >= limit:
-        n -= 1
-    return (t1 + FLUSH_AGAIN * (n - 1), count + n) if n > 0 else (ts, count)
 
 
 class _Entry:
@@ -496,13 +458,6 @@ class KubeScheduler(PlacementLayer):
         if bound and js.spec.progress == "sync":
             msg += f"; {bound} bound pods hold {js.gpus_bound} GPUs without progress"
         return Reason("placement", "Unschedulable", msg, {"waiting_pods": len(waiting), "bound_pods": bound, "nodes_short": short})
-
-
-def queue_key(p: PodState) -> tuple:
-    """The heap a pending pod waits in: its request shape, and for a one-per-node pod also its job and pod set."""
-    if p.pod_set.one_per_node:
-        return p.request + (("one-per-node", p.job.index, p.pod_set.name),)
-    return p.request
 
 
 def _fits_without(st: NodeState, victims: list[PodState], ps) -> bool:
