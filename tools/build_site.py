@@ -100,10 +100,10 @@ def lesson_table(root: Path = ROOT) -> str:
         shown = [f"{m} min" if m is not None else "not stated" for m in stated]
         exercises = root / "exercises" / path.name
         lines.append(f"| [{title}](course/{path.name}) | {shown[0]} | {shown[1]} | "
-                     + (f"[{shown[2]}](exercises/{path.name}) |" if exercises.is_file() else f"{shown[2]} |"))
+                     + (f"[exercises, {shown[2]}](exercises/{path.name}) |" if exercises.is_file() else f"{shown[2]} |"))
         core += (stated[0] or 0) + (stated[2] or 0)
         further += stated[1] or 0
-    lines += ["", f"The core paths with their exercises take {core} minutes (about {core // 60} h {core % 60:02d}); "
+    lines += ["", f"The core paths with their exercises take {core} minutes (about {round(core / 60)} hours); "
               f"the going-further sections add {further} minutes."]
     return "\n".join(lines) + "\n"
 
