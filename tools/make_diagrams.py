@@ -492,7 +492,7 @@ def scheduling_framework() -> Canvas:
     cols = [(24, 150), (160, 376), (386, 648), (658, 888)]  # point, what happens, coscheduling, GangScheduling
     y = 62
     heads = [("extension", "point"), ("what happens there", "(default plugin)"),
-             ("coscheduling", "scheduler-plugins v0.35"), ("GangScheduling", "Kubernetes 1.35, alpha, KEP-4671")]
+             ("coscheduling", "scheduler-plugins v0.35-devel"), ("GangScheduling", "Kubernetes 1.35, alpha, KEP-4671")]
     for i, ((x0, x1), (name, sub)) in enumerate(zip(cols, heads)):
         cell = Box(x0, y, x1, y + 36)
         c.text(x0 + 4, y + 12, name, size=13, bold=True, inside=cell)
@@ -568,7 +568,7 @@ def scheduling_framework() -> Canvas:
     y += h + 18
     for s in wrap("Kubernetes 1.36 reworks GangScheduling around a PodGroup scheduling cycle (not drawn). "
                   "Sources: the Kubernetes pages Scheduling Framework and Gang Scheduling (1.35), KEP-4671, "
-                  "kubernetes-sigs/scheduler-plugins pkg/coscheduling (v0.35); gangkit's models: "
+                  "kubernetes-sigs/scheduler-plugins pkg/coscheduling (v0.35-devel, master); gangkit's models: "
                   "docs/reference/coscheduling.md, kube-gang.md, volcano.md.", WIDTH - 32, 12):
         c.text(16, y, s, fill=MUTED)
         y += leading
