@@ -429,7 +429,7 @@ def render_decision(kind: str = "synchronous training", load: float = 0.8, seed:
 
 def decision_explorer(kind: str = "synchronous training", load: float = 0.8) -> Explorer:
     """Lesson 07's explorer: a kind of job, a load, a seed and a gang size; both stacks side by side."""
-    style = {"description_width": "8em"}
+    style = {"description_width": "11em"}
     controls = {
         "kind": W.Dropdown(options=list(JOB_TYPES), value=kind, description="job type", style=style),
         "load": W.FloatSlider(value=load, min=0.5, max=1.0, step=0.05, description="offered load",
