@@ -16,6 +16,7 @@ import math
 import os
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import gangkit as gk
@@ -106,3 +107,18 @@ def same_start_finish(a: dict, b: dict) -> bool:
     """Two :func:`start_finish` tables are equal, NaN equal to NaN."""
     return a.keys() == b.keys() and all(
         all((x == y) or (isinstance(x, float) and math.isnan(x) and math.isnan(y)) for x, y in zip(a[k], b[k])) for k in a)
+
+
+#: Every table of a Result, in the order the equality checks report them.
+RESULT_TABLES = ("jobs", "events", "pods", "timeline", "holders", "nodes")
+
+
+def assert_same_result(a: gk.Result, b: gk.Result, metrics: bool = True) -> None:
+    """Two runs agree to the last bit: their figures, every table and (unless ``metrics`` is False) every metric."""
+    assert a.summary() == b.summary()
+    for table in RESULT_TABLES:
+        pd.testing.assert_frame_equal(getattr(a, table), getattr(b, table), check_exact=True, obj=table)
+    assert a.metrics.keys() == b.metrics.keys()
+    if metrics:
+        for name in a.metrics:
+            pd.testing.assert_frame_equal(a.metrics[name], b.metrics[name], check_exact=True, obj=name)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from gangkit import Scenario, load_file, nodes, simulate
@@ -44,6 +43,8 @@ from gangkit.volcano import scheduler as volcano_scheduler
 from gangkit.volcano.actions import allocate
 from gangkit.volcano.api import Queue, VolcanoSetup
 from gangkit.workloads import scenarios
+
+from conftest import assert_same_result
 
 SWITCHES = {
     "skip repeated failures": (allocate, "SKIP_REPEATED_FAILURES"),
@@ -198,13 +199,7 @@ def run(build, stack: str):
 
 
 def assert_same(a, b) -> None:
-    """Figures, every table and every metric equal to the last bit."""
-    assert a.summary() == b.summary()
-    for table in ("jobs", "events", "pods", "timeline", "holders", "nodes"):
-        pd.testing.assert_frame_equal(getattr(a, table), getattr(b, table), check_exact=True, obj=table)
-    assert a.metrics.keys() == b.metrics.keys()
-    for name in a.metrics:
-        pd.testing.assert_frame_equal(a.metrics[name], b.metrics[name], check_exact=True, obj=name)
+    assert_same_result(a, b)
 
 
 @pytest.mark.parametrize(("name", "build", "stack"), CASES, ids=[f"{n} | {s}" for n, _, s in CASES])

@@ -9,7 +9,6 @@ table, figure and metric to the last bit; another checks the shortcut is taken a
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
 from gangkit import simulate
@@ -19,16 +18,12 @@ from gangkit.kueue.quota import QuotaTree
 from gangkit.lessons import lesson03
 from gangkit.workloads import scenarios
 
-TABLES = ("jobs", "pods", "events", "timeline", "holders", "nodes")
+from conftest import assert_same_result
+
 
 
 def assert_same(a, b) -> None:
-    assert a.summary() == b.summary()
-    for table in TABLES:
-        pd.testing.assert_frame_equal(getattr(a, table), getattr(b, table), check_exact=True, obj=table)
-    assert a.metrics.keys() == b.metrics.keys()
-    for name in a.metrics:
-        pd.testing.assert_frame_equal(a.metrics[name], b.metrics[name], check_exact=True, obj=name)
+    assert_same_result(a, b)
 
 
 @pytest.mark.parametrize("name,make,stack,record", [

@@ -14,7 +14,6 @@ import dataclasses
 import random
 from collections import deque
 
-import pandas as pd
 import pytest
 
 from gangkit import Node, Scenario, job, nodes, simulate
@@ -23,15 +22,11 @@ from gangkit.model.jobs import Job, PodSet
 from gangkit.placement import kube_queue, kube_scheduler
 from gangkit.workloads import scenarios
 
+from conftest import assert_same_result
+
 
 def assert_same(a, b) -> None:
-    """Figures, every table and every metric equal to the last bit."""
-    assert a.summary() == b.summary()
-    for table in ("jobs", "events", "pods", "timeline", "holders", "nodes"):
-        pd.testing.assert_frame_equal(getattr(a, table), getattr(b, table), check_exact=True, obj=table)
-    assert a.metrics.keys() == b.metrics.keys()
-    for name in a.metrics:
-        pd.testing.assert_frame_equal(a.metrics[name], b.metrics[name], check_exact=True, obj=name)
+    assert_same_result(a, b)
 
 
 def both(monkeypatch, sc: Scenario, stack: str):

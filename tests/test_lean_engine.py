@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,6 +19,8 @@ from gangkit.stacks import build_stack
 from gangkit.volcano.scheduler import ARRIVAL_ORDERINGS
 from gangkit.workloads.generators import mm_c
 
+from conftest import assert_same_result
+
 
 def general(scenario, **kw):
     """The run through the general engine (the lean one switched off by the run setting)."""
@@ -27,10 +28,7 @@ def general(scenario, **kw):
 
 
 def assert_same(a, b) -> None:
-    assert a.summary() == b.summary()
-    for table in ("jobs", "timeline", "nodes", "events", "pods", "holders"):
-        pd.testing.assert_frame_equal(getattr(a, table), getattr(b, table), check_exact=True, obj=table)
-    assert a.metrics.keys() == b.metrics.keys()
+    assert_same_result(a, b, metrics=False)
 
 
 def qualifies(sc: Scenario) -> bool:
