@@ -21,7 +21,6 @@ from gangkit.workloads import scenarios
 from conftest import assert_same_result
 
 
-
 def assert_same(a, b) -> None:
     assert_same_result(a, b)
 
