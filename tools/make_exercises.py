@@ -5,6 +5,11 @@ Solutions are the single source of the exercises, as in nbgrader: each answer si
 `# YOUR CODE HERE`) and every output, with nbgrader's ClearSolutions and ClearOutput
 preprocessors configured in tools/nbgrader_config.py. No nbgrader database is involved.
 
+It also locks what the learner is given, as nbgrader does: the code cells without a solution
+region are read-only in JupyterLab (``editable: false``) and no code cell can be deleted
+(``deletable: false``), and it writes gangkit/grading/locked.json, the table of locked cells with
+their checksums that `gangkit grade` compares each submission with (gangkit/grading/locks.py).
+
     python tools/make_exercises.py            # rewrite exercises/ from solutions/
     python tools/make_exercises.py --check    # exit 1 if exercises/ is out of date
 
@@ -25,11 +30,15 @@ from nbconvert.exporters import NotebookExporter
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from gangkit.grading.locks import BEGIN, table_text  # noqa: E402
+
 TOOLS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = TOOLS_DIR.parent
 CONFIG_FILE = TOOLS_DIR / "nbgrader_config.py"
 SOLUTIONS_DIR = REPO_ROOT / "solutions"
 EXERCISES_DIR = REPO_ROOT / "exercises"
+LOCKED_TABLE = REPO_ROOT / "gangkit" / "grading" / "locked.json"
 
 
 def load_config(path: Path = CONFIG_FILE) -> Config:
@@ -49,6 +58,11 @@ def exercise_text(solution: Path, config: Config | None = None) -> str:
     exporter = NotebookExporter(config=config if config is not None else load_config())
     body, _ = exporter.from_filename(str(solution))
     nb = nbformat.reads(body, as_version=nbformat.NO_CONVERT)
+    source = nbformat.read(solution, as_version=nbformat.NO_CONVERT)
+    for cell, original in zip(nb.cells, source.cells):
+        if cell.cell_type == "code":
+            cell.metadata["deletable"] = False
+            cell.metadata["editable"] = BEGIN in original.source
     text = nbformat.writes(nb)
     return text if text.endswith("\n") else text + "\n"
 
@@ -68,6 +82,13 @@ def generate(
         target.write_bytes(exercise_text(solution, config).encode("utf-8"))
         written.append(target)
     return written
+
+
+def write_locked_table(solutions_dir: Path = SOLUTIONS_DIR, table: Path = LOCKED_TABLE) -> str:
+    """Write the table of locked cells of every solution; return its text."""
+    text = table_text(solution_notebooks(solutions_dir))
+    table.write_text(text, encoding="utf-8")
+    return text
 
 
 def check(solutions_dir: Path = SOLUTIONS_DIR, exercises_dir: Path = EXERCISES_DIR) -> list[str]:
@@ -93,6 +114,10 @@ def check(solutions_dir: Path = SOLUTIONS_DIR, exercises_dir: Path = EXERCISES_D
                 problems.append(f"{rel}: extra (no solutions/{name} to generate it from)")
             elif fresh[name].read_bytes() != stored[name].read_bytes():
                 problems.append(f"{rel}: differs from what solutions/{name} generates")
+    if solutions_dir == SOLUTIONS_DIR:
+        stored_table = LOCKED_TABLE.read_text(encoding="utf-8") if LOCKED_TABLE.is_file() else ""
+        if stored_table != table_text(solution_notebooks(solutions_dir)):
+            problems.append("gangkit/grading/locked.json: differs from what solutions/ generates")
     return problems
 
 
@@ -116,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     written = generate()
     for path in written:
         print(f"wrote {path.relative_to(REPO_ROOT).as_posix()}")
+    if written:
+        write_locked_table()
+        print(f"wrote {LOCKED_TABLE.relative_to(REPO_ROOT).as_posix()}")
     if not written:
         print("no notebooks in solutions/: nothing to generate")
     return 0
