@@ -615,7 +615,8 @@ def add_course_parser(subparsers: argparse._SubParsersAction) -> argparse.Argume
         description=(
             "Copy course/ and exercises/ into a working folder (default: my-course/ at the top "
             "of the checkout, ignored by git), keeping notebooks you have changed, then start "
-            "JupyterLab there. Arguments after -- go to jupyter lab."
+            "JupyterLab there; Ctrl-C stops it. Arguments after -- go to jupyter lab and win over the "
+            "launcher's own settings (-- --port 8890 serves on port 8890)."
         ),
     )
     parser.add_argument(
