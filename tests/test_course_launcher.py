@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -82,44 +83,62 @@ def test_refuses_to_copy_onto_the_course_itself(checkout):
         course.open_course(checkout, launch=False)
 
 
-def test_launch_serves_the_working_folder_and_opens_the_first_lesson(checkout, tmp_path, monkeypatch, capsys):
-    calls = []
+class FakePopen:
+    """Stands in for ``subprocess.Popen``: records each command, its folder and its environment; exits 0."""
 
-    class FakePopen:
-        def __init__(self, cmd, cwd):
-            calls.append((cmd, Path(cwd)))
+    calls: list = []
 
-        def wait(self):
-            return 0
+    def __init__(self, cmd, cwd, env=None, **kwargs):
+        FakePopen.calls.append((cmd, Path(cwd), env))
 
+    def wait(self, timeout=None):
+        return 0
+
+
+@pytest.fixture
+def fake_lab(monkeypatch, tmp_path):
+    """``launch_lab`` with a fake Popen, port 8899, token ``t0k3n`` and Jupyter's folders in ``tmp_path``."""
+    FakePopen.calls = []
     monkeypatch.setattr(course.subprocess, "Popen", FakePopen)
     monkeypatch.setattr(course.os, "geteuid", lambda: 1000, raising=False)
     monkeypatch.setattr(course, "free_port", lambda: 8899)
     monkeypatch.setattr(course.secrets, "token_hex", lambda n: "t0k3n")
+    monkeypatch.delenv("JUPYTER_TOKEN", raising=False)
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "jupyter-data"))
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "jupyter-runtime"))
+    return FakePopen.calls
+
+
+def test_launch_serves_the_working_folder_and_opens_the_first_lesson(checkout, tmp_path, monkeypatch, capsys, fake_lab):
+    if importlib.util.find_spec("jupyterlab") is None:
+        pytest.skip("JupyterLab is not installed")
     work = tmp_path / "work"
     course.open_course(work, lab_args=["--ServerApp.port=8890"])
-    (cmd, cwd), = calls
+    (cmd, cwd, env), = fake_lab
     assert cmd[:3] == [sys.executable, "-m", "jupyterlab"] and cwd == work
     assert f"--ServerApp.root_dir={work.resolve()}" in cmd  # the folder, not course/: exercises/ is visible
     assert "--LabApp.default_url=/lab/tree/course/00_welcome.ipynb" in cmd and "--LabApp.news_url=None" in cmd
     assert cmd[-1] == "--ServerApp.port=8890"  # the learner's own arguments come last and win
+    assert not any(a.startswith("--ServerApp.port=8899") for a in cmd)  # given once: JupyterLab refuses twice
     assert not any(a.endswith(".ipynb") and not a.startswith("--") for a in cmd)  # no file argument
+    assert env["JUPYTER_TOKEN"] == "t0k3n" and not any("t0k3n" in a for a in cmd)
     out = capsys.readouterr().out.splitlines()
     assert out[-3:] == [
-        "Open http://localhost:8899/lab/tree/course/00_welcome.ipynb?token=t0k3n (your browser should open it by itself).",
+        "Open http://localhost:8890/lab/tree/course/00_welcome.ipynb?token=t0k3n (your browser should open it by itself).",
         f"Lessons are in course/, exercises in exercises/ (the file browser on the left); your work stays in {work}.",
-        "To stop: Ctrl-C in this terminal, then y (save your notebooks first).",
+        "To stop: Ctrl-C in this terminal (save your notebooks first).",
     ]
-    calls.clear()
+    fake_lab.clear()
     monkeypatch.setattr(course.os, "geteuid", lambda: 0, raising=False)
     course.open_course(work)
-    assert "--allow-root" in calls[0][0]
+    assert "--allow-root" in fake_lab[0][0]
 
 
 def test_the_real_server_serves_lessons_and_exercises(tmp_path):
     """Start JupyterLab as `gangkit course` does (no browser) and ask its contents API for the folders."""
     pytest.importorskip("jupyterlab")
     import json
+    import os
     import re
     import subprocess
     import time
@@ -127,8 +146,14 @@ def test_the_real_server_serves_lessons_and_exercises(tmp_path):
 
     work = course.open_course(tmp_path / "work", launch=False)
     port, token = course.free_port(), "test-token"
-    cmd = course.lab_command(work, port, token, open_browser=False)
-    proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # As `gangkit course -- --port N` runs it: the learner's port replaces the launcher's (JupyterLab
+    # refuses a setting given twice), and the token comes in the environment, not on the command line.
+    cmd = course.lab_command(work, course.free_port(port + 1), None, ["--port", str(port)], open_browser=False)
+    assert token not in " ".join(cmd)
+    env = course.lab_environment(token, dict(os.environ, JUPYTER_DATA_DIR=str(tmp_path / "jupyter-data"),
+                                              JUPYTER_RUNTIME_DIR=str(tmp_path / "jupyter-runtime")))
+    proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     base = f"http://127.0.0.1:{port}"
 
     def get(path: str):
