@@ -38,7 +38,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gangkit.cli.course import free_port, lab_command
+from gangkit.cli.course import free_port, lab_command, lab_environment
 from gangkit.cli.main import main as gangkit_main
 
 from conftest import case
@@ -183,7 +183,8 @@ def lab(tmp_path_factory):
                GANGKIT_NO_PROGRESS="1")
     env.pop("MPLBACKEND", None)  # the kernel draws inline, as when the outputs were stored
     port, token = free_port(8890), secrets.token_hex(16)
-    cmd = lab_command(folder, port, token, ["--ServerApp.ip=127.0.0.1"], open_browser=False)
+    cmd = lab_command(folder, port, None, ["--ServerApp.ip=127.0.0.1"], open_browser=False)
+    env = lab_environment(token, env)  # the token in the environment, as gangkit course passes it
     log = base / "jupyterlab.log"
     with log.open("w") as out:
         proc = subprocess.Popen(cmd, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=out,

@@ -138,9 +138,21 @@ def kernel(timeout: float = KERNEL_TIMEOUT_S) -> Step:
                 "the kernel runs another Python than this one: python -m ipykernel install --user, or " + INSTALL)
 
 
+def jupyter_folders() -> Step:
+    """Whether JupyterLab can write its data and runtime folders (it stops with a traceback when it cannot)."""
+    from gangkit.cli.course import CourseError, check_jupyter_dirs
+
+    try:
+        check_jupyter_dirs()
+    except CourseError as exc:
+        return Step("JupyterLab's folders", False, str(exc).split(";")[0],
+                    "make your home folder writable, or set JUPYTER_DATA_DIR and JUPYTER_RUNTIME_DIR")
+    return Step("JupyterLab's folders", True, "its data and runtime folders can be written")
+
+
 def run(root: Path, *, start_kernel: bool = True) -> list[Step]:
     steps = [python_version(), course_beside_package(root), packages(),
-             pinned_versions(root / "constraints.txt")]
+             pinned_versions(root / "constraints.txt"), jupyter_folders()]
     if steps[2].ok:
         steps.append(simulation())
         if start_kernel:
