@@ -108,8 +108,9 @@ def bwrap_arguments(workdir: Path, hide: list[Path]) -> list[str]:
     hidden = _hidden_paths(hide)
     for path in hidden:
         args += ["--tmpfs", str(path)]
-    for path in _needed_paths():  # back into view, read-only, where a hidden folder covered them
-        if any(path == h or h in path.parents for h in hidden):
+    covered = [*hidden, Path("/tmp").resolve()]
+    for path in _needed_paths():  # back into view, read-only, where a hidden folder or the new /tmp covered them
+        if any(path == h or h in path.parents for h in covered):
             args += ["--ro-bind", str(path), str(path)]
     args += ["--bind", str(workdir), str(workdir), "--chdir", str(workdir), "--clearenv"]
     for key, value in kernel_environment(workdir).items():
