@@ -6,6 +6,7 @@ authors write them, plus server-set metadata, defaulted spec fields, owner refer
 
 from __future__ import annotations
 
+import codecs
 import copy
 import warnings
 from datetime import datetime, timezone
@@ -654,3 +655,28 @@ def test_gangkit_admit_reads_a_dump_s_workloads_once():
     assert admitted.startswith("team-a/job-train-a-") and pending.startswith("team-a/job-train-b-")
     assert "8 more needed" in next(iter(report["pending"].values()))["reason"]
     assert not [w for w in seen if "does not read" in str(w.message)]
+
+
+# -- a dump saved by Windows PowerShell 5 (`kubectl get ... -o yaml > cluster.yaml` writes UTF-16 with its BOM) --------
+
+@pytest.mark.parametrize("encode, says", [
+    pytest.param(lambda text: text.encode("utf-16"), None, id="UTF-16 with its byte order mark reads as kubectl reads it"),
+    pytest.param(lambda text: codecs.BOM_UTF16_BE + text.encode("utf-16-be"), None,
+                 id="big-endian UTF-16 with its byte order mark reads too"),
+    pytest.param(lambda text: text.encode("utf-16-le"), "invalid YAML: unacceptable character #x0000: special "
+                 "characters are not allowed (a NUL byte: UTF-16 without its byte order mark?",
+                 id="UTF-16 without its byte order mark is one error saying so"),
+])
+@pytest.mark.parametrize("command", ["run", "check", "admit"])
+def test_a_dump_in_utf16_reads_as_kubectl_reads_it(encode, says, command, tmp_path, capsys):
+    (tmp_path / "utf8").mkdir()
+    plain, other = tmp_path / "utf8" / "cluster.yaml", tmp_path / "cluster.yaml"
+    plain.write_bytes(EXAMPLE.read_bytes())
+    other.write_bytes(encode(EXAMPLE.read_text()))
+    got = run_cli([command, str(other)], capsys)
+    if says is None:
+        want = run_cli([command, str(plain)], capsys)
+        assert got == want
+    else:
+        assert got[0] == 2 and got[1] == "" and got[2].startswith("error: cluster.yaml: line 1, column 2: " + says)
+        assert len(got[2].splitlines()) == 1 and "Traceback" not in got[2]
