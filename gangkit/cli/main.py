@@ -4,7 +4,7 @@
 decisions Kueue's scheduling cycles take on a snapshot of Kueue manifests
 (:mod:`gangkit.analysis.admit`).
 
-``gangkit run SCENARIO [--stack NAME] [--ordering NAME] [--estimate-factor F] [--seed N] [--json] [--out DIR]``
+``gangkit run SCENARIO [--stack NAME] [--ordering NAME] [--estimate-factor F] [--seed N] [--json] [--out DIR [--force]]``
 simulates a built-in scenario (``three-workers``, ``two-gangs-deadlock``,
 ``mixed``) or YAML files of Kubernetes manifests read together (``gangkit run
 setup.yaml job.yaml --nodes 4x8``: ``--nodes`` adds Nodes to files that name
