@@ -394,6 +394,10 @@ STARTED_AT = "status.containerStatuses[0].state.running.startedAt"
                  id="two 8-GPU pods bound to one 8-GPU node"),
     pytest.param(lambda items: _pods(items)[0]["spec"].update(nodeName="gpu-node-9"), POD, "spec.nodeName",
                  "names node 'gpu-node-9', which is not in the input", id="a pod bound to a node the dump lacks"),
+    pytest.param(lambda items: (items[7]["spec"]["template"]["spec"].update(nodeSelector={"pool": "a"}),
+                                items[1]["metadata"]["labels"].update(pool="a")), POD,
+                 "spec.nodeName", "bound to node gpu-node-0, whose labels do not match the pod's node selector "
+                 "{'pool': 'a'}", id="a pod bound to a node its job's node selector does not pick"),
 ])
 def test_a_dump_s_pod_that_could_not_exist_is_one_error_naming_the_pod_and_the_field(change, obj, field, message):
     items = cluster()

@@ -107,7 +107,7 @@ POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 #: RFC 3339 as metav1.Time reads it (``time.Parse(time.RFC3339, ...)`` in k8s.io/apimachinery ``time.go``): a date,
 #: ``T``, a time with optional fractional seconds, and ``Z`` or an offset.
 RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
-#: Where a dump's objects carry the times :func:`split` reads (the snapshot time, pods' starts): metadata, and status.
+#: A status condition's times that say when the cluster was seen (the latest time of a dump is its snapshot time).
 TIME_FIELDS = ("lastTransitionTime", "lastHeartbeatTime", "lastProbeTime")
 
 
@@ -577,7 +577,8 @@ def _check_room(r: Reader, jobs: list, slots_of: dict, sets_of: dict, nodes: lis
                     full.add(p.node)
                     r.error(label, "spec.nodeName", f"bound to node {p.node}, which has no room left for it: the "
                             "dump's pods bound to that node ask for "
-                            f"{_amount(total[0], node.cpu and total[1], node.memory and total[2])} up to this one, "
+                            f"{_amount(total[0], None if node.cpu is None else total[1], None if node.memory is None else total[2])} "
+                            "up to this one, "
                             f"and the node has {_amount(node.gpus, node.cpu, node.memory)} (expected at most what "
                             "the node has)")
                 continue
@@ -590,7 +591,7 @@ def _check_room(r: Reader, jobs: list, slots_of: dict, sets_of: dict, nodes: lis
 def _amount(gpus, cpu, memory) -> str:
     """``16 GPUs, 16 cores, 137438953472 bytes`` (an unmodelled resource left out)."""
     parts = [f"{gpus} GPUs"]
-    if cpu is not None:  # (None, or a node's 0: not modelled there)
+    if cpu is not None:
         parts.append(f"{cpu:g} cores")
     if memory is not None:
         parts.append(f"{memory} bytes")
