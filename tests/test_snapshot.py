@@ -6,6 +6,7 @@ authors write them, plus server-set metadata, defaulted spec fields, owner refer
 
 from __future__ import annotations
 
+import codecs
 import copy
 import warnings
 from datetime import datetime, timezone
@@ -21,7 +22,7 @@ from gangkit.manifests.snapshot import is_snapshot, match_pods, split
 from gangkit.model.errors import ScenarioError
 from gangkit.model.jobs import PodSet
 
-from conftest import shared_path
+from conftest import run_cli, shared_path
 from schema_util import requires_schemas, validate_manifest
 
 GPU = "nvidia.com/gpu"
@@ -330,9 +331,119 @@ def test_a_dump_that_contradicts_itself_gets_one_clear_error(change, obj, field,
 
 def test_pods_on_a_node_that_cannot_hold_them_are_an_error_naming_the_pod():
     a = batch_job("train-a", 2, 8, 0, queue=None)
-    sc = load(nodes(1) + [a] + running(a, ["gpu-node-0", "gpu-node-0"], 1))
-    with pytest.raises(ScenarioError, match=r"snapshot.nodes\[1\]: pod train-a-1 is bound to node gpu-node-0, which has no room"):
-        gk.simulate(sc, stack="pod")
+    with pytest.raises(ScenarioError) as e:
+        load(nodes(1) + [a] + running(a, ["gpu-node-0", "gpu-node-0"], 1))
+    assert [str(p) for p in e.value.problems] == [
+        "Pod team-a/train-a-p1: spec.nodeName: bound to node gpu-node-0, which has no room left for it: the dump's "
+        "pods bound to that node ask for 16 GPUs, 16 cores, 137438953472 bytes up to this one, and the node has 8 GPUs, "
+        "96 cores, 1099511627776 bytes (expected at most what the node has)"]
+
+
+def _pods(items: list[dict]) -> list[dict]:
+    return [d for d in items if d["kind"] == "Pod"]
+
+
+def _limits(items: list[dict]) -> dict:
+    return _pods(items)[0]["spec"]["containers"][0]["resources"]["limits"]
+
+
+def _started(items: list[dict]) -> dict:
+    return _pods(items)[0]["status"]["containerStatuses"][0]["state"]["running"]
+
+
+POD = "Pod team-a/train-a-p0"
+GPU_LIMIT = "spec.containers[0].resources.limits.nvidia.com/gpu"
+STARTED_AT = "status.containerStatuses[0].state.running.startedAt"
+
+
+@pytest.mark.parametrize("change, obj, field, message", [
+    pytest.param(lambda items: _pods(items)[0]["status"].update(phase="Exploded"), POD, "status.phase",
+                 "expected one of Pending, Running, Succeeded, Failed, Unknown (a Pod's phase), got 'Exploded'",
+                 id="a pod phase Kubernetes does not have"),
+    pytest.param(lambda items: _pods(items)[0]["status"].update(phase=["Running"]), POD, "status.phase",
+                 "expected one of Pending, Running, Succeeded, Failed, Unknown", id="a pod phase that is a list"),
+    pytest.param(lambda items: _limits(items).update({GPU: float("nan")}), POD, GPU_LIMIT,
+                 "expected a Kubernetes quantity such as 8, 500m, 1.5 or 16Gi, got nan", id="a NaN GPU request"),
+    pytest.param(lambda items: _limits(items).update({GPU: "NaN"}), POD, GPU_LIMIT,
+                 "expected a Kubernetes quantity such as 8, 500m, 1.5 or 16Gi, got 'NaN'",
+                 id="a NaN GPU request written as a string"),
+    pytest.param(lambda items: _limits(items).update({GPU: float("inf")}), POD, GPU_LIMIT,
+                 "expected a Kubernetes quantity", id="an infinite GPU request"),
+    pytest.param(lambda items: _limits(items).update({GPU: -8}), POD, GPU_LIMIT,
+                 "must be greater than or equal to 0, got -8", id="a negative GPU request"),
+    pytest.param(lambda items: _limits(items).update({GPU: "1e400"}), POD, GPU_LIMIT,
+                 "expected a quantity of at most 2^63-1", id="a GPU request of 1e400"),
+    pytest.param(lambda items: _pods(items)[0]["spec"]["containers"][0]["resources"]["requests"].update(cpu="-1"),
+                 POD, "spec.containers[0].resources.requests.cpu", "must be greater than or equal to 0",
+                 id="a negative CPU request"),
+    pytest.param(lambda items: _pods(items)[0]["metadata"].update(name=None), "Pod (document 1, items[9])",
+                 "metadata.name", "expected the Pod's name (a non-empty string), got null", id="a pod whose name is null"),
+    pytest.param(lambda items: _pods(items)[0]["spec"].update(nodeName=7), POD, "spec.nodeName",
+                 "expected the name of a Node (a string), got 7", id="a node name that is a number"),
+    pytest.param(lambda items: _started(items).update(startedAt="garbage"), POD, STARTED_AT,
+                 "expected an RFC 3339 time such as 2026-12-01T08:00:00Z, got 'garbage'", id="a start time that is garbage"),
+    pytest.param(lambda items: _pods(items)[0]["status"].update(startTime="2026-12-01"), POD, "status.startTime",
+                 "expected an RFC 3339 time", id="a start time without its time of day"),
+    pytest.param(lambda items: _pods(items)[0]["metadata"].update(creationTimestamp="2026-12-01T08:00:00"), POD,
+                 "metadata.creationTimestamp", "expected an RFC 3339 time", id="a creation time without its zone"),
+    pytest.param(lambda items: items[0]["status"]["conditions"][0].update(lastHeartbeatTime="2026-13-01T00:00:00Z"),
+                 "Node gpu-node-0", "status.conditions[0].lastHeartbeatTime", "expected an RFC 3339 time",
+                 id="a node heartbeat in month 13"),
+    pytest.param(lambda items: _pods(items)[1]["spec"].update(nodeName="gpu-node-0"), "Pod team-a/train-a-p1",
+                 "spec.nodeName", "bound to node gpu-node-0, which has no room left for it",
+                 id="two 8-GPU pods bound to one 8-GPU node"),
+    pytest.param(lambda items: _pods(items)[0]["spec"].update(nodeName="gpu-node-9"), POD, "spec.nodeName",
+                 "names node 'gpu-node-9', which is not in the input", id="a pod bound to a node the dump lacks"),
+    pytest.param(lambda items: (items[7]["spec"]["template"]["spec"].update(nodeSelector={"pool": "a"}),
+                                items[1]["metadata"]["labels"].update(pool="a")), POD,
+                 "spec.nodeName", "bound to node gpu-node-0, whose labels do not match the pod's node selector "
+                 "{'pool': 'a'}", id="a pod bound to a node its job's node selector does not pick"),
+])
+def test_a_dump_s_pod_that_could_not_exist_is_one_error_naming_the_pod_and_the_field(change, obj, field, message):
+    items = cluster()
+    change(items)
+    with pytest.raises(ScenarioError) as e:
+        load(items)
+    assert len(e.value.problems) == 1, str(e.value)
+    p = e.value.problems[0]
+    assert (p.obj, p.field) == (obj, field) and message in p.message, str(p)
+
+
+@pytest.mark.parametrize("change, says", [
+    pytest.param(lambda items: _pods(items)[0]["spec"].update(nodeName="gpu-node-9"),
+                 "error: Pod team-a/train-a-p0: spec.nodeName: names node 'gpu-node-9', which is not in the input",
+                 id="a pod bound to a node the dump lacks"),
+    pytest.param(lambda items: _pods(items)[1]["spec"].update(nodeName="gpu-node-0"),
+                 "error: Pod team-a/train-a-p1: spec.nodeName: bound to node gpu-node-0, which has no room left for it",
+                 id="a pod bound to a node that is full"),
+    pytest.param(lambda items: _pods(items)[0]["status"].update(phase="Exploded"),
+                 "error: Pod team-a/train-a-p0: status.phase: expected one of Pending", id="a pod phase that does not exist"),
+])
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_gangkit_run_and_gangkit_check_refuse_the_same_dump_with_the_same_error(change, says, command, tmp_path, capsys):
+    items = cluster()
+    change(items)
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump(as_list(items), sort_keys=False))
+    status, out, err = run_cli([command, str(path)], capsys)
+    errors = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert status == 2 and errors == [errors[0]] and errors[0].startswith(says), err
+    assert "Traceback" not in err and "no findings" not in out
+
+
+@pytest.mark.parametrize("at, field, started", [
+    pytest.param(datetime(2026, 12, 1, 8, 0, 30, tzinfo=timezone.utc), STARTED_AT, "2026-12-01T08:01:00Z",
+                 id="a snapshot time after the pods were made but before they started"),
+    pytest.param(datetime(2026, 12, 1, 7, 0, tzinfo=timezone.utc), "metadata.creationTimestamp", "2026-12-01T08:00:00Z",
+                 id="a snapshot time before the pods were made"),
+])
+def test_a_snapshot_time_before_a_pod_started_is_an_error_naming_the_pod_and_both_times(at, field, started):
+    with pytest.raises(ScenarioError) as e:
+        load(cluster(), snapshot_time=at)
+    shown = at.isoformat().replace("+00:00", "Z")
+    assert [(p.obj, p.field) for p in e.value.problems] == [(POD, field), ("Pod team-a/train-a-p1", field)]
+    assert f"no later than the snapshot's, {shown}" in e.value.problems[0].message
+    assert f"got {started}" in e.value.problems[0].message
 
 
 @pytest.mark.parametrize("pod_sets, live, expected", [
@@ -422,6 +533,8 @@ def test_the_reference_page_s_example_runs_as_the_page_says():
     (["--stack", "kueue+gang", "--json"], 0, '"jobs_finished": 2'),
     (["--snapshot-time", "2026-12-01T12:00:00Z", "--stack", "kueue+gang", "--json"], 0, '"jobs_finished": 2'),
     (["--snapshot-time", "yesterday"], 2, "--snapshot-time: expected an RFC 3339 time"),
+    (["--snapshot-time", "2026-12-01T07:00:00Z"], 2, "error: Pod team-a/train-a-x7k2p: metadata.creationTimestamp: "
+     "expected a time no later than the snapshot's, 2026-12-01T07:00:00Z"),
 ])
 def test_gangkit_run_reads_a_dump(args, code, says, capsys):
     from gangkit.cli.main import main
@@ -546,3 +659,28 @@ def test_gangkit_admit_reads_a_dump_s_workloads_once():
     assert admitted.startswith("team-a/job-train-a-") and pending.startswith("team-a/job-train-b-")
     assert "8 more needed" in next(iter(report["pending"].values()))["reason"]
     assert not [w for w in seen if "does not read" in str(w.message)]
+
+
+# -- a dump saved by Windows PowerShell 5 (`kubectl get ... -o yaml > cluster.yaml` writes UTF-16 with its BOM) --------
+
+@pytest.mark.parametrize("encode, says", [
+    pytest.param(lambda text: text.encode("utf-16"), None, id="UTF-16 with its byte order mark reads as kubectl reads it"),
+    pytest.param(lambda text: codecs.BOM_UTF16_BE + text.encode("utf-16-be"), None,
+                 id="big-endian UTF-16 with its byte order mark reads too"),
+    pytest.param(lambda text: text.encode("utf-16-le"), "invalid YAML: unacceptable character #x0000: special "
+                 "characters are not allowed (a NUL byte: UTF-16 without its byte order mark?",
+                 id="UTF-16 without its byte order mark is one error saying so"),
+])
+@pytest.mark.parametrize("command", ["run", "check", "admit"])
+def test_a_dump_in_utf16_reads_as_kubectl_reads_it(encode, says, command, tmp_path, capsys):
+    (tmp_path / "utf8").mkdir()
+    plain, other = tmp_path / "utf8" / "cluster.yaml", tmp_path / "cluster.yaml"
+    plain.write_bytes(EXAMPLE.read_bytes())
+    other.write_bytes(encode(EXAMPLE.read_text()))
+    got = run_cli([command, str(other)], capsys)
+    if says is None:
+        want = run_cli([command, str(plain)], capsys)
+        assert got == want
+    else:
+        assert got[0] == 2 and got[1] == "" and got[2].startswith("error: cluster.yaml: line 1, column 2: " + says)
+        assert len(got[2].splitlines()) == 1 and "Traceback" not in got[2]

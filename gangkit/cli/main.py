@@ -4,7 +4,7 @@
 decisions Kueue's scheduling cycles take on a snapshot of Kueue manifests
 (:mod:`gangkit.analysis.admit`).
 
-``gangkit run SCENARIO [--stack NAME] [--ordering NAME] [--estimate-factor F] [--seed N] [--json] [--out DIR]``
+``gangkit run SCENARIO [--stack NAME] [--ordering NAME] [--estimate-factor F] [--seed N] [--json] [--out DIR [--force]]``
 simulates a built-in scenario (``three-workers``, ``two-gangs-deadlock``,
 ``mixed``) or YAML files of Kubernetes manifests read together (``gangkit run
 setup.yaml job.yaml --nodes 4x8``: ``--nodes`` adds Nodes to files that name
@@ -25,11 +25,13 @@ with ``--out DIR`` the table is written as ``compare.csv``.
 
 ``--json`` prints exactly one JSON object on stdout (simulated figures only);
 warnings go to stderr. ``--out DIR`` writes the jobs, pods, events and
-timeline tables as CSV files.
+timeline tables as CSV files: new ones (a file already there is refused
+unless ``--force``, a symbolic link always, before the run starts;
+:mod:`gangkit.cli.outfiles`).
 
 Every mistake on the command line is one line on stderr (and a second with a
 hint), exit status 2: a misspelt subcommand, flag, scenario, stack or
-ordering gets ``did you mean ...?``, an ``--out`` that is a file or cannot be
+ordering gets ``did you mean ...?``, an ``--out`` that is empty, a file or cannot be
 created is named. Output into a pipe that closes early (``gangkit run mixed |
 head -1``) ends the command quietly, as the Python documentation's "Note on
 SIGPIPE" (module :mod:`signal`) describes.
@@ -56,27 +58,51 @@ DEFAULTS = {"three-workers": "gang", "two-gangs-deadlock": "pod", "mixed": "gang
 HORIZON_DAYS = RunSettings().horizon / DAY
 
 
-def _out_folder(text: str) -> Path | None:
-    """The ``--out`` folder, created now (before a long run); None after printing why it cannot be."""
-    out, shown = Path(text), text if text.isprintable() else repr(text)
+#: The tables ``gangkit run --out DIR`` writes, and ``--compare``'s.
+RUN_TABLES = ("jobs", "pods", "events", "timeline")
+COMPARE_TABLES = ("compare",)
+
+
+def _out_folder(text: str, tables: tuple[str, ...], force: bool) -> Path | None:
+    """The ``--out`` folder, created now (before a long run); None after printing why it cannot be.
+
+    The CSV files it would hold must be new (else ``--force``), and none a symbolic link
+    (:mod:`gangkit.cli.outfiles`): one line naming them, before anything runs.
+    """
+    from gangkit.cli.outfiles import blocked
+
+    out, shown = Path(text), text if text.isprintable() and text else repr(text)
+    if not text:
+        print(f"error: --out {shown}: expected a folder name for the CSV tables, got an empty one (leave --out out "
+              "to write no tables)", file=sys.stderr)
+        return None
     try:
         if out.exists() and not out.is_dir():
             print(f"error: --out {shown}: expected a folder for the CSV tables, got an existing file", file=sys.stderr)
             return None
         out.mkdir(parents=True, exist_ok=True)
+        problems = blocked([out / f"{name}.csv" for name in tables], force)
     except (OSError, ValueError) as e:  # ValueError: a NUL byte in the name
         print(f"error: --out {shown}: cannot create the folder ({getattr(e, 'strerror', None) or e})", file=sys.stderr)
+        return None
+    if problems:
+        print(f"error: {problems[0]}", file=sys.stderr)
         return None
     return out
 
 
-def _write_tables(out: Path, tables: dict) -> bool:
-    """Write each table as ``NAME.csv`` in ``out``; False after printing the error (a full disk, no permission)."""
+def _write_tables(out: Path, tables: dict, force: bool) -> bool:
+    """Write each table as ``NAME.csv`` in ``out``; False after printing the error (a full disk, no permission, a
+    file or a link that appeared since :func:`_out_folder` looked)."""
+    from gangkit.cli.outfiles import open_new, why_not
+
     for name, table in tables.items():
+        path = out / f"{name}.csv"
         try:
-            table.to_csv(out / f"{name}.csv", index=False)
+            with open_new(path, force) as f:
+                table.to_csv(f, index=False)
         except OSError as e:
-            print(f"error: --out {out}: cannot write {name}.csv ({e.strerror or e})", file=sys.stderr)
+            print(f"error: {why_not(path, e, force)}", file=sys.stderr)
             return False
     return True
 
@@ -86,15 +112,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from gangkit.analysis.compare import run_stacks, table
 
     stacks = [s.strip() for s in args.compare.split(",") if s.strip()]
-    out = _out_folder(args.out) if args.out else None
-    if args.out and out is None:
+    out = _out_folder(args.out, COMPARE_TABLES, args.force) if args.out is not None else None
+    if args.out is not None and out is None:
         return 2
     results, status = load_reporting(lambda: run_stacks(_load(args.scenario, args.seed, args.nodes, args.snapshot_time), stacks, seed=args.seed, ordering=args.ordering))
     if status is not None:
         return status
     df = table(results)
     first = next(iter(results.values()))
-    if out is not None and not _write_tables(out, {"compare": df}):
+    if out is not None and not _write_tables(out, {"compare": df}, args.force):
         return 2
     if args.json:
         rows = json.loads(df.to_json(orient="records"))
@@ -118,8 +144,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             return 2
         return cmd_compare(args)
 
-    out = _out_folder(args.out) if args.out else None
-    if args.out and out is None:
+    out = _out_folder(args.out, RUN_TABLES, args.force) if args.out is not None else None
+    if args.out is not None and out is None:
         return 2
     result, status = load_reporting(
         lambda: simulate(_load(args.scenario, args.seed, args.nodes, args.snapshot_time), stack=args.stack, ordering=args.ordering, seed=args.seed,
@@ -127,7 +153,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if status is not None:
         return status
     figures = result.summary()
-    if out is not None and not _write_tables(out, {n: getattr(result, n) for n in ("jobs", "pods", "events", "timeline")}):
+    if out is not None and not _write_tables(out, {n: getattr(result, n) for n in RUN_TABLES}, args.force):
         return 2
     if args.json:
         payload = {"scenario": result.scenario_name, "stack": result.stack, "ordering": result.ordering, "seed": result.seed}
@@ -267,7 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--compare", metavar="A,B,...", help="run the same scenario and seed through these stacks; one row per stack")
     run.add_argument("--json", action="store_true", help="print one JSON object with the summary figures")
     run.add_argument("--out", metavar="DIR", help="write jobs, pods, events and timeline as CSV files into this folder "
-                     "(created if needed)")
+                     "(created if needed; files already there are refused unless --force)")
+    run.add_argument("--force", action="store_true", help="with --out: replace the CSV files if they exist (never a "
+                     "symbolic link)")
     run.set_defaults(func=cmd_run)
     admit = sub.add_parser("admit", help="Kueue's admission decisions for a snapshot of Kueue manifests")
     admit.add_argument("files", metavar="FILE", nargs="+", help="YAML files: Kueue objects, Workloads, queue-labelled Jobs")

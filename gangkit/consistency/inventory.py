@@ -182,6 +182,7 @@ def read_stack(sources: Source | Iterable[Source]) -> Inventory:
     objects: list[ManifestObject] = []
     base_of: dict[int, Path | None] = {}
     files, all_docs = [], []
+    states: list[snapshot.Taken] = []  # what each live cluster's dump shows bound: checked as gangkit run checks it
     for source in items:
         docs, label, base = documents(source)
         bad = screen(docs, label)
@@ -191,7 +192,8 @@ def read_stack(sources: Source | Iterable[Source]) -> Inventory:
         files.append(label)
         all_docs.extend(docs)  # as they are: a run reads a live cluster's dump as the state it starts from
         if snapshot.is_snapshot(docs):  # the objects as their authors wrote them (gangkit.manifests.snapshot)
-            docs = snapshot.split(r, docs, [f"document {i}" for i in range(1, len(docs) + 1)])[0]
+            docs, _, taken = snapshot.split(r, docs, [f"document {i}" for i in range(1, len(docs) + 1)])
+            states.append(taken)
         found = REGISTRY.objects(r, docs)
         for o in found:
             if len(items) > 1:
@@ -200,7 +202,7 @@ def read_stack(sources: Source | Iterable[Source]) -> Inventory:
         objects.extend(found)
     check_unique(r, objects)
     try:
-        return _read_families(r, files, all_docs, objects, base_of)
+        return _read_families(r, files, all_docs, objects, base_of, states)
     except (TypeError, AttributeError, KeyError, IndexError) as e:  # a reader that met a value of a type it did not expect
         raise ScenarioError([Problem(", ".join(files), "", f"gangkit's reader stopped at a value of a type it does not "
                                      f"expect ({type(e).__name__}: {e}); check that every field holds the kind of value "
@@ -208,8 +210,12 @@ def read_stack(sources: Source | Iterable[Source]) -> Inventory:
 
 
 def _read_families(r: Reader, files: list[str], all_docs: list, objects: list[ManifestObject],
-                   base_of: dict[int, Path | None]) -> Inventory:
-    """Every family of kinds read with gangkit's readers, in the order their answers depend on each other."""
+                   base_of: dict[int, Path | None], states: list | None = None) -> Inventory:
+    """Every family of kinds read with gangkit's readers, in the order their answers depend on each other.
+
+    ``states``: what live clusters' dumps show (:class:`gangkit.manifests.snapshot.Taken`); their pods' bindings
+    are checked as ``gangkit run`` checks them (:func:`gangkit.manifests.snapshot.check_bindings`).
+    """
     by_role: dict[str, list[ManifestObject]] = {}
     for o in objects:
         by_role.setdefault(o.role, []).append(o)
@@ -310,6 +316,8 @@ def _read_families(r: Reader, files: list[str], all_docs: list, objects: list[Ma
                    "TrainJob": view.trainjob_workload}.get(e.obj.role, view.kubeflow_workload)(e.obj)
             e.kueue = got[0] if got is not None else None
 
+    for taken in states or ():  # one reader, one verdict: a pod gangkit run refuses is refused here too
+        snapshot.check_bindings(r, taken, jobs + list(read_volcano.values()), nodes)
     settings, _, _ = core.read_simulation(r, roles("Simulation"), "scenario")
     karpenter = _with_own_reader(r, lambda rr: supply.read_karpenter(rr, roles("Karpenter"), roles("NodePool")))
     autoscaler = _with_own_reader(r, lambda rr: supply.read_cluster_autoscaler(rr, roles("ClusterAutoscaler")))

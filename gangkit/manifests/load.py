@@ -255,7 +255,7 @@ def _scenario(r: Reader, docs: list, default_name: str, wheres: list[str] | None
         if j.run_time is None:
             j.run_time = DEFAULT_RUN_TIME
     if taken is not None:
-        jobs = snapshot.apply(r, taken, jobs, kueue_setup, {n.name for n in node_list})
+        jobs = snapshot.apply(r, taken, jobs, kueue_setup, node_list)
         resumed = [j for j in jobs if j.snapshot is not None]
         done = [j.key for j in resumed if j.snapshot.bound == len(j.snapshot.nodes) and j.progress == "sync"
                 and j.run_time <= min(j.snapshot.elapsed)]

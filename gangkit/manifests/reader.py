@@ -22,7 +22,10 @@ durations, the parsed object (:class:`ManifestObject`) and YAML parsing.
 This module knows no family.
 
 The officer also refuses what no report could describe: a file that is not
-UTF-8 (or UTF-16 with its byte order mark), more than :data:`MAX_INPUT_BYTES`,
+UTF-8 (or UTF-16 with its byte order mark, which kubectl reads too: k8s.io/cli-runtime
+``pkg/resource/visitor.go`` decodes files with ``unicode.BOMOverride`` over UTF-8, so a dump
+Windows PowerShell 5 redirected into a file reads; UTF-16 without the mark is an error
+that says so), more than :data:`MAX_INPUT_BYTES`,
 nesting deeper than :data:`MAX_DEPTH`, aliases that expand a document
 (a "billion laughs"), and a list or a mapping where a name must be
 (:data:`STRING_FIELDS`). Each is one problem naming the file or the field,
@@ -364,6 +367,9 @@ def _yaml_problem(e: yaml.YAMLError, text: str, label: str) -> ScenarioError:
         line = text.count("\n", 0, e.position) + 1
         column = e.position - text.rfind("\n", 0, e.position)
         what = str(e).splitlines()[0]
+        if e.character in ("\0", 0):  # kubectl too reads UTF-16 only after its BOM (cli-runtime's FileVisitor)
+            what += (" (a NUL byte: UTF-16 without its byte order mark? UTF-16 is read only after one, as kubectl "
+                     "reads it; save the file as UTF-8)")
         return ScenarioError([Problem(label, f"line {line}, column {column}", f"invalid YAML: {what}")])
     mark = getattr(e, "problem_mark", None)
     where = _at(mark) if mark else ""

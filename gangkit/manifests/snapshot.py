@@ -33,6 +33,13 @@ these rules:
   containers (else ``status.startTime``). Pods that ended (Succeeded,
   Failed) hold nothing and are left out. A job's pods are matched to its
   pod sets by their requests (:func:`match_pods`).
+- **What could not be is an error**, one naming the object and the field: a
+  Pod without a name, with a phase Kubernetes does not have
+  (:data:`POD_PHASES`), with requests that are no quantity (NaN, negative,
+  beyond 2^63-1), created or started after the snapshot time; a timestamp
+  that is not RFC 3339; a pod bound to a node the input lacks, or one
+  without room for it (:func:`check_bindings`, which ``gangkit check`` uses
+  too: one reader, one verdict).
 - **Kueue**: a Workload with ``status.admission`` holds that quota; its
   job is resumed as admitted, with the Workload's flavors and counts. A job
   with pods bound but no Workload in the input is given the reservation its
@@ -56,12 +63,13 @@ from its start; Kueue's ``waitForPodsReady`` timeout counts from the snapshot.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from gangkit.manifests.reader import QUEUE_LABEL, Reader, new_object
+from gangkit.manifests.reader import QUEUE_LABEL, Reader, new_object, short
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.snapshot import JobSnapshot, KueueAdmission
 
@@ -94,19 +102,29 @@ PASSIVE = frozenset({"Namespace", "Service", "Endpoints", "EndpointSlice", "Conf
 #: Kinds whose objects, when a controller made them, are their owner's doing (read through the owner).
 OWNED = frozenset({"Pod", "Job", "JobSet", "ReplicaSet", "PodGroup", "Workload"})
 ENDED_PHASES = ("Succeeded", "Failed")
+#: A Pod's ``status.phase``: the PodPhase constants of k8s.io/api core/v1 ``types.go`` (Kubernetes 1.35).
+POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
+#: RFC 3339 as metav1.Time reads it (``time.Parse(time.RFC3339, ...)`` in k8s.io/apimachinery ``time.go``): a date,
+#: ``T``, a time with optional fractional seconds, and ``Z`` or an offset.
+RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
+#: A status condition's times that say when the cluster was seen (the latest time of a dump is its snapshot time).
+TIME_FIELDS = ("lastTransitionTime", "lastHeartbeatTime", "lastProbeTime")
 
 
 def parse_time(value: Any) -> datetime | None:
-    """An RFC 3339 timestamp as the API server writes it (``2026-12-01T08:00:00Z``); None if it is not one."""
+    """An RFC 3339 timestamp as the API server writes it (``2026-12-01T08:00:00Z``); None if it is not one.
+
+    The form metav1.Time accepts (:data:`RFC3339`); a timestamp YAML itself read (unquoted) is taken
+    as it is, in UTC when it names no zone.
+    """
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    if not isinstance(value, str):
+    if not isinstance(value, str) or RFC3339.fullmatch(value) is None:
         return None
     try:
-        t = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:  # month 13, hour 25...
         return None
-    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
 def _meta(doc: Mapping) -> Mapping:
@@ -176,7 +194,7 @@ def split(r: Reader, docs: list, wheres: list[str], at: datetime | None = None,
     index: dict[tuple, Mapping] = {}
     by_uid: dict[str, tuple] = {}
     stamps: list[datetime] = []
-    for doc in docs:
+    for doc, where in zip(docs, wheres):
         if not isinstance(doc, Mapping):
             continue
         meta = _meta(doc)
@@ -184,7 +202,7 @@ def split(r: Reader, docs: list, wheres: list[str], at: datetime | None = None,
         index[key] = doc
         if isinstance(meta.get("uid"), str):
             by_uid[meta["uid"]] = key
-        stamps.extend(_stamps(doc))
+        stamps.extend(_stamps(r, doc, new_object(doc, where).label))
     if at is None:
         at = max(stamps) if stamps else datetime(1970, 1, 1, tzinfo=timezone.utc)
     taken = Taken(at)
@@ -234,9 +252,9 @@ def split(r: Reader, docs: list, wheres: list[str], at: datetime | None = None,
         if owner_of(doc, key) is not None and kind in OWNED and owner is None:
             r.notes.append(f"{label} was made by a controller that is not in the input: read on its own")
         if kind == "Pod":
-            pod = _live_pod(doc, at)
+            pod = _live_pod(r, doc, at, label)
             if pod is None:
-                continue  # it ended: it holds nothing
+                continue  # it ended (it holds nothing), or it is refused
             if owner is not None:
                 taken.pods.setdefault(_job_key(index[owner]), []).append(pod)
                 continue
@@ -282,44 +300,91 @@ def _job_key(doc: Mapping) -> tuple:
     return (meta.get("namespace") or "default", meta.get("name"))
 
 
-def _stamps(doc: Mapping) -> list[datetime]:
-    """Every timestamp of an object that says the cluster was seen then."""
+def _stamps(r: Reader, doc: Mapping, label: str) -> list[datetime]:
+    """Every timestamp of an object that says the cluster was seen then; one that is not RFC 3339 is an error."""
     out = []
+
+    def read(value: Any, fieldname: str) -> None:
+        if value is None:
+            return
+        t = parse_time(value)
+        if t is None:
+            r.error(label, fieldname, f"expected an RFC 3339 time such as 2026-12-01T08:00:00Z, got {short(value)}")
+        else:
+            out.append(t)
+
     meta = _meta(doc)
-    out.append(parse_time(meta.get("creationTimestamp")))
+    read(meta.get("creationTimestamp"), "metadata.creationTimestamp")
     status = doc.get("status") if isinstance(doc.get("status"), Mapping) else {}
-    out.append(parse_time(status.get("startTime")))
-    for c in status.get("conditions") if isinstance(status.get("conditions"), list) else ():
+    read(status.get("startTime"), "status.startTime")
+    for i, c in enumerate(status.get("conditions") if isinstance(status.get("conditions"), list) else ()):
         if isinstance(c, Mapping):
-            out.extend(parse_time(c.get(k)) for k in ("lastTransitionTime", "lastHeartbeatTime", "lastProbeTime"))
-    for cs in status.get("containerStatuses") if isinstance(status.get("containerStatuses"), list) else ():
+            for k in TIME_FIELDS:
+                read(c.get(k), f"status.conditions[{i}].{k}")
+    for i, cs in enumerate(status.get("containerStatuses") if isinstance(status.get("containerStatuses"), list) else ()):
         running = cs.get("state", {}).get("running") if isinstance(cs, Mapping) and isinstance(cs.get("state"), Mapping) else None
         if isinstance(running, Mapping):
-            out.append(parse_time(running.get("startedAt")))
-    return [t for t in out if t is not None]
+            read(running.get("startedAt"), f"status.containerStatuses[{i}].state.running.startedAt")
+    return out
 
 
-def _live_pod(doc: Mapping, at: datetime) -> LivePod | None:
-    """The pod as the snapshot shows it, or None when it has ended."""
+def _live_pod(r: Reader, doc: Mapping, at: datetime, label: str) -> LivePod | None:
+    """The pod as the snapshot shows it, or None when it has ended (or is refused: the problems go to ``r``).
+
+    A dump's Pod is checked as the API server would have checked it: a name, a phase among
+    :data:`POD_PHASES`, a node name that is a string, requests that are quantities (finite, not
+    negative: the pod's own spec, which its controller's template does not show), and starts
+    (``creationTimestamp``, ``startTime``, the containers' ``startedAt``) no later than the snapshot.
+    """
     meta = _meta(doc)
     spec = doc.get("spec") if isinstance(doc.get("spec"), Mapping) else {}
     status = doc.get("status") if isinstance(doc.get("status"), Mapping) else {}
-    if status.get("phase") in ENDED_PHASES or meta.get("deletionTimestamp") is not None:
+    problems = len(r.problems)
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        if isinstance(meta.get("generateName"), str) and meta["generateName"]:  # named as the manifests' readers do
+            name = meta["generateName"]
+        else:
+            r.error(label, "metadata.name", "expected the Pod's name (a non-empty string), got "
+                                            f"{'null' if name is None else short(name)}")
+    phase = status.get("phase")
+    if phase is not None and phase not in POD_PHASES:
+        r.error(label, "status.phase", f"expected one of {', '.join(POD_PHASES)} (a Pod's phase), got {short(phase)}")
+    if phase in ENDED_PHASES or meta.get("deletionTimestamp") is not None:
         return None
-    node = spec.get("nodeName") if isinstance(spec.get("nodeName"), str) and spec.get("nodeName") else None
+    node = spec.get("nodeName")
+    if node is not None and not isinstance(node, str):
+        r.error(label, "spec.nodeName", f"expected the name of a Node (a string), got {short(node)}")
+    node = node if isinstance(node, str) and node else None
+    sub = Reader(r.label)
+    sub.pod_request(dict(spec), label)
+    r.problems.extend(Problem(p.obj, p.field.replace("spec.template.spec", "spec", 1), p.message) for p in sub.problems)
+    created = parse_time(meta.get("creationTimestamp"))
+    starts = []
+    for i, cs in enumerate(status.get("containerStatuses") if isinstance(status.get("containerStatuses"), list) else ()):
+        state = cs.get("state") if isinstance(cs, Mapping) and isinstance(cs.get("state"), Mapping) else {}
+        if isinstance(state.get("running"), Mapping):
+            starts.append((parse_time(state["running"].get("startedAt")),
+                           f"status.containerStatuses[{i}].state.running.startedAt"))
+    for t, fieldname in [(created, "metadata.creationTimestamp"), (parse_time(status.get("startTime")), "status.startTime"),
+                         *starts]:
+        if t is not None and t > at:
+            r.error(label, fieldname, f"expected a time no later than the snapshot's, {_rfc3339(at)} (--snapshot-time, "
+                                      f"else the dump's latest timestamp), got {_rfc3339(t)}: the Pod did not exist "
+                                      "or had not started yet when the snapshot was taken")
+            break  # one error a pod: its first time after the snapshot
+    if len(r.problems) > problems:
+        return None
     started = None
-    if node is not None and status.get("phase") == "Running":
-        starts = []
-        for cs in status.get("containerStatuses") if isinstance(status.get("containerStatuses"), list) else ():
-            state = cs.get("state") if isinstance(cs, Mapping) and isinstance(cs.get("state"), Mapping) else {}
-            if isinstance(state.get("running"), Mapping):
-                starts.append(parse_time(state["running"].get("startedAt")))
-        starts = [t for t in starts if t is not None]
-        started = max(starts) if starts else parse_time(status.get("startTime"))
-        if started is not None and started > at:
-            started = at
+    if node is not None and phase == "Running":
+        found = [t for t, _ in starts if t is not None]
+        started = max(found) if found else parse_time(status.get("startTime"))
     labels = meta.get("labels") if isinstance(meta.get("labels"), Mapping) else {}
-    return LivePod(str(meta.get("name")), node, started, parse_time(meta.get("creationTimestamp")), spec, labels)
+    return LivePod(name, node, started, created, spec, labels)
+
+
+def _rfc3339(t: datetime) -> str:
+    return t.isoformat().replace("+00:00", "Z")
 
 
 def _holds_quota(status: Mapping) -> bool:
@@ -423,11 +488,54 @@ def _authored_pod(spec: Mapping) -> dict:
 
 # ------------------------------------------------------------------ the state, onto the jobs read
 
-def apply(r: Reader, taken: Taken, jobs: list, kueue_setup, node_names: set[str]) -> list:
+def apply(r: Reader, taken: Taken, jobs: list, kueue_setup, nodes: list) -> list:
     """Give each job the state the snapshot shows (a :class:`JobSnapshot` when it was admitted or has pods
-    bound), and put the jobs in the order of their creation times. Returns the jobs, in that order."""
-    pods_of = _pods_by_job(taken, jobs)
+    bound), and put the jobs in the order of their creation times. Returns the jobs, in that order.
+
+    ``nodes``: the input's :class:`~gangkit.model.nodes.Node` objects. A pod bound to a node that is not
+    among them, or to one without room for it, is an error (:func:`check_bindings`)."""
     slots_of: dict[tuple, list] = {}
+    sets_of: dict[tuple, list] = {}
+    for j, admission, live, slots, sets in _placed(r, taken, jobs):
+        key = (j.namespace or "default", j.name)
+        sets_of[key] = sets
+        nodes_of = tuple(p.node if p is not None else None for p in slots)
+        elapsed = tuple(max(0.0, (taken.at - p.started).total_seconds()) if p is not None and p.started else 0.0
+                        for p in slots)
+        left = len(live) - sum(1 for p in slots if p is not None)
+        if left:
+            r.notes.append(f"Job {j.key}: {left} of its pods in the snapshot are beyond its pod sets' counts: left out")
+        j.snapshot = JobSnapshot(nodes_of, elapsed, admission)
+        slots_of[key] = slots
+    order = {(j.namespace or "default", j.name): i for i, j in enumerate(jobs)}
+    origin = taken.at
+    jobs = sorted(jobs, key=lambda j: (-(origin - _created(taken, j)).total_seconds(), order[(j.namespace or "default", j.name)]))
+    _check_room(r, jobs, slots_of, sets_of, nodes)
+    _rank_pods(jobs, slots_of, origin)
+    return jobs
+
+
+def check_bindings(r: Reader, taken: Taken, jobs: list, nodes: list) -> None:
+    """The problems of the snapshot's bindings, as :func:`apply` finds them, without giving the jobs their state
+    (``gangkit check``, which reads the jobs as their authors wrote them, finds what ``gangkit run`` refuses).
+
+    A pod bound (``spec.nodeName``) to a node that is not in the input, or to one that has no room left for it
+    (the requests of the pods bound to it before it, in the order the run binds them, fill the node's
+    ``allocatable``), or whose labels do not match the pod's ``nodeSelector``, is an error naming the Pod.
+    """
+    slots_of, sets_of = {}, {}
+    for j, _, _, slots, sets in _placed(r, taken, jobs):
+        slots_of[(j.namespace or "default", j.name)], sets_of[(j.namespace or "default", j.name)] = slots, sets
+    order = {(j.namespace or "default", j.name): i for i, j in enumerate(jobs)}
+    origin = taken.at
+    jobs = sorted(jobs, key=lambda j: (-(origin - _created(taken, j)).total_seconds(), order[(j.namespace or "default", j.name)]))
+    _check_room(r, jobs, slots_of, sets_of, nodes)
+
+
+def _placed(r: Reader, taken: Taken, jobs: list):
+    """Each job with a state in the snapshot: (job, its Kueue admission, its live pods, the pods in its slots,
+    the pod set of each slot)."""
+    pods_of = _pods_by_job(taken, jobs)
     for j in jobs:
         key = (j.namespace or "default", j.name)
         admission = _admission(r, taken.admissions.get(_owner_key(taken, j)), j)
@@ -435,24 +543,59 @@ def apply(r: Reader, taken: Taken, jobs: list, kueue_setup, node_names: set[str]
         if not live and admission is None:
             continue
         counts = [ps.count for ps in j.pod_sets] if admission is None else list(admission.counts)
-        slots = match_pods(j.pod_sets, counts, live)
-        for p in live:
-            if p.node is not None and p.node not in node_names:
-                r.error(f"Pod {j.namespace or 'default'}/{p.name}", "spec.nodeName",
-                        f"names node {p.node!r}, which is not in the input (add the Nodes to the dump)")
-        nodes = tuple(p.node if p is not None else None for p in slots)
-        elapsed = tuple(max(0.0, (taken.at - p.started).total_seconds()) if p is not None and p.started else 0.0
-                        for p in slots)
-        left = len(live) - sum(1 for p in slots if p is not None)
-        if left:
-            r.notes.append(f"Job {j.key}: {left} of its pods in the snapshot are beyond its pod sets' counts: left out")
-        j.snapshot = JobSnapshot(nodes, elapsed, admission)
-        slots_of[key] = slots
-    order = {(j.namespace or "default", j.name): i for i, j in enumerate(jobs)}
-    origin = taken.at
-    jobs = sorted(jobs, key=lambda j: (-(origin - _created(taken, j)).total_seconds(), order[(j.namespace or "default", j.name)]))
-    _rank_pods(jobs, slots_of, origin)
-    return jobs
+        sets = [ps for ps, n in zip(j.pod_sets, counts) for _ in range(n)]
+        yield j, admission, live, match_pods(j.pod_sets, counts, live), sets
+
+
+def _check_room(r: Reader, jobs: list, slots_of: dict, sets_of: dict, nodes: list) -> None:
+    """Every bound pod on a node of the input, with room for it and labels its node selector asks for.
+
+    The engine binds the snapshot's pods job by job in this order (:func:`gangkit.engine.resume.resume_job`), with
+    each pod's pod-set request; the first pod that does not fit on its node is named (one error a node).
+    """
+    from gangkit.model.resources import Room
+
+    by_name = {n.name: n for n in nodes}
+    room = {n.name: Room(n.gpus, n.cpu, n.memory) for n in nodes}
+    asked: dict[str, list] = {}  # node -> [GPUs, cores, bytes] of the pods bound to it
+    full: set[str] = set()
+    for j in jobs:
+        key = (j.namespace or "default", j.name)
+        for p, ps in zip(slots_of.get(key, ()), sets_of.get(key, ())):
+            if p is None or p.node is None:
+                continue
+            label = f"Pod {j.namespace or 'default'}/{p.name}"
+            node = by_name.get(p.node)
+            if node is None:
+                r.error(label, "spec.nodeName", f"names node {p.node!r}, which is not in the input (add the Nodes to "
+                                                "the dump)")
+                continue
+            total = asked.setdefault(p.node, [0, 0.0, 0])
+            total[0], total[1], total[2] = total[0] + ps.gpus, total[1] + ps.cpu, total[2] + ps.memory
+            if not room[p.node].fits(ps.gpus, ps.cpu, ps.memory):
+                if p.node not in full:
+                    full.add(p.node)
+                    r.error(label, "spec.nodeName", f"bound to node {p.node}, which has no room left for it: the "
+                            "dump's pods bound to that node ask for "
+                            f"{_amount(total[0], None if node.cpu is None else total[1], None if node.memory is None else total[2])} "
+                            "up to this one, "
+                            f"and the node has {_amount(node.gpus, node.cpu, node.memory)} (expected at most what "
+                            "the node has)")
+                continue
+            room[p.node].take(ps.gpus, ps.cpu, ps.memory)
+            if not node.matches(ps.node_selector):
+                r.error(label, "spec.nodeName", f"bound to node {p.node}, whose labels do not match the pod's node "
+                                                f"selector {dict(ps.node_selector)}")
+
+
+def _amount(gpus, cpu, memory) -> str:
+    """``16 GPUs, 16 cores, 137438953472 bytes`` (an unmodelled resource left out)."""
+    parts = [f"{gpus} GPUs"]
+    if cpu is not None:
+        parts.append(f"{cpu:g} cores")
+    if memory is not None:
+        parts.append(f"{memory} bytes")
+    return ", ".join(parts)
 
 
 def _rank_pods(jobs: list, slots_of: dict, at: datetime) -> None:
