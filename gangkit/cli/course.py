@@ -401,32 +401,13 @@ def lab_address(port: int, token: str, lesson: str, lab_args: Sequence[str] = ()
 
 
 def check_jupyter_dirs() -> None:
-    """Raise :class:`CourseError` unless JupyterLab can write its data and runtime folders (under the home folder by default).
+    """Raise :class:`CourseError` unless JupyterLab can write its data and runtime folders (under the home folder
+    by default; see :func:`gangkit.cli.preflight.jupyter_dirs_problem`)."""
+    from gangkit.cli.preflight import jupyter_dirs_problem
 
-    As it starts, JupyterLab creates its data folder (jupyter_core 5's ``jupyter_data_dir``:
-    ``~/.local/share/jupyter`` on Linux, ``JUPYTER_DATA_DIR`` if set) and writes its connection
-    files into its runtime folder (``jupyter_runtime_dir``: ``runtime/`` in the data folder,
-    ``JUPYTER_RUNTIME_DIR`` if set), both with mode 0700 (``JupyterApp._data_dir_default`` and
-    ``_runtime_dir_default``, ``jupyter_core/application.py``); it fails with a traceback if it
-    cannot, as under a read-only home folder. Creates both as JupyterLab would; does nothing when
-    jupyter_core is not installed.
-    """
-    try:
-        from jupyter_core.paths import jupyter_data_dir, jupyter_runtime_dir
-    except ImportError:  # pragma: no cover - jupyter_core comes with JupyterLab
-        return
-    for variable, where in (("JUPYTER_DATA_DIR", jupyter_data_dir()), ("JUPYTER_RUNTIME_DIR", jupyter_runtime_dir())):
-        folder = Path(where)
-        try:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            with tempfile.TemporaryFile(dir=folder):
-                pass
-        except OSError as exc:
-            raise CourseError(
-                f"{folder}: JupyterLab cannot write its files there ({exc.strerror or exc}); expected a folder "
-                f"you can write to: make your home folder ({os.environ.get('HOME', '~')}) writable, or set "
-                f"{variable} to a folder you can write to"
-            ) from exc
+    problem = jupyter_dirs_problem()
+    if problem:
+        raise CourseError(problem)
 
 
 class _Stop(BaseException):

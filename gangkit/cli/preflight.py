@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import os
 import re
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,14 +140,38 @@ def kernel(timeout: float = KERNEL_TIMEOUT_S) -> Step:
                 "the kernel runs another Python than this one: python -m ipykernel install --user, or " + INSTALL)
 
 
-def jupyter_folders() -> Step:
-    """Whether JupyterLab can write its data and runtime folders (it stops with a traceback when it cannot)."""
-    from gangkit.cli.course import CourseError, check_jupyter_dirs
+def jupyter_dirs_problem() -> str:
+    """Why JupyterLab could not write its data and runtime folders (it stops with a traceback then); "" when it can.
 
+    As it starts, JupyterLab creates its data folder (jupyter_core 5's ``jupyter_data_dir``:
+    ``~/.local/share/jupyter`` on Linux, ``JUPYTER_DATA_DIR`` if set) and writes its connection
+    files into its runtime folder (``jupyter_runtime_dir``: ``runtime/`` in the data folder,
+    ``JUPYTER_RUNTIME_DIR`` if set), both with mode 0700 (``JupyterApp._data_dir_default`` and
+    ``_runtime_dir_default``, ``jupyter_core/application.py``). Creates both as JupyterLab would;
+    says nothing when jupyter_core is not installed.
+    """
     try:
-        check_jupyter_dirs()
-    except CourseError as exc:
-        return Step("JupyterLab's folders", False, str(exc).split(";")[0],
+        from jupyter_core.paths import jupyter_data_dir, jupyter_runtime_dir
+    except ImportError:  # pragma: no cover - jupyter_core comes with JupyterLab
+        return ""
+    for variable, where in (("JUPYTER_DATA_DIR", jupyter_data_dir()), ("JUPYTER_RUNTIME_DIR", jupyter_runtime_dir())):
+        folder = Path(where)
+        try:
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            with tempfile.TemporaryFile(dir=folder):
+                pass
+        except OSError as exc:
+            return (f"{folder}: JupyterLab cannot write its files there ({exc.strerror or exc}); expected a folder "
+                    f"you can write to: make your home folder ({os.environ.get('HOME', '~')}) writable, or set "
+                    f"{variable} to a folder you can write to")
+    return ""
+
+
+def jupyter_folders() -> Step:
+    """Whether JupyterLab can write its data and runtime folders."""
+    problem = jupyter_dirs_problem()
+    if problem:
+        return Step("JupyterLab's folders", False, problem.split(";")[0],
                     "make your home folder writable, or set JUPYTER_DATA_DIR and JUPYTER_RUNTIME_DIR")
     return Step("JupyterLab's folders", True, "its data and runtime folders can be written")
 

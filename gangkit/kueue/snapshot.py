@@ -2,8 +2,10 @@
 
 Picture a photograph of a cluster taken at one moment: the queues with their
 quota, the Workloads already holding some of it (``status.admission``), the
-ones waiting, and the batch/v1 Jobs labelled ``kueue.x-k8s.io/queue-name``
-(each the Workload Kueue's job integration would create for it). Times in
+ones waiting, and the jobs labelled ``kueue.x-k8s.io/queue-name`` (each the
+Workload Kueue's job integration would create for it: batch/v1 Jobs, JobSets,
+the Kubeflow kinds, TrainJobs, and, by Kueue's pod, deployment and statefulset
+integrations, plain Pods, pod groups, Deployments and StatefulSets). Times in
 the photograph (``creationTimestamp``, the QuotaReserved condition) become
 seconds from the earliest one; the latest one is "now".
 :func:`load_kueue` reads such a snapshot for :mod:`gangkit.analysis.admit`.
@@ -11,7 +13,9 @@ seconds from the earliest one; the latest one is "now".
 Objects are told apart by their role on the board of kinds
 (:mod:`gangkit.manifests.kinds`), not by their kind name: a Kubernetes
 ``scheduling.k8s.io`` Workload is checked and left to ``gangkit run``
-(the kube-scheduler's gang scheduling reads it, not Kueue).
+(the kube-scheduler's gang scheduling reads it, not Kueue). Every object read
+is either a Kueue object, a workload (admitted or pending), or named in a
+warning that says why gangkit admit leaves it out.
 """
 
 from __future__ import annotations
@@ -24,9 +28,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from gangkit.kueue.layer import MAIN_POD_SET
 from gangkit.kueue.manifests import DEFAULT_POD_SET, MIN_PARALLELISM, PRIORITY_CLASS_LABEL, KueueReader, LoadedWorkload
 from gangkit.kueue.objects import KueueSetup, PodSetSpec, Workload
 from gangkit.kueue.setup_manifests import KIND_NAMES
+from gangkit.manifests.apps import read_controller, read_pods
 from gangkit.manifests.core import read_priority_classes
 from gangkit.manifests.load import REGISTRY, check_unique
 from gangkit.manifests.reader import (
@@ -42,6 +48,7 @@ from gangkit.manifests.reader import (
 from gangkit.manifests.snapshot import is_snapshot, split
 from gangkit.manifests.training import collect_runtimes
 from gangkit.model.errors import Problem, ScenarioError
+from gangkit.placement.manifests import GangObjects
 
 __all__ = ["LEFT_TO_RUN", "KueueInput", "LoadedWorkload", "load_kueue"]
 
@@ -92,16 +99,42 @@ def load_kueue(*sources: Source) -> KueueInput:
                                "nodes or pods): the flavors that name it admit as if they had no topology; gangkit run "
                                "simulates it")
     kr.runtimes = collect_runtimes(objects)
-    loaded = kr.snapshot_workloads([o for o in objects if o.role in ("Workload", "Job", "JobSet", "PyTorchJob", "MPIJob",
-                                                                     "TrainJob")])
+    loaded = kr.snapshot_workloads([o for o in objects if o.role in WORKLOAD_ROLES])
     for o in objects:
         if o.role in LEFT_TO_RUN:
             r.notes.append(f"{o.label} ({o.doc.get('apiVersion')}) was checked and left out: {LEFT_TO_RUN[o.role]}")
+    _note_left_out(r, [o for o in objects if o.role not in KIND_NAMES and o.role not in WORKLOAD_ROLES
+                       and o.role not in LEFT_TO_RUN and o.role != "PriorityClass"])
     r.raise_problems()
     notes = r.report()
     for message in notes:
         warnings.warn(message, GangkitInputWarning, stacklevel=2)
     return KueueInput(setup, loaded, kr.now, notes)
+
+
+#: The roles of the objects that become Workloads (by role, see gangkit.manifests.kinds): Kueue's own Workload,
+#: and the kinds of the job integrations gangkit reads (Kueue v0.19 ``pkg/controller/jobs``: job, jobset,
+#: kubeflow, mpijob, trainjob, pod, deployment, statefulset).
+WORKLOAD_ROLES = ("Workload", "Job", "JobSet", "PyTorchJob", "MPIJob", "TrainJob", "Pod", "Deployment", "ReplicaSet",
+                  "StatefulSet")
+
+#: Why gangkit admit leaves out the objects of a kind it reads but does not decide on (by role).
+LEFT_OUT = {
+    "Node": "gangkit admit decides Kueue's quota reservation, which reads no nodes; gangkit run simulates them",
+    "Simulation": "a Simulation sets up gangkit run; gangkit admit runs Kueue's cycles on the objects as they are",
+}
+
+
+def _note_left_out(r: Reader, objects: list[ManifestObject]) -> None:
+    """One note per kind of object that gangkit admit reads and leaves out, naming them and saying why."""
+    by_kind: dict[str, list[ManifestObject]] = {}
+    for o in objects:
+        by_kind.setdefault(o.role, []).append(o)
+    for role, group in by_kind.items():
+        names = ", ".join(o.label for o in group[:3]) + (f" and {len(group) - 3} more" if len(group) > 3 else "")
+        why = LEFT_OUT.get(role, "Kueue has no job integration for it, so it is no workload of Kueue's; gangkit run "
+                                 "simulates it with the stack's other layers")
+        r.notes.append(f"{names} ({group[0].doc.get('apiVersion')}) left out by gangkit admit: {why}")
 
 
 #: Kinds whose name is one of Kueue's but which Kueue does not read (by role, see gangkit.manifests.kinds).
@@ -144,11 +177,19 @@ class SnapshotReader(KueueReader):
         """Workload objects and queue-labelled Jobs, in input order, with times relative to the earliest one."""
         read: list[tuple[LoadedWorkload, datetime | None, datetime | None]] = []
         keys: dict[str, str] = {}
+        found: list[tuple[ManifestObject, tuple]] = []
         for o in objects:
+            if o.role == "Pod":
+                continue
+            if o.role in ("Deployment", "ReplicaSet", "StatefulSet"):
+                found += [(o, got) for got in self.controller_workloads(o)]
+                continue
             got = {"Workload": self.workload, "JobSet": self.jobset_workload, "PyTorchJob": self.kubeflow_workload,
                    "MPIJob": self.kubeflow_workload, "TrainJob": self.trainjob_workload}.get(o.role, self.job_workload)(o)
-            if got is None:
-                continue
+            if got is not None:
+                found.append((o, got))
+        found += self.pod_workloads([o for o in objects if o.role == "Pod"])
+        for o, got in found:
             lw, created, reserved = got
             key = lw.workload.key
             if key in keys:
@@ -172,6 +213,58 @@ class SnapshotReader(KueueReader):
             if lw.admission is not None and lw.workload.quota_reserved_at is None:
                 lw.workload.quota_reserved_at = latest
         return [lw for lw, _, _ in read]
+
+    def controller_workloads(self, o: ManifestObject) -> list[tuple]:
+        """The Workloads of a Deployment, ReplicaSet or StatefulSet labelled with a LocalQueue.
+
+        Kueue's deployment integration (v0.19 ``pkg/controller/jobs/deployment``) puts the queue label on
+        the pod template and its pod integration then manages each replica's Pod on its own: one Workload
+        per replica, named here ``<name>-<i>``. Its statefulset integration makes all replicas one pod
+        group: one Workload for the StatefulSet. A ReplicaSet's pods, labelled by its template, are plain
+        Pods too. The pods are read as ``gangkit run`` reads them (:mod:`gangkit.manifests.apps`).
+        """
+        head = self.job_header(o)
+        if head is None:
+            return []
+        obj, meta, labels, _, queue = head
+        before = len(self.r.notes)
+        jobs = read_controller(self.r, o, self.classes, self.default_priority, {}, {}, GangObjects())
+        self.r.notes[before:] = [n for n in self.r.notes[before:] if not n.startswith(obj)]  # run-time notes: no run here
+        return [got for job in jobs for got in [self._workload_of_job(o, job, obj, meta, labels, queue, name=job.name)]
+                if got is not None]
+
+    def pod_workloads(self, pods: list[ManifestObject]) -> list[tuple[ManifestObject, tuple]]:
+        """The Workloads of plain Pods labelled with a LocalQueue: one per Pod, one per pod group.
+
+        Kueue's pod integration (v0.19 ``pkg/controller/jobs/pod``) gives a Pod with the queue label a
+        Workload of its own; Pods with the ``kueue.x-k8s.io/pod-group-name`` label share one, created
+        once ``kueue.x-k8s.io/pod-group-total-count`` of them exist (a group short of its pods is left
+        out, with a note), with a pod set per distinct pod shape.
+        """
+        managed = []
+        for o in pods:
+            if self.job_header(o) is not None:
+                managed.append(o)
+        jobs = read_pods(self.r, managed, self.classes, self.default_priority, {}, {}, GangObjects())
+        by_name = {(o.namespace or "default", o.name): o for o in managed}
+        groups = {}
+        for o in managed:
+            meta = o.doc.get("metadata") if isinstance(o.doc.get("metadata"), Mapping) else {}
+            labels = meta.get("labels") if isinstance(meta.get("labels"), Mapping) else {}
+            group = labels.get("kueue.x-k8s.io/pod-group-name")
+            if isinstance(group, str) and group:
+                groups.setdefault((o.namespace or "default", group), o)
+        out = []
+        for job in jobs:
+            key = (job.namespace or "default", job.name)
+            o = groups.get(key) or by_name.get(key)
+            if o is None:
+                continue
+            obj, meta, labels, _, queue = self.job_header(o)
+            got = self._workload_of_job(o, job, obj, meta, labels, queue, name=job.name)
+            if got is not None:
+                out.append((o, got))
+        return out
 
     def job_header(self, o: ManifestObject) -> tuple | None:
         """(label, metadata, labels, annotations, LocalQueue) of a job Kueue manages; None when it does not."""
@@ -293,8 +386,11 @@ class SnapshotReader(KueueReader):
             return None
         return self._workload_of_job(o, job, obj, meta, labels, queue)
 
-    def _workload_of_job(self, o: ManifestObject, job, obj: str, meta: dict, labels: dict, queue: str | None):
-        """A Workload with a pod set per pod set of a job gangkit has read (the TrainJob's JobSet)."""
+    def _workload_of_job(self, o: ManifestObject, job, obj: str, meta: dict, labels: dict, queue: str | None,
+                         name: str | None = None):
+        """A Workload with a pod set per pod set of a job gangkit has read (the TrainJob's JobSet, a Pod's).
+
+        The pod set of a one-pod-set Pod or Deployment workload is named ``main``, as Kueue names it."""
         priority = job.priority
         if PRIORITY_CLASS_LABEL in labels:
             priority = self.workload_priority_class(labels[PRIORITY_CLASS_LABEL], obj, f"metadata.labels.{PRIORITY_CLASS_LABEL}")
@@ -304,10 +400,12 @@ class SnapshotReader(KueueReader):
                                                                      ("cpu", int(round(ps.cpu * 1000))),
                                                                      ("memory", ps.memory)) if v},
                                None, ps.node_selector) for ps in job.pod_sets]
+        if len(pod_sets) == 1 and job.framework in MAIN_POD_SET:
+            pod_sets[0] = dataclasses.replace(pod_sets[0], name=DEFAULT_POD_SET)
         created = self.time(meta.get("creationTimestamp"), obj, "metadata.creationTimestamp")
         if queue:
             self.check_local_queue(obj, f"metadata.labels.{QUEUE_LABEL}", o.namespace, queue)
-        wl = Workload(o.name, o.namespace, queue, pod_sets, priority=priority,
+        wl = Workload(name or o.name, o.namespace, queue, pod_sets, priority=priority,
                       created=0.0 if created is not None else job.submit_time)
         return LoadedWorkload(wl), created, None
 
