@@ -73,10 +73,11 @@ KINDS = [
          ["has no kueue.x-k8s.io/queue-name label: Kueue does not manage it"]),
     case("a Deployment without the queue label is not Kueue's, and says so", [controller("Deployment", "web", 1)], {}, [],
          ["has no kueue.x-k8s.io/queue-name label: Kueue does not manage it"]),
-    case("a Node is read and left out, with a warning that says why",
-         [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
-           "status": {"capacity": {"nvidia.com/gpu": "8"}, "allocatable": {"nvidia.com/gpu": "8"}}}], {}, [],
-         ["Node n1 (v1) left out by gangkit admit: gangkit admit decides Kueue's quota reservation"]),
+    case("a Volcano Job is read and left out, with a warning that says why",
+         [{"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "vj", "namespace": "default"},
+           "spec": {"minAvailable": 1, "schedulerName": "volcano", "tasks": [
+               {"name": "w", "replicas": 1, "template": {"spec": pod_spec()}}]}}], {}, [],
+         ["left out by gangkit admit: Kueue has no job integration for it"]),
     case("a coscheduling PodGroup is read and left out, with a warning that says why",
          [{"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
            "metadata": {"name": "pg", "namespace": "default"}, "spec": {"minMember": 2}}], {}, [],
@@ -102,6 +103,13 @@ def test_every_object_admit_reads_is_admitted_pending_or_named_in_a_warning(obje
     if not admitted and not pending:
         names = [o["metadata"]["name"] for o in objects]
         assert all(any(n in line for line in said) for n in names), said
+
+
+def test_nodes_and_settings_are_the_cluster_and_read_silently():
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+            "status": {"capacity": {"nvidia.com/gpu": "8"}, "allocatable": {"nvidia.com/gpu": "8"}}}
+    _, said = decide([node])
+    assert said == []
 
 
 def test_a_pod_group_competes_for_quota_as_one_workload():

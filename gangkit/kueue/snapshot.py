@@ -104,7 +104,7 @@ def load_kueue(*sources: Source) -> KueueInput:
         if o.role in LEFT_TO_RUN:
             r.notes.append(f"{o.label} ({o.doc.get('apiVersion')}) was checked and left out: {LEFT_TO_RUN[o.role]}")
     _note_left_out(r, [o for o in objects if o.role not in KIND_NAMES and o.role not in WORKLOAD_ROLES
-                       and o.role not in LEFT_TO_RUN and o.role != "PriorityClass"])
+                       and o.role not in LEFT_TO_RUN and _holds_pods(o)])
     r.raise_problems()
     notes = r.report()
     for message in notes:
@@ -118,22 +118,25 @@ def load_kueue(*sources: Source) -> KueueInput:
 WORKLOAD_ROLES = ("Workload", "Job", "JobSet", "PyTorchJob", "MPIJob", "TrainJob", "Pod", "Deployment", "ReplicaSet",
                   "StatefulSet")
 
-#: Why gangkit admit leaves out the objects of a kind it reads but does not decide on (by role).
-LEFT_OUT = {
-    "Node": "gangkit admit decides Kueue's quota reservation, which reads no nodes; gangkit run simulates them",
-    "Simulation": "a Simulation sets up gangkit run; gangkit admit runs Kueue's cycles on the objects as they are",
-}
+def _holds_pods(o: ManifestObject) -> bool:
+    """Whether an object makes or groups pods: a pod template anywhere in it, or a gang's object (a PodGroup, a
+    Kubernetes Workload). Nodes, queues and settings are the cluster, not workloads: admit reads them silently."""
+    def templates(doc) -> bool:
+        if isinstance(doc, Mapping):
+            return "containers" in doc or any(templates(v) for k, v in doc.items() if k != "status")
+        return isinstance(doc, list) and any(templates(v) for v in doc)
+    return o.kind in ("PodGroup", "Workload") or templates(o.doc.get("spec"))
 
 
 def _note_left_out(r: Reader, objects: list[ManifestObject]) -> None:
-    """One note per kind of object that gangkit admit reads and leaves out, naming them and saying why."""
+    """One note per kind of workload object that gangkit admit reads and leaves out, naming them and saying why."""
     by_kind: dict[str, list[ManifestObject]] = {}
     for o in objects:
         by_kind.setdefault(o.role, []).append(o)
     for role, group in by_kind.items():
         names = ", ".join(o.label for o in group[:3]) + (f" and {len(group) - 3} more" if len(group) > 3 else "")
-        why = LEFT_OUT.get(role, "Kueue has no job integration for it, so it is no workload of Kueue's; gangkit run "
-                                 "simulates it with the stack's other layers")
+        why = ("Kueue has no job integration for it, so it is no workload of Kueue's; gangkit run simulates it with "
+               "the stack's other layers")
         r.notes.append(f"{names} ({group[0].doc.get('apiVersion')}) left out by gangkit admit: {why}")
 
 

@@ -62,6 +62,7 @@ from gangkit.manifests.reader import (
     parse_yaml,
     read_text,
 )
+from gangkit.manifests.schedulers import check_scheduler_names
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.scenario import Scenario
 from gangkit.placement import manifests as placement
@@ -202,6 +203,7 @@ def _scenario(r: Reader, docs: list, default_name: str, wheres: list[str] | None
         by_kind.setdefault(o.role, []).append(o)
     gangs = GangObjects.collect(by_kind)
     check_unique(r, objects)
+    check_scheduler_names(r, objects)  # a pod sent to a scheduler gangkit does not model is refused, never re-routed
 
     classes, default_priority = core.read_priority_classes(r, by_kind["PriorityClass"])
     node_list = [n for n in (core.read_node(r, o) for o in by_kind["Node"]) if n is not None]
