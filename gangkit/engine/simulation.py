@@ -48,7 +48,7 @@ from gangkit.engine.state import JobState, NodeState, OnePodJobs, PodState
 from gangkit.engine.waits import split_placement
 from gangkit.model.errors import ScenarioError
 from gangkit.model.nodes import Node
-from gangkit.model.precision import TOLERANCE
+from gangkit.model.precision import ROUNDING, TOLERANCE
 from gangkit.model.reasons import Reason
 from gangkit.model.scenario import Scenario
 
@@ -709,7 +709,8 @@ class Simulation:
         self._cycle_pending = True
         env, period = self.env, self.stack.placement.period  # next_boundary(now, period), inline (per job and cycle)
         now = env.now
-        at = now if not period else max(now, math.ceil(now / period - TOLERANCE) * period)
+        _boundary_k = math.ceil(now / period) if period else 0
+        at = now if not period or (_boundary_k >= 1 and now - (_boundary_k - 1) * period <= min(TOLERANCE * period, ROUNDING * now)) else max(now, _boundary_k * period)
         Call(env, at - now, self._cycle, priority=LATE)
 
     def _idle(self) -> bool:
