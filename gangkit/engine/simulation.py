@@ -87,6 +87,7 @@ class Simulation:
         self.event_count = 0
         self.pod_rows: list[tuple] = []
         self.node_stages: dict[str, dict[str, float]] = {}
+        self.removed_at: dict[int, float] = {}  # NodeState.index -> when the node was removed (nodes table)
         self.admission_rows: list[tuple] = []  # (time, job, layer, seconds in that layer) per admission before the start
         self.pending_samples = PendingSamples()  # unschedulable counts after each cycle (full recording only)
         self._pod_seq = 0
@@ -673,7 +674,12 @@ class Simulation:
         return st
 
     def remove_node(self, name: str, supplier: str = "") -> None:
-        """Remove an empty node (scale-down, consolidation)."""
+        """Remove an empty node (scale-down, consolidation, a node given up before it registered).
+
+        A node removed before it was ready reaches no later stage: its stages
+        end now (the one it was in ends at the removal), so a job that counted
+        on it waits in the placement layer from now on.
+        """
         st = self.capacity.by_name[name]
         if st.pods:
             raise RuntimeError(f"node {name} still holds pods")
@@ -681,9 +687,17 @@ class Simulation:
         self.books.advance(now)
         if not st.ready:
             self.books.not_ready_gpus -= st.node.gpus
+            stages = self.node_stages.get(name)
+            if stages:
+                reached = {stage: t for stage, t in stages.items() if t <= now}
+                cut = next((stage for stage, t in stages.items() if t > now), None)
+                if cut is not None:
+                    reached[cut] = now
+                self.node_stages[name] = reached
         self.capacity.set_gone(st)
         self.books.capacity_gpus -= st.node.gpus
         del self.capacity.by_name[name]
+        self.removed_at[st.index] = now
         self.record_event("node_removed", None, node=name, layer=supplier)
         self.books.snapshot(now)
 
