@@ -16,6 +16,9 @@ through every stack of :data:`gangkit.STACKS`. Whatever the stack, the run must 
   ``Soft`` style once its placeholders timed out (YuniKorn's "Gang scheduling styles");
 - **the GPU-seconds identity**: useful + held idle + free + not ready = capacity, no term negative,
   at every instant of the timeline and in the totals, so allocated utilization is at most 1;
+- **the nodes table agrees with the timeline**: at the end of the run the nodes not removed hold the
+  timeline's last capacity, and those of them not ready its last not-ready GPUs (a node a supplier
+  gave up is removed, not booting);
 - **no unattributed wait**: every second of every wait is charged to a layer;
 - **the same tables in another process**: two interpreters with other string-hash seeds
   (``PYTHONHASHSEED``) produce the same tables for a few scenarios on every stack.
@@ -43,6 +46,8 @@ from hypothesis import strategies as st
 import gangkit as gk
 from gangkit import Job, Node, PodSet
 from gangkit.model.scenario import DAY, RunSettings
+from gangkit.supply.autoscaler import ClusterAutoscaler, default_autoscaler
+from gangkit.supply.cloud import Stages
 
 ROOT = Path(__file__).resolve().parents[1]
 GANG_LAYERS = {"gang", "coscheduling", "yunikorn", "kube-gang"}
@@ -140,6 +145,20 @@ def gpu_seconds_identity(r: gk.Result) -> list[str]:
     return out
 
 
+def nodes_agree_with_timeline(r: gk.Result) -> list[str]:
+    nodes, last = r.nodes, r.timeline.iloc[-1]
+    here = nodes[nodes.removed_s.isna()]
+    out = []
+    if here.gpus.sum() != last.capacity_gpus:
+        out.append(f"nodes not removed hold {here.gpus.sum()} GPUs; the timeline ends with capacity {last.capacity_gpus}")
+    if here[~here.ready].gpus.sum() != last.not_ready_gpus:
+        out.append(f"nodes not removed and not ready hold {here[~here.ready].gpus.sum()} GPUs; the timeline ends with "
+                   f"{last.not_ready_gpus} not ready")
+    if (nodes.removed_s.notna() & nodes.ready).any():
+        out.append(f"removed nodes marked ready: {nodes[nodes.removed_s.notna() & nodes.ready].node.tolist()}")
+    return out
+
+
 def unattributed_waits(r: gk.Result) -> list[str]:
     jobs = r.jobs[r.jobs.state != "Rejected"]
     return [f"{row.job}: {row.wait_unattributed_s} s of wait charged to no layer"
@@ -151,13 +170,31 @@ def violations(sc: gk.Scenario, stack: str) -> list[str]:
         warnings.simplefilter("ignore")
         r = gk.simulate(sc, stack=stack)
     return (terminal_states(sc, r) + over_allocation(r) + partial_gangs(sc, stack, r) + gpu_seconds_identity(r)
-            + unattributed_waits(r))
+            + nodes_agree_with_timeline(r) + unattributed_waits(r))
 
 
 @pytest.mark.parametrize("stack", gk.STACKS)
 @settings(max_examples=12, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
 @given(sc=small_scenarios())
 def test_every_stack_keeps_the_invariants_on_small_random_scenarios(stack, sc):
+    found = violations(sc, stack)
+    assert not found, "\n".join(found)
+
+
+AUTOSCALER_STACKS = [s for s in gk.STACKS if s.endswith("+autoscaler")]
+
+
+@pytest.mark.parametrize("stack", AUTOSCALER_STACKS)
+@settings(max_examples=12, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+@given(sc=small_scenarios(), provision=st.sampled_from([10.0, 60.0, 100.0, 900.0]),
+       registered=st.sampled_from([30.0, 60.0, 120.0]), scan=st.sampled_from([10.0, 25.0]))
+def test_the_autoscaler_stacks_keep_the_invariants_when_nodes_outlast_max_node_provision_time(
+        stack, sc, provision, registered, scan):
+    """cluster-autoscaler's max-node-provision-time shorter than a node's registration or its start: nodes
+    that registered in time keep booting, the others are deleted; the books agree either way."""
+    groups = default_autoscaler(sc).node_groups
+    sc.autoscaler = ClusterAutoscaler(groups, max_node_provision_time=provision, scan_interval=scan,
+                                      stages=Stages(registered=registered, initialized=90.0))
     found = violations(sc, stack)
     assert not found, "\n".join(found)
 
@@ -208,6 +245,10 @@ BROKEN = [
     ("a gang started with half its pods", lambda sc, r: partial_gangs(sc, "gang", _broken(r, pods=r.pods.iloc[::2]))),
     ("a negative GPU-seconds term", lambda sc, r: gpu_seconds_identity(_broken(
         r, figures={**r.figures, "free_gpu_seconds": -1.0}))),
+    ("a node removed in the nodes table that the timeline still counts", lambda sc, r: nodes_agree_with_timeline(
+        _broken(r, nodes=r.nodes.assign(removed_s=[5.0] + [math.nan] * (len(r.nodes) - 1))))),
+    ("a node booting in the nodes table that the timeline counts ready", lambda sc, r: nodes_agree_with_timeline(
+        _broken(r, nodes=r.nodes.assign(ready=[False] + [True] * (len(r.nodes) - 1))))),
     ("a wait charged to no layer", lambda sc, r: unattributed_waits(_broken(
         r, jobs=r.jobs.assign(wait_unattributed_s=5.0)))),
 ]

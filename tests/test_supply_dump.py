@@ -143,6 +143,10 @@ UNWRITABLE = [
          autoscaler_scenario(ClusterAutoscaler([NodeGroup("g", A100)], max_drain_parallelism=2)),
          "ClusterAutoscaler cluster-autoscaler: max_drain_parallelism: the ClusterAutoscaler kind does not read this "
          "setting; expected its default 1, got 2"),
+    case("a max-node-startup-time the kind does not read",
+         autoscaler_scenario(ClusterAutoscaler([NodeGroup("g", A100)], max_node_startup_time=300.0)),
+         "ClusterAutoscaler cluster-autoscaler: max_node_startup_time: the ClusterAutoscaler kind does not read this "
+         "setting; expected its default 900.0, got 300.0"),
     case("a consolidateAfter of a fraction of a second (the CRD takes whole s, m, h)",
          karpenter_scenario(Karpenter([NodePool("p", ["p4d"], consolidate_after=0.5)], [A100])),
          r"NodePool p: consolidate_after: the NodePool CRD takes whole seconds \(\^\(\(\[0-9\]\+"),

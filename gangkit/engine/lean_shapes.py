@@ -34,7 +34,7 @@ from collections import deque
 
 from gangkit.engine.lean import OnePodGangRun
 from gangkit.engine.state import JobState
-from gangkit.model.precision import TOLERANCE
+from gangkit.model.precision import ROUNDING, TOLERANCE
 from gangkit.model.scenario import Scenario
 
 _NORMAL, _LATE = 1, 2  # SimPy's NORMAL priority, and the engine's LATE (scheduling cycles)
@@ -151,7 +151,8 @@ class OnePodShapesRun(OnePodGangRun):
                         snapshot(now)
                     if not cycle_pending:
                         cycle_pending = True
-                        at = now if not period else max(now, math.ceil(now / period - TOLERANCE) * period)
+                        _boundary_k = math.ceil(now / period) if period else 0
+                        at = now if not period or (_boundary_k >= 1 and now - (_boundary_k - 1) * period <= min(TOLERANCE * period, ROUNDING * now)) else max(now, _boundary_k * period)
                         eid += 1
                         push(heap, (now + (at - now), _LATE, eid, _CYCLE, 0, 0.0, 0.0, None))
             if not unfinished or not heap or heap[0][0] > horizon:
@@ -181,7 +182,8 @@ class OnePodShapesRun(OnePodGangRun):
                     snapshot(now)
                 if not cycle_pending:
                     cycle_pending = True
-                    at = now if not period else max(now, math.ceil(now / period - TOLERANCE) * period)
+                    _boundary_k = math.ceil(now / period) if period else 0
+                    at = now if not period or (_boundary_k >= 1 and now - (_boundary_k - 1) * period <= min(TOLERANCE * period, ROUNDING * now)) else max(now, _boundary_k * period)
                     eid += 1
                     push(heap, (now + (at - now), _LATE, eid, _CYCLE, 0, 0.0, 0.0, None))
             elif kind == _ARRIVE:

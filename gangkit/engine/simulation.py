@@ -48,7 +48,7 @@ from gangkit.engine.state import JobState, NodeState, OnePodJobs, PodState
 from gangkit.engine.waits import split_placement
 from gangkit.model.errors import ScenarioError
 from gangkit.model.nodes import Node
-from gangkit.model.precision import TOLERANCE
+from gangkit.model.precision import ROUNDING, TOLERANCE
 from gangkit.model.reasons import Reason
 from gangkit.model.scenario import Scenario
 
@@ -87,6 +87,7 @@ class Simulation:
         self.event_count = 0
         self.pod_rows: list[tuple] = []
         self.node_stages: dict[str, dict[str, float]] = {}
+        self.removed_at: dict[int, float] = {}  # NodeState.index -> when the node was removed (nodes table)
         self.admission_rows: list[tuple] = []  # (time, job, layer, seconds in that layer) per admission before the start
         self.pending_samples = PendingSamples()  # unschedulable counts after each cycle (full recording only)
         self._pod_seq = 0
@@ -673,7 +674,12 @@ class Simulation:
         return st
 
     def remove_node(self, name: str, supplier: str = "") -> None:
-        """Remove an empty node (scale-down, consolidation)."""
+        """Remove an empty node (scale-down, consolidation, a node given up before it registered).
+
+        A node removed before it was ready reaches no later stage: its stages
+        end now (the one it was in ends at the removal), so a job that counted
+        on it waits in the placement layer from now on.
+        """
         st = self.capacity.by_name[name]
         if st.pods:
             raise RuntimeError(f"node {name} still holds pods")
@@ -681,9 +687,17 @@ class Simulation:
         self.books.advance(now)
         if not st.ready:
             self.books.not_ready_gpus -= st.node.gpus
+            stages = self.node_stages.get(name)
+            if stages:
+                reached = {stage: t for stage, t in stages.items() if t <= now}
+                cut = next((stage for stage, t in stages.items() if t > now), None)
+                if cut is not None:
+                    reached[cut] = now
+                self.node_stages[name] = reached
         self.capacity.set_gone(st)
         self.books.capacity_gpus -= st.node.gpus
         del self.capacity.by_name[name]
+        self.removed_at[st.index] = now
         self.record_event("node_removed", None, node=name, layer=supplier)
         self.books.snapshot(now)
 
@@ -709,7 +723,8 @@ class Simulation:
         self._cycle_pending = True
         env, period = self.env, self.stack.placement.period  # next_boundary(now, period), inline (per job and cycle)
         now = env.now
-        at = now if not period else max(now, math.ceil(now / period - TOLERANCE) * period)
+        _boundary_k = math.ceil(now / period) if period else 0
+        at = now if not period or (_boundary_k >= 1 and now - (_boundary_k - 1) * period <= min(TOLERANCE * period, ROUNDING * now)) else max(now, _boundary_k * period)
         Call(env, at - now, self._cycle, priority=LATE)
 
     def _idle(self) -> bool:

@@ -9,7 +9,12 @@ Four pandas DataFrames, one row per thing:
 - ``timeline``: the GPU accounting over time, one row per change: useful,
   held-idle, free and not-ready GPUs (they add up to the capacity); the
   last row is the end of the run;
-- ``nodes``: one row per node that existed during the run (GPUs, pool).
+- ``nodes``: one row per node that existed during the run (GPUs, pool),
+  ``ready`` at the end of the run, and ``removed_s``, when a node supplier
+  removed it (scale-down, consolidation, a node that never registered), NaN
+  for a node still there at the end: the nodes not removed add up to the
+  timeline's last ``capacity_gpus``, and those of them not ready to its
+  last ``not_ready_gpus``.
 
 Terminal states (exactly one per job): ``Finished``; ``Deadlocked`` (holds
 GPUs without progress when nothing can change any more); ``WaitingAtEnd``
@@ -55,7 +60,7 @@ JOB_COLUMNS = [
     "state", "wait_s", "censored",
 ]
 EVENT_COLUMNS = ["time_s", "event", "job", "pod", "node", "layer", "detail"]
-NODE_COLUMNS = ["node", "gpus", "cpu", "memory", "pool", "ready"]
+NODE_COLUMNS = ["node", "gpus", "cpu", "memory", "pool", "ready", "removed_s"]
 JOB_TAIL_COLUMNS = ["run_time_s", "restarts", "useful_gpu_s", "held_idle_gpu_s", "reason"]  # after the wait columns
 #: With restart churn: the tail columns with the Job controller's figures (module doc).
 CHURN_TAIL_COLUMNS = ["run_time_s", "restarts", "pod_failures", "failed_s", "useful_gpu_s", "held_idle_gpu_s",
@@ -214,9 +219,9 @@ def build_result(sim: Simulation) -> Result:
     layers += sorted({b for waits in row_waits for b in waits if b not in layers})
     jobs = _jobs_table(heads, tails, row_waits, layers, JOB_TAIL_COLUMNS if churn is None else CHURN_TAIL_COLUMNS)
     events = pd.DataFrame(sim.events, columns=EVENT_COLUMNS).astype({"time_s": float})
-    node_rows = [(st.node.name, st.node.gpus, st.node.cpu, st.node.memory, st.node.pool, st.ready)
-                 for st in sim.capacity.nodes]
-    nodes = pd.DataFrame(node_rows, columns=NODE_COLUMNS)
+    node_rows = [(st.node.name, st.node.gpus, st.node.cpu, st.node.memory, st.node.pool, st.ready,
+                  sim.removed_at.get(st.index, math.nan)) for st in sim.capacity.nodes]
+    nodes = pd.DataFrame(node_rows, columns=NODE_COLUMNS).astype({"removed_s": float})
     pod_rows = list(sim.pod_rows)
     if sim.record == "full":
         for js in sim.all_jobs():

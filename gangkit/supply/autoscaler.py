@@ -4,17 +4,18 @@ cluster-autoscaler is a caretaker who walks through the building every ten
 seconds. Each round it looks at the pods nobody could place, pictures a
 fresh machine of each *node group* (every machine of a group is alike), and
 asks "how many of these would the waiting pods need?". An *expander* picks
-one group, and the caretaker asks the cloud for that many machines. A
-machine that has not joined within ``max_node_provision_time`` is given up:
-the group is *backed off* for a while, so the next round tries another one.
+one group, and the caretaker asks the cloud for that many machines. When
+the machines of a request are not all up within ``max_node_provision_time``,
+the group is *backed off* for a while, so the next round tries another one;
+a machine that has not even joined the cluster by then is deleted.
 Machines that stay under-used for ``scale_down_unneeded_time`` are drained
 and removed::
 
     pods unschedulable ──> scan (every 10 s) ──> template nodes per group ──> expander ──> scale-up
                                                   (pods that fit on existing        least-waste | random |
                                                    or upcoming nodes are dropped)   most-pods | price
-      launched ── registered ── initialized ── ready          not ready after 15 min: nodes deleted,
-                 (same Stages as Karpenter)                    group backed off 5 min, doubling to 30 min
+      launched ── registered ── initialized ── ready          a scale-up not done after 15 min: group backed off
+                 (same Stages as Karpenter)                    5 min, doubling to 30 min; unregistered nodes deleted
       utilization < 50 % and pods fit elsewhere for 10 min ──> node removed (its pods evicted)
 
 Rules, and the cluster-autoscaler behaviour each one models (flag names and
@@ -42,15 +43,47 @@ and ``config/const.go``, and its FAQ):
   do not apply that rule.
 - **Stages**: the new nodes pass through the same :class:`~gangkit.supply.cloud.Stages`
   as Karpenter's (launched, registered, initialized, optionally image pulled).
-- **max-node-provision-time** (15 min): a requested node that is not ready by
-  then (at the first scan from then on) is deleted, and a deleted node never
-  becomes ready later, even when its boot stages would have ended after the
-  deadline; its group is backed off: 5 min after the first failure
-  (``--initial-node-group-backoff-duration``), doubling up to 30 min
-  (``--max-node-group-backoff-duration``); the count resets after 3 h
-  without failure (``--node-group-backoff-reset-timeout``). A group with
+- **max-node-provision-time** (15 min; cluster-autoscaler 1.35
+  ``clusterstate/clusterstate.go`` and ``core/static_autoscaler.go``). Two
+  rules, in this order at each scan:
+
+  1. *The scale-up request times out.* A scale-up makes (or, for a group
+     with one open, grows) the group's request, due ``max_node_provision_time``
+     later (``registerOrUpdateScaleUpNoLock``). At a scan the request ends
+     well when every node of the group is *provisioned*: ready, or
+     registered for more than ``max_node_startup_time`` (15 min,
+     ``--max-node-startup-time``; such a node is ``Unready``). Past its due
+     time it *times out* (``ScaleUpTimedOut``, a failed scale-up with reason
+     ``timeout``): the group is backed off, nothing is deleted. A node that
+     registered in time but is slower to get ready keeps booting, and its
+     GPUs serve pods once it is ready.
+  2. *Long-unregistered nodes are deleted* (``removeOldUnregisteredNodes``).
+     CA first spots a new instance in the loop after the scale-up (one
+     ``scan_interval`` later, ``UnregisteredSince``); an instance still not
+     registered ``max_node_provision_time`` after that is deleted
+     (``DeleteUnregistered``), never taking the group below ``min_size``,
+     and never joins later; its GPUs leave the books at that scan.
+
+  A backoff lasts 5 min after the first failure
+  (``--initial-node-group-backoff-duration``), doubling for each failure
+  that finds the group out of backoff, up to 30 min
+  (``--max-node-group-backoff-duration``); a failure while the group is
+  still backed off keeps the duration. The record is forgotten 3 h after the
+  last failure (``--node-group-backoff-reset-timeout``;
+  ``utils/backoff/exponential_backoff.go``). Upcoming nodes (CA's empty
+  templates in its simulation) are the nodes that are not ready and are
+  either registered less than ``max_node_startup_time`` ago or not yet
+  long-unregistered, backed-off groups included. A group with
   ``stockout=True`` models a cloud that accepts the request but never
-  delivers the machine (it never joins the cluster).
+  delivers the machine (it never registers, so it is deleted). Simplified:
+  CA's loop starts a moment after each tick, so a deadline that falls on a
+  scan is taken as passed at that scan (CA compares with a strict
+  ``Before``); a node counts as ready for CA when gangkit's last stage
+  ends; scale-down does not consider nodes that are not ready
+  (``--scale-down-unready-time``), which here all become ready in the end.
+  These are 1.35's rules (1.35.2); 1.36 changes two of them: a timed-out
+  request's target size is decreased again (``DecreaseTargetSize``), and a
+  group without an open request, or backed off, has no upcoming nodes.
 - **Scale-down** (``--scale-down-unneeded-time`` 10 min,
   ``--scale-down-delay-after-add`` 10 min, ``--scale-down-gpu-utilization-threshold``
   0.5): in a scan without scale-up, at least 10 min after the last scale-up,
@@ -169,12 +202,20 @@ class _Launched:
     unneeded_since: float | None = None
     request: ProvisioningRequest | None = None
 
+    @property
+    def registered(self) -> float:
+        """When its kubelet registers the node (never, for a stockout machine)."""
+        return self.stages["registered"] if self.exists else math.inf
+
 
 @dataclass
 class _GroupState:
     failures: int = 0
     backoff_until: float = -math.inf
     last_failure: float = -math.inf
+    backoff: float = 0.0  # the last backoff's duration (CA's exponentialBackoffInfo.duration)
+    requested: float = 0.0  # the group's scale-up request: when it was made or last grown (ScaleUpRequest.Time)
+    expected_add: float | None = None  # and when it should be fulfilled (ExpectedAddTime); None: no request
 
 
 class ClusterAutoscaler(NodeSupplier):
@@ -183,7 +224,8 @@ class ClusterAutoscaler(NodeSupplier):
     name = "autoscaler"
 
     def __init__(self, node_groups: list[NodeGroup], *, scan_interval: float = 10.0, expander: str = DEFAULT_EXPANDER,
-                 max_node_provision_time: float = 900.0, initial_backoff: float = 300.0, max_backoff: float = 1800.0,
+                 max_node_provision_time: float = 900.0, max_node_startup_time: float = 900.0,
+                 initial_backoff: float = 300.0, max_backoff: float = 1800.0,
                  backoff_reset: float = 10800.0, scale_down: bool = True, scale_down_unneeded_time: float = 600.0,
                  scale_down_delay_after_add: float = 600.0, utilization_threshold: float = 0.5,
                  max_scale_down_parallelism: int = 10, max_drain_parallelism: int = 1,
@@ -210,6 +252,7 @@ class ClusterAutoscaler(NodeSupplier):
         self.scan_interval = float(scan_interval)
         self.expander = expander
         self.max_node_provision_time = float(max_node_provision_time)
+        self.max_node_startup_time = float(max_node_startup_time)
         self.initial_backoff = float(initial_backoff)
         self.max_backoff = float(max_backoff)
         self.backoff_reset = float(backoff_reset)
@@ -241,6 +284,8 @@ class ClusterAutoscaler(NodeSupplier):
         self._scale_ups: list[tuple] = []
         self._scale_downs: list[tuple] = []
         self._failures: list[tuple] = []
+        self._unregistered_removed: list[tuple] = []
+        self._stage_row: dict[str, int] = {}  # node name -> its row of _ready_rows
         self._provreq_rows: list[tuple] = []
         self._ready_rows: list[tuple] = []
 
@@ -392,9 +437,15 @@ class ClusterAutoscaler(NodeSupplier):
 
     def _deadlines(self, now: float) -> list[float]:
         out = []
+        for g in self.node_groups:
+            due = self._groups[g.name].expected_add
+            if due is not None and any(not n.ready for n in self._nodes.values() if n.group is g):
+                out.append(due)
         for n in self._nodes.values():
-            if not n.ready:
-                out.append(n.launched + self.max_node_provision_time)
+            if not n.ready:  # when it would turn LongUnregistered, or Unready (no longer upcoming either way)
+                if n.registered > now:
+                    out.append(self._long_unregistered_at(n))
+                out.append(n.registered + self.max_node_startup_time)
             elif n.unneeded_since is not None:
                 out.append(max(n.unneeded_since + self.scale_down_unneeded_time, self._last_scale_up + self.scale_down_delay_after_add))
         for pr in self._requests:
@@ -427,7 +478,8 @@ class ClusterAutoscaler(NodeSupplier):
         self._next_scan = None
         self._last_scan = now
         self._mark_ready(sim)
-        self._give_up_late_nodes(sim, now)
+        self._update_scale_requests(sim, now)
+        self._remove_old_unregistered(sim, now)
         self._expire_requests(now)
         self._expire_bookings(now)
         scaled = False
@@ -457,12 +509,13 @@ class ClusterAutoscaler(NodeSupplier):
         for st in sim.capacity.nodes:
             if sim.capacity.by_name.get(st.node.name) is not st or st.node.name in exclude:
                 continue
-            if not st.ready and not (include_upcoming and st.node.name in self._nodes):
+            if not st.ready and not (include_upcoming and st.node.name in self._nodes
+                                     and self._upcoming(self._nodes[st.node.name], sim.now)):
                 continue
             rooms[st.node.name] = Slot(st.free_gpus, st.free_cpu, st.free_memory, st.node.name, st.node.labels)
         if include_upcoming:
             for n in self._nodes.values():
-                if not n.exists and not n.ready and n.name not in exclude:
+                if not n.exists and n.name not in exclude and self._upcoming(n, sim.now):
                     it = n.group.instance_type
                     rooms[n.name] = Slot(it.gpus, it.cpu, it.memory, n.name, n.group.node_labels())
         for pr in self._requests:
@@ -530,11 +583,15 @@ class ClusterAutoscaler(NodeSupplier):
                 sim.launch_node(Node(name, it.gpus, cpu=it.cpu, memory=it.memory, labels=g.node_labels(), pool=g.name),
                                 stages, supplier=self.name)
                 ready_at = max(stages.values())
+                self._stage_row[name] = len(self._ready_rows)
                 self._ready_rows.append((name, g.name, it.name, stages["launched"], stages["registered"],
                                          stages["initialized"], ready_at, ready_at - now))
             self._nodes[name] = _Launched(name, g, now, stages, exists=not g.stockout, request=request)
             names.append(name)
         self._last_scale_up = now
+        # clusterstate's RegisterScaleUp: the group's request (new, or its times moved on) is due in max-node-provision-time
+        self._groups[g.name].requested = now
+        self._groups[g.name].expected_add = now + self.max_node_provision_time
         self._scale_ups.append((now, g.name, count, self.group_size(g.name), "ProvisioningRequest" if request else "pods"))
         return names
 
@@ -596,33 +653,82 @@ class ClusterAutoscaler(NodeSupplier):
                 self._set_state(pr, "Failed", "Expired",
                                 f"not provisioned within {self.provisioning_request_expiry:g} s; {pr.message or 'no capacity'}", now)
 
-    # -- failed scale-ups -----------------------------------------------------------
-    def _give_up_late_nodes(self, sim, now: float) -> None:
-        late = [n for n in self._nodes.values() if not n.ready and now >= n.launched + self.max_node_provision_time - TOLERANCE]
-        for n in late:
-            g = n.group
+    # -- failed scale-ups and unregistered nodes ------------------------------------------
+    def _upcoming(self, n: _Launched, now: float) -> bool:
+        """Is ``n`` one of CA's upcoming nodes (an empty template in its simulation)? Not ready, and either
+        registered less than max-node-startup-time ago (NotStarted) or not registered and not yet
+        long-unregistered (clusterstate's GetUpcomingNodes)."""
+        if n.ready:
+            return False
+        if n.registered <= now:
+            return now < n.registered + self.max_node_startup_time - TOLERANCE
+        return now < self._long_unregistered_at(n) - TOLERANCE
+
+    def _provisioned(self, n: _Launched, now: float) -> bool:
+        """Does ``n`` count as provisioned for its group's scale-up request? Ready, or registered and past
+        max-node-startup-time (Unready): clusterstate's Registered minus NotStarted."""
+        return n.ready or (n.registered <= now and now >= n.registered + self.max_node_startup_time - TOLERANCE)
+
+    def _long_unregistered_at(self, n: _Launched) -> float:
+        """When ``n``, if still unregistered, becomes LongUnregistered: CA first spots the instance in the loop
+        after the scale-up (UnregisteredSince), and gives it max-node-provision-time from then."""
+        return n.launched + self.scan_interval + self.max_node_provision_time
+
+    def _update_scale_requests(self, sim, now: float) -> None:
+        """clusterstate's updateScaleRequests: a group's scale-up request ends when none of its nodes is still
+        upcoming; past its ExpectedAddTime it times out, a failed scale-up that backs the group off."""
+        for g in self.node_groups:
             state = self._groups[g.name]
-            if now - state.last_failure >= self.backoff_reset:
-                state.failures = 0
-            state.failures += 1
-            state.last_failure = now
-            duration = doubling(self.initial_backoff, state.failures, self.max_backoff)
-            state.backoff_until = max(state.backoff_until, now + duration)
-            del self._nodes[n.name]
-            for pr in self._requests:
-                if n.name in pr.nodes:
-                    pr.booking_lost = True  # CA's simulation no longer holds room for it
-            if n.exists and n.name in sim.capacity.by_name:
-                st = sim.capacity.by_name[n.name]
-                for p in list(st.pods):  # cannot happen for a node that never got ready; kept for safety
-                    sim.evict_pod(p, Reason("autoscaler", "NodeRemoved", f"node {n.name} removed"))
-                sim.remove_node(n.name, supplier=self.name)
-            else:
-                sim.record_event("node_removed", None, node=n.name, layer=self.name, detail="never joined the cluster")
-            sim.record_event("node_group_backoff", None, node=n.name, layer=self.name,
-                       detail=f"node group {g.name} backed off until t={state.backoff_until:g} s "
-                              f"(failure {state.failures}): node not ready within {self.max_node_provision_time:g} s")
-            self._failures.append((now, g.name, n.name, state.failures, state.backoff_until))
+            if state.expected_add is None:
+                continue
+            if all(self._provisioned(n, now) for n in self._nodes.values() if n.group is g):
+                state.expected_add = None  # the scale-up finished successfully
+            elif now >= state.expected_add - TOLERANCE:
+                state.expected_add = None
+                self._back_off(sim, g, now, now - state.requested)
+
+    def _back_off(self, sim, g: NodeGroup, now: float, waited: float) -> None:
+        """A failed scale-up of ``g`` (reason ``timeout``, ``waited`` seconds after the request): CA's exponential
+        backoff of the node group."""
+        state = self._groups[g.name]
+        if now - state.last_failure >= self.backoff_reset:  # RemoveStaleBackoffData
+            state.failures, state.backoff = 0, 0.0
+        if not state.backoff:
+            duration = self.initial_backoff
+        elif now >= state.backoff_until:  # not backed off now: the duration doubles
+            duration = min(2 * state.backoff, self.max_backoff)
+        else:  # concurrent failures do not make the backoff grow
+            duration = state.backoff
+        state.failures += 1
+        state.backoff = duration
+        state.last_failure = now
+        state.backoff_until = now + duration
+        sim.record_event("node_group_backoff", None, layer=self.name,
+                         detail=f"ScaleUpTimedOut: Nodes added to group {g.name} failed to register within "
+                                f"{go_duration(waited)}; node group {g.name} backed off until "
+                                f"t={state.backoff_until:g} s (failure {state.failures})")
+        self._failures.append((now, g.name, "timeout", state.failures, state.backoff_until))
+
+    def _remove_old_unregistered(self, sim, now: float) -> None:
+        """static_autoscaler's removeOldUnregisteredNodes: a node still unregistered max-node-provision-time
+        after CA first spotted it is deleted (never above the group's min size); it never joins later."""
+        for g in self.node_groups:
+            size = self.group_size(g.name)
+            old = [n for n in self._nodes.values() if n.group is g and not n.ready and n.registered > now
+                   and now >= self._long_unregistered_at(n) - TOLERANCE]
+            for n in old[:max(0, size - g.min_size)]:
+                del self._nodes[n.name]
+                for pr in self._requests:
+                    if n.name in pr.nodes:
+                        pr.booking_lost = True  # CA's simulation no longer holds room for it
+                if n.exists:
+                    sim.remove_node(n.name, supplier=self.name)
+                    row = self._stage_row.pop(n.name)
+                    self._ready_rows[row] = self._ready_rows[row][:4] + (math.nan,) * 4  # no later stage is reached
+                else:
+                    sim.record_event("node_removed", None, node=n.name, layer=self.name,
+                                     detail=f"DeleteUnregistered: Removed unregistered node {n.name}")
+                self._unregistered_removed.append((now, g.name, n.name))
 
     # -- scale-down -------------------------------------------------------------------
     def _scale_down(self, sim, now: float) -> bool:
@@ -722,7 +828,9 @@ class ClusterAutoscaler(NodeSupplier):
             "cluster_autoscaler_scaled_down_nodes_total": pd.DataFrame(
                 self._scale_downs, columns=["time_s", "node_group", "node", "reason"]),
             "cluster_autoscaler_failed_scale_ups_total": pd.DataFrame(
-                self._failures, columns=["time_s", "node_group", "node", "failures", "backoff_until_s"]),
+                self._failures, columns=["time_s", "node_group", "reason", "failures", "backoff_until_s"]),
+            "cluster_autoscaler_old_unregistered_nodes_removed_count": pd.DataFrame(
+                self._unregistered_removed, columns=["time_s", "node_group", "node"]),
             "gangkit_autoscaler_node_stages": pd.DataFrame(
                 self._ready_rows, columns=["node", "node_group", "instance_type", "launched_s", "registered_s",
                                            "initialized_s", "ready_s", "value"]),
@@ -744,6 +852,22 @@ class ClusterAutoscaler(NodeSupplier):
                 continue
             out.extend((p, n.name) for js in self._consumer_jobs(pr) for p in js.pods if p.node is None and not p.done)
         return out
+
+
+def go_duration(seconds: float) -> str:
+    """``seconds`` as Go's ``time.Duration`` prints it, as in cluster-autoscaler's messages: ``1m40s``, ``15m0s``, ``1h0m0s``.
+
+    >>> go_duration(100), go_duration(900), go_duration(3600), go_duration(2.5), go_duration(0)
+    ('1m40s', '15m0s', '1h0m0s', '2.5s', '0s')
+    """
+    hours, rest = divmod(float(seconds), 3600.0)
+    minutes, secs = divmod(rest, 60.0)
+    text = f"{round(secs, 9):g}s"
+    if hours or minutes:
+        text = f"{int(minutes)}m" + text
+    if hours:
+        text = f"{int(hours)}h" + text
+    return text
 
 
 def default_autoscaler(scenario=None) -> ClusterAutoscaler:

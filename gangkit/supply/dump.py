@@ -62,7 +62,8 @@ GANGKIT_API = "gangkit/v1alpha1"
 NODE_CLASS_REF = {"group": "karpenter.kwok.sh", "kind": "KWOKNodeClass", "name": "default"}
 
 #: cluster-autoscaler settings the ClusterAutoscaler kind does not read, with the defaults a file implies.
-_UNREAD_AUTOSCALER = {"backoff_reset": 10800.0, "scale_down": True, "max_scale_down_parallelism": 10,
+_UNREAD_AUTOSCALER = {"backoff_reset": 10800.0, "max_node_startup_time": 900.0, "scale_down": True,
+                      "max_scale_down_parallelism": 10,
                       "max_drain_parallelism": 1,
                       "provisioning_request_initial_backoff": 60.0, "provisioning_request_max_backoff": 600.0}
 #: The flags the ClusterAutoscaler kind reads, as (field, attribute); durations unless named below.

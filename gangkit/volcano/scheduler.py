@@ -1,7 +1,14 @@
 """Gang placement with Volcano's semantics: all of a gang's pods, or none.
 
 Volcano's scheduler works in *sessions* (one per second by default,
-``RunSettings.session_period``), and only while something waits. Each session
+``RunSettings.session_period``, Volcano's ``--schedule-period``), and only while
+something waits. Sessions happen on the grid of the period counted from the
+scheduler's start, t = 0, p, 2p, ... (v1.15.1 ``pkg/scheduler/scheduler.go``:
+``Run`` starts ``wait.Until(pc.runOnce, pc.schedulePeriod, stopCh)``, a session
+at once, then one a period after the last; gangkit's sessions take no time):
+the engine puts a layer's cycle at the first grid point at or after a change
+(:func:`gangkit.model.precision.next_boundary`), so a quiet stretch costs no
+session. Simplified: a real session takes time, which shifts the grid. Each session
 opens a snapshot (:mod:`gangkit.volcano.session`: the proportion and
 overcommit plugins' figures), then runs its actions in turn (Volcano
 ``pkg/scheduler/actions``), as in the configuration
