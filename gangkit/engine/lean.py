@@ -52,7 +52,7 @@ _ARRIVE, _FINISH, _CYCLE = 0, 1, 2
 _INTEGRALS = ("capacity", "useful", "held_idle", "free", "not_ready", "waiting_jobs")
 
 
-def _snapshot(timeline: list, t: float, C, useful, bound, not_ready, running, waiting) -> None:
+def snapshot_from_locals(timeline: list, t: float, C, useful, bound, not_ready, running, waiting) -> None:
     """Books.snapshot at the jobs level, from the loop's locals: a row of the timeline when a count changed
     (the last row replaced when it is of the same instant)."""
     row = (t, C, useful, bound - useful, C - not_ready - bound, not_ready, running, waiting)
@@ -106,7 +106,8 @@ class OnePodGangRun(Simulation):
         # supplier: capacity and not-ready GPUs stay as they are. Which node a pod runs on shows in no
         # table at these recording levels, so only the free GPUs are counted here (room for one pod
         # anywhere is room on some node, as every node's GPUs are a multiple of the pod's).
-        C, not_ready, free, timeline = books.capacity_gpus, books.not_ready_gpus, self.capacity.free_ready_gpus, books.timeline
+        C, not_ready, timeline = books.capacity_gpus, books.not_ready_gpus, books.timeline
+        free = self.capacity.free_ready_gpus
         i_cap, i_use, i_held, i_free, i_nr, i_wait = self._integrals()
         bound = useful = running = waiting = events = finished = eid = i = 0
         last_t, last_progress, last_end, now = books.last_t, 0.0, 0.0, 0.0
@@ -117,7 +118,7 @@ class OnePodGangRun(Simulation):
         # Books.advance is inlined below (dt > 0: add each count times dt to its integral), with
         # the same float operations in the same order, so the integrals are the same to the last bit.
         # Simulation.request_cycle likewise: the next session boundary at or after now (next_boundary,
-        # inlined with the same operations), at priority LATE. Books.snapshot is _snapshot, from the locals.
+        # inlined with the same operations), at priority LATE. Books.snapshot is snapshot_from_locals.
         arrivals_due = True  # the arrivals process (started at time 0) resumes at ``now``
         timed_out = False  # it resumes after its timeout: that batch is due, even if float rounding says now < t
         while True:
@@ -144,7 +145,7 @@ class OnePodGangRun(Simulation):
                     for j in range(first, i):
                         fifo.append((j, now))
                     if keep:
-                        _snapshot(timeline, now, C, useful, bound, not_ready, running, waiting)
+                        snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
                     if not cycle_pending:
                         cycle_pending = True
                         at = now if not period else max(now, math.ceil(now / period - TOLERANCE) * period)
@@ -173,7 +174,7 @@ class OnePodGangRun(Simulation):
                 retired.append(start - specs[j].submit_time)
                 if keep:
                     self.finish_s[j] = now
-                    _snapshot(timeline, now, C, useful, bound, not_ready, running, waiting)
+                    snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
                 if not cycle_pending:
                     cycle_pending = True
                     at = now if not period else max(now, math.ceil(now / period - TOLERANCE) * period)
@@ -200,7 +201,7 @@ class OnePodGangRun(Simulation):
                     push(heap, (now + float(specs[j].run_time), _NORMAL, eid, _FINISH, j, now, enter))
                     changed = True
                 if changed and keep:
-                    _snapshot(timeline, now, C, useful, bound, not_ready, running, waiting)
+                    snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
         self._write_back(now, bool(heap), arrived=i, events=events, counts=(bound, useful, running, waiting),
                          integrals=(i_cap, i_use, i_held, i_free, i_nr, i_wait), last_t=last_t,
                          last_progress=last_progress, last_end=last_end, unfinished=unfinished, finished=finished)

@@ -32,7 +32,7 @@ import math
 from array import array
 from collections import deque
 
-from gangkit.engine.lean import OnePodGangRun, _snapshot
+from gangkit.engine.lean import OnePodGangRun, snapshot_from_locals
 from gangkit.engine.state import JobState
 from gangkit.model.precision import TOLERANCE
 from gangkit.model.scenario import Scenario
@@ -89,7 +89,7 @@ class OnePodShapesRun(OnePodGangRun):
         cycle_pending = False
         # Books.advance and Simulation.request_cycle are inlined at each place they happen, with the same float
         # operations in the same order, as in gangkit.engine.lean: a call per event would cost more than the rest.
-        # Books.snapshot is gangkit.engine.lean._snapshot, from the locals.
+        # Books.snapshot is gangkit.engine.lean.snapshot_from_locals, from the locals.
         arrivals_due = True  # the arrivals process (started at time 0) resumes at ``now``
         timed_out = False  # it resumes after its timeout: that batch is due, even if float rounding says now < t
         while True:
@@ -119,7 +119,7 @@ class OnePodShapesRun(OnePodGangRun):
                             line = lines[gpus[j]] = deque()
                         line.append((j, now))
                     if keep:
-                        _snapshot(timeline, now, C, useful, bound, not_ready, running, waiting)
+                        snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
                     if not cycle_pending:
                         cycle_pending = True
                         at = now if not period else max(now, math.ceil(now / period - TOLERANCE) * period)
@@ -149,7 +149,7 @@ class OnePodShapesRun(OnePodGangRun):
                 retired.append(start - specs[j].submit_time)
                 if keep:
                     self.finish_s[j] = now
-                    _snapshot(timeline, now, C, useful, bound, not_ready, running, waiting)
+                    snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
                 if not cycle_pending:
                     cycle_pending = True
                     at = now if not period else max(now, math.ceil(now / period - TOLERANCE) * period)
@@ -200,7 +200,7 @@ class OnePodShapesRun(OnePodGangRun):
                         eid += 1
                         push(heap, (now + float(specs[j].run_time), _NORMAL, eid, _FINISH, j, now, enter, target))
                 if changed and keep:
-                    _snapshot(timeline, now, C, useful, bound, not_ready, running, waiting)
+                    snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
         self._write_back(now, bool(heap), arrived=i, events=events, counts=(bound, useful, running, waiting),
                          integrals=(i_cap, i_use, i_held, i_free, i_nr, i_wait), last_t=last_t,
                          last_progress=last_progress, last_end=last_end, unfinished=unfinished, finished=finished)
