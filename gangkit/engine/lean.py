@@ -48,6 +48,18 @@ from gangkit.model.scenario import Scenario
 
 _NORMAL, _LATE = 1, 2  # SimPy's NORMAL priority, and the engine's LATE (scheduling cycles)
 _ARRIVE, _FINISH, _CYCLE = 0, 1, 2
+#: the books' GPU-second integrals the loop keeps as locals (Books.integrals' keys, Books.advance's order)
+_INTEGRALS = ("capacity", "useful", "held_idle", "free", "not_ready", "waiting_jobs")
+
+
+def snapshot_from_locals(timeline: list, t: float, C, useful, bound, not_ready, running, waiting) -> None:
+    """Books.snapshot at the jobs level, from the loop's locals: a row of the timeline when a count changed
+    (the last row replaced when it is of the same instant)."""
+    row = (t, C, useful, bound - useful, C - not_ready - bound, not_ready, running, waiting)
+    if timeline and timeline[-1][0] == t:
+        timeline[-1] = row
+    elif not timeline or timeline[-1][1:] != row[1:]:
+        timeline.append(row)
 
 
 def applies(scenario: Scenario, stack) -> bool:
@@ -86,56 +98,27 @@ class OnePodGangRun(Simulation):
         return self.record == "jobs" and bool(self.live or self.arrived < self.job_total)
 
     def run(self, until: float | None = None) -> None:  # noqa: C901 - one loop, kept whole for speed
-        if until is not None:
-            raise ValueError("OnePodGangRun runs to the end only (diagnosis replays with the general engine)")
-        specs = sorted(self.scenario.jobs, key=lambda j: j.submit_time)  # stable, as Simulation.run
-        self._specs = specs
-        n = self.job_total = self.unfinished = len(specs)
+        specs, finish_events, keep = self._start(until)
+        n = unfinished = len(specs)
         g = specs[0].pod_sets[0].gpus
-        finish_events = [2 if s.progress == "independent" else 1 for s in specs]  # (pod_finished,) finished
-        keep = self.record == "jobs"
-        if keep:
-            self.start_s = array("d", bytes(8 * n))
-            self.finish_s = array("d", bytes(8 * n))
-            self.enter_s = array("d", bytes(8 * n))
-        period = self.stack.placement.period
-        horizon = self.horizon
+        period, horizon, books, retired = self.stack.placement.period, self.horizon, self.books, self.retired_waits
         # The engine's counters and GPU-second integrals as locals (written back at the end). No node
         # supplier: capacity and not-ready GPUs stay as they are. Which node a pod runs on shows in no
         # table at these recording levels, so only the free GPUs are counted here (room for one pod
         # anywhere is room on some node, as every node's GPUs are a multiple of the pod's).
-        books = self.books
-        C = books.capacity_gpus
-        not_ready = books.not_ready_gpus
+        C, not_ready, timeline = books.capacity_gpus, books.not_ready_gpus, books.timeline
         free = self.capacity.free_ready_gpus
-        bound = useful = running = waiting = events = 0
-        I = books.integrals
-        i_cap, i_use, i_held, i_free, i_nr, i_wait = (I[k] for k in ("capacity", "useful", "held_idle", "free", "not_ready", "waiting_jobs"))
-        last_t = books.last_t
-        last_progress = last_end = 0.0
-        unfinished = n
-        timeline = books.timeline
-        retired = self.retired_waits
+        i_cap, i_use, i_held, i_free, i_nr, i_wait = self._integrals()
+        bound = useful = running = waiting = events = finished = eid = i = 0
+        last_t, last_progress, last_end, now = books.last_t, 0.0, 0.0, 0.0
         heap: list = []
         push, pop = heapq.heappush, heapq.heappop
         fifo: deque = deque()
-        eid = 0
-        now = 0.0
-        i = 0
         cycle_pending = False
-
-        def snapshot(t: float) -> None:  # Books.snapshot at the jobs level, from the locals (benchmark case a)
-            row = (t, C, useful, bound - useful, C - not_ready - bound, not_ready, running, waiting)
-            if timeline and timeline[-1][0] == t:
-                timeline[-1] = row
-            elif not timeline or timeline[-1][1:] != row[1:]:
-                timeline.append(row)
-
         # Books.advance is inlined below (dt > 0: add each count times dt to its integral), with
         # the same float operations in the same order, so the integrals are the same to the last bit.
         # Simulation.request_cycle likewise: the next session boundary at or after now (next_boundary,
-        # inlined with the same operations), at priority LATE.
-        finished = 0
+        # inlined with the same operations), at priority LATE. Books.snapshot is snapshot_from_locals.
         arrivals_due = True  # the arrivals process (started at time 0) resumes at ``now``
         timed_out = False  # it resumes after its timeout: that batch is due, even if float rounding says now < t
         while True:
@@ -162,7 +145,7 @@ class OnePodGangRun(Simulation):
                     for j in range(first, i):
                         fifo.append((j, now))
                     if keep:
-                        snapshot(now)
+                        snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
                     if not cycle_pending:
                         cycle_pending = True
                         _boundary_k = math.ceil(now / period) if period else 0
@@ -192,7 +175,7 @@ class OnePodGangRun(Simulation):
                 retired.append(start - specs[j].submit_time)
                 if keep:
                     self.finish_s[j] = now
-                    snapshot(now)
+                    snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
                 if not cycle_pending:
                     cycle_pending = True
                     _boundary_k = math.ceil(now / period) if period else 0
@@ -220,12 +203,33 @@ class OnePodGangRun(Simulation):
                     push(heap, (now + float(specs[j].run_time), _NORMAL, eid, _FINISH, j, now, enter))
                     changed = True
                 if changed and keep:
-                    snapshot(now)
+                    snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
         self._write_back(now, bool(heap), arrived=i, events=events, counts=(bound, useful, running, waiting),
                          integrals=(i_cap, i_use, i_held, i_free, i_nr, i_wait), last_t=last_t,
                          last_progress=last_progress, last_end=last_end, unfinished=unfinished, finished=finished)
         self._live_at_end(heap, fifo, g)
         self._close_run(g)
+
+    def _start(self, until: float | None) -> tuple[list, list[int], bool]:
+        """The run's jobs in arrival order (a stable sort, as Simulation.run's), the events each job's end
+        counts (``pod_finished`` too for an independent job), and whether the run keeps the ``jobs``
+        level's per-job arrays (made here)."""
+        if until is not None:
+            raise ValueError(f"{type(self).__name__} runs to the end only (diagnosis replays with the general engine)")
+        specs = sorted(self.scenario.jobs, key=lambda j: j.submit_time)  # stable, as Simulation.run
+        self._specs = specs
+        n = self.job_total = self.unfinished = len(specs)
+        finish_events = [2 if s.progress == "independent" else 1 for s in specs]  # (pod_finished,) finished
+        keep = self.record == "jobs"
+        if keep:
+            self.start_s = array("d", bytes(8 * n))
+            self.finish_s = array("d", bytes(8 * n))
+            self.enter_s = array("d", bytes(8 * n))
+        return specs, finish_events, keep
+
+    def _integrals(self) -> tuple[float, ...]:
+        """The books' GPU-second integrals, in the order the loop keeps them (and _write_back writes them)."""
+        return tuple(self.books.integrals[k] for k in _INTEGRALS)
 
     def _write_back(self, now: float, events_left: bool, *, arrived: int, events: int, counts: tuple, integrals: tuple,
                     last_t: float, last_progress: float, last_end: float, unfinished: int, finished: int) -> None:
@@ -234,7 +238,7 @@ class OnePodGangRun(Simulation):
         self.arrived = arrived
         self.event_count += events
         books.bound_gpus, books.useful_gpus, books.running_jobs, books.waiting_jobs = counts
-        books.integrals.update(zip(("capacity", "useful", "held_idle", "free", "not_ready", "waiting_jobs"), integrals))
+        books.integrals.update(zip(_INTEGRALS, integrals))
         books.last_t = last_t
         self.last_progress, self.last_end = last_progress, last_end
         self.unfinished = unfinished

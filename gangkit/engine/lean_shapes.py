@@ -32,7 +32,7 @@ import math
 from array import array
 from collections import deque
 
-from gangkit.engine.lean import OnePodGangRun
+from gangkit.engine.lean import OnePodGangRun, snapshot_from_locals
 from gangkit.engine.state import JobState
 from gangkit.model.precision import ROUNDING, TOLERANCE
 from gangkit.model.scenario import Scenario
@@ -70,55 +70,26 @@ class OnePodShapesRun(OnePodGangRun):
     """The general engine's state and bookkeeping, driven by a plain event heap (see the module doc)."""
 
     def run(self, until: float | None = None) -> None:  # noqa: C901 - one loop, kept whole for speed
-        if until is not None:
-            raise ValueError("OnePodShapesRun runs to the end only (diagnosis replays with the general engine)")
-        specs = sorted(self.scenario.jobs, key=lambda j: j.submit_time)  # stable, as Simulation.run
-        self._specs = specs
-        n = self.job_total = self.unfinished = len(specs)
+        specs, finish_events, keep = self._start(until)
+        n = unfinished = len(specs)
         gpus = [s.pod_sets[0].gpus for s in specs]
+        smallest = min(gpus)
         order = self.stack.placement.one_pod_order(self.scenario)
         strict, largest = order == "strict", order == "largest-first"
-        finish_events = [2 if s.progress == "independent" else 1 for s in specs]  # (pod_finished,) finished
-        keep = self.record == "jobs"
-        if keep:
-            self.start_s = array("d", bytes(8 * n))
-            self.finish_s = array("d", bytes(8 * n))
-            self.enter_s = array("d", bytes(8 * n))
-        period = self.stack.placement.period
-        horizon = self.horizon
+        period, horizon, books, retired = self.stack.placement.period, self.horizon, self.books, self.retired_waits
         cap = self.capacity
         choose, take, give = cap.choose, cap.take, cap.give
-        books = self.books
-        C = books.capacity_gpus
-        not_ready = books.not_ready_gpus
-        free = cap.free_ready_gpus
-        bound = useful = running = waiting = events = 0
-        I = books.integrals
-        i_cap, i_use, i_held, i_free, i_nr, i_wait = (I[k] for k in ("capacity", "useful", "held_idle", "free", "not_ready", "waiting_jobs"))
-        last_t = books.last_t
-        last_progress = last_end = 0.0
-        unfinished = n
-        timeline = books.timeline
-        retired = self.retired_waits
+        C, not_ready, free, timeline = books.capacity_gpus, books.not_ready_gpus, cap.free_ready_gpus, books.timeline
+        i_cap, i_use, i_held, i_free, i_nr, i_wait = self._integrals()
+        bound = useful = running = waiting = events = finished = eid = i = 0
+        last_t, last_progress, last_end, now = books.last_t, 0.0, 0.0, 0.0
         heap: list = []
         push, pop = heapq.heappush, heapq.heappop
         lines: dict[int, deque] = {}  # GPUs of the pod -> the waiting jobs of that shape, (index, arrival), oldest first
-        smallest = min(gpus)
-        eid = 0
-        now = 0.0
-        i = 0
         cycle_pending = False
-
-        def snapshot(t: float) -> None:  # Books.snapshot at the jobs level, from the locals
-            row = (t, C, useful, bound - useful, C - not_ready - bound, not_ready, running, waiting)
-            if timeline and timeline[-1][0] == t:
-                timeline[-1] = row
-            elif not timeline or timeline[-1][1:] != row[1:]:
-                timeline.append(row)
-
         # Books.advance and Simulation.request_cycle are inlined at each place they happen, with the same float
         # operations in the same order, as in gangkit.engine.lean: a call per event would cost more than the rest.
-        finished = 0
+        # Books.snapshot is gangkit.engine.lean.snapshot_from_locals, from the locals.
         arrivals_due = True  # the arrivals process (started at time 0) resumes at ``now``
         timed_out = False  # it resumes after its timeout: that batch is due, even if float rounding says now < t
         while True:
@@ -148,7 +119,7 @@ class OnePodShapesRun(OnePodGangRun):
                             line = lines[gpus[j]] = deque()
                         line.append((j, now))
                     if keep:
-                        snapshot(now)
+                        snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
                     if not cycle_pending:
                         cycle_pending = True
                         _boundary_k = math.ceil(now / period) if period else 0
@@ -179,7 +150,7 @@ class OnePodShapesRun(OnePodGangRun):
                 retired.append(start - specs[j].submit_time)
                 if keep:
                     self.finish_s[j] = now
-                    snapshot(now)
+                    snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
                 if not cycle_pending:
                     cycle_pending = True
                     _boundary_k = math.ceil(now / period) if period else 0
@@ -231,7 +202,7 @@ class OnePodShapesRun(OnePodGangRun):
                         eid += 1
                         push(heap, (now + float(specs[j].run_time), _NORMAL, eid, _FINISH, j, now, enter, target))
                 if changed and keep:
-                    snapshot(now)
+                    snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
         self._write_back(now, bool(heap), arrived=i, events=events, counts=(bound, useful, running, waiting),
                          integrals=(i_cap, i_use, i_held, i_free, i_nr, i_wait), last_t=last_t,
                          last_progress=last_progress, last_end=last_end, unfinished=unfinished, finished=finished)

@@ -325,61 +325,18 @@ class KueueReader(SetupReader):
             self.r.error(obj, f"{base}.containers", "expected a list of at least one container")
             return None
         ok = True
-
-        def one(c: Any, where: str) -> dict[str, int]:
-            nonlocal ok
-            c = self.r.mapping(c, obj, where)
-            res = self.r.mapping(c.get("resources"), obj, f"{where}.resources")
-            limits = self.r.mapping(res.get("limits"), obj, f"{where}.resources.limits")
-            requests = self.r.mapping(res.get("requests"), obj, f"{where}.resources.requests")
-            out: dict[str, int] = {}
-            for name in list(dict.fromkeys([*requests, *limits])):
-                rf, lf = f"{where}.resources.requests.{name}", f"{where}.resources.limits.{name}"
-                if not isinstance(name, str):
-                    self.r.error(obj, rf if name in requests else lf, f"expected a resource name (a string), got {short(name)}")
-                    ok = False
-                    continue
-                if name == PODS:
-                    self.r.error(obj, rf if name in requests else lf, "the key is reserved for internal kueue use")
-                    ok = False
-                    continue
-                req = self.r.quantity(requests[name], obj, rf) if name in requests else None
-                lim = self.r.quantity(limits[name], obj, lf) if name in limits else None
-                if (name in requests and req is None) or (name in limits and lim is None):
-                    ok = False
-                    continue
-                bad = [(f, v) for f, v in ((rf, req), (lf, lim)) if v is not None and v < 0]
-                for f, v in bad:
-                    self.r.error(obj, f, f"must be greater than or equal to 0, got {v}")
-                if bad:
-                    ok = False
-                    continue
-                if api_server and _is_extended(name):
-                    if req is not None and lim is None:
-                        self.r.error(obj, lf, "Limit must be set for non overcommitable resources")
-                        ok = False
-                    elif req is not None and req != lim:
-                        self.r.error(obj, rf, f"must be equal to {name} limit of {limits[name]}")
-                        ok = False
-                    elif (lim or 0).denominator != 1:
-                        self.r.error(obj, lf, f"must be an integer, got {limits[name]!r}")
-                        ok = False
-                elif req is not None and lim is not None and req > lim:
-                    self.r.error(obj, rf, f"must be less than or equal to {name} limit of {limits[name]}")
-                    ok = False
-                value = req if req is not None else lim
-                out[name] = canonical(name, value)
-            return out
-
         total: dict[str, int] = {}
         for i, c in enumerate(containers):
-            for name, v in one(c, f"{base}.containers[{i}]").items():
+            reqs, c_ok = self._container_requests(c, obj, f"{base}.containers[{i}]", api_server)
+            ok = ok and c_ok
+            for name, v in reqs.items():
                 total[name] = total.get(name, 0) + v
         init_max: dict[str, int] = {}
         sidecars: dict[str, int] = {}
         init = pod.get("initContainers") or []
         for i, c in enumerate(init if isinstance(init, list) else []):
-            reqs = one(c, f"{base}.initContainers[{i}]")
+            reqs, c_ok = self._container_requests(c, obj, f"{base}.initContainers[{i}]", api_server)
+            ok = ok and c_ok
             if isinstance(c, Mapping) and c.get("restartPolicy") == "Always":
                 for name, v in reqs.items():
                     total[name] = total.get(name, 0) + v
@@ -392,6 +349,54 @@ class KueueReader(SetupReader):
         for name, v in init_max.items():
             total[name] = max(total.get(name, 0), v)
         return {n: v for n, v in total.items() if v} if ok else None
+
+    def _container_requests(self, c: Any, obj: str, where: str, api_server: bool) -> tuple[dict[str, int], bool]:
+        """One container's requests (a limit without a request sets it), and whether all of them were valid:
+        names, quantities >= 0, a request at most its limit; with ``api_server`` the API server's rules for
+        extended resources (a whole limit, and a request equal to it)."""
+        ok = True
+        c = self.r.mapping(c, obj, where)
+        res = self.r.mapping(c.get("resources"), obj, f"{where}.resources")
+        limits = self.r.mapping(res.get("limits"), obj, f"{where}.resources.limits")
+        requests = self.r.mapping(res.get("requests"), obj, f"{where}.resources.requests")
+        out: dict[str, int] = {}
+        for name in list(dict.fromkeys([*requests, *limits])):
+            rf, lf = f"{where}.resources.requests.{name}", f"{where}.resources.limits.{name}"
+            if not isinstance(name, str):
+                self.r.error(obj, rf if name in requests else lf, f"expected a resource name (a string), got {short(name)}")
+                ok = False
+                continue
+            if name == PODS:
+                self.r.error(obj, rf if name in requests else lf, "the key is reserved for internal kueue use")
+                ok = False
+                continue
+            req = self.r.quantity(requests[name], obj, rf) if name in requests else None
+            lim = self.r.quantity(limits[name], obj, lf) if name in limits else None
+            if (name in requests and req is None) or (name in limits and lim is None):
+                ok = False
+                continue
+            bad = [(f, v) for f, v in ((rf, req), (lf, lim)) if v is not None and v < 0]
+            for f, v in bad:
+                self.r.error(obj, f, f"must be greater than or equal to 0, got {v}")
+            if bad:
+                ok = False
+                continue
+            if api_server and _is_extended(name):
+                if req is not None and lim is None:
+                    self.r.error(obj, lf, "Limit must be set for non overcommitable resources")
+                    ok = False
+                elif req is not None and req != lim:
+                    self.r.error(obj, rf, f"must be equal to {name} limit of {limits[name]}")
+                    ok = False
+                elif (lim or 0).denominator != 1:
+                    self.r.error(obj, lf, f"must be an integer, got {limits[name]!r}")
+                    ok = False
+            elif req is not None and lim is not None and req > lim:
+                self.r.error(obj, rf, f"must be less than or equal to {name} limit of {limits[name]}")
+                ok = False
+            value = req if req is not None else lim
+            out[name] = canonical(name, value)
+        return out, ok
 
     def workload(self, o: ManifestObject) -> tuple[LoadedWorkload, datetime | None, datetime | None] | None:
         """A Workload object: pod sets, priority, queue, and its status.admission if it holds quota."""

@@ -211,6 +211,13 @@ class SetupReader:
         gangkit models one admission check for the whole stack: the check a
         ClusterQueue lists applies to every workload of ``kueue+provreq+autoscaler``.
         """
+        configs = self._provisioning_request_configs()
+        checks, other_controllers = self._admission_check_objects(configs)
+        return self._checks_used(checks, other_controllers)
+
+    def _provisioning_request_configs(self) -> dict[str, ProvisioningRequestConfig]:
+        """The ProvisioningRequestConfigs by name: ``provisioningClassName`` (required) and the
+        ``retryStrategy`` (Kueue v1beta1 ProvisioningRequestConfig; counts and seconds >= 0)."""
         configs: dict[str, ProvisioningRequestConfig] = {}
         for o in self.by_kind["ProvisioningRequestConfig"]:
             spec = self.r.mapping(o.doc.get("spec"), o.label, "spec")
@@ -233,6 +240,12 @@ class SetupReader:
                 configs[o.name] = ProvisioningRequestConfig(**kw)
             except ValueError as e:
                 self.r.error(o.label, "spec.provisioningClassName", str(e).split(": ", 2)[-1])
+        return configs
+
+    def _admission_check_objects(self, configs: dict) -> tuple[dict[str, AdmissionCheck], dict[str, str]]:
+        """The AdmissionChecks of Kueue's ProvisioningRequest controller by name (their ``spec.parameters``
+        naming a ProvisioningRequestConfig of the input), and the controllers of the others, which gangkit
+        does not run (noted: the ClusterQueues listing them stay inactive)."""
         checks: dict[str, AdmissionCheck] = {}
         other_controllers: dict[str, str] = {}  # AdmissionChecks of controllers gangkit does not run
         for o in self.by_kind["AdmissionCheck"]:
@@ -258,6 +271,12 @@ class SetupReader:
                 self.r.error(o.label, "spec.parameters.name", f"ProvisioningRequestConfig {ref!r} is not in the input")
                 continue
             checks[o.name] = AdmissionCheck(o.name, controller, configs[ref])
+        return checks, other_controllers
+
+    def _checks_used(self, checks: dict[str, AdmissionCheck], other_controllers: dict[str, str]) -> list:
+        """The checks the ClusterQueues list (``admissionChecksStrategy``, or v1beta1's ``admissionChecks``), in
+        first-listed order; a ClusterQueue naming an AdmissionCheck of another controller is inactive
+        (``AdmissionCheckInactive``), one naming a missing AdmissionCheck too (``AdmissionCheckNotFound``)."""
         used: list[str] = []
         per_queue: dict[str, set] = {}
         for o in self.by_kind["ClusterQueue"]:

@@ -70,46 +70,63 @@ def dump_manifests(scenario: Scenario) -> str:
     becomes Kueue's ``kueue.x-k8s.io/job-min-parallelism`` annotation. Jobs must have one pod set (a batch/v1 Job has one pod
     template) and a whole number of seconds as ``max_run_time``.
     """
-    problems = []
-    for j in scenario.jobs:
-        if len(j.pod_sets) != 1 and j.controller == "batch" and j.framework == BATCH_JOB:
-            problems.append(Problem(f"Job {j.key}", "pod_sets", "a batch/v1 Job has one pod template; "
-                                    f"expected one pod set, got {len(j.pod_sets)} (a JobSet has one per "
-                                    "replicatedJob: framework='jobset.x-k8s.io/jobset')"))
-        if j.framework == JOBSET and any(ps.min_count is not None for ps in j.pod_sets):
-            problems.append(Problem(f"Job {j.key}", "pod_sets", "Kueue's partial admission (min_count) is for "
-                                    "batch/v1 Jobs; a JobSet has none"))
-        if j.framework in (POD, DEPLOYMENT, STATEFULSET):
-            problems.append(Problem(f"Job {j.key}", "framework", f"gangkit does not write {j.framework} workloads back "
-                                    "yet; export the scenario to a stack (gangkit export), which writes batch/v1 Jobs"))
-        if j.framework in REPLICA_FRAMEWORKS:
-            problems.extend(Problem(f"Job {j.key}", "pod_sets", m) for m in replica_problems(j, REPLICA_FRAMEWORKS[j.framework]))
-        if j.framework == JOBSET and gang_form(j, scenario.settings.stack) == "kube-gang":
-            field, objects = (("schedulingGroup", "PodGroup") if scenario.settings.kube_gang_release == "1.36"
-                              else ("workloadRef", "Workload"))
-            problems.append(Problem(f"Job {j.key}", "framework", f"the JobSet CRD's pod template has no {field}: "
-                                    f"a Kubernetes {objects} gang cannot be written for a JobSet"))
-        if any(ps.one_per_node for ps in j.pod_sets) and (j.controller != "batch"
-                                                           or j.framework not in (BATCH_JOB, JOBSET)):
-            problems.append(Problem(f"Job {j.key}", "pod_sets", "one_per_node (required pod anti-affinity on "
-                                    "kubernetes.io/hostname) is written only into a batch/v1 Job's or a JobSet's pod "
-                                    "templates; "
-                                    f"got framework {j.framework!r}, controller {j.controller!r}"))
-        if j.max_run_time is not None and j.max_run_time != int(j.max_run_time):
-            problems.append(Problem(f"Job {j.key}", "max_run_time",
-                                    f"activeDeadlineSeconds is whole seconds; got {j.max_run_time!r}"))
-        for name in ("schedule_timeout", "placeholder_timeout"):
-            value = getattr(j, name)
-            if value is not None and value != int(value):
-                problems.append(Problem(f"Job {j.key}", name, f"the manifests take whole seconds; got {value!r}"))
-        problems.extend(Problem(f"Job {j.key}", "gang", message) for message in gang_dump_problems(j))
-        if j.snapshot is not None:
-            problems.append(Problem(f"Job {j.key}", "snapshot", "a job taken from a live cluster's snapshot (admitted "
-                                    "or running) is not written back: the manifests describe jobs before they start "
-                                    "(give the dump itself to gangkit run, docs/reference/snapshot.md)"))
+    problems = [p for j in scenario.jobs for p in _job_dump_problems(j, scenario)]
     problems.extend(supply.dump_problems(scenario))
     if problems:
         raise ScenarioError(problems)
+    docs = _documents(scenario)
+    header = f"# Scenario {scenario.name}, written by gangkit.manifests.dump_manifests\n"
+    return header + yaml.dump_all(docs, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
+                                  allow_unicode=True, width=100)
+
+
+def _job_dump_problems(j: Job, scenario: Scenario) -> list[Problem]:
+    """What keeps job ``j`` from being written as manifests that read back the same: a shape its kind's
+    manifests cannot say (a batch/v1 Job has one pod template, a JobSet's pod template no Kubernetes gang
+    field), fractional seconds where the manifests take whole ones, a snapshot's live state."""
+    problems = []
+    if len(j.pod_sets) != 1 and j.controller == "batch" and j.framework == BATCH_JOB:
+        problems.append(Problem(f"Job {j.key}", "pod_sets", "a batch/v1 Job has one pod template; "
+                                f"expected one pod set, got {len(j.pod_sets)} (a JobSet has one per "
+                                "replicatedJob: framework='jobset.x-k8s.io/jobset')"))
+    if j.framework == JOBSET and any(ps.min_count is not None for ps in j.pod_sets):
+        problems.append(Problem(f"Job {j.key}", "pod_sets", "Kueue's partial admission (min_count) is for "
+                                "batch/v1 Jobs; a JobSet has none"))
+    if j.framework in (POD, DEPLOYMENT, STATEFULSET):
+        problems.append(Problem(f"Job {j.key}", "framework", f"gangkit does not write {j.framework} workloads back "
+                                "yet; export the scenario to a stack (gangkit export), which writes batch/v1 Jobs"))
+    if j.framework in REPLICA_FRAMEWORKS:
+        problems.extend(Problem(f"Job {j.key}", "pod_sets", m) for m in replica_problems(j, REPLICA_FRAMEWORKS[j.framework]))
+    if j.framework == JOBSET and gang_form(j, scenario.settings.stack) == "kube-gang":
+        field, objects = (("schedulingGroup", "PodGroup") if scenario.settings.kube_gang_release == "1.36"
+                          else ("workloadRef", "Workload"))
+        problems.append(Problem(f"Job {j.key}", "framework", f"the JobSet CRD's pod template has no {field}: "
+                                f"a Kubernetes {objects} gang cannot be written for a JobSet"))
+    if any(ps.one_per_node for ps in j.pod_sets) and (j.controller != "batch"
+                                                       or j.framework not in (BATCH_JOB, JOBSET)):
+        problems.append(Problem(f"Job {j.key}", "pod_sets", "one_per_node (required pod anti-affinity on "
+                                "kubernetes.io/hostname) is written only into a batch/v1 Job's or a JobSet's pod "
+                                "templates; "
+                                f"got framework {j.framework!r}, controller {j.controller!r}"))
+    if j.max_run_time is not None and j.max_run_time != int(j.max_run_time):
+        problems.append(Problem(f"Job {j.key}", "max_run_time",
+                                f"activeDeadlineSeconds is whole seconds; got {j.max_run_time!r}"))
+    for name in ("schedule_timeout", "placeholder_timeout"):
+        value = getattr(j, name)
+        if value is not None and value != int(value):
+            problems.append(Problem(f"Job {j.key}", name, f"the manifests take whole seconds; got {value!r}"))
+    problems.extend(Problem(f"Job {j.key}", "gang", message) for message in gang_dump_problems(j))
+    if j.snapshot is not None:
+        problems.append(Problem(f"Job {j.key}", "snapshot", "a job taken from a live cluster's snapshot (admitted "
+                                "or running) is not written back: the manifests describe jobs before they start "
+                                "(give the dump itself to gangkit run, docs/reference/snapshot.md)"))
+    return problems
+
+
+def _documents(scenario: Scenario) -> list[dict]:
+    """The documents of :func:`dump_manifests`, in its order: Nodes, PriorityClasses, the Kueue setup,
+    Volcano Queues, node suppliers, the Jobs, their gang objects (or PodGroups), coscheduling's setup,
+    the Simulation."""
     docs: list[dict] = [node_manifest(n) for n in scenario.nodes]
     docs.extend(priority_class_manifest(value) for value in sorted({j.priority for j in scenario.jobs if j.priority != 0}))
     docs.extend(kueue.kueue_manifests(scenario.kueue, scenario.jobs))
@@ -128,10 +145,7 @@ def dump_manifests(scenario: Scenario) -> str:
     if scenario.coscheduling is not None:
         docs.append(coscheduling_manifest(scenario.coscheduling))
     docs.append(simulation_manifest(scenario))
-    header = f"# Scenario {scenario.name}, written by gangkit.manifests.dump_manifests\n"
-    return header + yaml.dump_all(docs, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
-                                  allow_unicode=True, width=100)
-
+    return docs
 
 def _job_manifest(j: Job, kueue_managed: bool, scheduler: str | None, gang: str | None, release: str = "1.35",
                   template_annotations: dict | None = None) -> dict:

@@ -207,98 +207,14 @@ class Job:
         return self.pod_count if self.min_member is None else self.min_member
 
     def problems(self) -> list[Problem]:
-        """Every way this job is invalid (empty when it is valid)."""
+        """Every way this job is invalid (empty when it is valid): the rows of :data:`_JOB_HEAD_CHECKS`,
+        then those of :data:`_POD_SET_CHECKS` for each pod set, then those of :data:`_JOB_CHECKS`."""
         obj = f"Job {self.key}"
-        out: list[Problem] = []
-
-        def bad(fieldname: str, msg: str) -> None:
-            out.append(Problem(obj, fieldname, msg))
-
-        if not self.name:
-            bad("name", "expected a non-empty name")
-        if not self.pod_sets:
-            bad("pod_sets", "expected at least one pod set")
+        out = [Problem(obj, f, msg) for f, check in _JOB_HEAD_CHECKS if (msg := check(self)) is not None]
         for i, ps in enumerate(self.pod_sets):
-            where = f"pod_sets[{i}]"
-            if not _whole(ps.count) or not 1 <= ps.count <= MAX_JOB_PODS:
-                bad(f"{where}.count", f"expected a whole number from 1 to {MAX_JOB_PODS}, got {shown(ps.count)}")
-            if not _whole(ps.gpus) or not 0 <= ps.gpus <= MAX_QUANTITY:
-                bad(f"{where}.gpus", f"expected a whole number of GPUs from 0 to 2^63-1, got {shown(ps.gpus)}")
-            if not _finite(ps.cpu) or not 0 <= ps.cpu <= MAX_QUANTITY:
-                bad(f"{where}.cpu", f"expected cores from 0 to 2^63-1, got {shown(ps.cpu)}")
-            if not _whole(ps.memory) or not 0 <= ps.memory <= MAX_QUANTITY:
-                bad(f"{where}.memory", f"expected bytes from 0 to 2^63-1, got {shown(ps.memory)}")
-            if ps.min_count is not None and (not _whole(ps.min_count) or not 1 <= ps.min_count <= ps.count):
-                bad(f"{where}.min_count", f"expected a whole number from 1 to {ps.count}, got {ps.min_count!r}")
-            if ps.min_member is not None and (not _whole(ps.min_member) or not 0 <= ps.min_member <= ps.count):
-                bad(f"{where}.min_member", f"expected a whole number from 0 to {ps.count}, got {ps.min_member!r}")
-            if ps.one_per_node is not False and ps.one_per_node is not True:
-                bad(f"{where}.one_per_node", f"expected True or False (one pod of the pod set per node), "
-                                             f"got {ps.one_per_node!r}")
-        if not _finite(self.run_time) or not 0 < self.run_time <= MAX_DURATION_S:
-            bad("run_time", f"expected a run time > 0 seconds, at most {MAX_DURATION_S:.0f}, got {shown(self.run_time)}")
-        if not _finite(self.submit_time) or not 0 <= self.submit_time <= MAX_DURATION_S:
-            bad("submit_time", f"expected a submit time >= 0 seconds, at most {MAX_DURATION_S:.0f}, "
-                               f"got {shown(self.submit_time)}")
-        if not _whole(self.priority):
-            bad("priority", f"expected a whole number, got {self.priority!r}")
-        if self.progress not in PROGRESS_MODES:
-            bad("progress", f"expected one of {', '.join(PROGRESS_MODES)}, got {self.progress!r}")
-        if self.min_member is not None and self.pod_sets and (
-            not _whole(self.min_member) or not 1 <= self.min_member <= self.pod_count
-        ):
-            bad("min_member", f"expected a whole number from 1 to {self.pod_count}, got {self.min_member!r}")
-        if self.max_run_time is not None and (not _finite(self.max_run_time) or self.max_run_time <= 0):
-            bad("max_run_time", f"expected seconds > 0, got {self.max_run_time!r}")
-        if self.checkpoint_interval is not None and (
-            not _finite(self.checkpoint_interval) or self.checkpoint_interval <= 0
-        ):
-            bad("checkpoint_interval", f"expected seconds > 0, got {self.checkpoint_interval!r}")
-        if not isinstance(self.volcano_queue, str) or not self.volcano_queue:
-            bad("volcano_queue", f"expected a Volcano Queue name, got {self.volcano_queue!r}")
-        if self.controller not in CONTROLLERS:
-            bad("controller", f"expected one of {', '.join(CONTROLLERS)}, got {self.controller!r}")
-        if self.min_resources is not None and (
-            not isinstance(self.min_resources, Resources) or any(not a >= 0 for a in self.min_resources)
-        ):
-            bad("min_resources", f"expected Resources with amounts >= 0, got {self.min_resources!r}")
-        for name in ("schedule_timeout", "placeholder_timeout", "sla_waiting_time"):
-            value = getattr(self, name)
-            if value is not None and (not _finite(value) or value <= 0):
-                bad(name, f"expected seconds > 0, got {value!r}")
-        if self.gang_style is not None and self.gang_style not in GANG_STYLES:
-            bad("gang_style", f"expected one of {', '.join(GANG_STYLES)}, got {self.gang_style!r}")
-        if self.placeholder_request is not None and not _one_pod(self.placeholder_request):
-            bad("placeholder_request", "expected Resources of one pod (whole GPUs, cores and whole bytes, each from 0 "
-                                       f"to 2^63-1), got {self.placeholder_request!r}")
-        if self.rendezvous_timeout is not None and (not _finite(self.rendezvous_timeout) or self.rendezvous_timeout <= 0):
-            bad("rendezvous_timeout", f"expected seconds > 0 (None: wait for ever), got {self.rendezvous_timeout!r}")
-        if self.elastic is not False and (self.elastic is not True or self.progress != "sync"):
-            bad("elastic", f"expected True only for a sync job (elastic training), got {self.elastic!r} with progress "
-                           f"{self.progress!r}")
-        if not _whole(self.backoff_limit) or self.backoff_limit < 0:
-            bad("backoff_limit", f"expected a whole number of failed pods >= 0, got {self.backoff_limit!r}")
-        if self.snapshot is not None and not isinstance(self.snapshot, JobSnapshot):
-            bad("snapshot", f"expected a JobSnapshot (or None), got {type(self.snapshot).__name__}")
-        elif self.snapshot is not None and self.snapshot.admission is not None and self.pod_sets and (
-                len(self.snapshot.admission.counts) != len(self.pod_sets)):
-            bad("snapshot.admission", f"expected a pod set assignment for each of the {len(self.pod_sets)} pod sets, "
-                                      f"got {len(self.snapshot.admission.counts)}")
-        names = [ps.name for ps in self.pod_sets]
-        protected = self.volcano_not_preemptable
-        if not isinstance(protected, tuple) or any(not isinstance(n, str) or n not in names for n in protected) \
-                or len(set(protected)) != len(protected):
-            bad("volcano_not_preemptable", f"expected a tuple of distinct pod set names (of {', '.join(map(repr, names))}) "
-                                           f"whose pods are not preemptable, got {protected!r}")
-        if self.consume_provisioning_request is not None and (
-                not isinstance(self.consume_provisioning_request, str) or not self.consume_provisioning_request):
-            bad("consume_provisioning_request", "expected the name of a ProvisioningRequest (or None), "
-                                                f"got {self.consume_provisioning_request!r}")
-        if self.framework not in FRAMEWORKS:
-            bad("framework", f"expected one of {', '.join(FRAMEWORKS)}, got {self.framework!r}")
-        elif self.framework != BATCH_JOB and self.controller != "batch":
-            bad("framework", f"{self.framework}'s pods are made at submission, as a batch/v1 Job's: expected controller "
-                             f"'batch', got {self.controller!r}")
+            out += [Problem(obj, f"pod_sets[{i}].{f}", msg) for f, check in _POD_SET_CHECKS
+                    if (msg := check(ps)) is not None]
+        out += [Problem(obj, f, msg) for f, check in _JOB_CHECKS if (msg := check(self)) is not None]
         return out
 
 
@@ -373,6 +289,247 @@ def _plainly_valid(j: Job) -> bool:
                 and ps.min_count is None and ps.min_member is None and ps.one_per_node is False):
             return False
     return True
+
+
+# The validators of Job.problems: each takes the pod set or the job and returns what is wrong with one
+# field (the problem's text), or None. The tables give their order, which is the order of the problems.
+
+def _ps_count(ps: PodSet) -> str | None:
+    if not _whole(ps.count) or not 1 <= ps.count <= MAX_JOB_PODS:
+        return f"expected a whole number from 1 to {MAX_JOB_PODS}, got {shown(ps.count)}"
+    return None
+
+
+def _ps_gpus(ps: PodSet) -> str | None:
+    if not _whole(ps.gpus) or not 0 <= ps.gpus <= MAX_QUANTITY:
+        return f"expected a whole number of GPUs from 0 to 2^63-1, got {shown(ps.gpus)}"
+    return None
+
+
+def _ps_cpu(ps: PodSet) -> str | None:
+    if not _finite(ps.cpu) or not 0 <= ps.cpu <= MAX_QUANTITY:
+        return f"expected cores from 0 to 2^63-1, got {shown(ps.cpu)}"
+    return None
+
+
+def _ps_memory(ps: PodSet) -> str | None:
+    if not _whole(ps.memory) or not 0 <= ps.memory <= MAX_QUANTITY:
+        return f"expected bytes from 0 to 2^63-1, got {shown(ps.memory)}"
+    return None
+
+
+def _ps_min_count(ps: PodSet) -> str | None:
+    """Kueue's partial admission: ``minCount`` is at least 1 and at most the pod set's count."""
+    if ps.min_count is not None and (not _whole(ps.min_count) or not 1 <= ps.min_count <= ps.count):
+        return f"expected a whole number from 1 to {ps.count}, got {ps.min_count!r}"
+    return None
+
+
+def _ps_min_member(ps: PodSet) -> str | None:
+    """Volcano's task ``minAvailable`` (minTaskMember): from 0 to the task's replicas."""
+    if ps.min_member is not None and (not _whole(ps.min_member) or not 0 <= ps.min_member <= ps.count):
+        return f"expected a whole number from 0 to {ps.count}, got {ps.min_member!r}"
+    return None
+
+
+def _ps_one_per_node(ps: PodSet) -> str | None:
+    if ps.one_per_node is not False and ps.one_per_node is not True:
+        return f"expected True or False (one pod of the pod set per node), got {ps.one_per_node!r}"
+    return None
+
+
+#: (field of ``pod_sets[i]``, validator) rows, checked for each pod set in turn.
+_POD_SET_CHECKS = (
+    ("count", _ps_count),
+    ("gpus", _ps_gpus),
+    ("cpu", _ps_cpu),
+    ("memory", _ps_memory),
+    ("min_count", _ps_min_count),
+    ("min_member", _ps_min_member),
+    ("one_per_node", _ps_one_per_node),
+)
+
+
+def _check_name(j: Job) -> str | None:
+    return None if j.name else "expected a non-empty name"
+
+
+def _check_pod_sets(j: Job) -> str | None:
+    return None if j.pod_sets else "expected at least one pod set"
+
+
+def _check_run_time(j: Job) -> str | None:
+    if not _finite(j.run_time) or not 0 < j.run_time <= MAX_DURATION_S:
+        return f"expected a run time > 0 seconds, at most {MAX_DURATION_S:.0f}, got {shown(j.run_time)}"
+    return None
+
+
+def _check_submit_time(j: Job) -> str | None:
+    if not _finite(j.submit_time) or not 0 <= j.submit_time <= MAX_DURATION_S:
+        return f"expected a submit time >= 0 seconds, at most {MAX_DURATION_S:.0f}, got {shown(j.submit_time)}"
+    return None
+
+
+def _check_priority(j: Job) -> str | None:
+    return None if _whole(j.priority) else f"expected a whole number, got {j.priority!r}"
+
+
+def _check_progress(j: Job) -> str | None:
+    if j.progress not in PROGRESS_MODES:
+        return f"expected one of {', '.join(PROGRESS_MODES)}, got {j.progress!r}"
+    return None
+
+
+def _check_min_member(j: Job) -> str | None:
+    """Volcano's PodGroup ``minMember``: from 1 to the job's pods (checked only when it has pod sets)."""
+    if j.min_member is not None and j.pod_sets and (not _whole(j.min_member) or not 1 <= j.min_member <= j.pod_count):
+        return f"expected a whole number from 1 to {j.pod_count}, got {j.min_member!r}"
+    return None
+
+
+def _seconds_or_none(name: str, expected: str = "expected seconds > 0"):
+    """A validator of an optional duration field: None, or finite seconds > 0."""
+    def check(j: Job) -> str | None:
+        value = getattr(j, name)
+        if value is not None and (not _finite(value) or value <= 0):
+            return f"{expected}, got {value!r}"
+        return None
+    check.__name__ = f"_check_{name}"
+    return check
+
+
+def _check_volcano_queue(j: Job) -> str | None:
+    if not isinstance(j.volcano_queue, str) or not j.volcano_queue:
+        return f"expected a Volcano Queue name, got {j.volcano_queue!r}"
+    return None
+
+
+def _check_controller(j: Job) -> str | None:
+    if j.controller not in CONTROLLERS:
+        return f"expected one of {', '.join(CONTROLLERS)}, got {j.controller!r}"
+    return None
+
+
+def _check_min_resources(j: Job) -> str | None:
+    """Volcano's PodGroup ``spec.minResources``: amounts >= 0."""
+    if j.min_resources is not None and (
+        not isinstance(j.min_resources, Resources) or any(not a >= 0 for a in j.min_resources)
+    ):
+        return f"expected Resources with amounts >= 0, got {j.min_resources!r}"
+    return None
+
+
+def _check_gang_style(j: Job) -> str | None:
+    """YuniKorn's ``gangSchedulingStyle``: Soft or Hard."""
+    if j.gang_style is not None and j.gang_style not in GANG_STYLES:
+        return f"expected one of {', '.join(GANG_STYLES)}, got {j.gang_style!r}"
+    return None
+
+
+def _check_placeholder_request(j: Job) -> str | None:
+    """YuniKorn's task group ``minResource``: what one placeholder pod requests."""
+    if j.placeholder_request is not None and not _one_pod(j.placeholder_request):
+        return ("expected Resources of one pod (whole GPUs, cores and whole bytes, each from 0 "
+                f"to 2^63-1), got {j.placeholder_request!r}")
+    return None
+
+
+def _check_elastic(j: Job) -> str | None:
+    if j.elastic is not False and (j.elastic is not True or j.progress != "sync"):
+        return f"expected True only for a sync job (elastic training), got {j.elastic!r} with progress {j.progress!r}"
+    return None
+
+
+def _check_backoff_limit(j: Job) -> str | None:
+    """batch/v1 ``spec.backoffLimit``: a whole number >= 0."""
+    if not _whole(j.backoff_limit) or j.backoff_limit < 0:
+        return f"expected a whole number of failed pods >= 0, got {j.backoff_limit!r}"
+    return None
+
+
+def _check_snapshot(j: Job) -> str | None:
+    if j.snapshot is not None and not isinstance(j.snapshot, JobSnapshot):
+        return f"expected a JobSnapshot (or None), got {type(j.snapshot).__name__}"
+    return None
+
+
+def _check_snapshot_admission(j: Job) -> str | None:
+    """Kueue's ``status.admission.podSetAssignments``: one per pod set (checked only of a JobSnapshot)."""
+    snap = j.snapshot
+    if isinstance(snap, JobSnapshot) and snap.admission is not None and j.pod_sets and (
+            len(snap.admission.counts) != len(j.pod_sets)):
+        return (f"expected a pod set assignment for each of the {len(j.pod_sets)} pod sets, "
+                f"got {len(snap.admission.counts)}")
+    return None
+
+
+def _check_volcano_not_preemptable(j: Job) -> str | None:
+    """Volcano's ``volcano.sh/preemptable: "false"``: given by distinct names of the job's pod sets."""
+    names = [ps.name for ps in j.pod_sets]
+    protected = j.volcano_not_preemptable
+    if not isinstance(protected, tuple) or any(not isinstance(n, str) or n not in names for n in protected) \
+            or len(set(protected)) != len(protected):
+        return (f"expected a tuple of distinct pod set names (of {', '.join(map(repr, names))}) "
+                f"whose pods are not preemptable, got {protected!r}")
+    return None
+
+
+def _check_consume_provisioning_request(j: Job) -> str | None:
+    """cluster-autoscaler's ``autoscaling.x-k8s.io/consume-provisioning-request``: a non-empty name."""
+    if j.consume_provisioning_request is not None and (
+            not isinstance(j.consume_provisioning_request, str) or not j.consume_provisioning_request):
+        return f"expected the name of a ProvisioningRequest (or None), got {j.consume_provisioning_request!r}"
+    return None
+
+
+def _check_framework(j: Job) -> str | None:
+    """One of Kueue's integrations (:data:`FRAMEWORKS`)."""
+    if j.framework not in FRAMEWORKS:
+        return f"expected one of {', '.join(FRAMEWORKS)}, got {j.framework!r}"
+    return None
+
+
+def _check_framework_controller(j: Job) -> str | None:
+    """Only a batch/v1 Job may be a Volcano Job: every other kind's pods are made at submission."""
+    if j.framework in FRAMEWORKS and j.framework != BATCH_JOB and j.controller != "batch":
+        return (f"{j.framework}'s pods are made at submission, as a batch/v1 Job's: expected controller "
+                f"'batch', got {j.controller!r}")
+    return None
+
+
+#: (field, validator) rows of :meth:`Job.problems` checked before the pod sets' rows ...
+_JOB_HEAD_CHECKS = (
+    ("name", _check_name),
+    ("pod_sets", _check_pod_sets),
+)
+
+#: ... and those checked after them, in the order the problems are listed.
+_JOB_CHECKS = (
+    ("run_time", _check_run_time),
+    ("submit_time", _check_submit_time),
+    ("priority", _check_priority),
+    ("progress", _check_progress),
+    ("min_member", _check_min_member),
+    ("max_run_time", _seconds_or_none("max_run_time")),
+    ("checkpoint_interval", _seconds_or_none("checkpoint_interval")),
+    ("volcano_queue", _check_volcano_queue),
+    ("controller", _check_controller),
+    ("min_resources", _check_min_resources),
+    ("schedule_timeout", _seconds_or_none("schedule_timeout")),
+    ("placeholder_timeout", _seconds_or_none("placeholder_timeout")),
+    ("sla_waiting_time", _seconds_or_none("sla_waiting_time")),
+    ("gang_style", _check_gang_style),
+    ("placeholder_request", _check_placeholder_request),
+    ("rendezvous_timeout", _seconds_or_none("rendezvous_timeout", "expected seconds > 0 (None: wait for ever)")),
+    ("elastic", _check_elastic),
+    ("backoff_limit", _check_backoff_limit),
+    ("snapshot", _check_snapshot),
+    ("snapshot.admission", _check_snapshot_admission),
+    ("volcano_not_preemptable", _check_volcano_not_preemptable),
+    ("consume_provisioning_request", _check_consume_provisioning_request),
+    ("framework", _check_framework),
+    ("framework", _check_framework_controller),
+)
 
 
 def _whole(x) -> bool:

@@ -290,45 +290,69 @@ class KubeScheduler(PlacementLayer):
             self._order = None
             self._grow = cap.grow_version
             return
-        active: list[tuple] = []
+        active = self._added_to_active(now)
         backoff: list[tuple] = []
-        # pods added since the last cycle, in creation order (a pod recreated after an eviction is a new pod)
+        # unschedulable pods moved by the events, or by the flush (a cycle without either leaves them be)
+        flush_now, self._flush_now = self._flush_now, False
+        if deleted or ready or flush_now:
+            self._move_unschedulable(now, deleted, ready, flush_now, active, backoff)
+        # No pod joins a queue during the drain, so the pop order is fixed: activeQ in its order, then backoffQ in its.
+        active.sort(key=_first3)
+        backoff.sort(key=_first4)
+        if backoff:
+            active.extend(backoff)
+        self._drain(sim, cap, now, active)
+        self._order = None
+        self._grow = cap.grow_version
+        if self.preemption and self._unsched:
+            self._set_flush_timer(sim, now)
+
+    def _added_to_active(self, now: float) -> list[tuple]:
+        """activeQ's entries for the pods added since the last cycle, in creation order (a pod recreated after
+        an eviction is a new pod): each enters with its timestamp now and an unschedulable count of 0."""
+        active: list[tuple] = []
         for p in sorted(self._added, key=lambda p: p.seq):
             if p.node is None and not p.done and p.job.placing:
                 self._unsched.pop(p, None)
                 e = self._entries[p] = _Entry(p, now, self._next_stamp(), 0)
                 active.append((-e.prio, e.ts, e.stamp, e))
         self._added = []
-        # unschedulable pods moved by the events, or by the flush (a cycle without either leaves them be)
-        flush_now, self._flush_now = self._flush_now, False
-        if deleted or ready or flush_now:
-            floor_now = math.floor(now)
-            keep: dict[PodState, _Entry] = {}
-            for p, e in self._unsched.items():
-                if p.node is not None or p.done or not p.job.placing:
-                    continue
-                if now > e.ts + MAX_IN_UNSCHEDULABLE:
-                    self._lazy_flush(e, now)
-                flush = flush_now and first_flush(e.ts) <= now + 1e-9
-                if not (deleted or flush or any(self._moved_by_node(p, st) for st in ready)):
-                    keep[p] = e
-                    continue
-                # backing off (isPodBackingoff): its backoff end is not before the current whole second
-                if e.ts + POD_MAX_BACKOFF + 1.0 > now and backoff_end(e.ts, e.count) >= floor_now:
-                    backoff.append((backoff_end(e.ts, e.count), -e.prio, e.ts, e.stamp, e))
-                else:
-                    active.append((-e.prio, e.ts, e.stamp, e))
-            self._unsched = keep
-        # No pod joins a queue during the drain, so the pop order is fixed: activeQ in its order, then backoffQ in its.
-        active.sort(key=_first3)
-        backoff.sort(key=_first4)
+        return active
+
+    def _move_unschedulable(self, now: float, deleted: bool, ready: list, flush_now: bool,
+                            active: list[tuple], backoff: list[tuple]) -> None:
+        """Move the unschedulable pods that the cluster events' queueing hints (a deletion, a node made usable)
+        or the flush move: into backoffQ while backing off (``isPodBackingoff``), else into activeQ; the
+        others stay in unschedulablePods (scheduling_queue.go, Kubernetes 1.35)."""
+        floor_now = math.floor(now)
+        keep: dict[PodState, _Entry] = {}
+        for p, e in self._unsched.items():
+            if p.node is not None or p.done or not p.job.placing:
+                continue
+            if now > e.ts + MAX_IN_UNSCHEDULABLE:
+                self._lazy_flush(e, now)
+            flush = flush_now and first_flush(e.ts) <= now + 1e-9
+            if not (deleted or flush or any(self._moved_by_node(p, st) for st in ready)):
+                keep[p] = e
+                continue
+            # backing off (isPodBackingoff): its backoff end is not before the current whole second
+            if e.ts + POD_MAX_BACKOFF + 1.0 > now and backoff_end(e.ts, e.count) >= floor_now:
+                backoff.append((backoff_end(e.ts, e.count), -e.prio, e.ts, e.stamp, e))
+            else:
+                active.append((-e.prio, e.ts, e.stamp, e))
+        self._unsched = keep
+
+    def _drain(self, sim: Cluster, cap, now: float, queue: list[tuple]) -> None:
+        """Pop the pods in ``queue``'s order and schedule each: bind it on the node the Filter and Score pick,
+        or (``AddUnschedulableIfNotPresent``) put it back unschedulable with its count raised and its timestamp
+        refreshed, after trying preemption (PostFilter, DefaultPreemption) when it is on. A request shape that
+        found no node is not tried again in this cycle (nothing frees room during the drain, unless a
+        nominated pod gives back the room kept for it)."""
         failed: set = set()  # request shapes that found no node in this cycle
         no_victims: set = set()  # (shape, priority) whose preemption found no node in this cycle
         entries = self._entries
         unsched = self._unsched
-        if backoff:
-            active.extend(backoff)
-        for item in active:
+        for item in queue:
             e = item[-1]
             pod = e.pod
             if pod.node is not None or pod.done or not pod.job.placing or entries.get(pod) is not e:
@@ -372,10 +396,6 @@ class KubeScheduler(PlacementLayer):
             sim.bind(pod, node)
             if self.preemption:
                 self._change = now
-        self._order = None
-        self._grow = cap.grow_version
-        if self.preemption and self._unsched:
-            self._set_flush_timer(sim, now)
 
     def _lazy_flush(self, e: _Entry, now: float) -> None:
         """Apply the flushes that cannot change anything: all of them without preemption; with it, those

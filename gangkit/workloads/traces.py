@@ -310,6 +310,26 @@ def load_alibaba_openb(
     and runs this long (a placement workload, as in the FGD paper); without
     it such a file is an error. ``limit``: read only the first ``limit`` rows.
     """
+    _check_openb_options(fractional, cpu_only, pending, gpu_spec, limit)
+    pods = _read_openb_pods(pod_csv, limit, run_time)
+    unit = 1000 if fractional == "share" else 1
+    jobs: list[Job] = []
+    outcomes, reasons = [], []
+    for i in range(len(pods.names)):
+        drop, why, r, gpus, selector = _map_openb_pod(pods, i, fractional, cpu_only, pending, gpu_spec, unit)
+        outcomes.append(DROPPED if drop is not None else CHANGED if why else MAPPED)
+        reasons.append(drop if drop is not None else " | ".join(why))
+        if drop is None:
+            jobs.append(_openb_job(pods, i, r, gpus, selector, cpu_memory))
+    node_list = _openb_nodes(node_csv, unit, cpu_memory)
+    notes = ["single pods, not gangs: every job has exactly one pod"]
+    if not pods.has_times:
+        notes.append(f"no time columns: all pods submitted at 0 with run time {run_time} s")
+    return TraceLoad(str(pod_csv), node_list, jobs, _rows(pods.names, outcomes, reasons), unit, notes)
+
+
+def _check_openb_options(fractional, cpu_only, pending, gpu_spec, limit) -> None:
+    """One problem for the first option of :func:`load_alibaba_openb` outside its choices."""
     for pname, value, allowed in (
         ("fractional", fractional, ("round-up", "drop", "share")),
         ("cpu_only", cpu_only, ("drop", "keep")),
@@ -321,6 +341,34 @@ def load_alibaba_openb(
                                          f"expected one of {', '.join(allowed)}, got {value!r}")])
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise ScenarioError([Problem("load_alibaba_openb", "limit", f"expected a whole number >= 0 or None, got {limit!r}")])
+
+
+@dataclass
+class _OpenbPods:
+    """The columns of an openb pod list that the mapping reads, checked and converted (one entry per row).
+
+    Without time columns (a placement workload): every ``submit`` and ``scheduled`` is 0, every run
+    time ``rt`` the loader's ``run_time``, and ``created``, ``deleted`` are None.
+    """
+
+    names: pd.Series
+    num_gpu: pd.Series
+    gpu_milli: pd.Series
+    cpu: pd.Series
+    mem: pd.Series
+    has_times: bool
+    submit: pd.Series
+    scheduled: pd.Series
+    rt: pd.Series
+    created: pd.Series | None
+    deleted: pd.Series | None
+    phase: pd.Series
+    qos: pd.Series
+    specs: pd.Series
+
+
+def _read_openb_pods(pod_csv, limit: int | None, run_time: float | None) -> _OpenbPods:
+    """Read the pod list's first ``limit`` rows; one problem for the first missing column or bad value."""
     df = _read_csv(pod_csv)
     if limit is not None:
         df = df.iloc[:limit].reset_index(drop=True)
@@ -360,69 +408,74 @@ def load_alibaba_openb(
     phase = df["pod_phase"].astype(str) if "pod_phase" in df.columns else pd.Series([""] * n)
     qos = df["qos"].astype(str) if "qos" in df.columns else pd.Series([""] * n)
     specs = df["gpu_spec"] if "gpu_spec" in df.columns else pd.Series([None] * n)
-    unit = 1000 if fractional == "share" else 1
+    return _OpenbPods(names, num_gpu, gpu_milli, cpu, mem, has_times, submit, scheduled, rt, created, deleted,
+                      phase, qos, specs)
 
-    jobs: list[Job] = []
-    outcomes, reasons = [], []
-    for i in range(n):
-        why: list[str] = []
-        drop: str | None = None
-        g, milli = int(num_gpu.iat[i]), gpu_milli.iat[i]
-        r = rt.iat[i]
-        if has_times and math.isnan(scheduled.iat[i]):
-            if pending == "drop":
-                drop = "never scheduled (no scheduled_time; pending='drop')"
-            else:
-                r = deleted.iat[i] - created.iat[i]
-                why.append("never scheduled: run time = deletion_time - creation_time")
-        if drop is None and has_times and math.isnan(submit.iat[i]):
-            drop = "no creation_time"
-        if drop is None and not (r > 0):  # also catches NaN
-            drop = "no valid run time (missing time or run time <= 0)"
-        if drop is None and g == 0:
-            if cpu_only == "drop":
-                drop = "CPU-only pod (num_gpu = 0; cpu_only='drop')"
-        gpus = g * unit
-        if drop is None and g == 1 and 0 < milli < 1000:
-            if fractional == "drop":
-                drop = "fractional GPU (gpu_milli < 1000; fractional='drop')"
-            elif fractional == "round-up":
-                why.append("fractional GPU rounded up to 1 GPU")
-            else:
-                gpus = int(milli)
-        selector: dict[str, str] = {}
-        spec = specs.iat[i]
-        if drop is None and gpu_spec == "select" and isinstance(spec, str) and spec.strip():
-            models = [m for m in spec.split("|") if m]
-            if len(models) == 1:
-                selector = {GPU_MODEL_LABEL: models[0]}
-            else:
-                why.append("multi-model gpu_spec widened to any model")
-        if drop is not None:
-            outcomes.append(DROPPED)
-            reasons.append(drop)
-            continue
-        outcomes.append(CHANGED if why else MAPPED)
-        reasons.append(" | ".join(why))
-        labels = {"qos": qos.iat[i]}
-        if phase.iat[i]:
-            labels["pod-phase"] = phase.iat[i]
-        jobs.append(Job(
-            name=names.iat[i],
-            pod_sets=[PodSet("pod", 1, gpus, cpu=float(cpu.iat[i]) if cpu_memory else 0.0,
-                             memory=int(mem.iat[i]) * MIB if cpu_memory else 0, node_selector=selector)],
-            run_time=float(r),
-            submit_time=float(submit.iat[i]),
-            labels=labels,
-        ))
+
+def _map_openb_pod(pods: _OpenbPods, i: int, fractional: str, cpu_only: str, pending: str, gpu_spec: str,
+                   unit: int) -> tuple[str | None, list[str], float, int, dict[str, str]]:
+    """Row ``i`` by the rules of :func:`load_alibaba_openb`: why it is dropped (or None), the changes made
+    to it, its run time, GPUs (in ``unit`` per GPU) and node selector."""
+    why: list[str] = []
+    drop: str | None = None
+    has_times = pods.has_times
+    g, milli = int(pods.num_gpu.iat[i]), pods.gpu_milli.iat[i]
+    r = pods.rt.iat[i]
+    if has_times and math.isnan(pods.scheduled.iat[i]):
+        if pending == "drop":
+            drop = "never scheduled (no scheduled_time; pending='drop')"
+        else:
+            r = pods.deleted.iat[i] - pods.created.iat[i]
+            why.append("never scheduled: run time = deletion_time - creation_time")
+    if drop is None and has_times and math.isnan(pods.submit.iat[i]):
+        drop = "no creation_time"
+    if drop is None and not (r > 0):  # also catches NaN
+        drop = "no valid run time (missing time or run time <= 0)"
+    if drop is None and g == 0:
+        if cpu_only == "drop":
+            drop = "CPU-only pod (num_gpu = 0; cpu_only='drop')"
+    gpus = g * unit
+    if drop is None and g == 1 and 0 < milli < 1000:
+        if fractional == "drop":
+            drop = "fractional GPU (gpu_milli < 1000; fractional='drop')"
+        elif fractional == "round-up":
+            why.append("fractional GPU rounded up to 1 GPU")
+        else:
+            gpus = int(milli)
+    selector: dict[str, str] = {}
+    spec = pods.specs.iat[i]
+    if drop is None and gpu_spec == "select" and isinstance(spec, str) and spec.strip():
+        models = [m for m in spec.split("|") if m]
+        if len(models) == 1:
+            selector = {GPU_MODEL_LABEL: models[0]}
+        else:
+            why.append("multi-model gpu_spec widened to any model")
+    return drop, why, r, gpus, selector
+
+
+def _openb_job(pods: _OpenbPods, i: int, r: float, gpus: int, selector: dict[str, str], cpu_memory: bool) -> Job:
+    """The one-pod Job of row ``i``; ``qos`` and ``pod_phase`` become the labels ``qos`` and ``pod-phase``."""
+    labels = {"qos": pods.qos.iat[i]}
+    if pods.phase.iat[i]:
+        labels["pod-phase"] = pods.phase.iat[i]
+    return Job(
+        name=pods.names.iat[i],
+        pod_sets=[PodSet("pod", 1, gpus, cpu=float(pods.cpu.iat[i]) if cpu_memory else 0.0,
+                         memory=int(pods.mem.iat[i]) * MIB if cpu_memory else 0, node_selector=selector)],
+        run_time=float(r),
+        submit_time=float(pods.submit.iat[i]),
+        labels=labels,
+    )
+
+
+def _openb_nodes(node_csv, unit: int, cpu_memory: bool) -> list[Node]:
+    """The node list (none without ``node_csv``), in ``unit`` GPUs per GPU, without CPU and memory unless
+    ``cpu_memory``."""
     node_list = load_alibaba_nodes(node_csv) if node_csv is not None else []
     if unit != 1 or not cpu_memory:
         node_list = [Node(nd.name, nd.gpus * unit, nd.cpu if cpu_memory else None,
                           nd.memory if cpu_memory else None, nd.labels, nd.pool) for nd in node_list]
-    notes = ["single pods, not gangs: every job has exactly one pod"]
-    if not has_times:
-        notes.append(f"no time columns: all pods submitted at 0 with run time {run_time} s")
-    return TraceLoad(str(pod_csv), node_list, jobs, _rows(names, outcomes, reasons), unit, notes)
+    return node_list
 
 
 # ---------------------------------------------------------------------------------------------- Philly
@@ -523,26 +576,7 @@ def load_swf(path, *, gpus_per_processor: int = 1, machine_processors: int | Non
             raise ScenarioError([Problem("load_swf", pname, f"expected a whole number from 1 to {MAX_SWF_MACHINE}, "
                                                             f"got {value!r}")])
     header, df = read_swf(path)
-    if machine_processors is not None:
-        procs, node_count = int(machine_processors), int(machine_processors)
-    else:
-        def hnum(key):
-            v = header.get(key)
-            try:
-                return int(float(v)) if v is not None else None
-            except ValueError:
-                raise _bad(path, key, f"expected a whole number in the header, got {v!r}") from None
-
-        procs, node_count = hnum("MaxProcs"), hnum("MaxNodes")
-        procs = procs or node_count
-        node_count = node_count or procs
-        if not procs or procs < 1:
-            raise _bad(path, "MaxProcs", "expected MaxProcs or MaxNodes in the header comments "
-                       "(or pass machine_processors=)")
-        if procs > MAX_SWF_MACHINE or not 1 <= node_count <= MAX_SWF_MACHINE:
-            raise _bad(path, "MaxNodes" if node_count != procs else "MaxProcs",
-                       f"expected a machine of 1 to {MAX_SWF_MACHINE} nodes and processors, got {node_count} nodes, "
-                       f"{procs} processors (or pass machine_processors=)")
+    procs, node_count = _swf_machine(path, header, machine_processors)
     per_node = max(procs // node_count, 1)
     width = len(str(node_count - 1))
     node_list = [Node(f"swf-node-{i:0{width}d}", per_node * gpus_per_processor) for i in range(node_count)]
@@ -554,26 +588,7 @@ def load_swf(path, *, gpus_per_processor: int = 1, machine_processors: int | Non
     for row in df.itertuples(index=False):
         name = f"swf-{int(row.job_number)}"
         names.append(name)
-        why, drop = [], None
-        p = row.allocated_processors
-        if p <= 0:
-            if row.requested_processors > 0:
-                p = row.requested_processors
-                why.append("allocated_processors missing: requested_processors used")
-            else:
-                drop = "no processor count (fields 5 and 8 are -1 or 0)"
-        if drop is None and row.run_time < 0:
-            drop = "run time missing (-1)"
-        elif drop is None and row.run_time == 0:
-            drop = "run time 0"
-        if drop is None and row.submit_time < 0:
-            drop = "submit time missing (-1)"
-        if drop is None and max(row.run_time, row.submit_time - first) > MAX_DURATION_S:
-            drop = "run time or submit time beyond 292 years (Go's longest duration)"
-        if drop is None and p > procs:
-            drop = f"more processors than the machine has ({procs})"
-        if drop is None and name in seen:
-            drop = "duplicate job number"
+        p, why, drop = _map_swf_row(row, name, first, procs, seen)
         if drop is not None:
             outcomes.append(DROPPED)
             reasons.append(drop)
@@ -581,16 +596,72 @@ def load_swf(path, *, gpus_per_processor: int = 1, machine_processors: int | Non
         seen.add(name)
         outcomes.append(CHANGED if why else MAPPED)
         reasons.append(" | ".join(why))
-        pods = int(p)
-        labels = {}
-        if row.queue_number >= 0:
-            labels["swf-queue"] = str(int(row.queue_number))
-        if row.status >= 0:
-            labels["swf-status"] = str(int(row.status))
-        jobs.append(Job(name, [PodSet("processors", pods, gpus_per_processor)], float(row.run_time),
-                        submit_time=float(row.submit_time - first), min_member=pods, labels=labels))
+        jobs.append(_swf_job(row, name, int(p), first, gpus_per_processor))
     notes = [f"machine: {node_count} nodes x {per_node} processors (1 processor = {gpus_per_processor} GPU)"]
     return TraceLoad(str(path), node_list, jobs, _rows(names, outcomes, reasons), 1, notes)
+
+
+def _swf_machine(path, header: dict[str, str], machine_processors: int | None) -> tuple[int, int]:
+    """The machine's processors and nodes: ``machine_processors`` (one processor per node), else the
+    header's ``MaxProcs`` and ``MaxNodes`` (either stands for the other when missing)."""
+    if machine_processors is not None:
+        return int(machine_processors), int(machine_processors)
+
+    def hnum(key):
+        v = header.get(key)
+        try:
+            return int(float(v)) if v is not None else None
+        except ValueError:
+            raise _bad(path, key, f"expected a whole number in the header, got {v!r}") from None
+
+    procs, node_count = hnum("MaxProcs"), hnum("MaxNodes")
+    procs = procs or node_count
+    node_count = node_count or procs
+    if not procs or procs < 1:
+        raise _bad(path, "MaxProcs", "expected MaxProcs or MaxNodes in the header comments "
+                   "(or pass machine_processors=)")
+    if procs > MAX_SWF_MACHINE or not 1 <= node_count <= MAX_SWF_MACHINE:
+        raise _bad(path, "MaxNodes" if node_count != procs else "MaxProcs",
+                   f"expected a machine of 1 to {MAX_SWF_MACHINE} nodes and processors, got {node_count} nodes, "
+                   f"{procs} processors (or pass machine_processors=)")
+    return procs, node_count
+
+
+def _map_swf_row(row, name: str, first: float, procs: int, seen: set[str]) -> tuple[float, list[str], str | None]:
+    """One SWF job line by the rules of :func:`load_swf`: its processors, the changes made to it, and why
+    it is dropped (or None)."""
+    why, drop = [], None
+    p = row.allocated_processors
+    if p <= 0:
+        if row.requested_processors > 0:
+            p = row.requested_processors
+            why.append("allocated_processors missing: requested_processors used")
+        else:
+            drop = "no processor count (fields 5 and 8 are -1 or 0)"
+    if drop is None and row.run_time < 0:
+        drop = "run time missing (-1)"
+    elif drop is None and row.run_time == 0:
+        drop = "run time 0"
+    if drop is None and row.submit_time < 0:
+        drop = "submit time missing (-1)"
+    if drop is None and max(row.run_time, row.submit_time - first) > MAX_DURATION_S:
+        drop = "run time or submit time beyond 292 years (Go's longest duration)"
+    if drop is None and p > procs:
+        drop = f"more processors than the machine has ({procs})"
+    if drop is None and name in seen:
+        drop = "duplicate job number"
+    return p, why, drop
+
+
+def _swf_job(row, name: str, pods: int, first: float, gpus_per_processor: int) -> Job:
+    """The rigid gang of one SWF job line (``min_member`` = every pod); queue and status become labels."""
+    labels = {}
+    if row.queue_number >= 0:
+        labels["swf-queue"] = str(int(row.queue_number))
+    if row.status >= 0:
+        labels["swf-status"] = str(int(row.status))
+    return Job(name, [PodSet("processors", pods, gpus_per_processor)], float(row.run_time),
+               submit_time=float(row.submit_time - first), min_member=pods, labels=labels)
 
 
 # ---------------------------------------------------------------------------------------------- gangs

@@ -133,6 +133,41 @@ def read_jobset(r: Reader, o: ManifestObject, classes: dict, default_priority: i
     if not isinstance(entries, list) or not entries:
         r.error(obj, "spec.replicatedJobs", f"expected a list of at least one replicated Job, got {shown(entries)}")
         return None
+    ok, roles, replicas_of, deadlines, limits = _read_replicated_jobs(r, obj, entries)
+    if not ok:
+        return None
+    if not roles:
+        r.error(obj, "spec.replicatedJobs", "expected at least one pod: every replicatedJob has replicas, "
+                "parallelism or completions 0")
+        return None
+    pod_sets, requests_ok = _role_pod_sets(r, o, roles, replicas_of)
+    timing = core.read_timing(r, annotations, obj)
+    pods = sum(count for _, _, count, _, _ in roles)
+    gang = role_gang(r, o, roles, pods, classes, default_priority, groups, used_groups, gangs,
+                 [f"spec.replicatedJobs[{i}].template.spec" for i, *_ in roles])
+    if not requests_ok or gang is None:
+        return None
+    priority, gang_fields = gang
+    deadline = min((d for d in deadlines if d is not None), default=None)
+    return Job(
+        name=o.name,
+        namespace=o.namespace,
+        pod_sets=pod_sets,
+        priority=priority,
+        queue=labels.get(QUEUE_LABEL) or o.namespace or "default",
+        max_run_time=None if deadline is None else float(deadline),
+        labels=labels,
+        backoff_limit=min(limits, default=DEFAULT_BACKOFF_LIMIT),
+        framework=JOBSET,
+        **timing,
+        **gang_fields,
+    )
+
+
+def _read_replicated_jobs(r: Reader, obj: str, entries: list) -> tuple[bool, list, dict[int, int], list, list]:
+    """Read every replicatedJob (each named once, with a Job template and a pod template): whether all were
+    read, the roles that have pods (index, name, count, template metadata, pod spec; count = replicas x
+    min(parallelism, completions)), the replicas of each, and the Jobs' activeDeadlineSeconds and backoffLimits."""
     roles = []  # (index, name, count, template metadata, pod spec) of each replicatedJob with pods
     replicas_of: dict[int, int] = {}
     seen: set[str] = set()
@@ -181,13 +216,13 @@ def read_jobset(r: Reader, o: ManifestObject, classes: dict, default_priority: i
         if count:
             roles.append((i, name, count, tmeta, pod))
             replicas_of[i] = replicas
-    if not ok:
-        return None
-    if not roles:
-        r.error(obj, "spec.replicatedJobs", "expected at least one pod: every replicatedJob has replicas, "
-                "parallelism or completions 0")
-        return None
+    return ok, roles, replicas_of, deadlines, limits
 
+
+def _role_pod_sets(r: Reader, o: ManifestObject, roles: list, replicas_of: dict[int, int]) -> tuple[list, bool]:
+    """A pod set per role: its pods' request, node selector and one-per-node anti-affinity (against the pods of
+    its own replicatedJob, the others' labels known); and whether every request was read."""
+    obj = o.label
     pod_sets, requests_ok = [], True
     by_role = {i: pod_labels(o.name, name, tmeta, replicas_of[i]) for i, name, _count, tmeta, _pod in roles}
     for i, name, count, _tmeta, pod in roles:
@@ -201,27 +236,7 @@ def read_jobset(r: Reader, o: ManifestObject, classes: dict, default_priority: i
             continue
         gpus, cpu, memory = request
         pod_sets.append(PodSet(name, count, gpus, cpu, memory, selector, one_per_node=apart))
-    timing = core.read_timing(r, annotations, obj)
-    pods = sum(count for _, _, count, _, _ in roles)
-    gang = role_gang(r, o, roles, pods, classes, default_priority, groups, used_groups, gangs,
-                 [f"spec.replicatedJobs[{i}].template.spec" for i, *_ in roles])
-    if not requests_ok or gang is None:
-        return None
-    priority, gang_fields = gang
-    deadline = min((d for d in deadlines if d is not None), default=None)
-    return Job(
-        name=o.name,
-        namespace=o.namespace,
-        pod_sets=pod_sets,
-        priority=priority,
-        queue=labels.get(QUEUE_LABEL) or o.namespace or "default",
-        max_run_time=None if deadline is None else float(deadline),
-        labels=labels,
-        backoff_limit=min(limits, default=DEFAULT_BACKOFF_LIMIT),
-        framework=JOBSET,
-        **timing,
-        **gang_fields,
-    )
+    return pod_sets, requests_ok
 
 
 def role_gang(r: Reader, o: ManifestObject, roles: list, pods: int, classes: dict, default_priority: int, groups: dict,

@@ -72,6 +72,42 @@ def read_trainjob(r: Reader, o: ManifestObject, runtimes: dict, classes: dict, d
     """
     obj = o.label
     spec = r.mapping(o.doc.get("spec"), obj, "spec")
+    runtime = _runtime_of(r, o, spec, runtimes)
+    if runtime is None:
+        return None
+    rspec = spec_of(runtime)
+    rlabel = runtime.label
+    template = r.mapping(rspec.get("template"), rlabel, "spec.template")
+    jobset_spec = copy.deepcopy(r.mapping(template.get("spec"), rlabel, "spec.template.spec"))
+    trainer = r.mapping(spec.get("trainer"), obj, "spec.trainer")
+    ml_policy = r.mapping(rspec.get("mlPolicy"), rlabel, "spec.mlPolicy")
+    nodes = trainer.get("numNodes", ml_policy.get("numNodes", 1))
+    where_nodes = "spec.trainer.numNodes" if "numNodes" in trainer else f"{rlabel} spec.mlPolicy.numNodes"
+    nodes = r.whole(nodes, obj, where_nodes, 0)
+    kept = _trainer_steps(r, obj, rlabel, jobset_spec.get("replicatedJobs"), nodes, trainer.get("resourcesPerNode"))
+    jobset_spec["replicatedJobs"] = kept
+    policy = r.mapping(rspec.get("podGroupPolicy"), rlabel, "spec.podGroupPolicy")
+    scheduler = "volcano" if "volcano" in policy else "scheduler-plugins-scheduler" if "coscheduling" in policy else None
+    for entry in kept:
+        pod = _dig_map(entry, "template", "spec", "template", "spec")
+        if scheduler and isinstance(entry.get("template"), Mapping) and pod is not None:
+            entry["template"]["spec"]["template"]["spec"] = {**pod, "schedulerName": scheduler}
+    meta = o.doc.get("metadata") if isinstance(o.doc.get("metadata"), Mapping) else {}
+    view = ManifestObject({"apiVersion": JOBSET_API, "kind": "JobSet", "metadata": dict(meta), "spec": jobset_spec},
+                          o.kind, o.where, o.name, o.namespace, o.role, o.namespaced)
+    job = within(r, obj, f"{rlabel} spec.template.spec",
+                  lambda sub: read_jobset(sub, view, classes, default_priority, groups, used_groups, gangs))
+    if job is None or nodes is None:
+        return None
+    _apply_trainjob_settings(r, o, spec, job, template, policy, rlabel, scheduler)
+    return job
+
+
+def _runtime_of(r: Reader, o: ManifestObject, spec: Mapping, runtimes: dict) -> ManifestObject | None:
+    """The runtime ``spec.runtimeRef`` names (kind ClusterTrainingRuntime by default; a TrainingRuntime in the
+    TrainJob's namespace), a stand-in for Trainer's default runtime when the input lacks it, or None after
+    an error."""
+    obj = o.label
     ref = r.mapping(spec.get("runtimeRef"), obj, "spec.runtimeRef")
     kind = ref.get("kind", "ClusterTrainingRuntime")
     name = ref.get("name")
@@ -91,17 +127,13 @@ def read_trainjob(r: Reader, o: ManifestObject, runtimes: dict, classes: dict, d
         r.error(obj, "spec.runtimeRef.name", f"names {kind} {name!r}, which is not {where} (Trainer's default "
                 f"runtimes come with its installation; add the runtime's manifest)")
         return None
-    rspec = spec_of(runtime)
-    rlabel = runtime.label
-    template = r.mapping(rspec.get("template"), rlabel, "spec.template")
-    jobset_spec = copy.deepcopy(r.mapping(template.get("spec"), rlabel, "spec.template.spec"))
-    trainer = r.mapping(spec.get("trainer"), obj, "spec.trainer")
-    ml_policy = r.mapping(rspec.get("mlPolicy"), rlabel, "spec.mlPolicy")
-    nodes = trainer.get("numNodes", ml_policy.get("numNodes", 1))
-    where_nodes = "spec.trainer.numNodes" if "numNodes" in trainer else f"{rlabel} spec.mlPolicy.numNodes"
-    nodes = r.whole(nodes, obj, where_nodes, 0)
-    resources = trainer.get("resourcesPerNode")
-    entries = jobset_spec.get("replicatedJobs")
+    return runtime
+
+
+def _trainer_steps(r: Reader, obj: str, rlabel: str, entries, nodes: int | None, resources) -> list:
+    """The runtime's replicatedJobs as Trainer runs them for this TrainJob: the initializer steps left out
+    (reported), the trainer step's parallelism and completions set to ``nodes`` and its container ``node``
+    given ``resources`` (``trainer.resourcesPerNode``), when given."""
     kept, left_out = [], []
     for entry in entries if isinstance(entries, list) else []:
         labels = _dig_map(entry, "template", "metadata", "labels")
@@ -121,20 +153,15 @@ def read_trainjob(r: Reader, o: ManifestObject, runtimes: dict, classes: dict, d
     if left_out:
         r.notes.append(f"{obj}: the initializer steps {', '.join(left_out)} of {rlabel} run before the trainer; gangkit "
                        "leaves them out and starts the trainer step at submission")
-    jobset_spec["replicatedJobs"] = kept
-    policy = r.mapping(rspec.get("podGroupPolicy"), rlabel, "spec.podGroupPolicy")
-    scheduler = "volcano" if "volcano" in policy else "scheduler-plugins-scheduler" if "coscheduling" in policy else None
-    for entry in kept:
-        pod = _dig_map(entry, "template", "spec", "template", "spec")
-        if scheduler and isinstance(entry.get("template"), Mapping) and pod is not None:
-            entry["template"]["spec"]["template"]["spec"] = {**pod, "schedulerName": scheduler}
-    meta = o.doc.get("metadata") if isinstance(o.doc.get("metadata"), Mapping) else {}
-    view = ManifestObject({"apiVersion": JOBSET_API, "kind": "JobSet", "metadata": dict(meta), "spec": jobset_spec},
-                          o.kind, o.where, o.name, o.namespace, o.role, o.namespaced)
-    job = within(r, obj, f"{rlabel} spec.template.spec",
-                  lambda sub: read_jobset(sub, view, classes, default_priority, groups, used_groups, gangs))
-    if job is None or nodes is None:
-        return None
+    return kept
+
+
+def _apply_trainjob_settings(r: Reader, o: ManifestObject, spec: Mapping, job: Job, template: Mapping, policy: Mapping,
+                             rlabel: str, scheduler: str | None) -> None:
+    """The TrainJob's settings on the job read from its JobSet: ``activeDeadlineSeconds``; with
+    ``podGroupPolicy.volcano`` the queue of the ``scheduling.volcano.sh/queue-name`` annotation (TrainJob,
+    else runtime template); with ``podGroupPolicy.coscheduling`` its ``scheduleTimeoutSeconds``."""
+    obj = o.label
     if "activeDeadlineSeconds" in spec:
         deadline = r.whole(spec["activeDeadlineSeconds"], obj, "spec.activeDeadlineSeconds", 1)
         job.max_run_time = None if deadline is None else float(deadline)
@@ -148,8 +175,6 @@ def read_trainjob(r: Reader, o: ManifestObject, runtimes: dict, classes: dict, d
             "scheduleTimeoutSeconds", DEFAULT_TIMEOUT)
         timeout = r.whole(timeout, rlabel, "spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds", 1)
         job.schedule_timeout = None if timeout is None else float(timeout)
-    return job
-
 
 def _stand_in(name: str) -> ManifestObject:
     """gangkit's stand-in for a default runtime of Trainer's installation (the torch-distributed shape)."""
