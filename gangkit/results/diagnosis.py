@@ -113,6 +113,7 @@ from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.precision import TOLERANCE
 from gangkit.model.resources import Resources
 from gangkit.placement.permit import asked_dims, in_words, requested
+from gangkit.results.deadlock import nothing_can_change
 from gangkit.supply.autoscaler import ClusterAutoscaler
 
 #: What a node does while a job waits for it, by wait bucket.
@@ -342,7 +343,7 @@ def _placement(sim, js, at: float) -> Diagnosis:
     blocked, limit = _supplier_limit(sim, waiting, at) if not own or code in WANTS_NODES else ("", "")
     tail = f"; {limit}" if blocked == CONSUMER_CODE else f"; no node coming: {limit}" if limit else ""
     holds = js.bound and js.spec.progress == "sync"
-    stuck = "; nothing can change any more: deadlock" if holds and sim.env.peek() == math.inf else ""
+    stuck = "; nothing can change any more: deadlock" if holds and nothing_can_change(sim.env) else ""
     if holds:
         numbers.update(bound_pods=js.bound, held_gpus=js.gpus_bound)
     if own:
