@@ -22,20 +22,23 @@ Which definition this is: gangkit's own (DESIGN.md, "Deadlock"); Kubernetes
 has no such status, a real deadlock simply lasts until someone intervenes.
 
 Which stacks can reach it: those whose placement binds part of a gang and
-then waits without a timer. Pod-by-pod placement (``pod``: kube-scheduler
-binds each pod that fits, lesson 01), with or without Kueue or node suppliers
-in front or behind (Kueue admits by quota, not by fit; a supplier that can
-add no node left nothing pending). A gang placement whose ``minMember`` is
-below the pod count (lesson 07's ``gang, minMember 1``): the gang starts its
-minimum and its other pods wait, but a sync job still needs all of them.
-Whole-gang placements never bind part of a gang and so never deadlock.
-Where timers remain (coscheduling's Permit timeout, YuniKorn's placeholder
-timeout, Kueue's waitForPodsReady, a rendezvous timeout's restart churn,
-:mod:`gangkit.engine.churn`) the run is never quiescent while they tick:
-that is not a deadlock, and a run in which no job starts or finishes for a
-stall window is flagged ``stalled`` instead. A horizon that cuts a run still
-busy is not a deadlock either: its jobs end ``RunningAtEnd`` or
-``WaitingAtEnd``.
+then waits with no timer left. Pod-by-pod placement (``pod``: kube-scheduler
+binds each pod that fits, lesson 01; ``two-gangs-deadlock`` deadlocks under
+it). A gang placement whose ``minMember`` is below the pod count (lesson 07's
+``gang, minMember 1``): the gang starts with its minimum bound and its other
+pods wait, but a sync job still needs all of them. Whole-gang placements
+(``gang`` with the full ``minMember``) never bind part of a gang. Where a
+timer gives back what a partial gang holds (coscheduling's Permit timeout,
+YuniKorn's placeholder timeout, the 5-minute scheduling timeout of
+``kube-gang``, Kueue's waitForPodsReady, a rendezvous timeout's restart
+churn in :mod:`gangkit.engine.churn`), the run is not quiescent while it
+ticks: no deadlock; a run in which no job starts or finishes for a stall
+window is flagged ``stalled`` instead. Layers around the placement can keep
+it from happening: Kueue admits a whole workload only when its quota holds
+it (``kueue+pod`` runs ``two-gangs-deadlock`` to the end, one job at a time),
+and a node supplier can add the nodes the pending pods need. A horizon that
+cuts a run still busy is not a deadlock either: its jobs end
+``RunningAtEnd`` or ``WaitingAtEnd``.
 
 The verdict is made once, when the run ends; :func:`holders` lists who
 holds what (``Result.holders``, :func:`report`).
