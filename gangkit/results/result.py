@@ -187,6 +187,11 @@ class Result:
         return wait_distribution(self, **kw)
 
 
+#: ``_row(JobHead, values)``: a named row made as a plain tuple is (a NamedTuple's own ``__new__`` is a Python
+#: call with one argument per field, about a microsecond a row of the ``jobs`` table; the values are in field order)
+_row = tuple.__new__
+
+
 @dataclass
 class JobRows:
     """The jobs' rows as :func:`build_result` gathers them, one entry per job in each list but ``holders``."""
@@ -229,18 +234,19 @@ def build_result(sim: Simulation) -> Result:
 def job_rows(sim: Simulation, quiescent: bool) -> JobRows:
     """The row of every job state the run still holds, and the holders of a deadlock."""
     rows = JobRows()
-    end = sim.end_time
+    end, churn = sim.end_time, sim.churn
+    add_head, add_waits, add_tail = rows.heads.append, rows.waits.append, rows.tails.append  # a row per job
     for js in sim.all_jobs():
         state = terminal_state(js, quiescent)
         waits = dict(js.waits)
-        failures = sim.churn.record(js) if sim.churn is not None else None
+        failures = churn.record(js) if churn is not None else None
         wait = _wait(sim, js, state, failures, end, waits)
         reason = js.reason
         if reason is None and state in ("WaitingAtEnd", "Deadlocked"):
             reason = _pending_reason(sim, js)
-        rows.heads.append(_head(js, state, wait))
-        rows.waits.append(waits)
-        rows.tails.append(_tail(sim, js, failures, "" if reason is None else str(reason)))
+        add_head(_head(js, state, wait))
+        add_waits(waits)
+        add_tail(_tail(js, churn is not None, failures, "" if reason is None else str(reason)))
         if state == "Deadlocked":
             rows.holders.append(holder(js))
     return rows
@@ -267,20 +273,22 @@ def _wait(sim: Simulation, js: JobState, state: str, failures, end: float, waits
 
 
 def _head(js: JobState, state: str, wait: float) -> JobHead:
+    """A job's first columns: what it asked for, when it started and finished, its terminal state and wait."""
     spec, started = js.spec, js.started_at
     pods = spec.pod_count
-    return JobHead(js.name, spec.queue, spec.priority, spec.progress, pods,
-                   sum(ps.count * ps.gpus for ps in spec.pod_sets), pods if spec.min_member is None else spec.min_member,
-                   float(spec.submit_time), math.nan if started is None else float(started),
-                   math.nan if js.finished_at is None else float(js.finished_at), state, wait,
-                   state in ("WaitingAtEnd", "Deadlocked", "Deactivated", "Failed") and started is None)
+    return _row(JobHead, (js.name, spec.queue, spec.priority, spec.progress, pods,
+                          sum(ps.count * ps.gpus for ps in spec.pod_sets), pods if spec.min_member is None else spec.min_member,
+                          float(spec.submit_time), math.nan if started is None else float(started),
+                          math.nan if js.finished_at is None else float(js.finished_at), state, wait,
+                          state in ("WaitingAtEnd", "Deadlocked", "Deactivated", "Failed") and started is None))
 
 
-def _tail(sim: Simulation, js: JobState, failures, reason: str) -> JobTail | ChurnTail:
+def _tail(js: JobState, churn: bool, failures, reason: str) -> JobTail | ChurnTail:
+    """A job's last columns; ``churn``: the run has restart churn (its failures: ``failures``, None if none)."""
     useful, held = _clean(js.useful_gpu_seconds), _clean(js.bound_gpu_seconds - js.useful_gpu_seconds)
     run_time = float(js.spec.run_time)
-    if sim.churn is None:
-        return JobTail(run_time, js.restarts, useful, held, reason)
+    if not churn:
+        return _row(JobTail, (run_time, js.restarts, useful, held, reason))
     if failures is None:
         return ChurnTail(run_time, js.restarts, 0, math.nan, useful, held, 0.0, reason)
     failed_at = math.nan if failures.failed_at is None else float(failures.failed_at)
@@ -289,6 +297,7 @@ def _tail(sim: Simulation, js: JobState, failures, reason: str) -> JobTail | Chu
 
 
 def _nodes_table(sim: Simulation) -> pd.DataFrame:
+    """One row per node that existed during the run."""
     rows = [(st.node.name, st.node.gpus, st.node.cpu, st.node.memory, st.node.pool, st.ready) for st in sim.capacity.nodes]
     return pd.DataFrame(rows, columns=NODE_COLUMNS)
 
