@@ -40,8 +40,8 @@ and a node supplier can add the nodes the pending pods need. A horizon that
 cuts a run still busy is not a deadlock either: its jobs end
 ``RunningAtEnd`` or ``WaitingAtEnd``.
 
-The verdict is made once, when the run ends; :func:`holders` lists who
-holds what (``Result.holders``, :func:`report`).
+The verdict is made once, when the run ends; :func:`holder` says what each
+deadlocked job holds and waits for (``Result.holders``, :func:`report`).
 """
 
 from __future__ import annotations
