@@ -16,7 +16,8 @@ something changed.
 The run ends when the last job has finished, or at the horizon. When no
 future event can change anything (*quiescence*) while jobs still wait, the
 state stays as it is until the horizon; if some of those jobs hold GPUs
-without progressing, the run is *deadlocked* (definitions in DESIGN.md).
+without progressing, the run is *deadlocked* (the verdict and its
+definition: :mod:`gangkit.results.deadlock`).
 
 GPU accounting, at every instant: useful + held-idle + free + not-ready =
 capacity. *Useful* GPUs belong to progressing pods; *held-idle* GPUs are
@@ -51,6 +52,7 @@ from gangkit.model.nodes import Node
 from gangkit.model.precision import ROUNDING, TOLERANCE
 from gangkit.model.reasons import Reason
 from gangkit.model.scenario import Scenario
+from gangkit.results.deadlock import nothing_can_change
 
 #: arrivals as one callback event per submit time (False: a SimPy process that waits from batch to batch,
 #: the plain form; both schedule the same events in the same order, tests/test_fast_paths.py compares them)
@@ -153,7 +155,7 @@ class Simulation:
         if self.unfinished == 0:
             self.end_time = max(self.last_end, now)  # a late rejection is an event of the run too
         else:
-            if env.peek() == math.inf:
+            if nothing_can_change(env):  # the first condition of a deadlock (gangkit.results.deadlock)
                 self.quiescent_at = now
             self.end_time = horizon
         self.stalled = (self.unfinished > 0 and self.quiescent_at is None

@@ -133,7 +133,7 @@ def _note_left_out(r: Reader, objects: list[ManifestObject]) -> None:
     by_kind: dict[str, list[ManifestObject]] = {}
     for o in objects:
         by_kind.setdefault(o.role, []).append(o)
-    for role, group in by_kind.items():
+    for group in by_kind.values():
         names = ", ".join(o.label for o in group[:3]) + (f" and {len(group) - 3} more" if len(group) > 3 else "")
         why = ("Kueue has no job integration for it, so it is no workload of Kueue's; gangkit run simulates it with "
                "the stack's other layers")

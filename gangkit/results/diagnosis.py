@@ -113,6 +113,7 @@ from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.precision import TOLERANCE
 from gangkit.model.resources import Resources
 from gangkit.placement.permit import asked_dims, in_words, requested
+from gangkit.results.deadlock import nothing_can_change
 from gangkit.supply.autoscaler import ClusterAutoscaler
 
 #: What a node does while a job waits for it, by wait bucket.
@@ -308,27 +309,7 @@ def _placement(sim, js, at: float) -> Diagnosis:
     waiting = [p for p in js.pods if p.node is None and not p.done]
     g = max((p.pod_set.gpus for p in waiting), default=0)
     if hit is not None:
-        # nodes launched for it: those still in flight, and those ready with room for one of its pods
-        biggest = max(waiting, key=lambda p: p.pod_set.gpus).request if waiting else (0, 0.0, 0, ())
-        pending: dict[str, int] = {}
-        ready = 0
-        for n, since in sorted(js.awaited.items()):
-            if since > at:
-                continue
-            h = awaited_at(at, {n: since}, sim.node_stages)
-            if h is not None:
-                pending[h[1]] = pending.get(h[1], 0) + 1
-            else:
-                st = sim.capacity.by_name.get(n)
-                ready += st is not None and st.fits(*biggest)
-        k = sum(pending.values())
-        nodes = range(k + ready)
-        doing = ", ".join(f"{c} {STAGE_VERBS.get(b, b)}" for b, c in pending.items()) if len(pending) > 1 \
-            else STAGE_VERBS.get(hit[1], hit[1])
-        ready_at = max(sim.node_stages[hit[0]].values())
-        return Diagnosis(js.name, at, hit[1], "WaitingForNodes",
-                         f"{admitted}; {k} of {_n(len(nodes), 'node')} launched for it still {doing} (last ready at t={_g(ready_at)} s)",
-                         {"nodes": len(nodes), "not_ready": k, "bucket": hit[1], "ready_at": ready_at})
+        return _waiting_for_nodes(sim, js, at, hit, waiting, admitted)
     cap = sim.capacity
     free, largest = cap.free_ready_gpus, cap.max_free_gpus()
     numbers = {"free_gpus": free, "largest_free_block": largest, "pod_gpus": g}
@@ -342,7 +323,7 @@ def _placement(sim, js, at: float) -> Diagnosis:
     blocked, limit = _supplier_limit(sim, waiting, at) if not own or code in WANTS_NODES else ("", "")
     tail = f"; {limit}" if blocked == CONSUMER_CODE else f"; no node coming: {limit}" if limit else ""
     holds = js.bound and js.spec.progress == "sync"
-    stuck = "; nothing can change any more: deadlock" if holds and sim.env.peek() == math.inf else ""
+    stuck = "; nothing can change any more: deadlock" if holds and nothing_can_change(sim.env) else ""
     if holds:
         numbers.update(bound_pods=js.bound, held_gpus=js.gpus_bound)
     if own:
@@ -369,6 +350,33 @@ def _placement(sim, js, at: float) -> Diagnosis:
                          f"gang of {_n(k, 'pod')} ({asks}) cannot fit: {room}{_apart(cap, waiting)}{tail}",
                          {**numbers, "gang": k})
     return _unschedulable(sim, js, waiting, dims, blocked or "Unschedulable", tail, numbers, at)
+
+
+def _waiting_for_nodes(sim, js, at: float, hit: tuple[str, str], waiting: list, admitted: str) -> Diagnosis:
+    """A job counting on nodes launched for it (``hit``: the node it is charged to, and its wait bucket):
+    those still in flight, and those ready with room for one of its pods."""
+    hit_node, bucket = hit
+    biggest = max(waiting, key=lambda p: p.pod_set.gpus).request if waiting else (0, 0.0, 0, ())
+    pending: dict[str, int] = {}
+    ready = 0
+    for n, since in sorted(js.awaited.items()):
+        if since > at:
+            continue
+        still = awaited_at(at, {n: since}, sim.node_stages)  # (node, bucket) while that node is not ready
+        if still is not None:
+            _, stage_bucket = still
+            pending[stage_bucket] = pending.get(stage_bucket, 0) + 1
+        else:
+            st = sim.capacity.by_name.get(n)
+            ready += st is not None and st.fits(*biggest)
+    k = sum(pending.values())
+    nodes = range(k + ready)
+    doing = ", ".join(f"{c} {STAGE_VERBS.get(b, b)}" for b, c in pending.items()) if len(pending) > 1 \
+        else STAGE_VERBS.get(bucket, bucket)
+    ready_at = max(sim.node_stages[hit_node].values())
+    return Diagnosis(js.name, at, bucket, "WaitingForNodes",
+                     f"{admitted}; {k} of {_n(len(nodes), 'node')} launched for it still {doing} (last ready at t={_g(ready_at)} s)",
+                     {"nodes": len(nodes), "not_ready": k, "bucket": bucket, "ready_at": ready_at})
 
 
 def fit_error(cap, pod) -> tuple[str, dict[str, int]]:

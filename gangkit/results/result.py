@@ -17,7 +17,8 @@ Four pandas DataFrames, one row per thing:
   last ``not_ready_gpus``.
 
 Terminal states (exactly one per job): ``Finished``; ``Deadlocked`` (holds
-GPUs without progress when nothing can change any more); ``WaitingAtEnd``
+GPUs without progress when nothing can change any more: the verdict is
+:mod:`gangkit.results.deadlock`'s); ``WaitingAtEnd``
 (has not started when the run ends); ``RunningAtEnd`` (started, still
 running when the horizon cuts the run); ``Rejected`` (no node could ever
 hold one of its pods); ``Deactivated`` (taken out by an admission layer,
@@ -44,7 +45,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -53,18 +54,58 @@ from gangkit.engine.simulation import Simulation
 from gangkit.engine.state import JobState, OnePodJobs
 from gangkit.engine.waits import NODE_BUCKETS
 from gangkit.model.reasons import Reason
+from gangkit.results.deadlock import HOLDER_COLUMNS, Holder, holder, run_deadlocked, terminal_state
+from gangkit.results.deadlock import report as deadlock_report
 from gangkit.results.metrics import collect as collect_metrics
 
-JOB_COLUMNS = [
-    "job", "queue", "priority", "progress", "pods", "gpus", "gang_size", "submit_s", "start_s", "finish_s",
-    "state", "wait_s", "censored",
-]
+
+class JobHead(NamedTuple):
+    """The first columns of a job's row in the ``jobs`` table (:data:`JOB_COLUMNS`), before its wait buckets."""
+
+    job: str
+    queue: str
+    priority: int
+    progress: str
+    pods: int
+    gpus: int
+    gang_size: int
+    submit_s: float
+    start_s: float  # NaN: never started
+    finish_s: float  # NaN: never finished
+    state: str  # its terminal state (module doc)
+    wait_s: float  # NaN: rejected
+    censored: bool  # never started: its wait is counted to the end
+
+
+class JobTail(NamedTuple):
+    """The last columns of a job's row (:data:`JOB_TAIL_COLUMNS`), after its wait buckets."""
+
+    run_time_s: float
+    restarts: int
+    useful_gpu_s: float
+    held_idle_gpu_s: float
+    reason: str
+
+
+class ChurnTail(NamedTuple):
+    """The last columns of a job's row in a run with restart churn (:data:`CHURN_TAIL_COLUMNS`)."""
+
+    run_time_s: float
+    restarts: int
+    pod_failures: int
+    failed_s: float  # NaN: has not failed for good
+    useful_gpu_s: float
+    held_idle_gpu_s: float
+    failed_pod_gpu_s: float
+    reason: str
+
+
+JOB_COLUMNS = list(JobHead._fields)
 EVENT_COLUMNS = ["time_s", "event", "job", "pod", "node", "layer", "detail"]
 NODE_COLUMNS = ["node", "gpus", "cpu", "memory", "pool", "ready", "removed_s"]
-JOB_TAIL_COLUMNS = ["run_time_s", "restarts", "useful_gpu_s", "held_idle_gpu_s", "reason"]  # after the wait columns
+JOB_TAIL_COLUMNS = list(JobTail._fields)  # after the wait columns
 #: With restart churn: the tail columns with the Job controller's figures (module doc).
-CHURN_TAIL_COLUMNS = ["run_time_s", "restarts", "pod_failures", "failed_s", "useful_gpu_s", "held_idle_gpu_s",
-                      "failed_pod_gpu_s", "reason"]
+CHURN_TAIL_COLUMNS = list(ChurnTail._fields)
 POD_COLUMNS = ["job", "pod", "pod_set", "gpus", "node", "created_s", "bound_s", "released_s", "state"]
 TIMELINE_COLUMNS = ["time_s", "capacity_gpus", "useful_gpus", "held_idle_gpus", "free_gpus", "not_ready_gpus", "running_jobs", "waiting_jobs"]
 
@@ -130,10 +171,7 @@ class Result:
         """Which job holds which GPUs on which nodes, and which pods each still waits for."""
         if not self.deadlock:
             return "no deadlock"
-        lines = [f"deadlock at t={_fmt(self.figures['deadlock_at_s'])} s: {len(self.holders)} jobs hold GPUs without progress"]
-        for row in self.holders.itertuples():
-            lines.append(f"  {row.job} holds {row.gpus_held} GPUs on {row.nodes}; waits for {row.waiting_pods}")
-        return "\n".join(lines)
+        return deadlock_report(self.figures["deadlock_at_s"], list(self.holders.itertuples()))
 
     def __repr__(self) -> str:
         f = self.figures
@@ -154,100 +192,145 @@ class Result:
         return wait_distribution(self, **kw)
 
 
-def _fmt(x: float) -> str:
-    return f"{x:g}"
+#: ``_row(JobHead, values)``: a named row made as a plain tuple is (a NamedTuple's own ``__new__`` is a Python
+#: call with one argument per field, about a microsecond a row of the ``jobs`` table; the values are in field order)
+_row = tuple.__new__
+
+
+@dataclass
+class JobRows:
+    """The jobs' rows as :func:`build_result` gathers them, one entry per job in each list but ``holders``."""
+
+    heads: list[JobHead] = field(default_factory=list)
+    tails: list[JobTail | ChurnTail] = field(default_factory=list)
+    waits: list[dict[str, float]] = field(default_factory=list)  # seconds per wait bucket
+    holders: list[Holder] = field(default_factory=list)  # the deadlocked jobs only (gangkit.results.deadlock)
 
 
 def build_result(sim: Simulation) -> Result:
-    """Turn a finished :class:`Simulation` into a :class:`Result`."""
-    end = sim.end_time
-    deadlocked = sim.quiescent_at is not None
-    churn = sim.churn
+    """Turn a finished :class:`Simulation` into a :class:`Result`.
+
+    Steps: the jobs' rows and the deadlock verdict (:func:`job_rows`, :mod:`gangkit.results.deadlock`),
+    the tables, the counts of terminal states and waits (with the jobs a ``summary`` run retired),
+    then the headline figures.
+    """
+    quiescent = sim.quiescent_at is not None
+    rows = job_rows(sim, quiescent)
     layers = wait_buckets(sim)
-    heads, tails, row_waits = [], [], []  # a job's row: JOB_COLUMNS, the tail columns, its wait buckets
-    holders = []
+    layers += sorted({b for waits in rows.waits for b in waits if b not in layers})
+    jobs = _jobs_table(rows.heads, rows.tails, rows.waits, layers,
+                       JOB_TAIL_COLUMNS if sim.churn is None else CHURN_TAIL_COLUMNS)
+    events = pd.DataFrame(sim.events, columns=EVENT_COLUMNS).astype({"time_s": float})
+    nodes = _nodes_table(sim)
+    pods = _pods_table(sim)
+    timeline = pd.DataFrame(sim.books.timeline, columns=TIMELINE_COLUMNS).astype({"time_s": float})
+    states = Counter(h.state for h in rows.heads)
+    waits = [h.wait_s for h in rows.heads if h.state != "Rejected"]
+    censored = sum(1 for h in rows.heads if h.censored)
+    if sim.retire_jobs:  # add the jobs already retired, and those that never arrived
+        jobs = jobs.iloc[0:0] if sim.one_pod_jobs is None else one_pod_jobs_table(sim.one_pod_jobs, layers)
+        censored += _add_retired(sim, states, waits)
+    figures = _figures(sim, states, np.asarray(waits, dtype=float), censored, run_deadlocked(quiescent, rows.holders))
+    return Result(sim.scenario.name, sim.stack.name, sim.settings.ordering, sim.settings.seed,
+                  jobs, pods, events, timeline, pd.DataFrame(rows.holders, columns=HOLDER_COLUMNS),
+                  nodes, figures, collect_metrics(sim), sim.scenario)
+
+
+def job_rows(sim: Simulation, quiescent: bool) -> JobRows:
+    """The row of every job state the run still holds, and the holders of a deadlock."""
+    rows = JobRows()
+    end, churn = sim.end_time, sim.churn
+    add_head, add_waits, add_tail = rows.heads.append, rows.waits.append, rows.tails.append  # a row per job
     for js in sim.all_jobs():
-        spec = js.spec
-        state = _terminal_state(js, deadlocked)
-        started = js.started_at
-        censored = state in ("WaitingAtEnd", "Deadlocked", "Deactivated", "Failed") and started is None
+        state = terminal_state(js, quiescent)
         waits = dict(js.waits)
         failures = churn.record(js) if churn is not None else None
-        if state == "Rejected":
-            wait = math.nan
-        elif started is not None:
-            wait = started - spec.submit_time
-        elif state == "Deactivated":
-            wait = js.deactivated_at - spec.submit_time
-        elif state == "Failed":
-            wait = failures.failed_at - spec.submit_time
-        elif spec.submit_time > end:  # not yet submitted when the run ended
-            wait = 0.0
-            js.reason = js.reason or Reason("submission", "NotSubmitted", f"submitted at {spec.submit_time:g} s, after the end of the run")
-        else:
-            wait = end - spec.submit_time
-            for bucket, seconds in sim.wait_split(js, end).items():  # censored: counted to the end
-                waits[bucket] = waits.get(bucket, 0.0) + seconds
+        wait = _wait(sim, js, state, failures, end, waits)
         reason = js.reason
         if reason is None and state in ("WaitingAtEnd", "Deadlocked"):
             reason = _pending_reason(sim, js)
-        held = js.bound_gpu_seconds - js.useful_gpu_seconds
-        pods = spec.pod_count
-        heads.append((js.name, spec.queue, spec.priority, spec.progress, pods,
-                      sum(ps.count * ps.gpus for ps in spec.pod_sets), pods if spec.min_member is None else spec.min_member,
-                      float(spec.submit_time), math.nan if started is None else float(started),
-                      math.nan if js.finished_at is None else float(js.finished_at), state, wait, censored))
-        row_waits.append(waits)
-        useful, held, reason = _clean(js.useful_gpu_seconds), _clean(held), "" if reason is None else str(reason)
-        if churn is None:
-            tails.append((float(spec.run_time), js.restarts, useful, held, reason))
-        else:
-            tails.append((float(spec.run_time), js.restarts, 0 if failures is None else failures.count,
-                          math.nan if failures is None or failures.failed_at is None else float(failures.failed_at),
-                          useful, held, 0.0 if failures is None else _clean(failures.failed_pod_gpu_seconds), reason))
+        add_head(_head(js, state, wait))
+        add_waits(waits)
+        add_tail(_tail(js, churn is not None, failures, "" if reason is None else str(reason)))
         if state == "Deadlocked":
-            by_node: dict[str, int] = {}
-            for p in js.pods:
-                if p.node is not None:
-                    by_node[p.node.node.name] = by_node.get(p.node.node.name, 0) + p.pod_set.gpus
-            waiting = [p.name for p in js.pods if p.node is None and not p.done]
-            holders.append({
-                "job": js.name, "gpus_held": sum(by_node.values()),
-                "nodes": ", ".join(f"{n}:{g}" for n, g in sorted(by_node.items())),
-                "waiting_pods": ", ".join(waiting) if waiting else "(none)",
-            })
-    layers += sorted({b for waits in row_waits for b in waits if b not in layers})
-    jobs = _jobs_table(heads, tails, row_waits, layers, JOB_TAIL_COLUMNS if churn is None else CHURN_TAIL_COLUMNS)
-    events = pd.DataFrame(sim.events, columns=EVENT_COLUMNS).astype({"time_s": float})
-    node_rows = [(st.node.name, st.node.gpus, st.node.cpu, st.node.memory, st.node.pool, st.ready,
-                  sim.removed_at.get(st.index, math.nan)) for st in sim.capacity.nodes]
-    nodes = pd.DataFrame(node_rows, columns=NODE_COLUMNS).astype({"removed_s": float})
+            rows.holders.append(holder(js))
+    return rows
+
+
+def _wait(sim: Simulation, js: JobState, state: str, failures, end: float, waits: dict[str, float]) -> float:
+    """A job's wait: submission to first start; a job that never started, to when it ended
+    (deactivated, failed) or to the end of the run, those last seconds added to ``waits``."""
+    spec, started = js.spec, js.started_at
+    if state == "Rejected":
+        return math.nan
+    if started is not None:
+        return started - spec.submit_time
+    if state == "Deactivated":
+        return js.deactivated_at - spec.submit_time
+    if state == "Failed":
+        return failures.failed_at - spec.submit_time
+    if spec.submit_time > end:  # not yet submitted when the run ended
+        js.reason = js.reason or Reason("submission", "NotSubmitted", f"submitted at {spec.submit_time:g} s, after the end of the run")
+        return 0.0
+    for bucket, seconds in sim.wait_split(js, end).items():  # censored: counted to the end
+        waits[bucket] = waits.get(bucket, 0.0) + seconds
+    return end - spec.submit_time
+
+
+def _head(js: JobState, state: str, wait: float) -> JobHead:
+    """A job's first columns: what it asked for, when it started and finished, its terminal state and wait."""
+    spec, started = js.spec, js.started_at
+    pods = spec.pod_count
+    return _row(JobHead, (js.name, spec.queue, spec.priority, spec.progress, pods,
+                          sum(ps.count * ps.gpus for ps in spec.pod_sets), pods if spec.min_member is None else spec.min_member,
+                          float(spec.submit_time), math.nan if started is None else float(started),
+                          math.nan if js.finished_at is None else float(js.finished_at), state, wait,
+                          state in ("WaitingAtEnd", "Deadlocked", "Deactivated", "Failed") and started is None))
+
+
+def _tail(js: JobState, churn: bool, failures, reason: str) -> JobTail | ChurnTail:
+    """A job's last columns; ``churn``: the run has restart churn (its failures: ``failures``, None if none)."""
+    useful, held = _clean(js.useful_gpu_seconds), _clean(js.bound_gpu_seconds - js.useful_gpu_seconds)
+    run_time = float(js.spec.run_time)
+    if not churn:
+        return _row(JobTail, (run_time, js.restarts, useful, held, reason))
+    if failures is None:
+        return ChurnTail(run_time, js.restarts, 0, math.nan, useful, held, 0.0, reason)
+    failed_at = math.nan if failures.failed_at is None else float(failures.failed_at)
+    return ChurnTail(run_time, js.restarts, failures.count, failed_at, useful, held,
+                     _clean(failures.failed_pod_gpu_seconds), reason)
+
+
+def _nodes_table(sim: Simulation) -> pd.DataFrame:
+    """One row per node that existed during the run; ``removed_s``: when a node supplier removed it (NaN: still there)."""
+    rows = [(st.node.name, st.node.gpus, st.node.cpu, st.node.memory, st.node.pool, st.ready,
+             sim.removed_at.get(st.index, math.nan)) for st in sim.capacity.nodes]
+    return pd.DataFrame(rows, columns=NODE_COLUMNS).astype({"removed_s": float})
+
+
+def _pods_table(sim: Simulation) -> pd.DataFrame:
+    """The pods the engine released, and at the ``full`` level those still bound (``Bound``), by bind time."""
     pod_rows = list(sim.pod_rows)
     if sim.record == "full":
         for js in sim.all_jobs():
             for p in js.pods:
                 if p.node is not None:
                     pod_rows.append((js.name, p.name, p.pod_set.name, p.pod_set.gpus, p.node.node.name, p.created, p.bound_at, math.nan, "Bound"))
-    pods = pd.DataFrame(pod_rows, columns=POD_COLUMNS).astype({"created_s": float, "bound_s": float, "released_s": float}).sort_values(["bound_s", "pod"], kind="stable").reset_index(drop=True)
-    timeline = pd.DataFrame(sim.books.timeline, columns=TIMELINE_COLUMNS).astype({"time_s": float})
-    states = Counter(h[10] for h in heads)
-    waits = [h[11] for h in heads if h[10] != "Rejected"]
-    censored = sum(1 for h in heads if h[12])
-    if sim.retire_jobs:  # add the jobs already retired, and those that never arrived
-        jobs = jobs.iloc[0:0] if sim.one_pod_jobs is None else one_pod_jobs_table(sim.one_pod_jobs, layers)
-        states.update(sim.retired_states)
-        waits.extend(sim.retired_waits)
-        unsubmitted = sim.job_total - sim.arrived
-        states["WaitingAtEnd"] += unsubmitted
-        waits.extend([0.0] * unsubmitted)
-        censored += sim.retired_censored + unsubmitted
-    figures = _figures(sim, states, np.asarray(waits, dtype=float), censored, deadlocked and bool(holders))
-    return Result(sim.scenario.name, sim.stack.name, sim.settings.ordering, sim.settings.seed,
-                  jobs, pods, events, timeline, pd.DataFrame(holders, columns=["job", "gpus_held", "nodes", "waiting_pods"]),
-                  nodes, figures, collect_metrics(sim), sim.scenario)
+    pods = pd.DataFrame(pod_rows, columns=POD_COLUMNS).astype({"created_s": float, "bound_s": float, "released_s": float})
+    return pods.sort_values(["bound_s", "pod"], kind="stable").reset_index(drop=True)
 
 
-def _jobs_table(heads: list[tuple], tails: list[tuple], row_waits: list[dict], layers: list[str],
+def _add_retired(sim: Simulation, states: Counter, waits: list[float]) -> int:
+    """Count in the jobs a ``summary`` run retired and those that never arrived; return how many are censored."""
+    states.update(sim.retired_states)
+    waits.extend(sim.retired_waits)
+    unsubmitted = sim.job_total - sim.arrived
+    states["WaitingAtEnd"] += unsubmitted
+    waits.extend([0.0] * unsubmitted)
+    return sim.retired_censored + unsubmitted
+
+
+def _jobs_table(heads: list[JobHead], tails: list[JobTail | ChurnTail], row_waits: list[dict], layers: list[str],
                 tail_columns: list[str]) -> pd.DataFrame:
     """The ``jobs`` table, column by column: :data:`JOB_COLUMNS`, a ``wait_<layer>_s`` column per layer
     and ``wait_unattributed_s`` (NaN for a rejected job), then the tail columns."""
@@ -274,7 +357,7 @@ def _jobs_table(heads: list[tuple], tails: list[tuple], row_waits: list[dict], l
 def one_pod_jobs_table(done: OnePodJobs, layers: list[str]) -> pd.DataFrame:
     """The ``jobs`` table of a lean run in which every job finished, column by column.
 
-    The same table the job states of the general engine give (the loop above):
+    The same table the job states of the general engine give (:func:`job_rows`):
     every job is one pod of ``done.gpus`` GPUs (one count, or one per job) with a gang of one, started once
     and finished, its wait all in ``placement``. ``_clean`` is inlined in the
     comprehensions (the Erlang C tests build tables of millions of rows).
@@ -320,16 +403,6 @@ def wait_buckets(sim: Simulation) -> list[str]:
     if sim.stack.suppliers:
         out += list(NODE_BUCKETS)
     return out
-
-
-def _terminal_state(js: JobState, quiescent: bool) -> str:
-    if js.state in ("Finished", "Rejected", "Deactivated", "Failed"):
-        return js.state
-    if quiescent and js.bound and not js.progressing:
-        return "Deadlocked"
-    if js.progressing or (js.started_at is not None and js.bound):
-        return "RunningAtEnd"
-    return "WaitingAtEnd"
 
 
 def _pending_reason(sim: Simulation, js: JobState):
