@@ -44,22 +44,21 @@ from gangkit.engine.books import Books, PendingSamples
 from gangkit.engine.capacity import FreeCapacity
 from gangkit.engine.churn import RestartChurn
 from gangkit.engine.events import AFTER_CYCLES, LATE, URGENT, Call
+from gangkit.engine.node_changes import NodeChanges
+from gangkit.engine.quiescence import nothing_can_change
 from gangkit.engine.resume import created_before, resume_job
 from gangkit.engine.state import JobState, NodeState, OnePodJobs, PodState
 from gangkit.engine.waits import split_placement
-from gangkit.model.errors import ScenarioError
-from gangkit.model.nodes import Node
 from gangkit.model.precision import ROUNDING, TOLERANCE
 from gangkit.model.reasons import Reason
 from gangkit.model.scenario import Scenario
-from gangkit.results.deadlock import nothing_can_change
 
 #: arrivals as one callback event per submit time (False: a SimPy process that waits from batch to batch,
 #: the plain form; both schedule the same events in the same order, tests/test_fast_paths.py compares them)
 ARRIVAL_CALLBACKS = True
 
 
-class Simulation:
+class Simulation(NodeChanges):
     """One run of a scenario through a stack. Use :func:`gangkit.simulate` rather than this class.
 
     Layers see it as a :class:`~gangkit.engine.sockets.Cluster`: ``now``,
@@ -625,83 +624,6 @@ class Simulation:
         self.stack.placement.requeue(js, now)
         self.books.snapshot(now)
         self.request_cycle()
-
-    # ---------------------------------------------------------------- nodes
-    def launch_node(self, node: Node, stages: dict[str, float], supplier: str = "") -> NodeState:
-        """Add a node now; it becomes usable at the last of its ``stages`` (absolute times).
-
-        ``stages`` maps stage names (``launched``, ``registered``,
-        ``initialized``, ...) to the simulated time each is reached; the
-        node's GPUs count as not-ready until the last one. A node removed
-        before then (:meth:`remove_node`: cluster-autoscaler gives up a node
-        not ready within ``max-node-provision-time``) reaches no later stage.
-        """
-        now = self.env.now
-        if node.name in self.capacity.by_name:
-            raise ScenarioError(f"Node {node.name}: metadata.name: a node with this name exists already")
-        self.books.advance(now)
-        st = self.capacity.add(node, ready=False)
-        self.books.capacity_gpus += node.gpus
-        self.books.not_ready_gpus += node.gpus
-        ordered = sorted(stages.items(), key=lambda kv: kv[1])
-        self.node_stages[node.name] = dict(ordered)
-        if "launched" not in self.node_stages[node.name]:
-            self.record_event("node_launched", None, node=node.name, layer=supplier)
-        for stage, t in ordered:
-            if t < now:
-                raise ValueError(f"Node {node.name}: stage {stage} at {t} is before now ({now})")
-        ready_at = ordered[-1][1] if ordered else now
-
-        def here() -> bool:  # a node removed before it became ready (given up by its supplier) never will
-            return self.capacity.by_name.get(node.name) is st
-
-        for stage, when in ordered[:-1]:
-            Call(self.env, when - now, lambda t, stage=stage: here() and self.record_event(
-                f"node_{stage}", None, node=node.name, layer=supplier))
-
-        def ready(t: float) -> None:
-            if not here():
-                return
-            self.books.advance(t)
-            self.books.not_ready_gpus -= node.gpus
-            self.capacity.set_ready(st)
-            if ordered:
-                self.record_event(f"node_{ordered[-1][0]}", None, node=node.name, layer=supplier)
-            self.record_event("node_ready", None, node=node.name, layer=supplier)
-            self.books.snapshot(t)
-            self.request_cycle()
-
-        Call(self.env, ready_at - now, ready)
-        self.books.snapshot(now)
-        return st
-
-    def remove_node(self, name: str, supplier: str = "") -> None:
-        """Remove an empty node (scale-down, consolidation, a node given up before it registered).
-
-        A node removed before it was ready reaches no later stage: its stages
-        end now (the one it was in ends at the removal), so a job that counted
-        on it waits in the placement layer from now on.
-        """
-        st = self.capacity.by_name[name]
-        if st.pods:
-            raise RuntimeError(f"node {name} still holds pods")
-        now = self.env.now
-        self.books.advance(now)
-        if not st.ready:
-            self.books.not_ready_gpus -= st.node.gpus
-            stages = self.node_stages.get(name)
-            if stages:
-                reached = {stage: t for stage, t in stages.items() if t <= now}
-                cut = next((stage for stage, t in stages.items() if t > now), None)
-                if cut is not None:
-                    reached[cut] = now
-                self.node_stages[name] = reached
-        self.capacity.set_gone(st)
-        self.books.capacity_gpus -= st.node.gpus
-        del self.capacity.by_name[name]
-        self.removed_at[st.index] = now
-        self.record_event("node_removed", None, node=name, layer=supplier)
-        self.books.snapshot(now)
 
     def call_at(self, t: float, fn: Callable[[float], None], after_cycles: bool = False) -> None:
         """Run ``fn(now)`` at simulated time ``t`` (timers of layers and suppliers).

@@ -12,7 +12,7 @@ checks exactly these:
    a sync job progresses only once every pod is bound; an ``independent``
    job progresses from its first bound pod, so it never deadlocks);
 3. **nothing can ever free capacity**: the run is *quiescent*, no future
-   event is scheduled (:func:`nothing_can_change`). No job runs, so none
+   event is scheduled (:func:`gangkit.engine.quiescence.nothing_can_change`). No job runs, so none
    finishes; no timer is pending, so no timeout releases a pod and no node
    is coming. The engine notes the instant (``Simulation.quiescent_at``).
 
@@ -46,13 +46,9 @@ deadlocked job holds and waits for (``Result.holders``, :func:`report`).
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-if TYPE_CHECKING:
-    import simpy
-
-    from gangkit.engine.state import JobState
+from gangkit.engine.state import JobState
 
 #: A job's state that is already final before the run ends (set by the engine as it happens).
 ENDED = ("Finished", "Rejected", "Deactivated", "Failed")
@@ -67,11 +63,6 @@ class Holder(NamedTuple):
     gpus_held: int
     nodes: str  # "node:GPUs" per node it holds GPUs on, by node name
     waiting_pods: str  # its pods not bound and not done, or "(none)"
-
-
-def nothing_can_change(env: simpy.Environment) -> bool:
-    """Quiescence: no future event is scheduled, so no placement can ever change again."""
-    return env.peek() == math.inf
 
 
 def holds_without_progress(js: JobState) -> bool:

@@ -108,12 +108,12 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from gangkit.engine.capacity import avoided_nodes
+from gangkit.engine.quiescence import nothing_can_change
 from gangkit.engine.waits import awaited_at
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.precision import TOLERANCE
 from gangkit.model.resources import Resources
 from gangkit.placement.permit import asked_dims, in_words, requested
-from gangkit.results.deadlock import nothing_can_change
 from gangkit.supply.autoscaler import ClusterAutoscaler
 
 #: What a node does while a job waits for it, by wait bucket.

@@ -132,7 +132,6 @@ Only nodes this autoscaler launched are ever removed; scenario nodes stay.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -140,12 +139,11 @@ from gangkit.engine.sockets import NodeSupplier
 from gangkit.model.backoff import doubling
 from gangkit.model.nodes import Node
 from gangkit.model.precision import TOLERANCE, next_boundary
-from gangkit.model.reasons import Reason
-from gangkit.model.resources import labels_match
 from gangkit.supply.apart import OnePerNode, group_of
 from gangkit.supply.binpacking import Slot, place, pod_request
-from gangkit.supply.cloud import GPU, TYPE_LABEL, InstanceType, Stages
+from gangkit.supply.cloud import GPU, InstanceType, Stages
 from gangkit.supply.expander import DEFAULT_EXPANDER, EXPANDERS, choose, waste
+from gangkit.supply.node_groups import GroupState, Launched, NodeGroup
 from gangkit.supply.provisioning_request import (
     BEST_EFFORT_ATOMIC,
     BOOKING,
@@ -155,70 +153,12 @@ from gangkit.supply.provisioning_request import (
     RESERVATION_EXPIRED,
     ProvisioningRequest,
 )
+from gangkit.supply.scale_down import ScaleDown
 
-NODE_GROUP_LABEL = "gangkit.io/node-group"  # clouds use their own label (e.g. a GKE node pool's)
 DAY = 86400.0
 
 
-@dataclass(frozen=True)
-class NodeGroup:
-    """A group of identical machines cluster-autoscaler may resize between ``min_size`` and ``max_size``.
-
-    ``labels`` are put on its nodes (pods may select them); ``stockout``
-    makes every requested machine fail to join (the cloud has none).
-    """
-
-    name: str
-    instance_type: InstanceType
-    min_size: int = 0
-    max_size: int = 10
-    labels: dict = field(default_factory=dict)
-    stockout: bool = False
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.min_size, int) or not isinstance(self.max_size, int) or not 0 <= self.min_size <= self.max_size:
-            raise ValueError(f"NodeGroup {self.name}: min_size/max_size: expected whole numbers 0 <= min_size <= max_size, "
-                             f"got {self.min_size!r} and {self.max_size!r}")
-
-    def node_labels(self) -> dict:
-        labels = dict(self.labels)
-        labels[NODE_GROUP_LABEL] = self.name
-        labels[TYPE_LABEL] = self.instance_type.name
-        return labels
-
-    def holds(self, gpus: int, cpu: float, memory: int, selector: tuple) -> bool:
-        """Could a new node of this group hold such a pod (its type's room, its labels)?"""
-        return self.instance_type.holds(gpus, cpu, memory) and labels_match(self.node_labels(), selector)
-
-
-@dataclass(eq=False)
-class _Launched:
-    name: str
-    group: NodeGroup
-    launched: float
-    stages: dict
-    exists: bool  # False: a stockout machine that never joins the cluster
-    ready: bool = False
-    unneeded_since: float | None = None
-    request: ProvisioningRequest | None = None
-
-    @property
-    def registered(self) -> float:
-        """When its kubelet registers the node (never, for a stockout machine)."""
-        return self.stages["registered"] if self.exists else math.inf
-
-
-@dataclass
-class _GroupState:
-    failures: int = 0
-    backoff_until: float = -math.inf
-    last_failure: float = -math.inf
-    backoff: float = 0.0  # the last backoff's duration (CA's exponentialBackoffInfo.duration)
-    requested: float = 0.0  # the group's scale-up request: when it was made or last grown (ScaleUpRequest.Time)
-    expected_add: float | None = None  # and when it should be fulfilled (ExpectedAddTime); None: no request
-
-
-class ClusterAutoscaler(NodeSupplier):
+class ClusterAutoscaler(ScaleDown, NodeSupplier):
     """The ``autoscaler`` node supplier (see the module docstring for its rules)."""
 
     name = "autoscaler"
@@ -270,8 +210,8 @@ class ClusterAutoscaler(NodeSupplier):
         self._reset()
 
     def _reset(self) -> None:
-        self._nodes: dict[str, _Launched] = {}
-        self._groups = {g.name: _GroupState() for g in self.node_groups}
+        self._nodes: dict[str, Launched] = {}
+        self._groups = {g.name: GroupState() for g in self.node_groups}
         self._count = {g.name: 0 for g in self.node_groups}
         self._pending: list = []
         self._requests: list[ProvisioningRequest] = []
@@ -586,7 +526,7 @@ class ClusterAutoscaler(NodeSupplier):
                 self._stage_row[name] = len(self._ready_rows)
                 self._ready_rows.append((name, g.name, it.name, stages["launched"], stages["registered"],
                                          stages["initialized"], ready_at, ready_at - now))
-            self._nodes[name] = _Launched(name, g, now, stages, exists=not g.stockout, request=request)
+            self._nodes[name] = Launched(name, g, now, stages, exists=not g.stockout, request=request)
             names.append(name)
         self._last_scale_up = now
         # clusterstate's RegisterScaleUp: the group's request (new, or its times moved on) is due in max-node-provision-time
@@ -654,7 +594,7 @@ class ClusterAutoscaler(NodeSupplier):
                                 f"not provisioned within {self.provisioning_request_expiry:g} s; {pr.message or 'no capacity'}", now)
 
     # -- failed scale-ups and unregistered nodes ------------------------------------------
-    def _upcoming(self, n: _Launched, now: float) -> bool:
+    def _upcoming(self, n: Launched, now: float) -> bool:
         """Is ``n`` one of CA's upcoming nodes (an empty template in its simulation)? Not ready, and either
         registered less than max-node-startup-time ago (NotStarted) or not registered and not yet
         long-unregistered (clusterstate's GetUpcomingNodes)."""
@@ -664,12 +604,12 @@ class ClusterAutoscaler(NodeSupplier):
             return now < n.registered + self.max_node_startup_time - TOLERANCE
         return now < self._long_unregistered_at(n) - TOLERANCE
 
-    def _provisioned(self, n: _Launched, now: float) -> bool:
+    def _provisioned(self, n: Launched, now: float) -> bool:
         """Does ``n`` count as provisioned for its group's scale-up request? Ready, or registered and past
         max-node-startup-time (Unready): clusterstate's Registered minus NotStarted."""
         return n.ready or (n.registered <= now and now >= n.registered + self.max_node_startup_time - TOLERANCE)
 
-    def _long_unregistered_at(self, n: _Launched) -> float:
+    def _long_unregistered_at(self, n: Launched) -> float:
         """When ``n``, if still unregistered, becomes LongUnregistered: CA first spots the instance in the loop
         after the scale-up (UnregisteredSince), and gives it max-node-provision-time from then."""
         return n.launched + self.scan_interval + self.max_node_provision_time
@@ -729,95 +669,6 @@ class ClusterAutoscaler(NodeSupplier):
                     sim.record_event("node_removed", None, node=n.name, layer=self.name,
                                      detail=f"DeleteUnregistered: Removed unregistered node {n.name}")
                 self._unregistered_removed.append((now, g.name, n.name))
-
-    # -- scale-down -------------------------------------------------------------------
-    def _scale_down(self, sim, now: float) -> bool:
-        """Mark unneeded nodes and remove those due, within the budgets; True when the budgets left some due
-        node for the next scan."""
-        cap = sim.capacity
-        cooldown = now < self._last_scale_up + self.scale_down_delay_after_add - TOLERANCE
-        # where CA's simulation puts the pending pods (they count towards utilization)
-        rooms = self._room(sim, include_upcoming=True)
-        _, where = place(rooms, [pod_request(p) for p in self._regular_pending()])
-        expected: dict[str, int] = {}
-        pend = self._regular_pending()
-        for i, name in where.items():
-            expected[name] = expected.get(name, 0) + pend[i].pod_set.gpus
-        booked = {name for pr in self._requests if self._booked(pr, now) for name in pr.nodes}
-        sizes = {g.name: self.group_size(g.name) for g in self.node_groups}
-        removable_empty, removable_busy = [], []
-        for n in sorted(self._nodes.values(), key=lambda n: n.name):
-            st = cap.by_name.get(n.name)
-            if not n.ready or st is None or n.name in booked:
-                n.unneeded_since = None
-                continue
-            used = (st.node.gpus - st.free_gpus) + expected.get(n.name, 0)
-            util = used / st.node.gpus if st.node.gpus else 0.0
-            if util >= self.utilization_threshold or not self._movable(sim, st):
-                n.unneeded_since = None
-                continue
-            if n.unneeded_since is None:
-                n.unneeded_since = now
-            if (not cooldown and now >= n.unneeded_since + self.scale_down_unneeded_time - TOLERANCE
-                    and sizes[n.group.name] > n.group.min_size):
-                (removable_busy if st.pods else removable_empty).append(n)
-        if now == self._last_removal:  # another scan at this instant already removed nodes
-            return False
-        # CA's scale-down budget (core/scaledown/budgets): empty nodes first, up to max-scale-down-parallelism;
-        # then nodes to drain, up to max-drain-parallelism and what is left of the first budget. gangkit removes
-        # a node at once, so no deletion is ever in progress at a scan.
-        removed = 0
-        cropped = False
-        for n in removable_empty:
-            if sizes[n.group.name] <= n.group.min_size:
-                continue
-            if removed >= self.max_scale_down_parallelism:
-                cropped = self.max_scale_down_parallelism > 0  # a budget of 0 never removes: no scan for it
-                break
-            self._remove(sim, n, now, "empty")
-            sizes[n.group.name] -= 1
-            removed += 1
-        drain = min(self.max_drain_parallelism, self.max_scale_down_parallelism - removed)
-        moved: list = []  # the pods of nodes drained in this scan, placed before the next node's
-        for n in removable_busy:
-            if drain <= 0:
-                cropped = cropped or min(self.max_drain_parallelism, self.max_scale_down_parallelism) > 0
-                break
-            st = cap.by_name[n.name]
-            if sizes[n.group.name] > n.group.min_size and self._movable(sim, st, moved):
-                moved.extend(st.pods)
-                self._remove(sim, n, now, "underutilized")
-                sizes[n.group.name] -= 1
-                drain -= 1
-        return cropped
-
-    @staticmethod
-    def _movable(sim, st, moved: tuple | list = ()) -> bool:
-        """Do the pods bound to ``st`` fit on the other ready nodes, after ``moved`` (pods of nodes drained
-        earlier in the same scan) have been placed there?"""
-        if not st.pods:
-            return True
-        rooms = {o.node.name: Slot(o.free_gpus, o.free_cpu, o.free_memory, o.node.name, o.node.labels)
-                 for o in sim.capacity.nodes if o is not st and o.ready and sim.capacity.by_name.get(o.node.name) is o}
-        order = lambda p: (-p.pod_set.gpus, p.job.index, p.index)
-        if moved:
-            left, _ = place(rooms, [pod_request(p) for p in sorted(moved, key=order)])
-            if left:
-                return False
-        left, _ = place(rooms, [pod_request(p) for p in sorted(st.pods, key=order)])
-        return not left
-
-    def _remove(self, sim, n: _Launched, now: float, reason: str) -> None:
-        st = sim.capacity.by_name[n.name]
-        why = Reason("autoscaler", "ScaleDown", f"node {n.name} removed by scale-down: unneeded for "
-                     f"{self.scale_down_unneeded_time:g} s and its pods fit elsewhere", {"node": n.name})
-        for p in sorted(st.pods, key=lambda p: (p.job.index, p.index)):
-            if p.node is st:
-                sim.evict_pod(p, why)
-        sim.remove_node(n.name, supplier=self.name)
-        del self._nodes[n.name]
-        self._last_removal = now
-        self._scale_downs.append((now, n.group.name, n.name, reason))
 
     # -- metrics ---------------------------------------------------------------------------
     def metrics(self) -> dict:
