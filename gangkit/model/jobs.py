@@ -320,14 +320,22 @@ def _ps_memory(ps: PodSet) -> str | None:
 
 def _ps_min_count(ps: PodSet) -> str | None:
     """Kueue's partial admission: ``minCount`` is at least 1 and at most the pod set's count."""
-    if ps.min_count is not None and (not _whole(ps.min_count) or not 1 <= ps.min_count <= ps.count):
+    if ps.min_count is None:
+        return None
+    if not _whole(ps.count):  # the count is reported on its own: only the kind of minCount is checked here
+        return None if _whole(ps.min_count) and ps.min_count >= 1 else f"expected a whole number >= 1, got {ps.min_count!r}"
+    if not _whole(ps.min_count) or not 1 <= ps.min_count <= ps.count:
         return f"expected a whole number from 1 to {ps.count}, got {ps.min_count!r}"
     return None
 
 
 def _ps_min_member(ps: PodSet) -> str | None:
     """Volcano's task ``minAvailable`` (minTaskMember): from 0 to the task's replicas."""
-    if ps.min_member is not None and (not _whole(ps.min_member) or not 0 <= ps.min_member <= ps.count):
+    if ps.min_member is None:
+        return None
+    if not _whole(ps.count):  # the count is reported on its own
+        return None if _whole(ps.min_member) and ps.min_member >= 0 else f"expected a whole number >= 0, got {ps.min_member!r}"
+    if not _whole(ps.min_member) or not 0 <= ps.min_member <= ps.count:
         return f"expected a whole number from 0 to {ps.count}, got {ps.min_member!r}"
     return None
 
@@ -382,6 +390,8 @@ def _check_progress(j: Job) -> str | None:
 
 def _check_min_member(j: Job) -> str | None:
     """Volcano's PodGroup ``minMember``: from 1 to the job's pods (checked only when it has pod sets)."""
+    if j.min_member is not None and j.pod_sets and not all(_whole(ps.count) for ps in j.pod_sets):
+        return None if _whole(j.min_member) and j.min_member >= 1 else f"expected a whole number >= 1, got {j.min_member!r}"
     if j.min_member is not None and j.pod_sets and (not _whole(j.min_member) or not 1 <= j.min_member <= j.pod_count):
         return f"expected a whole number from 1 to {j.pod_count}, got {j.min_member!r}"
     return None
