@@ -25,7 +25,6 @@ ALLOWED = {
     "gangkit/consistency/inventory.py::_read_families",
     "gangkit/volcano/manifests.py::_volcano_job",
     "gangkit/manifests/load.py::_scenario",
-    "gangkit/supply/karpenter.py::Karpenter._end_batch",
     "gangkit/workloads/generators.py::stream_from_manifest",
     # the lean engines' event loops, kept whole for speed: every step of an event is inlined on local
     # variables, because a call per event would cost more than the rest of the event (setup and teardown

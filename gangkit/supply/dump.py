@@ -52,7 +52,8 @@ from gangkit.model.errors import Problem
 from gangkit.model.quantity import MAX_QUANTITY, format_cpu, format_duration, format_memory
 from gangkit.supply.autoscaler import ClusterAutoscaler, default_autoscaler
 from gangkit.supply.cloud import TYPE_LABEL, InstanceType, Stages
-from gangkit.supply.karpenter import CPU, MEMORY, Karpenter, NodePool, default_karpenter
+from gangkit.supply.fit import CPU, MEMORY
+from gangkit.supply.karpenter import Karpenter, NodePool, default_karpenter
 
 __all__ = ["NODE_CLASS_REF", "dump_problems", "suppliers", "supply_manifests"]
 

@@ -132,9 +132,7 @@ one session period later than ``consolidate_after`` after the pod finished.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
-from typing import Union
 
 import pandas as pd
 
@@ -143,19 +141,16 @@ from gangkit.model.nodes import Node
 from gangkit.model.precision import TOLERANCE
 from gangkit.model.reasons import Reason
 from gangkit.model.resources import Room, labels_match
-from gangkit.supply.adoption import POOL_LABEL, adoptable, instance_type_of, pool_of
+from gangkit.supply.adoption import adoptable, instance_type_of, pool_of
 from gangkit.supply.apart import OnePerNode, group_of
-from gangkit.supply.cloud import GPU, TYPE_LABEL, InstanceType, Stages
+from gangkit.supply.cloud import GPU, InstanceType, Stages
 from gangkit.supply.fit import CPU, MEMORY, capacity, cheapest_type, within
 from gangkit.supply.karpenter_pod_metrics import SchedulableTimes, pod_metrics
 from gangkit.supply.limits import at_limit, most_gpus
+from gangkit.supply.nodepool import NodePool
 
 NODES = "nodes"
-#: The resources whose NodePool limits gangkit enforces on a dynamic pool, in the order it reports them: the
-#: resources it models. A limit on any other resource is not modelled.
-LIMITED = (GPU, CPU, MEMORY)
 DISRUPTION_POLL = 10.0  # Karpenter's disruption controller polls every 10 s
-POLICIES = ("WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced")
 #: Balanced consolidation approves a move when its score is at least 1/k (Karpenter ``pkg/apis/v1``, ``BalancedK``).
 BALANCED_K = 2
 #: ``reason`` of ``karpenter_nodeclaims_created_total`` for a NodeClaim made for pending pods, and for a static
@@ -172,99 +167,6 @@ def resource_type(resource: str) -> str:
     """Karpenter's ``resource_type`` label of a resource: lower case, ``-`` as ``_`` (v1.14
     ``pkg/controllers/metrics/nodepool/controller.go``): ``nvidia.com/gpu``, ``cpu``, ``ephemeral_storage``."""
     return resource.lower().replace("-", "_")
-
-
-@dataclass(frozen=True)
-class NodePool:
-    """A subset of ``karpenter.sh/v1`` NodePool.
-
-    - ``instance_types``: the type names its requirements allow;
-    - ``limits``: e.g. ``{"nvidia.com/gpu": 16, "cpu": 384, "memory": 2**41}``
-      (GPUs, cores, bytes; each enforced against the capacity of the pool's
-      nodes, see the module docstring); a static pool's only limit is
-      ``nodes``;
-    - ``consolidation_policy``: ``WhenEmpty``, ``WhenEmptyOrUnderutilized``
-      (also deletes a node whose pods fit on the other nodes) or ``Balanced``
-      (only when that is worth the disruption: see the module docstring);
-    - ``consolidate_after``: seconds a node must stay empty (None = Never;
-      Karpenter's default is 0 s);
-    - ``budget``: nodes that may be disrupted at once: an int or a
-      percentage string of the pool's nodes, rounded up (default ``"10%"``);
-    - ``labels``: put on its nodes (pods may select them); ``weight``: pools
-      with a higher weight are tried first;
-    - ``min_values``: its requirements' ``minValues``
-      (:class:`~gangkit.supply.catalogue.MinValues`), checked per NodeClaim;
-    - ``replicas``: set for a *static* NodePool, which keeps that many nodes
-      from the start whatever the pods ask (at most ``limits["nodes"]``, the
-      only limit a static pool may have), launches none for pending pods and
-      is never consolidated (its policy is ignored); None: a dynamic pool.
-    """
-
-    name: str
-    instance_types: tuple[str, ...]
-    limits: dict = field(default_factory=dict)
-    consolidation_policy: str = "WhenEmpty"
-    consolidate_after: float | None = 0.0
-    budget: Union[int, str] = "10%"
-    labels: dict = field(default_factory=dict)
-    weight: int = 0
-    min_values: tuple = ()
-    replicas: int | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "instance_types", tuple(self.instance_types))
-        object.__setattr__(self, "min_values", tuple(self.min_values))
-        if self.consolidation_policy not in POLICIES:
-            raise ValueError(f"NodePool {self.name}: consolidation_policy: expected one of {', '.join(POLICIES)}, "
-                             f"got {self.consolidation_policy!r}")
-        if self.replicas is not None:
-            if isinstance(self.replicas, bool) or not isinstance(self.replicas, int) or self.replicas < 0:
-                raise ValueError(f"NodePool {self.name}: replicas: expected a whole number >= 0, got {self.replicas!r}")
-            if set(self.limits) - {"nodes"}:
-                raise ValueError(f"NodePool {self.name}: limits: only 'limits.nodes' is supported on static NodePools, "
-                                 f"got {sorted(self.limits)}")
-            if self.weight:
-                raise ValueError(f"NodePool {self.name}: weight: 'weight' is not supported on static NodePools")
-            return
-        other = sorted(set(map(str, self.limits)) - set(LIMITED))
-        if other:
-            raise ValueError(f"NodePool {self.name}: limits: gangkit enforces limits on {', '.join(LIMITED)} only; "
-                             f"got {other} (a manifest's other limits are noted as not modelled and dropped)")
-        for r, v in self.limits.items():
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not v >= 0:
-                raise ValueError(f"NodePool {self.name}: limits.{r}: expected a number >= 0, got {v!r}")
-
-    @property
-    def static(self) -> bool:
-        """A static NodePool (``spec.replicas`` set)?"""
-        return self.replicas is not None
-
-    @property
-    def gpu_limit(self) -> float:
-        return self.limit(GPU)
-
-    def limit(self, resource: str) -> float:
-        """The pool's limit of one resource (``inf`` when it sets none)."""
-        v = self.limits.get(resource)
-        return math.inf if v is None else v
-
-    @property
-    def enforced(self) -> dict:
-        """The limits the provisioner enforces, resource -> amount, in :data:`LIMITED` order (none on a static pool,
-        whose ``nodes`` limit only caps its replicas)."""
-        return {} if self.static else {r: self.limits[r] for r in LIMITED if r in self.limits}
-
-    def allowed_disruptions(self, pool_nodes: int) -> int:
-        b = self.budget
-        if isinstance(b, str) and b.endswith("%"):
-            return math.ceil(float(b[:-1]) / 100.0 * pool_nodes)
-        return int(b)
-
-    def node_labels(self, itype: str) -> dict:
-        labels = dict(self.labels)
-        labels[POOL_LABEL] = self.name
-        labels[TYPE_LABEL] = itype
-        return labels
 
 
 def _pending(p) -> bool:
@@ -440,14 +342,40 @@ class Karpenter(NodeSupplier):
         return cheapest_type(pool, self.instance_types, pods, room)
 
     def _end_batch(self, sim, now: float, token: int) -> None:
+        """The batch's provisioning pass (Karpenter v1 ``pkg/controllers/provisioning/scheduling/scheduler.go``):
+        each pending pod, largest first, goes to room on an existing or in-flight node, else to a NodeClaim
+        of this batch that can grow to hold it, else to a new NodeClaim of the first NodePool that can."""
         if token != self._window_token or self._window_first is None:
             return  # the window was extended; a later timer ends it
         started = self._window_first
         self._window_first, self._window_seen = None, set()
         pods = [p for p in self._last_pending if p.node is None and not p.done and p.job.placing and p not in self._covered]
         pods.sort(key=lambda p: -p.pod_set.gpus)  # stable: scheduler's order among equals
+        room = self._room_now(sim)
+        new: list[_Claim] = []
+        nominated: list[_Claim] = []  # ready nodes the simulation counts on for pending pods
+        left_out = []
+        apart = OnePerNode()  # one pod of a one-per-node group per node (gangkit.supply.apart)
+        for p in pods:
+            if not (self._onto_existing(p, room, apart, nominated) or self._onto_batch_claim(p, apart, new)
+                    or self._onto_new_claim(sim, p, new)):
+                left_out.append(p)
+        out = set(left_out)
+        self._schedulable.mark(now, [p for p in pods if p not in out], left_out)
+        for c in new:
+            self._start(sim, c, now)
+        # a nomination lasts until the nodes launched in this batch are ready, plus the nomination
+        # window: Karpenter re-nominates on every provisioning pass while the pods stay pending
+        until = max([now] + [max(c.stages.values()) for c in new]) + self.nomination_window
+        for c in nominated:
+            c.nominated_until = max(c.nominated_until, until)
+        if new:
+            self._sample_usage(now)
+        self._batches.append((started, now, len(pods), len(new), len(left_out), ", ".join(p.name for p in left_out)))
+
+    def _room_now(self, sim) -> dict:
+        """Room on the existing and in-flight nodes, less what in-flight NodeClaims keep for their own pods."""
         cap = sim.capacity
-        # room on existing and in-flight nodes (minus what in-flight claims keep for their pods)
         room = {}
         for st in cap.nodes:
             if cap.by_name.get(st.node.name) is not st:
@@ -458,70 +386,60 @@ class Karpenter(NodeSupplier):
             for p in c.pods:
                 if r is not None and p.node is None and not p.done:
                     r[1].take(p.pod_set.gpus, p.pod_set.cpu, p.pod_set.memory)
-        nomination = self.nomination_window
-        new: list[_Claim] = []
-        nominated: list[_Claim] = []  # ready nodes the simulation counts on for pending pods
-        left_out = []
-        apart = OnePerNode()  # one pod of a one-per-node group per node (gangkit.supply.apart)
-        for p in pods:
-            ps = p.pod_set
-            home = None
-            g = group_of(p)
-            for st, r in room.values():
-                if r.fits(ps.gpus, ps.cpu, ps.memory) and st.node.matches(ps.node_selector) and (
-                        g is None or apart.allows(st.node.name, g, st.pods, self._meant_for(st.node.name))):
-                    home = (st, r)
-                    break
-            if home is not None:
-                home[1].take(ps.gpus, ps.cpu, ps.memory)
-                apart.give(home[0].node.name, p)
-                c = self._claims.get(home[0].node.name)
-                if c is not None:
-                    if c.ready:
-                        nominated.append(c)
-                        c.nominees.add(p)
-                    else:
-                        c.pods.append(p)
-                        self._covered[p] = c.name
-                continue
-            placed = False
-            for c in new:  # a NodeClaim of this batch that can still grow to hold it
-                if g is not None and not apart.allows(c.name, g, c.pods):
-                    continue
-                it = self._cheapest(c.pool, c.pods + [p], self._left(c.pool, new, c))
-                if it is not None:
-                    c.itype = it
-                    c.pods.append(p)
-                    placed = True
-                    break
-            if placed:
-                continue
-            for pool in self.nodepools:
-                if pool.static:  # a static pool never launches for pending pods
-                    continue
-                it = self._cheapest(pool, [p], self._left(pool, new))
-                if it is not None:
-                    k = self._count.get(pool.name, 0)
-                    while f"{pool.name}-{k}" in cap.by_name:  # never take a scenario node's name
-                        k += 1
-                    self._count[pool.name] = k + 1
-                    new.append(_Claim(f"{pool.name}-{k}", pool, it, [p]))
-                    placed = True
-                    break
-            if not placed:
-                left_out.append(p)
-        out = set(left_out)
-        self._schedulable.mark(now, [p for p in pods if p not in out], left_out)
+        return room
+
+    def _onto_existing(self, p, room: dict, apart: OnePerNode, nominated: list) -> bool:
+        """Put ``p`` on the first existing or in-flight node with room (nominating a ready one); False if none."""
+        ps = p.pod_set
+        g = group_of(p)
+        home = None
+        for st, r in room.values():
+            if r.fits(ps.gpus, ps.cpu, ps.memory) and st.node.matches(ps.node_selector) and (
+                    g is None or apart.allows(st.node.name, g, st.pods, self._meant_for(st.node.name))):
+                home = (st, r)
+                break
+        if home is None:
+            return False
+        home[1].take(ps.gpus, ps.cpu, ps.memory)
+        apart.give(home[0].node.name, p)
+        c = self._claims.get(home[0].node.name)
+        if c is not None:
+            if c.ready:
+                nominated.append(c)
+                c.nominees.add(p)
+            else:
+                c.pods.append(p)
+                self._covered[p] = c.name
+        return True
+
+    def _onto_batch_claim(self, p, apart: OnePerNode, new: list) -> bool:
+        """Grow a NodeClaim of this batch (a larger instance type of its pool) to hold ``p``; False if none can."""
+        g = group_of(p)
         for c in new:
-            self._start(sim, c, now)
-        # a nomination lasts until the nodes launched in this batch are ready, plus the nomination
-        # window: Karpenter re-nominates on every provisioning pass while the pods stay pending
-        until = max([now] + [max(c.stages.values()) for c in new]) + nomination
-        for c in nominated:
-            c.nominated_until = max(c.nominated_until, until)
-        if new:
-            self._sample_usage(now)
-        self._batches.append((started, now, len(pods), len(new), len(left_out), ", ".join(p.name for p in left_out)))
+            if g is not None and not apart.allows(c.name, g, c.pods):
+                continue
+            it = self._cheapest(c.pool, c.pods + [p], self._left(c.pool, new, c))
+            if it is not None:
+                c.itype = it
+                c.pods.append(p)
+                return True
+        return False
+
+    def _onto_new_claim(self, sim, p, new: list) -> bool:
+        """A new NodeClaim for ``p`` from the first NodePool (by weight) with an instance type within its limits."""
+        cap = sim.capacity
+        for pool in self.nodepools:
+            if pool.static:  # a static pool never launches for pending pods
+                continue
+            it = self._cheapest(pool, [p], self._left(pool, new))
+            if it is not None:
+                k = self._count.get(pool.name, 0)
+                while f"{pool.name}-{k}" in cap.by_name:  # never take a scenario node's name
+                    k += 1
+                self._count[pool.name] = k + 1
+                new.append(_Claim(f"{pool.name}-{k}", pool, it, [p]))
+                return True
+        return False
 
     def _meant_for(self, name: str) -> list:
         """The pods an in-flight NodeClaim was launched for (empty for other nodes)."""

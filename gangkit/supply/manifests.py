@@ -70,7 +70,8 @@ from gangkit.supply.catalogue import (
     wants_catalogue,
 )
 from gangkit.supply.cloud import TYPE_LABEL
-from gangkit.supply.karpenter import CPU, LIMITED, MEMORY
+from gangkit.supply.fit import CPU, MEMORY
+from gangkit.supply.nodepool import LIMITED
 from gangkit.supply.provisioning_request import (
     CONSUME_ANNOTATION,
     DEPRECATED_CONSUME_ANNOTATION,
