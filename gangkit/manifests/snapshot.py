@@ -183,6 +183,67 @@ class Taken:
     replicas: set[tuple] = field(default_factory=set)  # Deployments and ReplicaSets: pods spread over replica jobs
 
 
+class _Owners:
+    """Who made what in a dump: its objects by (group, kind, namespace, name) and by uid, and each one's
+    highest owner in the input (a Pod's Job's JobSet), by the ``controller: true`` ownerReference."""
+
+    def __init__(self) -> None:
+        self.index: dict[tuple, Mapping] = {}
+        self.by_uid: dict[str, tuple] = {}
+
+    def add(self, doc: Mapping, key: tuple) -> None:
+        self.index[key] = doc
+        uid = _meta(doc).get("uid")
+        if isinstance(uid, str):
+            self.by_uid[uid] = key
+
+    def owner_of(self, doc: Mapping, key: tuple) -> tuple | None:
+        """The key of the object's controller (by uid, else by kind and name in its namespace); None: none."""
+        refs = _meta(doc).get("ownerReferences")
+        for ref in refs if isinstance(refs, list) else ():
+            if not isinstance(ref, Mapping) or ref.get("controller") is not True:
+                continue
+            found = self.by_uid.get(ref.get("uid")) if isinstance(ref.get("uid"), str) else None
+            if found is None:
+                found = (_group(ref.get("apiVersion")), ref.get("kind"), key[2], ref.get("name"))
+            return found
+        return None
+
+    def top(self, key: tuple) -> tuple | None:
+        """The highest owner in the input (None: the object's controller is not in the input)."""
+        seen = {key}
+        up = self.owner_of(self.index[key], key)
+        if up is None or up not in self.index:
+            return None
+        while up is not None and up in self.index and up not in seen:
+            seen.add(up)
+            key = up
+            up = self.owner_of(self.index[key], key)
+        return key
+
+
+def _key(doc: Mapping) -> tuple:
+    meta = _meta(doc)
+    return (_group(doc.get("apiVersion")), doc.get("kind"), meta.get("namespace"), meta.get("name"))
+
+
+@dataclass
+class _Kept:
+    """What :func:`split` keeps: the objects to read and where they were, and what it noted on the way."""
+
+    docs: list = field(default_factory=list)
+    wheres: list = field(default_factory=list)
+    keys: list = field(default_factory=list)  # (place in docs, object key) of the objects read
+    standing_for: set = field(default_factory=set)  # jobs whose Workload is kept (keep_workloads)
+    passive: list = field(default_factory=list)  # labels of objects that take no part in scheduling
+
+    def keep(self, doc, where: str, key: tuple | None = None) -> None:
+        self.docs.append(doc)
+        self.wheres.append(where)
+        if key is not None:
+            self.keys.append((len(self.docs) - 1, key))
+
+
 def split(r: Reader, docs: list, wheres: list[str], at: datetime | None = None,
           keep_workloads: bool = False) -> tuple[list, list[str], Taken]:
     """The objects to read (as their authors wrote them) and the state taken out of a snapshot (see the module).
@@ -191,108 +252,77 @@ def split(r: Reader, docs: list, wheres: list[str], at: datetime | None = None,
     with its ``status`` and stands for its job, which is left out (else the job would count twice).
     """
     docs, wheres = _unpack(docs, wheres)
-    index: dict[tuple, Mapping] = {}
-    by_uid: dict[str, tuple] = {}
-    stamps: list[datetime] = []
+    owners, stamps = _Owners(), []
     for doc, where in zip(docs, wheres):
-        if not isinstance(doc, Mapping):
-            continue
-        meta = _meta(doc)
-        key = (_group(doc.get("apiVersion")), doc.get("kind"), meta.get("namespace"), meta.get("name"))
-        index[key] = doc
-        if isinstance(meta.get("uid"), str):
-            by_uid[meta["uid"]] = key
-        stamps.extend(_stamps(r, doc, new_object(doc, where).label))
+        if isinstance(doc, Mapping):
+            owners.add(doc, _key(doc))
+            stamps.extend(_stamps(r, doc, new_object(doc, where).label))
     if at is None:
         at = max(stamps) if stamps else datetime(1970, 1, 1, tzinfo=timezone.utc)
-    taken = Taken(at)
-
-    def owner_of(doc: Mapping, key: tuple) -> tuple | None:
-        refs = _meta(doc).get("ownerReferences")
-        for ref in refs if isinstance(refs, list) else ():
-            if not isinstance(ref, Mapping) or ref.get("controller") is not True:
-                continue
-            found = by_uid.get(ref.get("uid")) if isinstance(ref.get("uid"), str) else None
-            if found is None:
-                found = (_group(ref.get("apiVersion")), ref.get("kind"), key[2], ref.get("name"))
-            return found
-        return None
-
-    def top(key: tuple) -> tuple | None:
-        """The highest owner in the input (None: the object's controller is not in the input)."""
-        seen = {key}
-        doc = index[key]
-        up = owner_of(doc, key)
-        if up is None or up not in index:
-            return None
-        while up is not None and up in index and up not in seen:
-            seen.add(up)
-            key = up
-            up = owner_of(index[key], key)
-        return key
-
-    out, out_wheres = [], []
-    keys: list[tuple[int, tuple]] = []  # (place in out, object key) of the objects read
-    standing_for: set[tuple] = set()  # jobs whose Workload is kept (keep_workloads)
-    passive: list[str] = []
+    taken, kept = Taken(at), _Kept()
     for doc, where in zip(docs, wheres):
-        if not isinstance(doc, Mapping):
-            out.append(doc)
-            out_wheres.append(where)
-            continue
-        meta = _meta(doc)
-        kind = doc.get("kind")
-        key = (_group(doc.get("apiVersion")), kind, meta.get("namespace"), meta.get("name"))
-        label = new_object(doc, where).label
-        if kind in PASSIVE and _group(doc.get("apiVersion")) in ("", "discovery.k8s.io", "events.k8s.io", "apps",
-                                                                  "coordination.k8s.io"):
-            passive.append(label)
-            continue
-        owner = top(key) if kind in OWNED and owner_of(doc, key) is not None else None
-        if owner_of(doc, key) is not None and kind in OWNED and owner is None:
-            r.notes.append(f"{label} was made by a controller that is not in the input: read on its own")
-        if kind == "Pod":
-            pod = _live_pod(r, doc, at, label)
-            if pod is None:
-                continue  # it ended (it holds nothing), or it is refused
-            if owner is not None:
-                taken.pods.setdefault(_job_key(index[owner]), []).append(pod)
-                continue
-            taken.bare[(meta.get("namespace") or "default", meta.get("name"))] = pod
-        elif kind == "Workload" and _group(doc.get("apiVersion")) == "kueue.x-k8s.io":
-            status = doc.get("status") if isinstance(doc.get("status"), Mapping) else {}
-            if owner is not None and isinstance(status.get("admission"), Mapping) and _holds_quota(status):
-                taken.admissions[_job_key(index[owner])] = (label, status["admission"])
-            if keep_workloads:  # gangkit admit: the Workload as Kueue keeps it (status included) stands for its job
-                if owner is not None:
-                    standing_for.add(owner)
-                out.append({**doc, "metadata": _authored_meta(_meta(doc))})
-                out_wheres.append(where)
-                continue
-            if owner is not None or _meta(doc).get("ownerReferences"):
-                continue  # Kueue made it for its job: the job is read
-        elif owner is not None:
-            continue  # a child Job, a ReplicaSet, a controller's PodGroup: read through its owner
-        ended = _ended(doc)
-        if ended:
-            r.notes.append(f"{label} had ended at the snapshot ({ended}): left out")
-            continue
-        if kind in ("Deployment", "ReplicaSet"):
-            taken.replicas.add((meta.get("namespace") or "default", meta.get("name")))
-        created = parse_time(meta.get("creationTimestamp"))
-        if created is not None and meta.get("name") is not None:
-            taken.created.setdefault((meta.get("namespace") or "default", meta.get("name")), created)
-        out.append(_authored(doc, kind))
-        out_wheres.append(where)
-        keys.append((len(out) - 1, key))
-    if standing_for:  # a job whose Workload is in the input is that Workload, once
-        drop = {i for i, key in keys if key in standing_for}
+        if isinstance(doc, Mapping):
+            _sort_object(r, doc, where, owners, taken, kept, keep_workloads)
+        else:
+            kept.keep(doc, where)
+    out, out_wheres = kept.docs, kept.wheres
+    if kept.standing_for:  # a job whose Workload is in the input is that Workload, once
+        drop = {i for i, key in kept.keys if key in kept.standing_for}
         out = [d for i, d in enumerate(out) if i not in drop]
         out_wheres = [w for i, w in enumerate(out_wheres) if i not in drop]
-    if passive:
-        r.notes.append(f"left out {len(passive)} object(s) of kinds that take no part in scheduling: "
-                       + ", ".join(passive[:10]) + (", ..." if len(passive) > 10 else ""))
+    if kept.passive:
+        r.notes.append(f"left out {len(kept.passive)} object(s) of kinds that take no part in scheduling: "
+                       + ", ".join(kept.passive[:10]) + (", ..." if len(kept.passive) > 10 else ""))
     return out, out_wheres, taken
+
+
+def _sort_object(r: Reader, doc: Mapping, where: str, owners: _Owners, taken: Taken, kept: _Kept,
+                 keep_workloads: bool) -> None:
+    """One object of a dump: left out (passive, ended, read through its owner), taken as state (a live Pod,
+    a Workload's admission), or kept to be read as its author wrote it."""
+    meta = _meta(doc)
+    kind = doc.get("kind")
+    key = _key(doc)
+    label = new_object(doc, where).label
+    if kind in PASSIVE and _group(doc.get("apiVersion")) in ("", "discovery.k8s.io", "events.k8s.io", "apps",
+                                                              "coordination.k8s.io"):
+        kept.passive.append(label)
+        return
+    made_by = owners.owner_of(doc, key)
+    owner = owners.top(key) if kind in OWNED and made_by is not None else None
+    if made_by is not None and kind in OWNED and owner is None:
+        r.notes.append(f"{label} was made by a controller that is not in the input: read on its own")
+    if kind == "Pod":
+        pod = _live_pod(r, doc, taken.at, label)
+        if pod is None:
+            return  # it ended (it holds nothing), or it is refused
+        if owner is not None:
+            taken.pods.setdefault(_job_key(owners.index[owner]), []).append(pod)
+            return
+        taken.bare[(meta.get("namespace") or "default", meta.get("name"))] = pod
+    elif kind == "Workload" and _group(doc.get("apiVersion")) == "kueue.x-k8s.io":
+        status = doc.get("status") if isinstance(doc.get("status"), Mapping) else {}
+        if owner is not None and isinstance(status.get("admission"), Mapping) and _holds_quota(status):
+            taken.admissions[_job_key(owners.index[owner])] = (label, status["admission"])
+        if keep_workloads:  # gangkit admit: the Workload as Kueue keeps it (status included) stands for its job
+            if owner is not None:
+                kept.standing_for.add(owner)
+            kept.keep({**doc, "metadata": _authored_meta(meta)}, where)
+            return
+        if owner is not None or meta.get("ownerReferences"):
+            return  # Kueue made it for its job: the job is read
+    elif owner is not None:
+        return  # a child Job, a ReplicaSet, a controller's PodGroup: read through its owner
+    ended = _ended(doc)
+    if ended:
+        r.notes.append(f"{label} had ended at the snapshot ({ended}): left out")
+        return
+    if kind in ("Deployment", "ReplicaSet"):
+        taken.replicas.add((meta.get("namespace") or "default", meta.get("name")))
+    created = parse_time(meta.get("creationTimestamp"))
+    if created is not None and meta.get("name") is not None:
+        taken.created.setdefault((meta.get("namespace") or "default", meta.get("name")), created)
+    kept.keep(_authored(doc, kind), where, key)
 
 
 def _job_key(doc: Mapping) -> tuple:
