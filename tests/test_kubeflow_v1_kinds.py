@@ -254,3 +254,61 @@ def test_every_field_gangkit_knows_is_in_the_operators_crd(kind):
     assert set(known["runPolicy"]["schedulingPolicy"]) <= set(run_policy["schedulingPolicy"]["properties"])
     replica = spec["properties"][FIELDS[kind][0]]["additionalProperties"]["properties"]
     assert set(known[FIELDS[kind][0]]["*"]) <= set(replica)
+
+
+CHECK_GAP = ("gangkit check's inventory (gangkit/consistency/inventory.py) reads only the PyTorchJob and MPIJob of "
+             "the Kubeflow kinds")
+CHECKED = [  # 16 GPUs of nodes; a sync job of Workers of 8 GPUs that needs 3 at once can never start
+    case("a PyTorchJob too big for the nodes", "PyTorchJob"),
+    case("a TFJob too big for the nodes", "TFJob", xfail=CHECK_GAP),
+    case("a JAXJob too big for the nodes", "JAXJob", xfail=CHECK_GAP),
+    case("a PaddleJob too big for the nodes", "PaddleJob", xfail=CHECK_GAP),
+    case("an XGBoostJob too big for the nodes", "XGBoostJob", xfail=CHECK_GAP),
+]
+
+
+@pytest.mark.parametrize("kind", CHECKED)
+def test_gangkit_check_finds_that_the_gang_can_never_start(kind):
+    from gangkit.consistency import check
+
+    fields = {**FIELDS, "PyTorchJob": ("pytorchReplicaSpecs", "pytorch")}
+    doc = {"apiVersion": "kubeflow.org/v1", "kind": kind, "metadata": {"name": "big", "namespace": "default"},
+           "spec": {fields[kind][0]: {"Worker": {"replicas": 3, "template": {"spec": {"containers": [
+               {"name": fields[kind][1], "image": "trainer:1.0", "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}}}}}}
+    if kind == "XGBoostJob":
+        doc["spec"]["xgbReplicaSpecs"]["Master"] = {"replicas": 1, "template": {"spec": {"containers": [
+            {"name": "xgboost", "image": "trainer:1.0"}]}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = check([*NODES, doc])
+    assert [(f.code, f.objects) for f in report.findings if f.code == "supply-too-small"] == [
+        ("supply-too-small", (f"{kind} default/big",))]
+
+
+DUMP_GAP = ("dump_manifests (gangkit/manifests/dump.py, _documents) also writes the PodGroup the training operator "
+            "makes, and reading it back finds it unused")
+WHOLE_DUMPS = [
+    case("a gang of every pod: no PodGroup is written", job("TFJob", Worker=(3, 1))),
+    case("a Volcano gang of minAvailable pods", job("TFJob", policy={"minAvailable": 2}, Worker=(3, 1)), xfail=DUMP_GAP),
+    case("a scheduler-plugins gang of every pod", job("PaddleJob", scheduler="scheduler-plugins-scheduler", Worker=(3, 1))),
+    case("a scheduler-plugins gang with a timeout", job("PaddleJob", scheduler="scheduler-plugins-scheduler",
+                                                        policy={"scheduleTimeoutSeconds": 120}, Worker=(3, 1)),
+         xfail=DUMP_GAP),
+]
+
+
+@pytest.mark.parametrize("doc", WHOLE_DUMPS)
+def test_a_whole_dump_reads_back_without_a_warning(doc):
+    sc = read(doc)
+    text = dump_manifests(sc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert load_manifests(text).jobs == sc.jobs
+
+
+@requires_schemas
+@pytest.mark.parametrize("doc", [pytest.param(d, id=f"{p.id}: {d['kind']} {d['metadata']['name']}") for p in WHOLE_DUMPS
+                                 for d in yaml.safe_load_all(dump_manifests(read(p.values[0])))
+                                 if d["kind"] not in ("Node", "Simulation")])
+def test_every_object_of_a_whole_dump_is_valid_for_its_schema(doc):
+    assert validate_manifest(doc) is not None
