@@ -312,3 +312,20 @@ def test_a_whole_dump_reads_back_without_a_warning(doc):
                                  if d["kind"] not in ("Node", "Simulation")])
 def test_every_object_of_a_whole_dump_is_valid_for_its_schema(doc):
     assert validate_manifest(doc) is not None
+
+
+CASES_OF_TYPES = [  # the operator's defaulting (training-operator v1.9 setTypeNameToCamelCase) runs for every v1 kind
+    case("a PyTorchJob's master and worker in lower case", "PyTorchJob", "pytorchReplicaSpecs",
+         {"worker": 2, "MASTER": 1}, [("master", 1), ("worker", 2)]),
+    case("an XGBoostJob's master in lower case", "XGBoostJob", "xgbReplicaSpecs", {"master": 1, "Worker": 2},
+         [("master", 1), ("worker", 2)]),
+]
+
+
+@pytest.mark.parametrize("kind, field, replicas, pod_sets", CASES_OF_TYPES)
+def test_replica_types_in_another_case_are_renamed(kind, field, replicas, pod_sets):
+    doc = {"apiVersion": "kubeflow.org/v1", "kind": kind, "metadata": {"name": "t", "namespace": "default"},
+           "spec": {field: {t: {"replicas": n, "template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}
+                            for t, n in replicas.items()}}}
+    [j] = read(doc).jobs
+    assert [(ps.name, ps.count) for ps in j.pod_sets] == pod_sets
