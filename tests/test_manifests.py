@@ -1289,6 +1289,7 @@ def test_an_unknown_kind_is_told_the_whole_board():
     assert str(e.value).splitlines()[0] == (
         "DaemonSet web: kind: unknown kind 'DaemonSet' (apiVersion 'apps/v1'); gangkit reads Node (v1), Job (batch/v1), "
         "JobSet (jobset.x-k8s.io/v1alpha2), PyTorchJob (kubeflow.org/v1), MPIJob (kubeflow.org/v2beta1), "
+        "TFJob (kubeflow.org/v1), JAXJob (kubeflow.org/v1), PaddleJob (kubeflow.org/v1), XGBoostJob (kubeflow.org/v1), "
         "Pod (v1), Deployment (apps/v1), ReplicaSet (apps/v1), StatefulSet (apps/v1), TrainJob (trainer.kubeflow.org/v1alpha1), TrainingRuntime (trainer.kubeflow.org/v1alpha1), "
         "ClusterTrainingRuntime (trainer.kubeflow.org/v1alpha1), "
         "PodGroup (scheduling.volcano.sh/v1beta1), PriorityClass (scheduling.k8s.io/v1), "

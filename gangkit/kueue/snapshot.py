@@ -114,9 +114,10 @@ def load_kueue(*sources: Source) -> KueueInput:
 
 #: The roles of the objects that become Workloads (by role, see gangkit.manifests.kinds): Kueue's own Workload,
 #: and the kinds of the job integrations gangkit reads (Kueue v0.19 ``pkg/controller/jobs``: job, jobset,
-#: kubeflow, mpijob, trainjob, pod, deployment, statefulset).
+#: kubeflow (pytorchjob, tfjob, jaxjob, paddlejob, xgboostjob), mpijob, trainjob, pod, deployment, statefulset).
 WORKLOAD_ROLES = ("Workload", "Job", "JobSet", "PyTorchJob", "MPIJob", "TrainJob", "Pod", "Deployment", "ReplicaSet",
-                  "StatefulSet")
+                  "StatefulSet", "TFJob", "JAXJob", "PaddleJob", "XGBoostJob")
+KUBEFLOW_ROLES = ("PyTorchJob", "MPIJob", "TFJob", "JAXJob", "PaddleJob", "XGBoostJob")  # read by kubeflow_workload
 
 def _holds_pods(o: ManifestObject) -> bool:
     """Whether an object makes or groups pods: a pod template anywhere in it, or a gang's object (a PodGroup, a
@@ -187,8 +188,8 @@ class SnapshotReader(KueueReader):
             if o.role in ("Deployment", "ReplicaSet", "StatefulSet"):
                 found += [(o, got) for got in self.controller_workloads(o)]
                 continue
-            got = {"Workload": self.workload, "JobSet": self.jobset_workload, "PyTorchJob": self.kubeflow_workload,
-                   "MPIJob": self.kubeflow_workload, "TrainJob": self.trainjob_workload}.get(o.role, self.job_workload)(o)
+            got = {"Workload": self.workload, "JobSet": self.jobset_workload, "TrainJob": self.trainjob_workload,
+                   **dict.fromkeys(KUBEFLOW_ROLES, self.kubeflow_workload)}.get(o.role, self.job_workload)(o)
             if got is not None:
                 found.append((o, got))
         found += self.pod_workloads([o for o in objects if o.role == "Pod"])
@@ -350,7 +351,8 @@ class SnapshotReader(KueueReader):
         return LoadedWorkload(Workload(o.name, o.namespace, queue, pod_sets, priority=priority, created=submit)), created, None
 
     def kubeflow_workload(self, o: ManifestObject) -> tuple[LoadedWorkload, datetime | None, None] | None:
-        """The Workload Kueue's kubeflow (PyTorchJob) or mpijob integration creates for a queue-labelled job.
+        """The Workload Kueue's kubeflow (PyTorchJob, TFJob, JAXJob, PaddleJob, XGBoostJob) or mpijob integration
+        creates for a queue-labelled job.
 
         One pod set per replica type, in the operator's order, named in lower case, of ``replicas``
         pods; the priority from the WorkloadPriorityClass label, else ``runPolicy.schedulingPolicy.priorityClass``,

@@ -82,6 +82,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("jobset.x-k8s.io/v1alpha2", "JobSet", TRAINING, namespaced=True),
     Kind("kubeflow.org/v1", "PyTorchJob", TRAINING, namespaced=True),
     Kind("kubeflow.org/v2beta1", "MPIJob", TRAINING, namespaced=True),
+    *(Kind("kubeflow.org/v1", k, TRAINING, namespaced=True) for k in ("TFJob", "JAXJob", "PaddleJob", "XGBoostJob")),
     Kind("v1", "Pod", APPS, namespaced=True),
     Kind("apps/v1", "Deployment", APPS, namespaced=True),
     Kind("apps/v1", "ReplicaSet", APPS, namespaced=True),

@@ -18,7 +18,7 @@ of every problem at once. The desks, and the kinds they read (see
 - :mod:`gangkit.manifests.core`: Node, batch/v1 Job, Volcano's PodGroup,
   PriorityClass, and gangkit's Simulation and WorkloadGenerator;
 - :mod:`gangkit.manifests.training` (a package, a module per family): training jobs of several roles: the JobSet,
-  Kubeflow Trainer's TrainJob with its runtimes, Kubeflow's PyTorchJob and MPIJob;
+  Kubeflow Trainer's TrainJob with its runtimes, Kubeflow's PyTorchJob, TFJob, JAXJob, PaddleJob, XGBoostJob and MPIJob;
 - :mod:`gangkit.manifests.apps`: bare Pods, Deployments, ReplicaSets and StatefulSets;
 - :mod:`gangkit.manifests.companions`: objects that configure what gangkit does not
   simulate (node classes, Kueue's Topology, MultiKueue, KubeSchedulerConfiguration),
@@ -227,7 +227,7 @@ def _scenario(r: Reader, docs: list, default_name: str, wheres: list[str] | None
         j = training.read_trainjob(r, o, runtimes, classes, default_priority, groups, used_groups, gangs)
         if j is not None:
             jobs.append(j)
-    for o in by_kind["PyTorchJob"] + by_kind["MPIJob"]:
+    for o in [o for kind in training.REPLICA_KINDS for o in by_kind.get(kind, [])]:
         j = training.read_replica_job(r, o, classes, default_priority, groups, used_groups, gangs)
         if j is not None:
             jobs.append(j)

@@ -29,12 +29,14 @@ CONTROLLERS = ("batch", "volcano")
 GANG_STYLES = ("Soft", "Hard")  # YuniKorn's gangSchedulingStyle
 BATCH_JOB, JOBSET = "batch/job", "jobset.x-k8s.io/jobset"
 PYTORCHJOB, MPIJOB = "kubeflow.org/pytorchjob", "kubeflow.org/mpijob"
+TFJOB, JAXJOB = "kubeflow.org/tfjob", "kubeflow.org/jaxjob"
+PADDLEJOB, XGBOOSTJOB = "kubeflow.org/paddlejob", "kubeflow.org/xgboostjob"
 POD, DEPLOYMENT, STATEFULSET = "pod", "deployment", "statefulset"
 #: The kinds a job can be written as, by the name of Kueue's integration for it (Kueue's Configuration
 #: ``integrations.frameworks``): a batch/v1 Job (or, with ``controller="volcano"``, a Volcano Job), a JobSet,
-#: Kubeflow's PyTorchJob (training-operator v1) and MPIJob (mpi-operator v2beta1), bare Pods (and a ReplicaSet's),
-#: a Deployment's, a StatefulSet's (gangkit.manifests.apps).
-FRAMEWORKS = (BATCH_JOB, JOBSET, PYTORCHJOB, MPIJOB, POD, DEPLOYMENT, STATEFULSET)
+#: Kubeflow's PyTorchJob, TFJob, JAXJob, PaddleJob and XGBoostJob (training-operator v1) and MPIJob (mpi-operator
+#: v2beta1), bare Pods (and a ReplicaSet's), a Deployment's, a StatefulSet's (gangkit.manifests.apps).
+FRAMEWORKS = (BATCH_JOB, JOBSET, PYTORCHJOB, MPIJOB, POD, DEPLOYMENT, STATEFULSET, TFJOB, JAXJOB, PADDLEJOB, XGBOOSTJOB)
 DEFAULT_BACKOFF_LIMIT = 6  # batch/v1 JobSpec.backoffLimit default (Kubernetes 1.35)
 
 

@@ -5,7 +5,8 @@ launcher and its ranks), and something creates them together. One module per fam
 
 - :mod:`.jobset`: the JobSet (``jobset.x-k8s.io``), a set of Jobs; the gang and priority of a job of
   several roles, shared by the others;
-- :mod:`.kubeflow`: Kubeflow's v1 PyTorchJob and MPIJob (a map of replica specs);
+- :mod:`.kubeflow`: Kubeflow's v1 PyTorchJob, TFJob, JAXJob, PaddleJob, XGBoostJob and MPIJob (a map of
+  replica specs);
 - :mod:`.trainer`: Kubeflow Trainer v2's TrainJob, which names a (Cluster)TrainingRuntime whose
   JobSet template it fills in.
 

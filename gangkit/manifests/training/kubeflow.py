@@ -1,30 +1,48 @@
-"""Kubeflow's v1 training kinds: the PyTorchJob and the MPIJob, roles as a map of replica specs.
+"""Kubeflow's v1 training kinds: the PyTorchJob, TFJob, JAXJob, PaddleJob, XGBoostJob and MPIJob.
 
-Both are still common in 2026 clusters: the
-``PyTorchJob`` (``kubeflow.org/v1``, training-operator v1.9) and the
+All are still common in 2026 clusters: the ``PyTorchJob``, ``TFJob``,
+``JAXJob``, ``PaddleJob`` and ``XGBoostJob`` (``kubeflow.org/v1``,
+training-operator v1.9, ``pkg/apis/kubeflow.org/v1/*_types.go``) and the
 ``MPIJob`` (``kubeflow.org/v2beta1``, mpi-operator v0.6). Each lists its
 roles in a map of replica specs (``pytorchReplicaSpecs: {Master: ..., Worker: ...}``,
-``mpiReplicaSpecs: {Launcher: ..., Worker: ...}``), each a pod template and
-a ``replicas`` count (default 1):
+``tfReplicaSpecs``, ``jaxReplicaSpecs``, ``paddleReplicaSpecs``,
+``xgbReplicaSpecs``, ``mpiReplicaSpecs: {Launcher: ..., Worker: ...}``), each
+a pod template and a ``replicas`` count (default 1):
 
-- **One pod set per replica type**, in the operator's order (Master, Worker;
-  Launcher, Worker), named in lower case (``master``, ``worker``,
-  ``launcher``) with ``replicas`` pods: the Workload Kueue's kubeflow and
-  mpijob integrations create. The operators' webhooks allow only those
-  replica types, and one Master or Launcher.
+- **One pod set per replica type**, in the order of Kueue's integration for
+  the kind (Kueue v0.19 ``pkg/controller/jobs/kubeflow/jobs/*/*_controller.go``,
+  ``OrderedReplicaTypes``: PyTorchJob Master, Worker; TFJob Chief, Master,
+  PS, Worker, Evaluator; JAXJob Worker; PaddleJob and XGBoostJob Master,
+  Worker; MPIJob Launcher, Worker), named in lower case (``master``,
+  ``worker``, ``ps``, ``evaluator``, ``launcher``...) with ``replicas`` pods:
+  the Workload Kueue's kubeflow and mpijob integrations create. Other replica
+  types are refused: the webhooks of the PyTorchJob, JAXJob, PaddleJob,
+  XGBoostJob and MPIJob refuse them; the TFJob webhook does not, but the TFJob
+  API defines no other and Kueue's tfjob integration counts no other. The
+  webhooks' limits on counts are kept: at most one Master (PyTorchJob) or
+  Launcher (MPIJob); exactly one XGBoostJob Master, which is required; at
+  most one of a TFJob's Chief and Master (training-operator v1.9
+  ``pkg/webhooks/*/*_webhook.go``). The operator's defaulting renames a
+  ``kubeflow.org/v1`` replica type written in another case (``worker`` ->
+  ``Worker``, ``defaulting_utils.go`` ``setTypeNameToCamelCase``); gangkit
+  does the same.
 - **The gang is the operator's**: run with a gang scheduler, the operator
   creates one PodGroup per job, named after it, of ``minMember`` =
   ``runPolicy.schedulingPolicy.minAvailable`` (default: every pod), with the
   policy's ``queue``, ``priorityClass`` and (scheduler-plugins)
-  ``scheduleTimeoutSeconds``. Which gang scheduler the operator was started
+  ``scheduleTimeoutSeconds``; every ``kubeflow.org/v1`` kind goes through the
+  same reconcile (training-operator v1.9 ``pkg/controller.v1/common/job.go``,
+  ``ReconcileJobs``). Which gang scheduler the operator was started
   with is a flag of the operator, not of the job; gangkit reads it from the
   pods' ``schedulerName`` (``volcano``: a Volcano PodGroup;
   ``scheduler-plugins-scheduler``: a scheduler-plugins PodGroup). With any
   other scheduler a ``schedulingPolicy`` has no effect (reported).
+  ``schedulingPolicy.minResources`` is not modelled.
 - ``runPolicy.activeDeadlineSeconds`` and ``runPolicy.backoffLimit`` are the
   job's maximum run time and failed-pod limit. An MPIJob's
   ``launcherCreationPolicy: WaitForWorkersReady`` (the launcher created once
-  the workers run) and a PyTorchJob's ``elasticPolicy`` are not modelled.
+  the workers run), the ``elasticPolicy`` of a PyTorchJob or PaddleJob, a
+  TFJob's ``successPolicy`` and ``enableDynamicWorker`` are not modelled.
 """
 
 from __future__ import annotations
@@ -44,7 +62,17 @@ from gangkit.manifests.reader import (
     Reader,
 )
 from gangkit.manifests.training.jobset import role_gang, shown, within
-from gangkit.model.jobs import DEFAULT_BACKOFF_LIMIT, MPIJOB, PYTORCHJOB, Job, PodSet
+from gangkit.model.jobs import (
+    DEFAULT_BACKOFF_LIMIT,
+    JAXJOB,
+    MPIJOB,
+    PADDLEJOB,
+    PYTORCHJOB,
+    TFJOB,
+    XGBOOSTJOB,
+    Job,
+    PodSet,
+)
 from gangkit.placement.manifests import GangObjects
 
 __all__ = ["KNOWN_FIELDS", "REPLICA_KINDS", "read_replica_job", "replica_job_manifest", "replica_problems"]
@@ -59,17 +87,32 @@ class ReplicaKind:
 
     api_version: str
     field: str  # the map of replica specs under spec
-    replica_types: tuple[str, ...]  # the ones the operator's webhook allows, in the operator's order
-    single: str  # the replica type that has at most one replica (Master, Launcher)
+    replica_types: tuple[str, ...]  # the ones the kind allows, in the order of Kueue's integration
+    single: tuple[str, ...]  # the replica types that have at most one replica (Master, Launcher)
     framework: str  # Kueue's integration name
-    extra: tuple[str, ...]  # other spec fields of the CRD (accepted; the unmodelled ones are listed below)
+    extra: tuple[str, ...]  # other spec fields of the CRD accepted silently (no effect on scheduling); any other
+    # (elasticPolicy, successPolicy, enableDynamicWorker...) is named in the warning of fields gangkit does not read
+    why: str = "the {kind} webhook allows no other"  # why other replica types are refused
+    one_of: tuple[str, ...] = ()  # at most one of these replica types (a TFJob's Chief and Master)
+    required: tuple[str, ...] = ()  # replica types that must be there (an XGBoostJob's Master)
+    camel_case: bool = True  # the operator's defaulting renames a replica type written in another case
+    container: str = ""  # the container name the webhook requires in every template (written so; not checked)
 
 
+V1 = "kubeflow.org/v1"  # training-operator v1.9
 REPLICA_KINDS = {
-    "PyTorchJob": ReplicaKind("kubeflow.org/v1", "pytorchReplicaSpecs", ("Master", "Worker"), "Master", PYTORCHJOB,
-                              ("nprocPerNode",)),
-    "MPIJob": ReplicaKind("kubeflow.org/v2beta1", "mpiReplicaSpecs", ("Launcher", "Worker"), "Launcher", MPIJOB,
-                          ("slotsPerWorker", "sshAuthMountPath", "mpiImplementation", "runLauncherAsWorker")),
+    "PyTorchJob": ReplicaKind(V1, "pytorchReplicaSpecs", ("Master", "Worker"), ("Master",), PYTORCHJOB,
+                              ("nprocPerNode",), container="pytorch"),
+    "MPIJob": ReplicaKind("kubeflow.org/v2beta1", "mpiReplicaSpecs", ("Launcher", "Worker"), ("Launcher",), MPIJOB,
+                          ("slotsPerWorker", "sshAuthMountPath", "mpiImplementation", "runLauncherAsWorker"),
+                          camel_case=False),
+    "TFJob": ReplicaKind(V1, "tfReplicaSpecs", ("Chief", "Master", "PS", "Worker", "Evaluator"), (), TFJOB, (),
+                         why="the TFJob API defines no other, and Kueue's tfjob integration counts no other",
+                         one_of=("Chief", "Master"), container="tensorflow"),
+    "JAXJob": ReplicaKind(V1, "jaxReplicaSpecs", ("Worker",), (), JAXJOB, (), container="jax"),
+    "PaddleJob": ReplicaKind(V1, "paddleReplicaSpecs", ("Master", "Worker"), (), PADDLEJOB, (), container="paddle"),
+    "XGBoostJob": ReplicaKind(V1, "xgbReplicaSpecs", ("Master", "Worker"), (), XGBOOSTJOB, (), required=("Master",),
+                              container="xgboost"),
 }
 POLICY_FIELDS = ("minAvailable", "queue", "priorityClass", "scheduleTimeoutSeconds")  # runPolicy.schedulingPolicy
 GANG_SCHEDULERS = {"volcano": "Volcano", "scheduler-plugins-scheduler": "scheduler-plugins"}
@@ -88,7 +131,8 @@ for _kind, _rk in REPLICA_KINDS.items():
 
 def read_replica_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int, groups: dict,
                      used_groups: dict, gangs: GangObjects) -> Job | None:
-    """A PyTorchJob or MPIJob as one gangkit Job: a pod set per replica type (see the module)."""
+    """A Kubeflow job (PyTorchJob, TFJob, JAXJob, PaddleJob, XGBoostJob, MPIJob) as one gangkit Job: a pod set per
+    replica type (see the module)."""
     rk = REPLICA_KINDS[o.role]
     obj = o.label
     meta = r.mapping(o.doc.get("metadata"), obj, "metadata")
@@ -100,18 +144,19 @@ def read_replica_job(r: Reader, o: ManifestObject, classes: dict, default_priori
         r.error(obj, f"spec.{rk.field}", f"expected a map of replica specs ({', '.join(rk.replica_types)}), "
                 f"got {shown(specs)}")
         return None
-    roles, ok = [], True
-    for rtype in specs:
-        if rtype not in rk.replica_types:
-            r.error(obj, f"spec.{rk.field}.{rtype}", f"expected a replica type {' or '.join(rk.replica_types)} "
-                    f"(the {o.role} webhook allows no other), got {shown(rtype)}")
-            ok = False
-    for rtype in (t for t in rk.replica_types if t in specs):
-        where = f"spec.{rk.field}.{rtype}"
-        entry = r.mapping(specs[rtype], obj, where)
+    by_type = _replica_types(r, obj, o.role, rk, specs)
+    ok = by_type is not None
+    roles = []
+    for rtype, (key, value) in (by_type or {}).items():
+        where = f"spec.{rk.field}.{key}"
+        entry = r.mapping(value, obj, where)
         replicas = r.whole(entry.get("replicas", 1), obj, f"{where}.replicas", 0)
-        if rtype == rk.single and replicas is not None and replicas > 1:
+        if rtype in rk.single and replicas is not None and replicas > 1:
             r.error(obj, f"{where}.replicas", f"expected at most 1 {rtype} replica, got {replicas}")
+            ok = False
+        if rtype in rk.required and replicas is not None and replicas != 1:
+            r.error(obj, f"{where}.replicas", f"expected 1 {rtype} replica (the {o.role} webhook requires one), "
+                    f"got {replicas}")
             ok = False
         template = entry.get("template")
         if not isinstance(template, Mapping):
@@ -161,6 +206,35 @@ def read_replica_job(r: Reader, o: ManifestObject, classes: dict, default_priori
     )
 
 
+def _replica_types(r: Reader, obj: str, kind: str, rk: ReplicaKind, specs: Mapping) -> dict[str, tuple[str, Any]] | None:
+    """The replica specs by replica type, in the order of Kueue's integration, each with the key it was written
+    under; None after recording the problems (a type the kind does not allow, a required one missing...)."""
+    ok, found = True, {}
+    canonical = {t.lower(): t for t in rk.replica_types} if rk.camel_case else {t: t for t in rk.replica_types}
+    for key in specs:
+        rtype = canonical.get(key.lower() if rk.camel_case and isinstance(key, str) else key)
+        if rtype is None:
+            r.error(obj, f"spec.{rk.field}.{key}", f"expected a replica type {' or '.join(rk.replica_types)} "
+                    f"({rk.why.format(kind=kind)}), got {shown(key)}")
+            ok = False
+        elif rtype in found:
+            r.error(obj, f"spec.{rk.field}.{key}", f"expected one replica spec per replica type; "
+                    f"{found[rtype][0]} and {key} are both {rtype}")
+            ok = False
+        else:
+            found[rtype] = (key, specs[key])
+    both = [t for t in rk.one_of if t in found]
+    if len(both) > 1:
+        r.error(obj, f"spec.{rk.field}", f"expected at most one of {' and '.join(rk.one_of)} (the {kind} webhook "
+                f"allows one), got {' and '.join(both)}")
+        ok = False
+    for rtype in rk.required:
+        if rtype not in found and ok:
+            r.error(obj, f"spec.{rk.field}.{rtype}", f"expected a {rtype} replica spec (the {kind} webhook requires one)")
+            ok = False
+    return {t: found[t] for t in rk.replica_types if t in found} if ok else None
+
+
 def _operator_gang(r: Reader, obj: str, policy: dict, pods: int, scheduler: Any, classes: dict, named: dict,
                    scheduler_field: str) -> dict | None:
     """The PodGroup the training operator creates for a job when it runs with the pods' gang scheduler."""
@@ -200,10 +274,11 @@ def _operator_gang(r: Reader, obj: str, policy: dict, pods: int, scheduler: Any,
 
 
 def replica_job_manifest(j: Job, kind: str, gang: str | None = None) -> dict:
-    """A job as a PyTorchJob or MPIJob (``kind``): one replica spec per pod set, named after it.
+    """A job as a Kubeflow job of ``kind`` (see :data:`REPLICA_KINDS`): one replica spec per pod set, named after it.
 
     The pod sets must be named after the kind's replica types in lower case
-    (``master``/``worker``, ``launcher``/``worker``; see :func:`replica_problems`).
+    (``master``/``worker``, ``launcher``/``worker``, ``chief``/``ps``/``worker``/``evaluator``...;
+    see :func:`replica_problems`).
     A gang of another size than every pod is written as ``runPolicy.schedulingPolicy.minAvailable``
     (the operator's PodGroup); a scheduler-plugins timeout as its ``scheduleTimeoutSeconds``.
     """
@@ -215,6 +290,8 @@ def replica_job_manifest(j: Job, kind: str, gang: str | None = None) -> dict:
         one = core.job_manifest(dataclasses.replace(j, pod_sets=[ps], min_member=None, schedule_timeout=None), None)
         template = one["spec"]["template"]
         template["spec"]["restartPolicy"] = "OnFailure"
+        if rk.container:  # the webhook wants one container of this name (training-operator v1.9 pkg/webhooks)
+            template["spec"]["containers"][0]["name"] = rk.container
         specs[by_name[ps.name]] = {"replicas": ps.count, "restartPolicy": "OnFailure", "template": template}
     spec: dict[str, Any] = {rk.field: specs}
     policy: dict[str, Any] = {}
@@ -237,15 +314,21 @@ def replica_job_manifest(j: Job, kind: str, gang: str | None = None) -> dict:
 
 
 def replica_problems(j: Job, kind: str) -> list[str]:
-    """Why a job cannot be written as a PyTorchJob or MPIJob (empty when it can)."""
+    """Why a job cannot be written as a Kubeflow job of ``kind`` (empty when it can)."""
     rk = REPLICA_KINDS[kind]
     allowed = [t.lower() for t in rk.replica_types]
     names = [ps.name for ps in j.pod_sets]
     out = []
     if any(n not in allowed for n in names) or len(set(names)) != len(names):
         out.append(f"a {kind} has one pod set per replica type, named {' and '.join(allowed)}; got {names}")
-    if any(ps.name == rk.single.lower() and ps.count > 1 for ps in j.pod_sets):
-        out.append(f"a {kind} has at most one {rk.single}")
+    for rtype in rk.single:
+        if any(ps.name == rtype.lower() and ps.count > 1 for ps in j.pod_sets):
+            out.append(f"a {kind} has at most one {rtype}")
+    for rtype in rk.required:
+        if not any(ps.name == rtype.lower() and ps.count == 1 for ps in j.pod_sets):
+            out.append(f"a {kind} has one {rtype}: a pod set named {rtype.lower()} of 1 pod")
+    if sum(t.lower() in names for t in rk.one_of) > 1:
+        out.append(f"a {kind} has at most one of {' and '.join(rk.one_of)}")
     if any(ps.min_count is not None for ps in j.pod_sets):
         out.append(f"Kueue's partial admission (min_count) is for batch/v1 Jobs; a {kind} has none")
     if j.placeholder_timeout is not None or j.gang_style is not None:
