@@ -10,6 +10,7 @@ LWS's Volcano provider sets them); ``gangkit admit`` gives each group a Workload
 from __future__ import annotations
 
 import copy
+import json
 import re
 import warnings
 
@@ -175,6 +176,20 @@ def test_admit_gives_each_group_a_workload(quota, doc, admitted, pending):
     report, _ = decide(queues(quota) + [doc])
     assert {k: v["counts"] for k, v in report["admitted"].items()} == admitted
     assert sorted(report["pending"]) == pending
+
+
+@pytest.mark.parametrize("quota, doc, admitted, pending", ADMIT)
+def test_the_gangkit_admit_command_says_the_same(quota, doc, admitted, pending, tmp_path, capsys):
+    from gangkit.cli.main import main
+
+    path = tmp_path / "lws.yaml"
+    path.write_text(yaml.safe_dump_all(queues(quota) + [doc]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["admit", str(path), "--until-quiet", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert {k: v["counts"] for k, v in got["admitted"].items()} == admitted
+    assert sorted(got["pending"]) == pending
 
 
 def test_admit_leaves_a_leaderworkerset_without_a_queue_label_out_and_says_so():

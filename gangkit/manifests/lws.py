@@ -60,7 +60,8 @@ How gangkit reads it:
 Not modelled (listed in the warning of fields gangkit does not read, or
 noted): rolling updates (``rolloutStrategy``), scaling, ``networkConfig``
 (headless services), ``subGroupPolicy``, ``volumeClaimTemplates``, the
-exclusive-topology annotations. ``restartPolicy``: gangkit restarts a
+exclusive-topology annotations, Kueue's topology-aware scheduling annotations
+on the templates (read on batch/v1 Jobs and JobSets only). ``restartPolicy``: gangkit restarts a
 ``sync`` group whole when one of its pods is evicted or preempted
 (``Simulation.evict_pod``), which is what ``RecreateGroupOnPodRestart`` (the
 default) does; ``None`` (and the deprecated ``Default``: only the failed pod
