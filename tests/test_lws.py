@@ -123,6 +123,21 @@ def test_what_gangkit_reads_and_what_it_says_it_does_not_model(extra, said, run_
     assert said in " | ".join(sc.warnings)
 
 
+VOLCANO_QUEUES = [
+    case("the LeaderWorkerSet's scheduling.volcano.sh/queue-name annotation puts its groups in that queue",
+         {"scheduling.volcano.sh/queue-name": "inference"}, "inference"),
+    case("without it they are in Volcano's default queue", None, "default"),
+]
+
+
+@pytest.mark.parametrize("annotations, queue", VOLCANO_QUEUES)
+def test_the_groups_go_to_the_volcano_queue_lws_gives_their_podgroups(annotations, queue):
+    queue_object = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "inference"},
+                    "spec": {"weight": 1}}
+    sc = read(queue_object, lws(annotations=annotations))
+    assert [j.volcano_queue for j in sc.jobs] == [queue, queue]
+
+
 def queues(gpus: int) -> list[dict]:
     return [
         {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "default-flavor"}},

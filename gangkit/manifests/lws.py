@@ -41,7 +41,12 @@ How gangkit reads it:
   the provider's PodGroup has ``minMember`` 1 and the ``minResources`` of the
   whole group, and so has gangkit's job (``min_member`` 1, ``min_resources``
   the group's total). Simplified: gangkit creates the workers with the
-  leader, not once it is Ready.
+  leader, not once it is Ready. The provider puts the PodGroup in the Volcano
+  queue of the LeaderWorkerSet's ``scheduling.volcano.sh/queue-name``
+  annotation (``Job.volcano_queue``; else ``default``). gangkit assumes the
+  LWS controller runs with that provider (``gangSchedulingManagement:
+  schedulerProvider: volcano``; without it Volcano's own podgroup controller
+  would give each pod's owner a PodGroup of ``minMember`` 1).
 - **Long-running**: a group serves until it is deleted. Without a
   ``gangkit/run-time`` annotation its pods run until the run's horizon, as
   those of a Deployment or StatefulSet do (:mod:`gangkit.manifests.apps`).
@@ -108,6 +113,7 @@ STARTUP_POLICIES = ("LeaderCreated", "LeaderReady")  # the CRD's enum; LeaderCre
 RESTART_POLICIES = ("RecreateGroupOnPodRestart", "RecreateGroupAfterStart", "None", "Default")
 KUEUE_GROUP = "kueue.x-k8s.io/pod-group-name"
 LEADER, WORKER, MAIN = "leader", "worker", "main"  # Kueue's pod set names (leaderPodSetName, workerPodSetName)
+VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"  # on the LWS: the queue of the provider's PodGroups
 EXCLUSIVE = ("leaderworkerset.sigs.k8s.io/exclusive-topology", "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology")
 _TEMPLATE = {"metadata": META, "spec": POD_SPEC}
 KNOWN_FIELDS: dict[str, dict] = {
@@ -169,9 +175,14 @@ def read_lws(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
     if replicas == 0:
         return []
     gang: dict[str, Any] = {}
+    if VOLCANO_QUEUE in annotations:
+        if not annotations[VOLCANO_QUEUE]:
+            r.error(obj, f"metadata.annotations.{VOLCANO_QUEUE}", "expected a Volcano Queue's name, got ''")
+            return []
+        gang["volcano_queue"] = annotations[VOLCANO_QUEUE]
     if startup == "LeaderReady":
         total = Resources(*(sum(getattr(ps, k) * ps.count for ps in pod_sets) for k in ("gpus", "cpu", "memory")))
-        gang = {"min_member": 1, "min_resources": total}
+        gang |= {"min_member": 1, "min_resources": total}
     if timing["run_time"] is None:
         timing["run_time"] = LONG_RUNNING
         r.notes.append(f"{obj}: no {RUN_TIME} annotation; its groups serve until the run's horizon")
