@@ -4,8 +4,8 @@ Picture a photograph of a cluster taken at one moment: the queues with their
 quota, the Workloads already holding some of it (``status.admission``), the
 ones waiting, and the jobs labelled ``kueue.x-k8s.io/queue-name`` (each the
 Workload Kueue's job integration would create for it: batch/v1 Jobs, JobSets,
-the Kubeflow kinds, TrainJobs, and, by Kueue's pod, deployment and statefulset
-integrations, plain Pods, pod groups, Deployments and StatefulSets). Times in
+the Kubeflow kinds, TrainJobs, LeaderWorkerSets (a Workload per group), and, by Kueue's pod,
+deployment and statefulset integrations, plain Pods, pod groups, Deployments and StatefulSets). Times in
 the photograph (``creationTimestamp``, the QuotaReserved condition) become
 seconds from the earliest one; the latest one is "now".
 :func:`load_kueue` reads such a snapshot for :mod:`gangkit.analysis.admit`.
@@ -35,6 +35,7 @@ from gangkit.kueue.setup_manifests import KIND_NAMES
 from gangkit.manifests.apps import read_controller, read_pods
 from gangkit.manifests.core import read_priority_classes
 from gangkit.manifests.load import REGISTRY, check_unique
+from gangkit.manifests.lws import read_lws
 from gangkit.manifests.reader import (
     QUEUE_LABEL,
     SUBMIT_TIME,
@@ -114,10 +115,12 @@ def load_kueue(*sources: Source) -> KueueInput:
 
 #: The roles of the objects that become Workloads (by role, see gangkit.manifests.kinds): Kueue's own Workload,
 #: and the kinds of the job integrations gangkit reads (Kueue v0.19 ``pkg/controller/jobs``: job, jobset,
-#: kubeflow (pytorchjob, tfjob, jaxjob, paddlejob, xgboostjob), mpijob, trainjob, pod, deployment, statefulset).
+#: kubeflow (pytorchjob, tfjob, jaxjob, paddlejob, xgboostjob), mpijob, trainjob, pod, deployment, statefulset,
+#: leaderworkerset).
 WORKLOAD_ROLES = ("Workload", "Job", "JobSet", "PyTorchJob", "MPIJob", "TrainJob", "Pod", "Deployment", "ReplicaSet",
-                  "StatefulSet", "TFJob", "JAXJob", "PaddleJob", "XGBoostJob")
+                  "StatefulSet", "TFJob", "JAXJob", "PaddleJob", "XGBoostJob", "LeaderWorkerSet")
 KUBEFLOW_ROLES = ("PyTorchJob", "MPIJob", "TFJob", "JAXJob", "PaddleJob", "XGBoostJob")  # read by kubeflow_workload
+
 
 def _holds_pods(o: ManifestObject) -> bool:
     """Whether an object makes or groups pods: a pod template anywhere in it, or a gang's object (a PodGroup, a
@@ -185,7 +188,7 @@ class SnapshotReader(KueueReader):
         for o in objects:
             if o.role == "Pod":
                 continue
-            if o.role in ("Deployment", "ReplicaSet", "StatefulSet"):
+            if o.role in ("Deployment", "ReplicaSet", "StatefulSet", "LeaderWorkerSet"):
                 found += [(o, got) for got in self.controller_workloads(o)]
                 continue
             got = {"Workload": self.workload, "JobSet": self.jobset_workload, "TrainJob": self.trainjob_workload,
@@ -226,13 +229,16 @@ class SnapshotReader(KueueReader):
         per replica, named here ``<name>-<i>``. Its statefulset integration makes all replicas one pod
         group: one Workload for the StatefulSet. A ReplicaSet's pods, labelled by its template, are plain
         Pods too. The pods are read as ``gangkit run`` reads them (:mod:`gangkit.manifests.apps`).
+        A LeaderWorkerSet has one Workload per group, ``<name>-<i>``, with the pod sets ``leader`` and
+        ``worker`` (or ``main``) of Kueue's leaderworkerset integration (:mod:`gangkit.manifests.lws`).
         """
         head = self.job_header(o)
         if head is None:
             return []
         obj, meta, labels, _, queue = head
         before = len(self.r.notes)
-        jobs = read_controller(self.r, o, self.classes, self.default_priority, {}, {}, GangObjects())
+        read = read_lws if o.role == "LeaderWorkerSet" else read_controller
+        jobs = read(self.r, o, self.classes, self.default_priority, {}, {}, GangObjects())
         self.r.notes[before:] = [n for n in self.r.notes[before:] if not n.startswith(obj)]  # run-time notes: no run here
         return [got for job in jobs for got in [self._workload_of_job(o, job, obj, meta, labels, queue, name=job.name)]
                 if got is not None]

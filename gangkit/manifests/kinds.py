@@ -37,6 +37,7 @@ VOLCANO = "gangkit.volcano.manifests"
 TRAINING = "gangkit.manifests.training"
 COMPANIONS = "gangkit.manifests.companions"
 APPS = "gangkit.manifests.apps"
+LWS = "gangkit.manifests.lws"
 
 #: How a module checks one object of a kind it reads: ``read(reader, doc, where, role)`` (see :attr:`Kind.name`).
 ReadObject = Callable[[Reader, Mapping, str, str], "ManifestObject | None"]
@@ -87,6 +88,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("apps/v1", "Deployment", APPS, namespaced=True),
     Kind("apps/v1", "ReplicaSet", APPS, namespaced=True),
     Kind("apps/v1", "StatefulSet", APPS, namespaced=True),
+    Kind("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", LWS, namespaced=True),
     Kind("trainer.kubeflow.org/v1alpha1", "TrainJob", TRAINING, namespaced=True),
     Kind("trainer.kubeflow.org/v1alpha1", "TrainingRuntime", TRAINING, namespaced=True),
     Kind("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", TRAINING),

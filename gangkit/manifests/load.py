@@ -20,6 +20,7 @@ of every problem at once. The desks, and the kinds they read (see
 - :mod:`gangkit.manifests.training` (a package, a module per family): training jobs of several roles: the JobSet,
   Kubeflow Trainer's TrainJob with its runtimes, Kubeflow's PyTorchJob, TFJob, JAXJob, PaddleJob, XGBoostJob and MPIJob;
 - :mod:`gangkit.manifests.apps`: bare Pods, Deployments, ReplicaSets and StatefulSets;
+- :mod:`gangkit.manifests.lws`: the LeaderWorkerSet, a job per group;
 - :mod:`gangkit.manifests.companions`: objects that configure what gangkit does not
   simulate (node classes, Kueue's Topology, MultiKueue, KubeSchedulerConfiguration),
   accepted with a warning;
@@ -48,7 +49,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from gangkit.kueue import manifests as kueue
-from gangkit.manifests import apps, companions, core, snapshot, training
+from gangkit.manifests import apps, companions, core, lws, snapshot, training
 from gangkit.manifests.core import DEFAULT_RUN_TIME, GROUP_NAME
 from gangkit.manifests.kinds import Registry
 from gangkit.manifests.reader import (
@@ -75,7 +76,7 @@ __all__ = ["REGISTRY", "check_scale", "check_unique", "load_file", "load_files",
 Source = Union[str, "os.PathLike[str]", Mapping[str, Any], Iterable[Mapping[str, Any]]]
 
 #: The directory board with each desk's check of one object: the one place that knows every family.
-REGISTRY = Registry({m.__name__: m.read_object for m in (core, training, apps, supply, placement, kueue, volcano, companions)})
+REGISTRY = Registry({m.__name__: m.read_object for m in (core, training, apps, lws, supply, placement, kueue, volcano, companions)})
 
 
 def load_manifests(source: Source, *, name: str | None = None) -> Scenario:
@@ -221,6 +222,8 @@ def _scenario(r: Reader, docs: list, default_name: str, wheres: list[str] | None
     for role in ("Deployment", "ReplicaSet", "StatefulSet"):
         for o in by_kind.get(role, []):
             jobs.extend(apps.read_controller(r, o, classes, default_priority, groups, used_groups, gangs))
+    for o in by_kind.get("LeaderWorkerSet", []):
+        jobs.extend(lws.read_lws(r, o, classes, default_priority, groups, used_groups, gangs))
     jobs.extend(apps.read_pods(r, by_kind.get("Pod", []), classes, default_priority, groups, used_groups, gangs))
     runtimes = training.collect_runtimes(objects)
     for o in by_kind.get("TrainJob", []):
