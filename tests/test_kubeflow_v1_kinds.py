@@ -256,14 +256,12 @@ def test_every_field_gangkit_knows_is_in_the_operators_crd(kind):
     assert set(known[FIELDS[kind][0]]["*"]) <= set(replica)
 
 
-CHECK_GAP = ("gangkit check's inventory (gangkit/consistency/inventory.py) reads only the PyTorchJob and MPIJob of "
-             "the Kubeflow kinds")
 CHECKED = [  # 16 GPUs of nodes; a sync job of Workers of 8 GPUs that needs 3 at once can never start
     case("a PyTorchJob too big for the nodes", "PyTorchJob"),
-    case("a TFJob too big for the nodes", "TFJob", xfail=CHECK_GAP),
-    case("a JAXJob too big for the nodes", "JAXJob", xfail=CHECK_GAP),
-    case("a PaddleJob too big for the nodes", "PaddleJob", xfail=CHECK_GAP),
-    case("an XGBoostJob too big for the nodes", "XGBoostJob", xfail=CHECK_GAP),
+    case("a TFJob too big for the nodes", "TFJob"),
+    case("a JAXJob too big for the nodes", "JAXJob"),
+    case("a PaddleJob too big for the nodes", "PaddleJob"),
+    case("an XGBoostJob too big for the nodes", "XGBoostJob"),
 ]
 
 

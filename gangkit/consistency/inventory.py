@@ -253,7 +253,7 @@ def _read_families(r: Reader, files: list[str], all_docs: list, objects: list[Ma
         o = next((p for p in roles("Pod") if p.name == j.name or p.name == j.pod_sets[0].name), None)
         if o is not None:
             entries.append(JobEntry(o, j, j.pod_count, _scheduler_of_pod(o)))
-    for o in roles("PyTorchJob") + roles("MPIJob"):  # the operator makes their PodGroup: no gang object to check
+    for o in [o for kind in training.REPLICA_KINDS for o in roles(kind)]:  # the operator makes their PodGroup
         j = training.read_replica_job(r, o, tolerant, default_priority, groups, used_groups, gangs)
         if j is not None:
             jobs.append(j)
@@ -311,7 +311,7 @@ def _read_families(r: Reader, files: list[str], all_docs: list, objects: list[Ma
         view.setup()  # its problems are the ones above; it is read again only to answer job_workload
     view.runtimes = runtimes
     for e in entries:
-        if e.obj.role in ("Job", "JobSet", "PyTorchJob", "MPIJob", "TrainJob") and labels_of(e.obj).get(QUEUE_LABEL):
+        if e.obj.role in ("Job", "JobSet", "TrainJob", *training.REPLICA_KINDS) and labels_of(e.obj).get(QUEUE_LABEL):
             got = {"Job": view.job_workload, "JobSet": view.jobset_workload,
                    "TrainJob": view.trainjob_workload}.get(e.obj.role, view.kubeflow_workload)(e.obj)
             e.kueue = got[0] if got is not None else None

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from gangkit.consistency.findings import Finding
 from gangkit.consistency.inventory import Inventory, dig, display, labels_of
 from gangkit.kueue.setup_manifests import V1BETA1
+from gangkit.manifests import training
 from gangkit.manifests.reader import QUEUE_LABEL
 from gangkit.supply.provisioning_request import CONSUME_ANNOTATION
 
@@ -42,7 +43,7 @@ def _local_queues(inv: Inventory) -> list[Finding]:
     """A Job's queue-name label (a Workload's spec.queueName) must name a LocalQueue of its namespace."""
     known = {(q.namespace, q.name) for q in inv.kueue.local_queues}
     wanted = [(e.obj, f"metadata.labels.{QUEUE_LABEL}", labels_of(e.obj).get(QUEUE_LABEL)) for e in inv.jobs
-              if e.obj.role in ("Job", "JobSet", "PyTorchJob", "MPIJob", "TrainJob")]
+              if e.obj.role in ("Job", "JobSet", "TrainJob", *training.REPLICA_KINDS)]
     wanted += [(o, "spec.queueName", lw.workload.queue_name) for o, lw in inv.kueue_workloads
                if lw.admission is None and not lw.out_of_queue]
     out = []

@@ -147,7 +147,8 @@ def _templates(o: ManifestObject) -> list[tuple[str | None, Any, str]]:
     return out
 
 
-OTHER_JOB_KINDS = ("PyTorchJob", "MPIJob", "TrainJob", "Pod", "Deployment", "ReplicaSet", "StatefulSet")
+OTHER_JOB_KINDS = ("PyTorchJob", "MPIJob", "TFJob", "JAXJob", "PaddleJob", "XGBoostJob", "TrainJob", "Pod", "Deployment",
+                   "ReplicaSet", "StatefulSet", "LeaderWorkerSet")
 
 
 def _asks_topology(node: Any) -> bool:
