@@ -80,7 +80,8 @@ def _kueue(kind: str, namespaced: bool = False) -> tuple[Kind, ...]:
 KINDS: tuple[Kind, ...] = (
     Kind("v1", "Node", CORE),
     Kind("batch/v1", "Job", CORE, namespaced=True),
-    Kind("batch/v1", "CronJob", CRONJOB, namespaced=True),  # read as the Jobs it creates
+    # read as the Jobs it creates; "exact": Volcano's batch.volcano.sh CronJob shares the name (not read)
+    Kind("batch/v1", "CronJob", CRONJOB, namespaced=True, other_versions="exact"),
     Kind("jobset.x-k8s.io/v1alpha2", "JobSet", TRAINING, namespaced=True),
     Kind("kubeflow.org/v1", "PyTorchJob", TRAINING, namespaced=True),
     Kind("kubeflow.org/v2beta1", "MPIJob", TRAINING, namespaced=True),
