@@ -176,3 +176,8 @@ def test_a_bad_job_template_is_refused_once_naming_the_job_it_makes():
 ])
 def test_the_cronjobs_these_tests_read_are_valid_kubernetes_1_35(doc):
     assert validate_manifest(doc) is not None
+
+
+def test_an_unknown_field_of_the_job_template_is_named_as_the_cronjobs():
+    sc = load(cron(spec__jobTemplate__spec__bogus=1), SIMULATION)
+    assert any("CronJob team-a/nightly: spec.jobTemplate.spec.bogus" in w for w in sc.warnings)

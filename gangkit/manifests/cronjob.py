@@ -65,6 +65,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from gangkit.manifests import core
 from gangkit.manifests.reader import ANY, META, ManifestObject, Reader, new_object, short
 
 __all__ = ["KNOWN_FIELDS", "MAX_JOBS", "ORIGIN", "Schedule", "parse_schedule", "read_cronjobs", "read_object"]
@@ -77,12 +78,13 @@ POLICIES = ("Allow", "Forbid", "Replace")
 GANG_NAMES = (("annotations", "scheduling.k8s.io/group-name"), ("labels", "scheduling.x-k8s.io/pod-group"))
 GANG_POD_FIELDS = ("workloadRef", "schedulingGroup")
 
-KNOWN_FIELDS = {
+#: Known fields, by role (the job template's spec: a batch/v1 Job's).
+KNOWN_FIELDS = {"CronJob": {
     "apiVersion": ANY, "kind": ANY, "metadata": META, "status": ANY,
     "spec": {**dict.fromkeys(["schedule", "timeZone", "startingDeadlineSeconds", "concurrencyPolicy", "suspend",
                               "successfulJobsHistoryLimit", "failedJobsHistoryLimit"], ANY),
-             "jobTemplate": {"metadata": META, "spec": ANY}},  # spec: checked as a Job's when a Job is read
-}
+             "jobTemplate": {"metadata": META, "spec": core.KNOWN_FIELDS["Job"]["spec"]}},
+}}
 
 # --- the schedule ---------------------------------------------------------------------------
 
@@ -198,7 +200,7 @@ def _value(text: str, name: str, low: int, high: int, names: list | None) -> int
 
 def read_object(r: Reader, doc: Mapping, where: str, role: str) -> ManifestObject | None:
     """Check one CronJob's metadata and unknown fields (its spec is read in :func:`read_cronjobs`)."""
-    return r.check_object(doc, where, KNOWN_FIELDS)
+    return r.check_object(doc, where, KNOWN_FIELDS[role])
 
 
 @dataclasses.dataclass
