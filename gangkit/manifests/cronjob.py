@@ -27,12 +27,18 @@ API reference of CronJobSpec):
   ``annotations`` (so Kueue's ``kueue.x-k8s.io/queue-name`` on the
   template puts every Job in that LocalQueue), its ``spec``, in the
   CronJob's namespace, named ``<cronjob>-<scheduled time in minutes since
-  the Unix epoch>`` as the controller names it.
+  the Unix epoch>`` as the controller names it (``getJobFromTemplate2``,
+  ``getTimeHashInMinutes`` in ``pkg/controller/cronjob/utils.go``; its
+  ``batch.kubernetes.io/cronjob-scheduled-timestamp`` annotation is not
+  written: nothing gangkit reads depends on it).
 
 Time: simulated second 0 is the earliest first schedule time, over the
 input's CronJobs, at or after the origin :data:`ORIGIN` (2026-01-01 00:00
 UTC, a Thursday); each Job is submitted at its schedule time measured from
-there (other Jobs of the input, submitted at 0, start with it). Jobs are
+there (other Jobs of the input, submitted at 0, start with it). The
+CronJobs are taken as created just before the origin (the controller
+creates Jobs only for schedule times after a CronJob's creation), so a
+schedule time at the origin itself gets its Job. Jobs are
 made for the schedule times before the run's horizon (the Simulation's
 ``spec.horizon``, else gangkit's default of 30 days), at most
 :data:`MAX_JOBS` per CronJob (a note says where the cap cut). A horizon
