@@ -38,7 +38,9 @@ UTC, a Thursday); each Job is submitted at its schedule time measured from
 there (other Jobs of the input, submitted at 0, start with it). The
 CronJobs are taken as created just before the origin (the controller
 creates Jobs only for schedule times after a CronJob's creation), so a
-schedule time at the origin itself gets its Job. Jobs are
+schedule time at the origin itself gets its Job. A ``gangkit/submit-time``
+annotation on the job template delays each Job by that much after its
+schedule time. Jobs are
 made for the schedule times before the run's horizon (the Simulation's
 ``spec.horizon``, else gangkit's default of 30 days), at most
 :data:`MAX_JOBS` per CronJob (a note says where the cap cut). A horizon
