@@ -61,6 +61,7 @@ OPENAPI_135 = {  # (apiVersion, kind) -> (file in kubernetes/openapi-v3-1.35, sc
     ("batch/v1", "Job"): ("apis__batch__v1_openapi.json", "io.k8s.api.batch.v1.Job"),  # only for 1.35 fields
     ("v1", "ConfigMap"): ("api__v1_openapi.json", "io.k8s.api.core.v1.ConfigMap"),  # Volcano's scheduler configuration
     ("v1", "PodTemplate"): ("api__v1_openapi.json", "io.k8s.api.core.v1.PodTemplate"),  # a ProvisioningRequest's pods
+    ("batch/v1", "CronJob"): ("apis__batch__v1_openapi.json", "io.k8s.api.batch.v1.CronJob"),
 }
 
 

@@ -880,6 +880,7 @@ def test_the_full_example_on_the_reference_page_is_the_three_workers_example():
 
 from gangkit.manifests.apps import KNOWN_FIELDS as APPS_KNOWN_FIELDS  # noqa: E402
 from gangkit.manifests.companions import COMPANIONS as COMPANION_KINDS  # noqa: E402
+from gangkit.manifests.cronjob import KNOWN_FIELDS as CRONJOB_KNOWN_FIELDS  # noqa: E402
 from gangkit.manifests.lws import KNOWN_FIELDS as LWS_KNOWN_FIELDS  # noqa: E402
 from gangkit.manifests.training import KNOWN_FIELDS as TRAINING_KNOWN_FIELDS  # noqa: E402
 from gangkit.model.resources import Resources  # noqa: E402
@@ -1269,7 +1270,7 @@ def test_every_kind_of_the_registry_is_read_by_a_module_that_knows_its_fields():
     known = {"gangkit.manifests.core": CORE_KNOWN_FIELDS, "gangkit.supply.manifests": SUPPLY_KNOWN_FIELDS,
              "gangkit.placement.manifests": GANG_KNOWN_FIELDS, "gangkit.volcano.manifests": VOLCANO_KNOWN_FIELDS,
              "gangkit.manifests.training": TRAINING_KNOWN_FIELDS, "gangkit.manifests.apps": APPS_KNOWN_FIELDS,
-             "gangkit.manifests.lws": LWS_KNOWN_FIELDS}
+             "gangkit.manifests.lws": LWS_KNOWN_FIELDS, "gangkit.manifests.cronjob": CRONJOB_KNOWN_FIELDS}
     for k in KINDS:
         if k.module == "gangkit.kueue.manifests":
             assert k.api_version in kueue_manifests.API_VERSIONS[k.kind]
@@ -1289,7 +1290,7 @@ def test_an_unknown_kind_is_told_the_whole_board():
     with pytest.raises(ScenarioError) as e:
         load_manifests([{"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "web"}}])
     assert str(e.value).splitlines()[0] == (
-        "DaemonSet web: kind: unknown kind 'DaemonSet' (apiVersion 'apps/v1'); gangkit reads Node (v1), Job (batch/v1), "
+        "DaemonSet web: kind: unknown kind 'DaemonSet' (apiVersion 'apps/v1'); gangkit reads Node (v1), Job (batch/v1), CronJob (batch/v1), "
         "JobSet (jobset.x-k8s.io/v1alpha2), PyTorchJob (kubeflow.org/v1), MPIJob (kubeflow.org/v2beta1), "
         "TFJob (kubeflow.org/v1), JAXJob (kubeflow.org/v1), PaddleJob (kubeflow.org/v1), XGBoostJob (kubeflow.org/v1), "
         "Pod (v1), Deployment (apps/v1), ReplicaSet (apps/v1), StatefulSet (apps/v1), "

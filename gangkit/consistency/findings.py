@@ -133,9 +133,12 @@ CATALOGUE: dict[str, Rule] = _table(
     # --- gang sizes ---------------------------------------------------------------------------
     Rule("gang-larger-than-job", ERROR, "gang layer -> Job",
          "minMember / minAvailable / minCount above the pods the workload creates",
-         "A gang starts only when minMember pods can be placed together; a Job with fewer pods never "
-         "fills it (Volcano's webhook refuses a Volcano Job whose minAvailable is above its replicas).",
-         f"{VOLCANO} gang plugin and job webhook; {COSCHEDULING} Permit; {KUBERNETES} GangScheduling"),
+         "A gang starts only when minMember pods can be placed together; a workload with fewer pods never "
+         "fills it: the API server accepts the PodGroup or Workload and the pods stay Pending (Coscheduling's "
+         "PreFilter: \"cannot find enough sibling pods\"; GangScheduling's PreEnqueue). Volcano's webhook refuses "
+         "a Volcano Job whose minAvailable is above its replicas.",
+         f"{VOLCANO} gang plugin and job webhook; {COSCHEDULING} PreFilter and Permit (pkg/coscheduling/core); "
+         f"{KUBERNETES} GangScheduling"),
     Rule("gang-smaller-than-sync-job", WARNING, "gang layer -> Job",
          "a gang smaller than a sync job's pod count",
          "gangkit's progress: sync (all-reduce training) advances only while every pod runs; a gang "

@@ -16,8 +16,13 @@ the gang layer keeps it:
 - Kubernetes 1.35: the Workload pod group's ``policy.gang.minCount``
   (``policy.basic``: pods one by one, a gang of 1).
 
-The pods created are a batch/v1 Job's ``spec.parallelism`` (default 1) and
-a Volcano Job's task replicas.
+The pods created are a batch/v1 Job's ``spec.parallelism`` (default 1), a
+Deployment's, ReplicaSet's or StatefulSet's ``spec.replicas`` and a Volcano
+Job's task replicas. A gang larger than its pods is accepted by the API
+server (scheduler-plugins' install guide makes one on purpose: a PodGroup of
+``minMember: 3`` over a Deployment of 2 replicas, whose pods stay Pending);
+under a stack whose placement layer ignores the gang object (``pod``) the
+pods are placed one by one instead.
 """
 
 from __future__ import annotations
@@ -29,6 +34,18 @@ from gangkit.consistency.inventory import GangRef, Inventory, JobEntry, dig, dis
 from gangkit.manifests.reader import PROGRESS
 
 __all__ = ["findings"]
+
+#: Where a workload of each kind says how many pods it creates (a batch/v1 Job: ``spec.parallelism``).
+PODS_FIELD = {"Deployment": "spec.replicas", "ReplicaSet": "spec.replicas", "StatefulSet": "spec.replicas"}
+#: What a gang layer does with the pods of a gang larger than its pods (other layers: "the gang never fills").
+QUORUM = {
+    # scheduler-plugins pkg/coscheduling/core/core.go, PreFilter (master of 2026-08)
+    "coscheduling": "the API server accepts both, and the pods stay Pending for a quorum that never comes "
+                    "(Coscheduling's PreFilter refuses each: \"cannot find enough sibling pods\")",
+    # Kubernetes 1.35/1.36 GangScheduling plugin, PreEnqueue
+    "kube-gang": "the API server accepts both, and the pods stay Pending for a quorum that never comes "
+                 "(the GangScheduling plugin keeps them out of the active queue at PreEnqueue)",
+}
 
 
 def findings(inv: Inventory) -> list[Finding]:
@@ -69,16 +86,17 @@ def _sized(e: JobEntry, g: GangRef) -> list[Finding]:
         return []  # absent (every pod) or refused by the reader
     owner = g.size_owner.label
     size_words = f"{display(g.size_owner)} {g.size_field} {g.size}" if g.size_owner is not e.obj else f"{g.size_field} {g.size}"
+    pods_field = PODS_FIELD.get(e.obj.role, "spec.parallelism")
     if g.size > e.pods:
         return [Finding(
             "gang-larger-than-job", _objects(e, g),
-            f"{size_words} waits for {g.size} pods, but {e.name} creates only {e.pods} (spec.parallelism): the gang "
-            "never fills, so none of its pods ever start.",
-            f"set {g.size_field} to at most {e.pods}, or raise spec.parallelism to {g.size}",
-            ((owner, g.size_field), (e.obj.label, "spec.parallelism")), {"gang_size": g.size, "pods": e.pods},
+            f"{size_words} waits for {g.size} pods, but {e.name} creates only {e.pods} ({pods_field}): "
+            f"{QUORUM.get(g.layer, 'the gang never fills, so none of its pods ever start')}.",
+            f"set {g.size_field} to at most {e.pods}, or raise {pods_field} to {g.size}",
+            ((owner, g.size_field), (e.obj.label, pods_field)), {"gang_size": g.size, "pods": e.pods},
             explains={(owner, g.size_field)})]
     if g.size < e.pods and _progress(e) == "sync":
-        return [_smaller(e, g, size_words, "spec.parallelism", g.size_field)]
+        return [_smaller(e, g, size_words, pods_field, g.size_field)]
     return []
 
 

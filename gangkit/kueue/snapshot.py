@@ -141,6 +141,9 @@ def _note_left_out(r: Reader, objects: list[ManifestObject]) -> None:
         names = ", ".join(o.label for o in group[:3]) + (f" and {len(group) - 3} more" if len(group) > 3 else "")
         why = ("Kueue has no job integration for it, so it is no workload of Kueue's; gangkit run simulates it with "
                "the stack's other layers")
+        if group[0].role == "CronJob":
+            why = ("its Jobs become Kueue's workloads once its controller creates them on its schedule; a snapshot "
+                   "holds the Jobs that exist, so gangkit admit decides on those; gangkit run creates them by schedule")
         r.notes.append(f"{names} ({group[0].doc.get('apiVersion')}) left out by gangkit admit: {why}")
 
 

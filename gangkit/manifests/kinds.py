@@ -38,6 +38,7 @@ TRAINING = "gangkit.manifests.training"
 COMPANIONS = "gangkit.manifests.companions"
 APPS = "gangkit.manifests.apps"
 LWS = "gangkit.manifests.lws"
+CRONJOB = "gangkit.manifests.cronjob"
 
 #: How a module checks one object of a kind it reads: ``read(reader, doc, where, role)`` (see :attr:`Kind.name`).
 ReadObject = Callable[[Reader, Mapping, str, str], "ManifestObject | None"]
@@ -80,6 +81,8 @@ def _kueue(kind: str, namespaced: bool = False) -> tuple[Kind, ...]:
 KINDS: tuple[Kind, ...] = (
     Kind("v1", "Node", CORE),
     Kind("batch/v1", "Job", CORE, namespaced=True),
+    # read as the Jobs it creates; "exact": Volcano's batch.volcano.sh CronJob shares the name (not read)
+    Kind("batch/v1", "CronJob", CRONJOB, namespaced=True, other_versions="exact"),
     Kind("jobset.x-k8s.io/v1alpha2", "JobSet", TRAINING, namespaced=True),
     Kind("kubeflow.org/v1", "PyTorchJob", TRAINING, namespaced=True),
     Kind("kubeflow.org/v2beta1", "MPIJob", TRAINING, namespaced=True),

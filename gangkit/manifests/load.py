@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from gangkit.kueue import manifests as kueue
-from gangkit.manifests import apps, companions, core, lws, snapshot, training
+from gangkit.manifests import apps, companions, core, cronjob, lws, snapshot, training
 from gangkit.manifests.core import DEFAULT_RUN_TIME, GROUP_NAME
 from gangkit.manifests.kinds import Registry
 from gangkit.manifests.reader import (
@@ -76,7 +76,8 @@ __all__ = ["REGISTRY", "check_scale", "check_unique", "load_file", "load_files",
 Source = Union[str, "os.PathLike[str]", Mapping[str, Any], Iterable[Mapping[str, Any]]]
 
 #: The directory board with each desk's check of one object: the one place that knows every family.
-REGISTRY = Registry({m.__name__: m.read_object for m in (core, training, apps, lws, supply, placement, kueue, volcano, companions)})
+REGISTRY = Registry({m.__name__: m.read_object for m in (core, cronjob, training, apps, lws, supply, placement, kueue,
+                                                         volcano, companions)})
 
 
 def load_manifests(source: Source, *, name: str | None = None) -> Scenario:
@@ -215,6 +216,8 @@ def _scenario(r: Reader, docs: list, default_name: str, wheres: list[str] | None
         j = core.read_job(r, o, classes, default_priority, groups, used_groups, gangs)
         if j is not None:
             jobs.append(j)
+    jobs.extend(cronjob.read_cronjobs(r, by_kind.get("CronJob", []), by_kind["Simulation"], lambda o: core.read_job(
+        r, o, classes, default_priority, groups, used_groups, gangs)))
     for o in by_kind["JobSet"]:
         j = training.read_jobset(r, o, classes, default_priority, groups, used_groups, gangs)
         if j is not None:
