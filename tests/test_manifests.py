@@ -1308,7 +1308,8 @@ def test_an_unknown_kind_is_told_the_whole_board():
         "Queue (scheduling.volcano.sh/v1beta1), Job (batch.volcano.sh/v1alpha1), and companion objects (not "
         "simulated): EC2NodeClass (karpenter.k8s.aws/v1), AKSNodeClass (karpenter.azure.com/v1beta1), KWOKNodeClass "
         "(karpenter.kwok.sh/v1alpha1), NodeClaim (karpenter.sh/v1), Topology, MultiKueueConfig, MultiKueueCluster, "
-        "KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
+        "KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1), ResourceClaimTemplate (resource.k8s.io/v1), "
+        "ResourceClaim (resource.k8s.io/v1), DeviceClass (resource.k8s.io/v1), ResourceSlice (resource.k8s.io/v1)")
 
 
 @pytest.mark.parametrize(

@@ -57,6 +57,11 @@ COMPANIONS: dict[tuple[str, str], str] = {
     **{(f"kueue.x-k8s.io/{v}", kind):
        "MultiKueue dispatches workloads to other clusters; gangkit simulates one cluster"
        for v in ("v1beta2", "v1beta1") for kind in ("MultiKueueConfig", "MultiKueueCluster")},
+    **{(f"resource.k8s.io/{v}", kind):
+       "Dynamic Resource Allocation (resource.k8s.io, GA in Kubernetes 1.34) is not modelled: gangkit counts GPUs "
+       "as the extended resource nvidia.com/gpu of Nodes and pod requests, so devices a pod claims through a "
+       "ResourceClaim or ResourceClaimTemplate are not counted (give the pods an nvidia.com/gpu limit to simulate them)"
+       for v in ("v1",) for kind in ("ResourceClaimTemplate", "ResourceClaim", "DeviceClass", "ResourceSlice")},
     ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration"):
         "gangkit reads only the Coscheduling plugin's permitWaitingTimeSeconds and podGroupBackoffSeconds and "
         "NodeResourcesFit's scoringStrategy (the run's scoring); profiles, other plugins and their weights are not "

@@ -126,7 +126,21 @@ KINDS: tuple[Kind, ...] = (
                         ("kueue.x-k8s.io/v1beta2", "MultiKueueConfig"), ("kueue.x-k8s.io/v1beta1", "MultiKueueConfig"),
                         ("kueue.x-k8s.io/v1beta2", "MultiKueueCluster"), ("kueue.x-k8s.io/v1beta1", "MultiKueueCluster"),
                         ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration"))),
+    # Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34 GA): accepted, its devices not counted
+    *(Kind("resource.k8s.io/v1", kind, COMPANIONS, title="companion objects (not simulated):", namespaced=namespaced)
+      for kind, namespaced in (("ResourceClaimTemplate", True), ("ResourceClaim", True), ("DeviceClass", False),
+                               ("ResourceSlice", False))),
 )
+
+
+#: Kinds users submit that gangkit does not model, and what to do instead (the error's words).
+NOT_MODELLED = {
+    **{("flow.volcano.sh/v1alpha1", kind): (
+        "Volcano's JobFlow and JobTemplate run Volcano Jobs in dependency order (a workflow), which gangkit does not "
+        "simulate; submit the flow's Volcano Jobs (batch.volcano.sh/v1alpha1) themselves, each with a "
+        "gangkit/submit-time annotation for when its dependencies would have finished")
+       for kind in ("JobFlow", "JobTemplate")},
+}
 
 
 class GeneratedNames:
@@ -213,7 +227,11 @@ class Registry:
         return owned or [k.api_version for k in self.kinds if k.kind == kind and k.other_versions == "suggest"]
 
     def unknown_kind(self, kind: Any, api: Any) -> str:
-        """The message for a kind no module reads: the whole board, gangkit's own kinds first."""
+        """The message for a kind no module reads: what gangkit does not model about a kind users submit
+        (:data:`NOT_MODELLED`), then the whole board, gangkit's own kinds first."""
+        why = NOT_MODELLED.get((api, kind)) if isinstance(api, str) and isinstance(kind, str) else None
+        if why:
+            return f"{kind} ({api}) is not modelled: {why}"
         listed = [", ".join(f"{k.kind} ({k.api_version})" for k in self.kinds if not k.title)]
         titles = list(dict.fromkeys(k.title for k in self.kinds if k.title))
         for i, title in enumerate(titles):
