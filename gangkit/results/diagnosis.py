@@ -285,6 +285,9 @@ def _admission(sim, layer, js, at: float) -> Diagnosis:
             return Diagnosis(js.name, at, "quota", "QuotaExhausted",
                              f"quota exhausted in ClusterQueue {cq}: the workload asks for {gpus} GPUs; {text}",
                              {"cluster_queue": cq, "gpus": gpus})
+        if cq == "?" and why is not None and why.code == "Inadmissible":  # no LocalQueue, or no ClusterQueue behind it
+            return Diagnosis(js.name, at, "quota", "Inadmissible", f"in no ClusterQueue: {text}; Kueue leaves the "
+                             "workload pending (QuotaReserved False, Inadmissible) until that queue exists", {})
         return Diagnosis(js.name, at, "quota", "Queued", f"queued in ClusterQueue {cq}: {text}", {"cluster_queue": cq})
     if layer.name == "admission_check":
         text = why.numbers.get("waiting_for", text) if why is not None else text  # what the check waits for
