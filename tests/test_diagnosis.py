@@ -72,6 +72,8 @@ CASES = [
     ("not yet submitted", gk.scenarios.three_workers(), "gang", "Y", 30, "NotSubmitted", "", ["submitted at t=60 s"]),
     ("a pod no node can hold", gk.Scenario(nodes(1, gpus=8), [job("big", gpus=16)]), "gang", "big", 0, "Rejected",
      "placement", ["asks for 16 GPUs", "largest node has 8"]),
+    ("its LocalQueue does not exist", gk.Scenario(nodes(1, gpus=8), [job("A", gpus=8, queue="nowhere")], kueue=team_a(8)),
+     "kueue+gang", "A", 0, "QueueMissing", "quota", ["in no ClusterQueue", "LocalQueue nowhere doesn't exist"]),
     ("quota exhausted in team-a", busy(job("A", gpus=8), count=2, kueue=team_a(8)), "kueue+gang", "A", 100,
      "QuotaExhausted", "quota", ["quota exhausted in ClusterQueue team-a", "asks for 8 GPUs", "insufficient unused quota"]),
     ("more than the ClusterQueue can ever have", gk.Scenario(nodes(2, gpus=8), [job("A", pods=2, gpus=8)], kueue=team_a(8)),

@@ -33,7 +33,7 @@ def job(queue: str) -> dict:
 
 
 CASES = [
-    case("a LocalQueue that is not in the input", "training-queue", "Inadmissible",
+    case("a LocalQueue that is not in the input", "training-queue", "QueueMissing",
          "LocalQueue training-queue doesn't exist in namespace default", "WaitingAtEnd"),
     case("the LocalQueue of the input", "user-queue", None, None, "Finished"),
 ]

@@ -153,6 +153,8 @@ CATALOGUE: dict[str, Code] = _table(
     ("QuotaTooSmall", "diagnosis", "quota", "Kueue: the workload asks for more than its ClusterQueue can ever have "
      "(nominal quota plus borrowing); it stays inadmissible, as Kueue never rejects for lack of quota", "gangkit"),
     # the diagnosis (Result.diagnose), in the order a job meets them
+    ("QueueMissing", "diagnosis", "quota", "Kueue: the workload's LocalQueue (or the ClusterQueue behind it) does not "
+     "exist; Kueue leaves it pending, QuotaReserved False with reason Inadmissible", "gangkit"),
     ("Queued", "diagnosis", "quota", "Kueue: quota would allow it, but it waits its turn", "gangkit"),
     ("AdmissionCheck", "diagnosis", "admission_check", "quota reserved; an admission check has not said Ready yet",
      "gangkit"),

@@ -150,7 +150,7 @@ SELECTOR_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
 ANTI_AFFINITY_MISMATCH = "node(s) didn't match pod anti-affinity rules"
 #: The codes of :mod:`gangkit.results.diagnosis`, in the order a job meets them (the placement
 #: layers' own codes it passes on, LAYER_CODES, where a job meets them).
-CODES = ("NotSubmitted", "Rejected", "QuotaExhausted", "QuotaTooSmall", "Queued", "AdmissionCheck",
+CODES = ("NotSubmitted", "Rejected", "QueueMissing", "QuotaExhausted", "QuotaTooSmall", "Queued", "AdmissionCheck",
          "QueueCapabilityExceeded", "ClusterOverused", "NotEnoughPods", "WaitingForPods", "PodGroupBackoff", "GangRejected",
          "WaitingForNodes", "NodePoolLimit", "ConsumingProvisioningRequest", "GangCannotFit", "QueueOverDeserved", "WaitingForReservation",
          "PlaceholdersPending", "WaitingAtPermit", "PartiallyPlaced", "PodsCannotFit", "Unschedulable", "WaitingForSession",
@@ -286,7 +286,7 @@ def _admission(sim, layer, js, at: float) -> Diagnosis:
                              f"quota exhausted in ClusterQueue {cq}: the workload asks for {gpus} GPUs; {text}",
                              {"cluster_queue": cq, "gpus": gpus})
         if cq == "?" and why is not None and why.code == "Inadmissible":  # no LocalQueue, or no ClusterQueue behind it
-            return Diagnosis(js.name, at, "quota", "Inadmissible", f"in no ClusterQueue: {text}; Kueue leaves the "
+            return Diagnosis(js.name, at, "quota", "QueueMissing", f"in no ClusterQueue: {text}; Kueue leaves the "
                              "workload pending (QuotaReserved False, Inadmissible) until that queue exists", {})
         return Diagnosis(js.name, at, "quota", "Queued", f"queued in ClusterQueue {cq}: {text}", {"cluster_queue": cq})
     if layer.name == "admission_check":
