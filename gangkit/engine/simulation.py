@@ -322,7 +322,6 @@ class Simulation(NodeChanges):
                         merged = dict(base.node_selector)
                         merged.update(labels)
                         p.pod_set = dataclasses.replace(base, node_selector=tuple(sorted(merged.items())))
-            js.shape = None  # its pods were made or changed: a gang scheduler's shape is derived again
             js.speed = len(js.pods) / js.spec.pod_count if js.spec.elastic else 1.0
         self._create_pods(jobs, now)
         self.stack.placement.enqueue(jobs, now)

@@ -97,9 +97,6 @@ class JobState:
     # the spec's minMember, kept on first use: a gang scheduler asks for it several times per
     # session and job, and a job's spec does not change during a run
     spec_gang_size: int = field(default=-1, init=False, repr=False)
-    # what a gang scheduler derives from the pods, kept until the engine makes or changes them
-    # (Simulation._to_placement sets it back to None): Volcano's shape (gangkit.volcano.cache.JobCache.shape)
-    shape: tuple | None = field(default=None, init=False, repr=False)
     # the spec's minTaskMember per role (gangkit.volcano.plugins.gang.role_minimums), kept on first use
     spec_role_minimums: dict | None = field(default=None, init=False, repr=False)
 
