@@ -48,7 +48,7 @@ from gangkit.engine.node_changes import NodeChanges
 from gangkit.engine.quiescence import nothing_can_change
 from gangkit.engine.resume import created_before, resume_job
 from gangkit.engine.state import JobState, NodeState, OnePodJobs, PodState
-from gangkit.engine.waits import split_placement
+from gangkit.engine import waits
 from gangkit.model.precision import ROUNDING, TOLERANCE
 from gangkit.model.reasons import Reason
 from gangkit.model.scenario import Scenario
@@ -691,16 +691,15 @@ class Simulation(NodeChanges):
     # ---------------------------------------------------------------- waits
     def wait_split(self, js: JobState, now: float) -> dict[str, float]:
         """The buckets of the stretch since ``js`` entered its current layer (gangkit.engine.waits)."""
-        if js.layer == "placement":
-            return split_placement(js.layer_enter, now, js.awaited, self.node_stages)
-        return {js.layer: now - js.layer_enter} if js.layer else {}
+        return waits.wait_split(js, now, self.node_stages)
 
     def close_wait(self, js: JobState, now: float) -> None:
-        """The job leaves its layer now: add that stretch to its wait buckets."""
-        for bucket, seconds in self.wait_split(js, now).items():
-            js.waits[bucket] = js.waits.get(bucket, 0.0) + seconds
-        if js.awaited:
-            js.awaited = {}
+        """The job leaves its layer now: add that stretch to its wait buckets (gangkit.engine.waits)."""
+        waits.close_wait(js, now, self.node_stages)
+
+    def charge_wait(self, js: JobState, now: float) -> None:
+        """A layer is about to send ``js`` back: count its wait in its layer up to now (gangkit.engine.waits)."""
+        waits.charge_wait(js, now, self.node_stages)
 
     def _note_awaited(self, now: float) -> None:
         """Note, per waiting job, the in-flight nodes a supplier has nominated its pods to.

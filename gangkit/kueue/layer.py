@@ -242,10 +242,8 @@ class KueueLayer(AdmissionLayer):
                 if js in admitted:  # admitted earlier in this instant, not yet handed on: it never left
                     admitted.remove(js)
                 elif js is not None:
-                    if js.started_at is None and js.layer not in ("", "placement"):
-                        # waiting in a later admission layer (an admission check): count that wait before it moves
-                        js.waits[js.layer] = js.waits.get(js.layer, 0.0) + now - js.layer_enter
-                        js.layer_enter = now
+                    if js.layer not in ("", "placement"):
+                        sim.charge_wait(js, now)  # waiting in a later admission layer (a check): count it before it moves
                     sim.evict(js, why, to_admission=0)
                 sim.record_event("preempted", js, layer="quota", detail=reason)
             for wl in r.admitted:
