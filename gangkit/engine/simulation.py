@@ -314,9 +314,10 @@ class Simulation(NodeChanges):
                     for _ in range(js.admitted_counts.get(ps.name, ps.count)):
                         js.pods.append(PodState(js, i, ps, f"{js.spec.name}-{i}", remaining=float(js.spec.run_time)))
                         i += 1
-            if js.extra_selector:  # e.g. the node labels of the ResourceFlavor Kueue assigned
-                for p in js.pods:  # a pod's own labels first (keyed by its index: Kueue TAS's domain per pod)
-                    labels = js.extra_selector.get(p.index) or js.extra_selector.get(p.pod_set.name)
+            per_pod = js.pod_extra_selector
+            if js.extra_selector or per_pod:  # e.g. the node labels of the ResourceFlavor Kueue assigned
+                for p in js.pods:  # a pod's own labels first (Kueue TAS's domain per pod), else its pod set's
+                    labels = (per_pod and per_pod.get(p.index)) or js.extra_selector.get(p.pod_set.name)
                     if labels and p.node is None:
                         base = p.pod_set if p.pod_set in js.spec.pod_sets else next(ps for ps in js.spec.pod_sets if ps.name == p.pod_set.name)
                         merged = dict(base.node_selector)
