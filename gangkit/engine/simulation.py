@@ -40,6 +40,7 @@ from typing import Callable
 import simpy
 from simpy.events import NORMAL
 
+from gangkit.engine import waits
 from gangkit.engine.books import Books, PendingSamples
 from gangkit.engine.capacity import FreeCapacity
 from gangkit.engine.churn import RestartChurn
@@ -48,7 +49,6 @@ from gangkit.engine.node_changes import NodeChanges
 from gangkit.engine.quiescence import nothing_can_change
 from gangkit.engine.resume import created_before, resume_job
 from gangkit.engine.state import JobState, NodeState, OnePodJobs, PodState
-from gangkit.engine import waits
 from gangkit.model.precision import ROUNDING, TOLERANCE
 from gangkit.model.reasons import Reason
 from gangkit.model.scenario import Scenario
