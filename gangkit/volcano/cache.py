@@ -72,7 +72,7 @@ COUNT_LINES = True
 
 class PendingJob(NamedTuple):
     """An entry of a line of waiting PodGroups (``pending``, ``shapes``): job order is tuple order (priority, then
-    the order the job reached placement; ``index`` breaks no tie, it names the job)."""
+    the order the job reached placement, ``seq``)."""
 
     neg_priority: int  # -priority: higher priority first
     seq: int  # when the job reached placement (JobState.seq)
