@@ -62,7 +62,6 @@ def resume_job(sim: Any, js: JobState, now: float) -> bool:
                 merged = dict(p.pod_set.node_selector)
                 merged.update(labels)
                 p.pod_set = dataclasses.replace(p.pod_set, node_selector=tuple(sorted(merged.items())))
-    js.shape = None
     js.speed = len(js.pods) / js.spec.pod_count if js.spec.elastic else 1.0
     if snap.bound == len(js.pods):  # a sync job has progressed since its last pod started
         js.remaining = max(0.0, run_time - min(snap.elapsed)) if js.spec.progress == "sync" else run_time

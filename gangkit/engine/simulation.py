@@ -40,6 +40,7 @@ from typing import Callable
 import simpy
 from simpy.events import NORMAL
 
+from gangkit.engine import waits
 from gangkit.engine.books import Books, PendingSamples
 from gangkit.engine.capacity import FreeCapacity
 from gangkit.engine.churn import RestartChurn
@@ -48,7 +49,6 @@ from gangkit.engine.node_changes import NodeChanges
 from gangkit.engine.quiescence import nothing_can_change
 from gangkit.engine.resume import created_before, resume_job
 from gangkit.engine.state import JobState, NodeState, OnePodJobs, PodState
-from gangkit.engine.waits import split_placement
 from gangkit.model.precision import ROUNDING, TOLERANCE
 from gangkit.model.reasons import Reason
 from gangkit.model.scenario import Scenario
@@ -314,15 +314,15 @@ class Simulation(NodeChanges):
                     for _ in range(js.admitted_counts.get(ps.name, ps.count)):
                         js.pods.append(PodState(js, i, ps, f"{js.spec.name}-{i}", remaining=float(js.spec.run_time)))
                         i += 1
-            if js.extra_selector:  # e.g. the node labels of the ResourceFlavor Kueue assigned
-                for p in js.pods:  # a pod's own labels first (keyed by its index: Kueue TAS's domain per pod)
-                    labels = js.extra_selector.get(p.index) or js.extra_selector.get(p.pod_set.name)
+            per_pod = js.pod_extra_selector
+            if js.extra_selector or per_pod:  # e.g. the node labels of the ResourceFlavor Kueue assigned
+                for p in js.pods:  # a pod's own labels first (Kueue TAS's domain per pod), else its pod set's
+                    labels = (per_pod and per_pod.get(p.index)) or js.extra_selector.get(p.pod_set.name)
                     if labels and p.node is None:
                         base = p.pod_set if p.pod_set in js.spec.pod_sets else next(ps for ps in js.spec.pod_sets if ps.name == p.pod_set.name)
                         merged = dict(base.node_selector)
                         merged.update(labels)
                         p.pod_set = dataclasses.replace(base, node_selector=tuple(sorted(merged.items())))
-            js.shape = None  # its pods were made or changed: a gang scheduler's shape is derived again
             js.speed = len(js.pods) / js.spec.pod_count if js.spec.elastic else 1.0
         self._create_pods(jobs, now)
         self.stack.placement.enqueue(jobs, now)
@@ -692,16 +692,15 @@ class Simulation(NodeChanges):
     # ---------------------------------------------------------------- waits
     def wait_split(self, js: JobState, now: float) -> dict[str, float]:
         """The buckets of the stretch since ``js`` entered its current layer (gangkit.engine.waits)."""
-        if js.layer == "placement":
-            return split_placement(js.layer_enter, now, js.awaited, self.node_stages)
-        return {js.layer: now - js.layer_enter} if js.layer else {}
+        return waits.wait_split(js, now, self.node_stages)
 
     def close_wait(self, js: JobState, now: float) -> None:
-        """The job leaves its layer now: add that stretch to its wait buckets."""
-        for bucket, seconds in self.wait_split(js, now).items():
-            js.waits[bucket] = js.waits.get(bucket, 0.0) + seconds
-        if js.awaited:
-            js.awaited = {}
+        """The job leaves its layer now: add that stretch to its wait buckets (gangkit.engine.waits)."""
+        waits.close_wait(js, now, self.node_stages)
+
+    def charge_wait(self, js: JobState, now: float) -> None:
+        """A layer is about to send ``js`` back: count its wait in its layer up to now (gangkit.engine.waits)."""
+        waits.charge_wait(js, now, self.node_stages)
 
     def _note_awaited(self, now: float) -> None:
         """Note, per waiting job, the in-flight nodes a supplier has nominated its pods to.

@@ -85,6 +85,11 @@ class Cluster(Protocol):
                      detail: str = "") -> None:
         """Add a row to the run's events (kept at the ``full`` recording level, counted at every level)."""
 
+    def charge_wait(self, js: "JobState", now: float) -> None:
+        """Count the job's wait in the layer it waits in, up to now, in its wait buckets; its next stretch there
+        starts now (:func:`gangkit.engine.waits.charge_wait`). A layer calls it before it sends a job back from
+        a later admission layer (:meth:`evict` closes only a placement stretch); nothing once the job has started."""
+
 
 @runtime_checkable
 class AdmissionLayer(Protocol):

@@ -81,7 +81,10 @@ class JobState:
     placed_at: float | None = None
     restarts: int = 0
     placing: bool = False  # its pods exist and wait in (or were placed by) the placement layer
-    extra_selector: dict = field(default_factory=dict)  # pod set -> labels an admission layer adds
+    extra_selector: dict = field(default_factory=dict)  # pod set name -> labels an admission layer adds
+    # pod index -> labels an admission layer adds to that pod alone, over its pod set's (Kueue TAS: the flavor's
+    # and the topology domain's); None when it adds none (no empty dict per job)
+    pod_extra_selector: dict | None = None
     admitted_counts: dict = field(default_factory=dict)  # pod set -> pods admitted (Kueue partial admission)
     deactivated_at: float | None = None
     layer: str = ""  # the layer the job waits in now
@@ -97,9 +100,6 @@ class JobState:
     # the spec's minMember, kept on first use: a gang scheduler asks for it several times per
     # session and job, and a job's spec does not change during a run
     spec_gang_size: int = field(default=-1, init=False, repr=False)
-    # what a gang scheduler derives from the pods, kept until the engine makes or changes them
-    # (Simulation._to_placement sets it back to None): Volcano's shape (gangkit.volcano.cache.JobCache.shape)
-    shape: tuple | None = field(default=None, init=False, repr=False)
     # the spec's minTaskMember per role (gangkit.volcano.plugins.gang.role_minimums), kept on first use
     spec_role_minimums: dict | None = field(default=None, init=False, repr=False)
 

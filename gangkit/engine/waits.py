@@ -44,6 +44,13 @@ the awaited, not-yet-ready node with the latest ready time (the critical
 path). Once that node is ready and the job still does not run, the time
 goes back to ``placement`` (or to the next awaited node).
 
+**Who writes the buckets.** Only this module: the engine closes a job's
+stretch when the job leaves a layer (:func:`close_wait`), and a layer that
+sends a job back from where it waits (an admission layer evicting a job that
+waits in a later admission layer, an admission check that failed) first
+asks the engine, through ``Cluster.charge_wait``, to count the stretch up to
+now (:func:`charge_wait`). Layers never write ``JobState.waits`` themselves.
+
 Waits stop at the first start (a restart after an eviction does not add
 wait). A job that never starts is counted to the end of the run (flagged
 ``censored``) in the bucket it was in. Nothing is left over: the
@@ -54,6 +61,10 @@ of the buckets, and stays 0.
 from __future__ import annotations
 
 import heapq
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gangkit.engine.state import JobState
 
 #: Bucket of the interval that ends when a node reaches this stage.
 STAGE_BUCKETS = {
@@ -138,3 +149,32 @@ def split_placement(enter: float, leave: float, awaited: dict, node_stages: dict
             bucket = "placement"
         out[bucket] = out.get(bucket, 0.0) + (b - a)
     return out
+
+
+def wait_split(js: "JobState", now: float, node_stages: dict) -> dict[str, float]:
+    """The buckets of the stretch since ``js`` entered its current layer, up to ``now``."""
+    if js.layer == "placement":
+        return split_placement(js.layer_enter, now, js.awaited, node_stages)
+    return {js.layer: now - js.layer_enter} if js.layer else {}
+
+
+def close_wait(js: "JobState", now: float, node_stages: dict) -> None:
+    """The job leaves its layer now: add that stretch to its wait buckets (and forget the nodes it counted on)."""
+    waits = js.waits
+    for bucket, seconds in wait_split(js, now, node_stages).items():
+        waits[bucket] = waits.get(bucket, 0.0) + seconds
+    if js.awaited:
+        js.awaited = {}
+
+
+def charge_wait(js: "JobState", now: float, node_stages: dict) -> None:
+    """Count the stretch ``js`` has waited in its current layer up to ``now``; its next stretch there starts now.
+
+    For a layer about to send a job back from where it waits (the engine's
+    eviction then moves it, and closes only a placement stretch itself).
+    Nothing for a job that has started (waits end at the first start) or is
+    in no layer.
+    """
+    if js.started_at is None and js.layer:
+        close_wait(js, now, node_stages)
+        js.layer_enter = now

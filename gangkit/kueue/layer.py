@@ -242,10 +242,8 @@ class KueueLayer(AdmissionLayer):
                 if js in admitted:  # admitted earlier in this instant, not yet handed on: it never left
                     admitted.remove(js)
                 elif js is not None:
-                    if js.started_at is None and js.layer not in ("", "placement"):
-                        # waiting in a later admission layer (an admission check): count that wait before it moves
-                        js.waits[js.layer] = js.waits.get(js.layer, 0.0) + now - js.layer_enter
-                        js.layer_enter = now
+                    if js.layer not in ("", "placement"):
+                        sim.charge_wait(js, now)  # waiting in a later admission layer (a check): count it before it moves
                     sim.evict(js, why, to_admission=0)
                 sim.record_event("preempted", js, layer="quota", detail=reason)
             for wl in r.admitted:
@@ -335,7 +333,8 @@ class KueueLayer(AdmissionLayer):
     def _apply_flavors(self, wl: Workload) -> None:
         """Kueue injects each assigned flavor's node labels into the pods' node selector (and admits its counts),
         per pod set of the job: the Workload's pod sets are the job's, in order. A pod set with a topology
-        assignment gets, pod by pod (keyed by the pod's index in the job), the flavor's labels and its domain's."""
+        assignment gets, pod by pod (``JobState.pod_extra_selector``, keyed by the pod's index in the job), the
+        flavor's labels and its domain's."""
         flavors = self.kueue.flavors
         js = wl.job
         name_of = {pss.name: ps.name for pss, ps in zip(wl.pod_sets, js.spec.pod_sets)}
@@ -346,13 +345,15 @@ class KueueLayer(AdmissionLayer):
                 labels.update(flavors[f].node_labels)  # the flavor's (label, value) pairs in order
             if labels:
                 by_name[name_of.get(ps_name, ps_name)] = labels
+        by_pod = {}
         first = 0
         for pss, ps in zip(wl.pod_sets, js.spec.pod_sets) if wl.admission.topology else ():
             ta = wl.admission.topology.get(pss.name)
             for k, domain in enumerate(ta.pod_labels() if ta is not None else ()):
-                by_name[first + k] = {**by_name.get(ps.name, {}), **domain}
+                by_pod[first + k] = {**by_name.get(ps.name, {}), **domain}
             first += wl.admission.counts.get(pss.name, pss.count)
         js.extra_selector = by_name
+        js.pod_extra_selector = by_pod or None
         js.admitted_counts = {name_of.get(k, k): v for k, v in wl.admission.counts.items()}
 
     def release(self, js, now: float) -> None:

@@ -197,9 +197,7 @@ class ProvisioningRequestCheck(AdmissionLayer):
 
     def _failed(self, sim, js, wl, pr, now: float) -> None:
         attempt = self._attempts.get(js.index, 1)
-        waited = now - js.layer_enter
-        js.waits[self.name] = js.waits.get(self.name, 0.0) + waited
-        js.layer_enter = now
+        sim.charge_wait(js, now)  # the wait in this check so far, before the job goes back to the queue
         if attempt <= self.config.backoff_limit_count:
             self._retries[js.index] = attempt
             after = self.config.retry_after(attempt)

@@ -14,7 +14,11 @@ gang is ready), and the waiting lines the actions read:
   minimums), a heap of Inqueue jobs with no pod bound (allocate's line);
 - ``partial``: jobs with some pods bound and some still waiting.
 
-Heap entries are ``(-priority, seq, index, job)``. An entry goes stale when
+Heap entries are :class:`PendingJob` tuples ``(neg_priority, seq, index, job)``
+(``creating`` holds :class:`CreatingJob` tuples ``(at, seq, index, job)``),
+compared as plain tuples, so the heaps keep their order; an entry is built with
+``tuple.__new__`` (no call of the named tuple's own ``__new__``, the cost of a
+plain tuple) and read by name. An entry goes stale when
 its job leaves that line (bound, evicted, finished); stale entries are
 dropped when they reach the top (:meth:`JobCache.drop_stale`), so leaving a
 line costs nothing.
@@ -32,8 +36,10 @@ keeps, per line, the capacity's ``grow_version`` and the head of the last
 failure (gangkit's shortcut; Volcano tries the head every session).
 
 Bookkeeping that replaces scans (gangkit's, the results unchanged;
-``tests/test_fast_paths.py`` runs both ways): a job's shape is kept on the
-job until its pods change (``KEEP_SHAPES``); the PodGroups with
+``tests/test_fast_paths.py`` runs both ways): a job's shape is kept in the
+cache (``JobCache.shapes_of``) from its first look-up until its pods may have
+changed, that is until it reaches the layer again (``add``, ``drop_shape``) or
+ends (``KEEP_SHAPES``); the PodGroups with
 ``minResources`` in the Pending lines are counted, and the lines that a
 session emptied are noted, so that a session neither walks the Pending lines
 to see whether it needs the queues' figures nor every line to prune the
@@ -47,6 +53,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
+from typing import NamedTuple
 
 from gangkit.engine.state import JobState
 from gangkit.model.reasons import Reason
@@ -63,20 +70,40 @@ KEEP_SHAPES = True
 COUNT_LINES = True
 
 
+class PendingJob(NamedTuple):
+    """An entry of a line of waiting PodGroups (``pending``, ``shapes``): job order is tuple order (priority, then
+    the order the job reached placement, ``seq``)."""
+
+    neg_priority: int  # -priority: higher priority first
+    seq: int  # when the job reached placement (JobState.seq)
+    index: int
+    job: JobState
+
+
+class CreatingJob(NamedTuple):
+    """An entry of ``creating``: a Volcano Job whose pods its controller has created by ``at``."""
+
+    at: float
+    seq: int
+    index: int
+    job: JobState
+
+
 class JobCache:
     """The jobs the gang layer holds, their PodGroups' phases, and the lines of waiting PodGroups."""
 
     def __init__(self):
         self.jobs: dict[int, JobState] = {}  # every job this layer holds, until it ends
         self.phase: dict[int, str] = {}  # job -> its PodGroup's phase
-        self.pending: dict[str, list] = defaultdict(list)  # queue -> heap of PodGroups still Pending
-        self.creating: list = []  # heap of (time, seq, index, job): Volcano Jobs whose pods appear then
+        self.pending: dict[str, list[PendingJob]] = defaultdict(list)  # queue -> heap of PodGroups still Pending
+        self.creating: list[CreatingJob] = []  # heap: Volcano Jobs whose pods appear at a time
         self.shapes: dict[str, dict[tuple, list]] = defaultdict(lambda: defaultdict(list))  # queue -> shape -> heap
         self.partial: dict[int, JobState] = {}  # jobs with some pods bound and some waiting
         self.refused: dict[int, Reason] = {}  # why a PodGroup is still Pending
         self.failed: dict[tuple, tuple[int, int]] = {}  # (queue, shape) -> (grow_version, head index) of its last failure
         self.mixed: set[tuple] = set()  # (queue, shape) lines whose shape is not monotone
         self._monotone: dict[tuple, bool] = {}  # shape -> monotone(shape)
+        self.shapes_of: dict[int, tuple] = {}  # job -> its shape, kept until its pods may change (KEEP_SHAPES)
         self.pending_minimums = 0  # entries of the Pending lines (current or stale) whose job has minResources
         self.emptied: list[tuple] = []  # lines emptied since the last prune: (queue,) of pending, (queue, shape)
         self.emptied_unknown = False  # a line was emptied that is not in emptied: prune scans every line
@@ -95,26 +122,31 @@ class JobCache:
         A job with a one-per-node pod set has that in its shape too, pod by pod
         (its trial spreads those pods over distinct nodes).
         """
-        s = js.shape
-        if s is None or not KEEP_SHAPES:  # the engine sets it back to None when it makes or changes the pods
+        s = self.shapes_of.get(js.index)
+        if s is None or not KEEP_SHAPES:  # dropped when the job reaches the layer again (its pods may have changed)
             s = (tuple(p.request for p in js.pods), js.gang_size, tuple(ps.min_member for ps in js.spec.pod_sets))
             if any(ps.one_per_node for ps in js.spec.pod_sets):  # where its pods may go depends on each other
                 s = s + ((ONE_PER_NODE, tuple(p.pod_set.one_per_node for p in js.pods)),)
             sla = self.sla
             if sla is not None:
                 s = s + ((sla.waiting_time_of(js), js.priority) if sla.first_tier else (sla.waiting_time_of(js),))
-            js.shape = s
+            self.shapes_of[js.index] = s
         return s
+
+    def drop_shape(self, js: JobState) -> None:
+        """The job reaches the layer (again): the engine made or changed its pods, so its shape is derived anew."""
+        self.shapes_of.pop(js.index, None)
 
     def add(self, js: JobState) -> None:
         """A job reaches the layer: its PodGroup is Pending."""
         self.jobs[js.index] = js
+        self.shapes_of.pop(js.index, None)
         self.to_pending(js)
 
     def to_pending(self, js: JobState) -> None:
         self.phase[js.index] = PENDING
         self.shortfall.pop(js.index, None)
-        heapq.heappush(self.pending[js.spec.volcano_queue], (-js.priority, js.seq, js.index, js))
+        heapq.heappush(self.pending[js.spec.volcano_queue], tuple.__new__(PendingJob, (-js.priority, js.seq, js.index, js)))
         if job_min_resources(js.spec) is not None:
             self.pending_minimums += 1
 
@@ -122,7 +154,7 @@ class JobCache:
         """Does a Pending line hold an entry (current or stale) of a PodGroup with ``minResources``?"""
         if COUNT_LINES:
             return self.pending_minimums > 0
-        return any(job_min_resources(e[3].spec) is not None for h in self.pending.values() for e in h)
+        return any(job_min_resources(e.job.spec) is not None for h in self.pending.values() for e in h)
 
     def pending_left(self, queue: str) -> None:
         """The enqueue action went through the Pending line of ``queue``: what it kept there are PodGroups
@@ -144,11 +176,11 @@ class JobCache:
                 flag = self._monotone[shape] = monotone(shape)
             if not flag:
                 self.mixed.add((q, shape))
-            heapq.heappush(self.shapes[q][shape], (-js.priority, js.seq, js.index, js))
+            heapq.heappush(self.shapes[q][shape], tuple.__new__(PendingJob, (-js.priority, js.seq, js.index, js)))
 
     def forget(self, js: JobState) -> None:
         """The job ended: it leaves every line (its heap entries go stale)."""
-        for d in (self.jobs, self.phase, self.partial, self.refused, self.shortfall, self.created):
+        for d in (self.jobs, self.phase, self.partial, self.refused, self.shortfall, self.created, self.shapes_of):
             d.pop(js.index, None)
 
     def waits_whole(self, js: JobState, phase: str) -> bool:
@@ -161,7 +193,7 @@ class JobCache:
         ``line`` is the heap's (queue, shape): an emptied heap is noted for prune (without it, prune scans)."""
         phase = self.phase
         while heap:
-            js = heap[0][3]  # waits_whole(js, INQUEUE), inline (a look per session and line)
+            js = heap[0].job  # waits_whole(js, INQUEUE), inline (a look per session and line)
             if phase.get(js.index) == INQUEUE and js.placing and not js.bound and js.state == "Pending":
                 break
             heapq.heappop(heap)

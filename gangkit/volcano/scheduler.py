@@ -156,6 +156,7 @@ class VolcanoGang(PlacementLayer):
         cache = self.cache
         self._created(js, now)
         cache.jobs[js.index] = js
+        cache.drop_shape(js)  # its pods were made from the snapshot: its shape is derived from them
         cache.phase[js.index] = RUNNING if js.bound >= js.gang_size else INQUEUE
         if any(p.node is None and not p.done for p in js.pods):
             cache.to_allocate(js)
@@ -180,13 +181,13 @@ class VolcanoGang(PlacementLayer):
             shapes = {(js.spec.volcano_queue, cache.shape(js)) for js in self.blocked_jobs if not js.bound}
             for q, shape in sorted(shapes, key=repr):
                 for entry in sorted(cache.shapes.get(q, {}).get(shape, ())):
-                    js = entry[3]
+                    js = entry.job
                     if js.index not in listed and cache.waits_whole(js, INQUEUE):
                         listed.add(js.index)
                         out.extend(p for p in js.pods if p.node is None and not p.done)
         for q in sorted(cache.pending):
             for entry in sorted(cache.pending[q]):
-                js = entry[3]
+                js = entry.job
                 if js.spec.controller == "batch" and js.index not in listed and cache.waits_whole(js, PENDING):
                     listed.add(js.index)
                     out.extend(p for p in js.pods if p.node is None and not p.done)

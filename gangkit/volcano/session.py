@@ -49,7 +49,7 @@ from gangkit.engine.sockets import Cluster
 from gangkit.engine.state import JobState, NodeState, PodState
 from gangkit.model.resources import INFINITE, ZERO, Resources, pod_resources
 from gangkit.volcano.api import Queue, VolcanoSetup, job_min_resources
-from gangkit.volcano.cache import INQUEUE, PENDING, RUNNING, JobCache, exact_give_back
+from gangkit.volcano.cache import INQUEUE, PENDING, RUNNING, JobCache, PendingJob, exact_give_back
 from gangkit.volcano.plugins.drf import dominant_share
 from gangkit.volcano.plugins.gang import gang_ready, ready_pods, role_minimums
 from gangkit.volcano.plugins.overcommit import ClusterRoom
@@ -92,14 +92,14 @@ class Session:
             return list(names)
         return sorted(names, key=self.queue_key)
 
-    def job_key(self, js: JobState, entry: tuple | None = None) -> tuple:
+    def job_key(self, js: JobState, entry: PendingJob | None = None) -> tuple:
         """Volcano's job order within a queue (see the module doc).
 
         ``entry`` is the job's heap entry in a line of jobs with no pod bound (its order when it was queued:
         not ready, drf share 0); without it the job is keyed from its pods (it holds some).
         """
         if entry is not None:
-            prio, ready, share, seq = entry[0], 0, 0.0, entry[1]
+            prio, ready, share, seq = entry.neg_priority, 0, 0.0, entry.seq
         else:
             prio, ready, seq = -js.priority, 1 if ready_pods(js) >= js.gang_size else 0, js.seq
             share = self.share(js)
@@ -112,7 +112,7 @@ class Session:
 
     def plain_job_order(self) -> bool:
         """The job order of a heap entry is the entry's own (priority, then creation): no ``largest-first``, no sla
-        plugin. :meth:`job_key` is then ``(entry[0], 0, 0.0, entry[1])``, which allocate builds inline."""
+        plugin. :meth:`job_key` is then ``(entry.neg_priority, 0, 0.0, entry.seq)``, which allocate builds inline."""
         return self.ordering != "largest-first" and self.cache.sla is None
 
     def share(self, js: JobState) -> float:

@@ -120,7 +120,7 @@ from collections import defaultdict
 from gangkit.engine.state import JobState, PodState
 from gangkit.model.precision import TOLERANCE
 from gangkit.volcano.actions.backfill import best_effort
-from gangkit.volcano.cache import INQUEUE
+from gangkit.volcano.cache import INQUEUE, PendingJob
 from gangkit.volcano.plugins.gang import role_minimums
 from gangkit.volcano.reservations import RESERVING, ReservationSession
 from gangkit.volcano.session import Session, Worksheet, give_back, sum_resources, trial
@@ -140,8 +140,8 @@ DIRECT_COMMIT = True
 def execute(ssn: Session, shortcuts: bool = True, estimate_factor: float = 1.0) -> None:
     """Run allocate for this session (``shortcuts`` and ``estimate_factor`` for the reserving orderings)."""
     cache, now = ssn.cache, ssn.now
-    while cache.creating and cache.creating[0][0] <= now + TOLERANCE:
-        js = heapq.heappop(cache.creating)[3]
+    while cache.creating and cache.creating[0].at <= now + TOLERANCE:
+        js = heapq.heappop(cache.creating).job
         if cache.phase.get(js.index) == INQUEUE:
             cache.to_allocate(js)
     if ssn.ordering in RESERVING:
@@ -154,7 +154,7 @@ def execute(ssn: Session, shortcuts: bool = True, estimate_factor: float = 1.0) 
             cache.drop_stale(h, (q, shape))
             if h:
                 e = h[0]
-                heads[q].append(((e[0], 0, 0.0, e[1]) if plain else ssn.job_key(e[3], e), shape))
+                heads[q].append(((e.neg_priority, 0, 0.0, e.seq) if plain else ssn.job_key(e.job, e), shape))
     for js in cache.partial.values():
         heads[js.spec.volcano_queue].append((ssn.job_key(js), ("job", js.index)))
     blocked: list[JobState] = []
@@ -208,7 +208,7 @@ def _allocate_head(ssn: Session, q: str, key, heads: list, blocked: list) -> boo
             heapq.heappush(heads, (ssn.job_key(js), key))
         return True
     h = cache.shapes[q][key]
-    js = h[0][3]
+    js = h[0].job
     cap = ssn.sim.capacity
     piped = cache.sla is not None and ssn.pipelined(js)  # it keeps what its trial finds: the trial must be made
     line = (q, key)
@@ -233,7 +233,7 @@ def _allocate_head(ssn: Session, q: str, key, heads: list, blocked: list) -> boo
     cache.drop_stale(h, line)
     if h:
         e = h[0]
-        heapq.heappush(heads, ((e[0], 0, 0.0, e[1]) if ssn.plain_job_order() else ssn.job_key(e[3], e), key))
+        heapq.heappush(heads, ((e.neg_priority, 0, 0.0, e.seq) if ssn.plain_job_order() else ssn.job_key(e.job, e), key))
     if ws.left():  # ready with pods still to try: back into the queue's job order, as a job holding pods
         heapq.heappush(heads, (ssn.job_key(js), ("job", js.index)))
     return True
@@ -385,7 +385,7 @@ def _allocate_reserving(ssn: Session, shortcuts: bool, estimate_factor: float) -
     for q, jobs in by_queue.items():
         for js in jobs:
             if cache.waits_whole(js, INQUEUE):
-                shapes[q][cache.shape(js)].append((-js.priority, js.seq, js.index, js))
+                shapes[q][cache.shape(js)].append(tuple.__new__(PendingJob, (-js.priority, js.seq, js.index, js)))
     for per_shape in shapes.values():
         for h in per_shape.values():
             heapq.heapify(h)
@@ -400,7 +400,7 @@ def waiting_by_queue(ssn: Session) -> dict[str, list[JobState]]:
     for q, shapes in cache.shapes.items():
         for h in shapes.values():
             for entry in h:
-                js = entry[3]
+                js = entry.job
                 if js.index not in seen and cache.waits_whole(js, INQUEUE):
                     seen.add(js.index)
                     keyed[q].append((ssn.job_key(js, entry), js))

@@ -49,9 +49,10 @@ def execute(ssn: Session) -> None:
         for shape, h in shapes.items():
             if any(best_effort(r) for r in shape[0]):
                 for e in h:
-                    if e[3].index not in seen and cache.waits_whole(e[3], INQUEUE):
-                        seen.add(e[3].index)
-                        by_queue[q].append((ssn.job_key(e[3], e), e[3]))
+                    js = e.job
+                    if js.index not in seen and cache.waits_whole(js, INQUEUE):
+                        seen.add(js.index)
+                        by_queue[q].append((ssn.job_key(js, e), js))
     for js in cache.partial.values():
         if js.index not in seen:
             seen.add(js.index)

@@ -49,7 +49,7 @@ from gangkit.engine.state import JobState
 from gangkit.model.reasons import Reason
 from gangkit.model.resources import Resources
 from gangkit.volcano.api import job_min_resources
-from gangkit.volcano.cache import INQUEUE, PENDING
+from gangkit.volcano.cache import INQUEUE, PENDING, CreatingJob
 from gangkit.volcano.plugins.overcommit import ClusterRoom
 from gangkit.volcano.plugins.proportion import QueueAttr
 from gangkit.volcano.session import Session
@@ -73,7 +73,7 @@ def execute(ssn: Session, period: float, checks: bool = True) -> None:
         for q in ssn.queue_order([q for q, h in cache.pending.items() if h]):
             heap = cache.pending[q]
             while heap:
-                js = heapq.heappop(heap)[3]
+                js = heapq.heappop(heap).job
                 if cache.waits_whole(js, PENDING):
                     cache.refused.pop(js.index, None)
                     _inqueue(ssn, js, period)
@@ -85,7 +85,7 @@ def execute(ssn: Session, period: float, checks: bool = True) -> None:
             heap.clear()
             cache.pending_left(q)
             for entry in waiting:
-                js = entry[3]
+                js = entry.job
                 if cache.waits_whole(js, PENDING):
                     cache.refused.pop(js.index, None)
                     _inqueue(ssn, js, period)
@@ -93,10 +93,10 @@ def execute(ssn: Session, period: float, checks: bool = True) -> None:
     for q in ssn.queue_order([q for q, h in cache.pending.items() if h]):
         heap, kept = cache.pending[q], []
         if sla is not None:  # the sla plugin's order is not the heap's: visit the line in job order
-            heap[:] = sorted(heap, key=lambda e: ssn.job_key(e[3], e), reverse=True)
+            heap[:] = sorted(heap, key=lambda e: ssn.job_key(e.job, e), reverse=True)
         while heap:
             entry = heap.pop() if sla is not None else heapq.heappop(heap)
-            js = entry[3]
+            js = entry.job
             if not cache.waits_whole(js, PENDING):
                 continue
             minimum = job_min_resources(js.spec)
@@ -124,7 +124,7 @@ def _inqueue(ssn: Session, js: JobState, period: float) -> None:
         for p in js.pods:
             if p.node is None and not p.done:
                 p.created = now
-        heapq.heappush(cache.creating, (now + period, js.seq, js.index, js))
+        heapq.heappush(cache.creating, tuple.__new__(CreatingJob, (now + period, js.seq, js.index, js)))
         sim.call_at(now + period, lambda t: sim.request_cycle())
     else:
         cache.to_allocate(js)

@@ -103,7 +103,7 @@ def take_back_for_starving(ssn: Session, kind: str) -> None:
     for q, shapes in cache.shapes.items():
         for shape, h in shapes.items():
             cache.drop_stale(h, (q, shape))
-            starving[q].extend(e[3] for e in sorted(h))
+            starving[q].extend(e.job for e in sorted(h))
     for js in cache.partial.values():
         if not gang_ready(js):
             starving[js.spec.volcano_queue].append(js)

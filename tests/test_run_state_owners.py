@@ -1,0 +1,211 @@
+"""One owner for each piece of run state.
+
+- Wait buckets are written only by :mod:`gangkit.engine.waits`: a layer that
+  sends a job back asks the engine (``Cluster.charge_wait``).
+- Volcano's shape of a job lives in Volcano's cache (``JobCache.shapes_of``),
+  not on the engine's job, and is derived anew when the job reaches the layer
+  again.
+- Volcano's line entries are named tuples that order as plain tuples do.
+- ``JobState.extra_selector`` is keyed by pod set name only; labels for single
+  pods (Kueue TAS) are in ``JobState.pod_extra_selector``, keyed by pod index.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import re
+from pathlib import Path
+
+import pytest
+
+import gangkit as gk
+from gangkit import Node, job, nodes
+from gangkit.engine.state import JobState, PodState
+from gangkit.engine.waits import charge_wait
+from gangkit.kueue.layer import KueueLayer
+from gangkit.kueue.objects import (
+    GPU,
+    ClusterQueue,
+    FlavorQuotas,
+    KueueSetup,
+    LocalQueue,
+    Preemption,
+    Quota,
+    ResourceFlavor,
+    ResourceGroup,
+    Topology,
+)
+from gangkit.model.jobs import Job, PodSet
+from gangkit.volcano.cache import CreatingJob, JobCache, PendingJob
+from gangkit.workloads import scenarios
+
+ROOT = Path(__file__).resolve().parents[1]
+STAGES = {"n1": {"launched": 10.0, "registered": 70.0, "initialized": 160.0}}
+
+
+def waiting_job(layer: str, enter: float, started_at: float | None = None, waits=None, awaited=None) -> JobState:
+    spec = job("j", 1, 1, 60.0)
+    return JobState(spec, 0, layer=layer, layer_enter=enter, started_at=started_at, waits=dict(waits or {}),
+                    awaited=dict(awaited or {}))
+
+
+# -- waits ----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name, layer, enter, started_at, waits, awaited, now, expected, enter_after", [
+    ("a job waiting in an admission check has its stretch so far counted, and a new one starts now",
+     "admission_check", 100.0, None, {}, {}, 160.0, {"admission_check": 60.0}, 160.0),
+    ("a second charge adds to what an earlier stretch in the same bucket counted",
+     "admission_check", 200.0, None, {"quota": 5.0, "admission_check": 60.0}, {}, 230.0,
+     {"quota": 5.0, "admission_check": 90.0}, 230.0),
+    ("a job in placement has its stretch split by the nodes it counts on, as when it leaves",
+     "placement", 0.0, None, {}, {"n1": 10.0}, 120.0,
+     {"placement": 10.0, "node_registration": 60.0, "node_initialization": 50.0}, 120.0),
+    ("a job that has started is charged nothing: waits end at the first start",
+     "admission_check", 100.0, 50.0, {"quota": 50.0}, {}, 160.0, {"quota": 50.0}, 100.0),
+    ("a job in no layer is charged nothing", "", 100.0, None, {}, {}, 160.0, {}, 100.0),
+])
+def test_charge_wait(name, layer, enter, started_at, waits, awaited, now, expected, enter_after):
+    js = waiting_job(layer, enter, started_at, waits, awaited)
+    charge_wait(js, now, STAGES)
+    assert js.waits == pytest.approx(expected)
+    assert js.layer_enter == enter_after
+    assert js.layer == layer  # it stays where it is: the engine's eviction moves it
+
+
+@pytest.mark.parametrize("package", ["kueue", "volcano", "placement", "supply"])
+def test_layers_never_write_the_wait_buckets_themselves(package):
+    writes = re.compile(r"\.waits\[|\.waits\.(update|setdefault|pop)\(|\.layer_enter\s*=[^=]")
+    found = [f"{p.relative_to(ROOT)}:{i}" for p in sorted((ROOT / "gangkit" / package).rglob("*.py"))
+             for i, line in enumerate(p.read_text().splitlines(), 1) if writes.search(line)]
+    assert found == []
+
+
+# -- Volcano's line entries -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("name, entries", [
+    ("higher priority first", [(0, 5, 5), (-3, 9, 9), (-1, 2, 2)]),
+    ("within a priority, the job that reached placement first", [(-1, 7, 3), (-1, 2, 8), (-1, 4, 1)]),
+])
+def test_pending_entries_keep_the_order_of_plain_tuples(name, entries):
+    jobs = {i: JobState(job(f"j{i}", 1, 1, 60.0), i) for _, _, i in entries}
+    named = [tuple.__new__(PendingJob, (p, s, i, jobs[i])) for p, s, i in entries]
+    plain = [(p, s, i, jobs[i]) for p, s, i in entries]
+    heapq.heapify(named)
+    heapq.heapify(plain)
+    popped = [heapq.heappop(named) for _ in entries]
+    assert [e.index for e in popped] == [heapq.heappop(plain)[2] for _ in entries]
+    assert all(e.job is jobs[e.index] and e.neg_priority == p and e.seq == s
+               for e, (p, s, _, _) in zip(popped, sorted(plain)))
+
+
+def test_a_creating_entry_reads_by_name():
+    js = JobState(job("j", 1, 1, 60.0), 4)
+    e = tuple.__new__(CreatingJob, (12.5, 3, 4, js))
+    assert (e.at, e.seq, e.index, e.job) == (12.5, 3, 4, js)
+
+
+# -- Volcano's shapes -------------------------------------------------------------------------------------------
+def with_pods(js: JobState, count: int) -> JobState:
+    ps = js.spec.pod_sets[0]
+    js.pods = [PodState(js, k, ps, f"{js.spec.name}-{k}") for k in range(count)]
+    return js
+
+
+@pytest.mark.parametrize("name, again, derived_anew", [
+    ("a job that reaches the layer again with other pods gets the shape of its new pods", "add", True),
+    ("a job resumed from a snapshot gets the shape of its pods", "drop_shape", True),
+    ("a job whose pods are unchanged keeps its shape between look-ups", None, False),
+])
+def test_a_shape_is_kept_in_volcanos_cache_until_the_job_reaches_it_again(name, again, derived_anew):
+    c = JobCache()
+    js = with_pods(JobState(Job("g", [PodSet("workers", 4, 1, min_count=1)], 60.0), 0), 4)
+    c.add(js)
+    first = c.shape(js)
+    with_pods(js, 2)  # as partial admission may make fewer pods
+    if again is not None:
+        getattr(c, again)(js)
+    assert (c.shape(js) != first) is derived_anew
+    assert not hasattr(js, "shape")
+
+
+def test_a_job_that_ends_leaves_no_shape_behind():
+    c = JobCache()
+    js = with_pods(JobState(job("g", 3, 1, 60.0), 0), 3)
+    c.add(js)
+    c.shape(js)
+    c.forget(js)
+    assert c.shapes_of == {}
+
+
+def mixed(**settings) -> gk.Scenario:
+    return scenarios.mixed(n_jobs=120, n_nodes=5, load=0.95, seed=4, **settings)
+
+
+def partial_admission() -> gk.Scenario:
+    """Gangs Kueue may admit with fewer pods, preempting by priority: pods are made again with other counts."""
+    jobs = [Job(f"j{k}", [PodSet("workers", 2 + k % 3, 2, min_count=1)], run_time=float(50 + 11 * (k % 5)),
+                submit_time=float(k), priority=k % 3, queue="team") for k in range(40)]
+    cq = ClusterQueue("cq", [ResourceGroup((GPU,), (FlavorQuotas("default", {GPU: Quota(12)}),))],
+                      preemption=Preemption(within_cluster_queue="LowerPriority"))
+    kueue = KueueSetup([ResourceFlavor("default")], [cq], [LocalQueue("team", "default", "cq")])
+    return gk.Scenario(nodes(2, gpus=8), jobs, kueue=kueue)
+
+
+@pytest.mark.parametrize("name, build, stack", [
+    ("a busy stream under Volcano alone, with preemption", lambda: mixed(preemption=True), "gang"),
+    ("a busy stream behind Kueue", lambda: mixed(), "kueue+gang"),
+    ("gangs admitted with fewer pods and preempted", partial_admission, "kueue+gang"),
+])
+def test_after_a_run_volcano_keeps_shapes_only_of_jobs_it_holds(monkeypatch, name, build, stack):
+    caches = []
+    init = JobCache.__init__
+
+    def recording(self):
+        init(self)
+        caches.append(self)
+
+    monkeypatch.setattr(JobCache, "__init__", recording)
+    gk.simulate(build(), stack=stack, engine="general", horizon=300.0)
+    assert caches and all(c.shapes_of and set(c.shapes_of) <= set(c.jobs) for c in caches)
+
+
+# -- extra_selector -------------------------------------------------------------------------------------------
+RACK, HOSTNAME = "cloud.provider.com/topology-rack", "kubernetes.io/hostname"
+
+
+def tas_run(topology: bool, monkeypatch) -> list[tuple[dict, dict | None]]:
+    node_list = [Node(f"node-{i}", 4, labels={"pool": "gpu", RACK: "rack-1", HOSTNAME: f"node-{i}"})
+                 for i in range(2)]
+    jobs = [job("P", 1, 2, 1200.0, queue="team", namespace="team"),
+            job("G", 2, 3, 600.0, submit_time=60.0, queue="team", namespace="team")]
+    flavor = ResourceFlavor("tas-gpu", (("pool", "gpu"),), "dc" if topology else None)
+    cq = ClusterQueue("team", [ResourceGroup((GPU,), (FlavorQuotas("tas-gpu", {GPU: Quota(8)}),))])
+    setup = KueueSetup([flavor], [cq], [LocalQueue("team", "team", "team")],
+                       topologies=[Topology("dc", (RACK, HOSTNAME))] if topology else [])
+    seen = []
+    apply = KueueLayer._apply_flavors
+
+    def recording(self, wl):
+        apply(self, wl)
+        seen.append((wl.job.extra_selector, wl.job.pod_extra_selector))
+
+    monkeypatch.setattr(KueueLayer, "_apply_flavors", recording)
+    gk.simulate(gk.Scenario(node_list, jobs, kueue=setup), stack="kueue+gang")
+    return seen
+
+
+@pytest.mark.parametrize("name, topology, per_pod", [
+    ("a flavor's labels are keyed by pod set name, and no pod has labels of its own", False,
+     [None, None]),
+    ("with a topology, each pod also gets its domain's labels, keyed by its index", True,
+     [{0: "node-0"}, {0: "node-0", 1: "node-1"}]),
+])
+def test_extra_selector_has_one_key_type(monkeypatch, name, topology, per_pod):
+    seen = tas_run(topology, monkeypatch)
+    assert [sel for sel, _ in seen] == [{"workers": {"pool": "gpu"}}] * 2
+    got = [None if pods is None else {k: v[HOSTNAME] for k, v in pods.items()} for _, pods in seen]
+    assert got == per_pod
+    assert all(pods is None or all(v["pool"] == "gpu" for v in pods.values()) for _, pods in seen)
+
+
+def test_the_engines_job_has_no_field_for_volcanos_shape():
+    assert "shape" not in {f.name for f in dataclasses.fields(JobState)}
