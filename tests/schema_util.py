@@ -201,3 +201,34 @@ def schema_for(api_version: str, kind: str) -> dict:
         return _builtin_validator(BUILTIN[(api_version, kind)]).schema
     group, _, version = api_version.rpartition("/")
     return _crd_validator(group, version, kind)[1].schema
+
+
+def fields_missing_from(known, schema: dict, path: str, *, deref=None, metadata_is_open: bool = False) -> list[str]:
+    """The fields of ``known`` (a reader's tree of known fields: dict, ``[item]`` or True) that ``schema`` lacks.
+
+    A schema without ``properties`` is a map or an open object: any key is valid there (its
+    ``additionalProperties``, if a schema, checks what is below). ``deref`` resolves ``$ref`` in an
+    OpenAPI document. ``metadata_is_open``: ObjectMeta is not spelled out in a CRD (it is the API
+    server's own), so keys under ``metadata`` are not checked.
+    """
+    missing: list[str] = []
+
+    def walk(known, schema, path):
+        schema = deref(schema) if deref else schema
+        if known is True:
+            return
+        if isinstance(known, list):
+            walk(known[0], schema.get("items", {}), path + "[]")
+            return
+        props = schema.get("properties")
+        for key, sub in known.items():
+            if props is None:
+                extra = schema.get("additionalProperties")
+                walk(sub, extra if isinstance(extra, dict) else {}, f"{path}.{key}")
+            elif key in props:
+                walk(sub, props[key], f"{path}.{key}")
+            elif not (metadata_is_open and path.endswith(".metadata")):
+                missing.append(f"{path}.{key}")
+
+    walk(known, schema, path)
+    return missing

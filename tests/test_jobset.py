@@ -27,9 +27,9 @@ from gangkit.model.scenario import Scenario
 from conftest import case, shared_path
 
 try:
-    from schema_util import requires_schemas, validate_manifest
+    from schema_util import fields_missing_from, requires_schemas, validate_manifest
 except ImportError:  # tests/ imported as a package
-    from tests.schema_util import requires_schemas, validate_manifest
+    from tests.schema_util import fields_missing_from, requires_schemas, validate_manifest
 
 NODES = """
 apiVersion: v1
@@ -255,27 +255,7 @@ def test_every_training_job_field_gangkit_knows_exists_in_the_real_crd(kind, fol
 
     crd = yaml.safe_load((shared_path("schemas", folder, crd_file)).read_text())
     [version] = [v for v in crd["spec"]["versions"] if v["name"] == version]
-    missing: list[str] = []
-
-    def walk(known, schema, path):
-        if known is True:
-            return
-        if isinstance(known, list):
-            walk(known[0], schema.get("items", {}), path + "[]")
-            return
-        props = schema.get("properties")
-        for key, sub in known.items():
-            if props is None:  # a map (labels, annotations, requests, replica specs): any key
-                extra = schema.get("additionalProperties")
-                walk(sub, extra if isinstance(extra, dict) else {}, f"{path}.{key}")
-            elif key in props:
-                walk(sub, props[key], f"{path}.{key}")
-            elif path.endswith(".metadata") or path == f"{kind}.metadata":
-                continue  # ObjectMeta is not spelled out in a CRD (the API server's own)
-            else:
-                missing.append(f"{path}.{key}")
-
-    walk(KNOWN_FIELDS[kind], version["schema"]["openAPIV3Schema"], kind)
+    missing = fields_missing_from(KNOWN_FIELDS[kind], version["schema"]["openAPIV3Schema"], kind, metadata_is_open=True)
     assert missing == []
 
 

@@ -40,9 +40,9 @@ from conftest import case, edit
 try:
     from test_kueue_admit import DEFAULT, cohort, cq, flavor, lq, manifest, meta, rg, ts, wl
 
-    from schema_util import requires_schemas, schema_for, validate_manifest, validate_yaml
+    from schema_util import fields_missing_from, requires_schemas, schema_for, validate_manifest, validate_yaml
 except ImportError:  # tests/ imported as a package
-    from tests.schema_util import requires_schemas, schema_for, validate_manifest, validate_yaml
+    from tests.schema_util import fields_missing_from, requires_schemas, schema_for, validate_manifest, validate_yaml
     from tests.test_kueue_admit import DEFAULT, cohort, cq, flavor, lq, manifest, meta, rg, ts, wl
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -668,26 +668,7 @@ def test_the_two_teams_example():
 @requires_schemas
 @pytest.mark.parametrize("kind, api_version", [(k, v) for k, vs in API_VERSIONS.items() if k != "Configuration" for v in vs])
 def test_every_field_gangkit_knows_exists_in_the_real_schema(kind, api_version):
-    missing: list[str] = []
-
-    def walk(known, schema, path):
-        if known is True:
-            return
-        if isinstance(known, list):
-            walk(known[0], schema.get("items", {}), path + "[]")
-            return
-        props = schema.get("properties")
-        for key, sub in known.items():
-            if props is None:  # a map (labels, requests) or an open object
-                child = schema.get("additionalProperties") if isinstance(schema.get("additionalProperties"), dict) else {}
-            elif key in props:
-                child = props[key]
-            else:
-                missing.append(f"{path}.{key}")
-                continue
-            walk(sub, child, f"{path}.{key}")
-
-    walk(known_fields(kind, api_version), schema_for(api_version, kind), kind)
+    missing = fields_missing_from(known_fields(kind, api_version), schema_for(api_version, kind), kind)
     assert missing == []
 
 

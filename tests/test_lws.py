@@ -28,9 +28,9 @@ from gangkit.model.resources import Resources
 from conftest import case
 
 try:
-    from schema_util import requires_schemas, validate_manifest
+    from schema_util import fields_missing_from, requires_schemas, validate_manifest
 except ImportError:  # tests/ imported as a package
-    from tests.schema_util import requires_schemas, validate_manifest
+    from tests.schema_util import fields_missing_from, requires_schemas, validate_manifest
 
 NODES = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"},
           "status": {"allocatable": {"nvidia.com/gpu": "8", "cpu": "32"}}} for i in range(2)]
@@ -290,23 +290,5 @@ def test_every_field_gangkit_reads_exists_in_the_real_crd():
 
     crd = yaml.safe_load(shared_path("schemas", "lws", "leaderworkerset.x-k8s.io_leaderworkersets.yaml").read_text())
     [version] = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
-    missing: list[str] = []
-
-    def walk(known, schema, path):
-        if known is True:
-            return
-        if isinstance(known, list):
-            walk(known[0], schema.get("items", {}), path + "[]")
-            return
-        props = schema.get("properties")
-        for key, sub in known.items():
-            if props is None:  # a map (labels, annotations, requests): any key
-                extra = schema.get("additionalProperties")
-                walk(sub, extra if isinstance(extra, dict) else {}, f"{path}.{key}")
-            elif key in props:
-                walk(sub, props[key], f"{path}.{key}")
-            elif not path.endswith(".metadata"):  # ObjectMeta is not spelled out in a CRD (the API server's own)
-                missing.append(f"{path}.{key}")
-
-    walk(KNOWN_FIELDS["LeaderWorkerSet"], version["schema"]["openAPIV3Schema"], "LeaderWorkerSet")
+    missing = fields_missing_from(KNOWN_FIELDS["LeaderWorkerSet"], version["schema"]["openAPIV3Schema"], "LeaderWorkerSet", metadata_is_open=True)
     assert missing == []

@@ -30,10 +30,10 @@ from conftest import case, edit
 
 try:
     from schema_util import SCHEMAS as SCHEMAS_DIR
-    from schema_util import requires_schemas, schema_for, validate_manifest, validate_yaml
+    from schema_util import fields_missing_from, requires_schemas, schema_for, validate_manifest, validate_yaml
 except ImportError:  # tests/ imported as a package
     from tests.schema_util import SCHEMAS as SCHEMAS_DIR
-    from tests.schema_util import requires_schemas, schema_for, validate_manifest, validate_yaml
+    from tests.schema_util import fields_missing_from, requires_schemas, schema_for, validate_manifest, validate_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
@@ -818,7 +818,6 @@ def test_dump_refuses_what_manifests_cannot_say(scenario, field, words):
 )
 def test_every_field_gangkit_knows_exists_in_the_real_schema(kind, api_version):
     """A typo in gangkit's own list of known fields would hide a user's typo: check it against the schema."""
-    missing: list[str] = []
     components: dict = {}
     if api_version.endswith("@1.35"):  # the official 1.35 OpenAPI (set B), whose objects use $ref
         api_version = api_version[: -len("@1.35")]
@@ -832,25 +831,7 @@ def test_every_field_gangkit_knows_exists_in_the_real_schema(kind, api_version):
             schema = components[schema["$ref"].rsplit("/", 1)[1]] if "$ref" in schema else schema["allOf"][0]
         return schema
 
-    def walk(known, schema, path):
-        schema = deref(schema)
-        if known is True:
-            return
-        if isinstance(known, list):
-            walk(known[0], schema.get("items", {}), path + "[]")
-            return
-        props = schema.get("properties")
-        for key, sub in known.items():
-            if props is None:  # a map (labels, limits) or an open object: any key is valid
-                child = schema.get("additionalProperties") if isinstance(schema.get("additionalProperties"), dict) else {}
-            elif key in props:
-                child = props[key]
-            else:
-                missing.append(f"{path}.{key}")
-                continue
-            walk(sub, child, f"{path}.{key}")
-
-    walk({**CORE_KNOWN_FIELDS, **GANG_KNOWN_FIELDS}[kind], schema, kind)
+    missing = fields_missing_from({**CORE_KNOWN_FIELDS, **GANG_KNOWN_FIELDS}[kind], schema, kind, deref=deref)
     # Kubernetes 1.36's pod field is not in the 1.35 OpenAPI; its own fields are checked against the 1.36 API
     # reference's lists in tests/test_kube_gang_manifests_136.py
     later = {"Job.spec.template.spec.schedulingGroup"}
@@ -1163,26 +1144,7 @@ def test_a_queue_deserved_is_reported_as_read_by_the_capacity_plugin():
 @pytest.mark.parametrize("kind, api_version", [case("Queue", "Queue", "scheduling.volcano.sh/v1beta1"),
                                                case("VolcanoJob", "VolcanoJob", "batch.volcano.sh/v1alpha1")])
 def test_every_volcano_field_gangkit_knows_exists_in_the_real_schema(kind, api_version):
-    missing: list[str] = []
-
-    def walk(known, schema, path):
-        if known is True:
-            return
-        if isinstance(known, list):
-            walk(known[0], schema.get("items", {}), path + "[]")
-            return
-        props = schema.get("properties")
-        for key, sub in known.items():
-            if props is None:
-                child = schema.get("additionalProperties") if isinstance(schema.get("additionalProperties"), dict) else {}
-            elif key in props:
-                child = props[key]
-            else:
-                missing.append(f"{path}.{key}")
-                continue
-            walk(sub, child, f"{path}.{key}")
-
-    walk(VOLCANO_KNOWN_FIELDS[kind], schema_for(api_version, "Job" if kind == "VolcanoJob" else kind), kind)
+    missing = fields_missing_from(VOLCANO_KNOWN_FIELDS[kind], schema_for(api_version, "Job" if kind == "VolcanoJob" else kind), kind)
     assert missing == []
 
 
