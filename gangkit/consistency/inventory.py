@@ -33,19 +33,19 @@ from gangkit.consistency.files import Source, documents, screen, sources_of
 from gangkit.kueue.manifests import KueueReader, LoadedWorkload
 from gangkit.kueue.objects import KueueSetup
 from gangkit.kueue.setup_manifests import KIND_NAMES as KUEUE_KINDS
-from gangkit.kueue.snapshot import SnapshotReader
 from gangkit.manifests import apps, core, snapshot, training
 from gangkit.manifests.core import GROUP_NAME, SYSTEM_PRIORITY_CLASSES
+from gangkit.manifests.kueue_snapshot import SnapshotReader
 from gangkit.manifests.load import REGISTRY, check_unique
-from gangkit.manifests.reader import (
+from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.jobs import Job
+from gangkit.model.nodes import Node
+from gangkit.model.reading import (
     QUEUE_LABEL,
     GangkitInputWarning,
     ManifestObject,
     Reader,
 )
-from gangkit.model.errors import Problem, ScenarioError
-from gangkit.model.jobs import Job
-from gangkit.model.nodes import Node
 from gangkit.model.scenario import RunSettings
 from gangkit.placement.manifests import POD_GROUP_LABEL, TASK_GROUP_NAME, TASK_GROUPS, GangObjects
 from gangkit.supply import manifests as supply

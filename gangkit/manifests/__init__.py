@@ -10,7 +10,7 @@
 from gangkit.manifests.core import DEFAULT_RUN_TIME
 from gangkit.manifests.dump import dump_manifests
 from gangkit.manifests.load import load_file, load_files, load_manifests
-from gangkit.manifests.reader import (
+from gangkit.model.reading import (
     CHECKPOINT_INTERVAL,
     GPU,
     PROGRESS,

@@ -39,7 +39,7 @@ What is read of each:
 - ``scheduling.k8s.io/v1`` **PriorityClass**: the priority value;
 - ``gangkit/v1alpha1`` **Simulation**: the run settings (stack, ordering...);
 - ``gangkit/v1alpha1`` **WorkloadGenerator**: a seeded stream of jobs, read by
-  :func:`gangkit.workloads.generators.stream_from_manifest`.
+  :func:`gangkit.manifests.streams.stream_from_manifest`.
 
 The same kinds are written back here too (:func:`job_manifest`,
 :func:`node_manifest`...), for :mod:`gangkit.manifests.dump` and Volcano's writer.
@@ -51,7 +51,12 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from gangkit.manifests.reader import (
+from gangkit.manifests.streams import YAML_FIELDS as GENERATOR_FIELDS
+from gangkit.manifests.streams import stream_from_manifest
+from gangkit.model.jobs import DEFAULT_BACKOFF_LIMIT, PROGRESS_MODES, Job, PodSet
+from gangkit.model.nodes import Node
+from gangkit.model.quantity import format_cpu, format_duration, format_memory
+from gangkit.model.reading import (
     ANY,
     CHECKPOINT_INTERVAL,
     GPU,
@@ -65,11 +70,9 @@ from gangkit.manifests.reader import (
     ManifestObject,
     Reader,
     is_whole,
+    pod_resources,
     spec_of,
 )
-from gangkit.model.jobs import DEFAULT_BACKOFF_LIMIT, PROGRESS_MODES, Job, PodSet
-from gangkit.model.nodes import Node
-from gangkit.model.quantity import format_cpu, format_duration, format_memory
 from gangkit.model.scenario import RunSettings, Scenario
 from gangkit.placement.manifests import (
     POD_GROUP_LABEL,
@@ -84,12 +87,11 @@ from gangkit.placement.manifests import (
     workload_ref,
 )
 from gangkit.supply.manifests import read_consumer
-from gangkit.workloads.generators import YAML_FIELDS as GENERATOR_FIELDS
-from gangkit.workloads.generators import stream_from_manifest
+from gangkit.volcano.manifests import read_preemptable
 
 __all__ = [
     "DEFAULT_RUN_TIME", "KNOWN_FIELDS", "has_pod_group", "job_manifest", "node_manifest", "priority_class_manifest",
-    "priority_class_name", "read_object", "read_preemptable", "simulation_manifest",
+    "priority_class_name", "read_object", "simulation_manifest",
 ]
 
 HOSTNAME = "kubernetes.io/hostname"  # the well-known node label: one node is one topology domain
@@ -114,11 +116,7 @@ GROUP_NAME = "scheduling.k8s.io/group-name"  # Volcano's pod annotation naming t
 #: ``VolcanoGroupMinMemberAnnotationKey``, ``volcano.sh/apis`` ``pkg/apis/scheduling/v1beta1/labels.go``).
 GROUP_MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
 VOLCANO_SCHEDULER = "volcano"  # the default of Volcano's --scheduler-name, the only schedulerName its controller serves
-PREEMPTABLE = "volcano.sh/preemptable"  # Volcano's annotation (or label) on a pod or PodGroup: may it be a victim?
 SLA_WAITING_TIME = "volcano.sh/sla-waiting-time"  # the PodGroup annotation Volcano's sla plugin reads first
-#: the strings Go's strconv.ParseBool accepts, which Volcano uses to read PREEMPTABLE
-GO_BOOLS = {**dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
-            **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False)}
 POOL_LABELS = ("karpenter.sh/nodepool", "cloud.google.com/gke-nodepool")
 SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
 HIGHEST_USER_PRIORITY = 1_000_000_000  # scheduling.HighestUserDefinablePriority
@@ -396,34 +394,6 @@ def one_per_node_affinity(j: Job) -> dict:
     return {"podAntiAffinity": {REQUIRED: [term]}}
 
 
-def read_preemptable(r: Reader, metadata: Any, obj: str, where: str, checked: bool = False) -> bool | None:
-    """Volcano's ``volcano.sh/preemptable`` in an object's ``metadata``: the annotation, else the label; None if neither.
-
-    As Volcano v1.15.1 reads it for a pod (``GetPodPreemptable``,
-    ``pkg/scheduler/api/pod_info.go``) and a PodGroup (``extractPreemptable``,
-    ``job_info.go``): the annotation wins when both are there, the value is
-    read with Go's ``strconv.ParseBool``. Volcano logs a warning for any
-    other value and takes the object as not preemptable; gangkit refuses it.
-    ``checked``: a value that is not a string was already reported where
-    the labels and annotations are read (:meth:`Reader.strings`).
-    """
-    metadata = metadata if isinstance(metadata, Mapping) else {}
-    for part in ("annotations", "labels"):
-        values = metadata.get(part)
-        if not isinstance(values, Mapping) or PREEMPTABLE not in values:
-            continue
-        value, fieldname = values[PREEMPTABLE], f"{where}.{part}.{PREEMPTABLE}"
-        if isinstance(value, str) and value in GO_BOOLS:
-            return GO_BOOLS[value]
-        if isinstance(value, str):
-            r.error(obj, fieldname, f"expected \"true\" or \"false\" (or another value Go's strconv.ParseBool "
-                    f"reads: {', '.join(GO_BOOLS)}), got {value!r}; Volcano would take it as not preemptable")
-        elif not checked:
-            r.error(obj, fieldname, f"expected a string, got {value!r} (quote it in YAML: \"{value}\")")
-        return None
-    return None
-
-
 def claim_pod_group(r: Reader, obj: str, namespace: str | None, fieldname: str | None, name: str | None, groups: dict,
                     used_groups: dict) -> ManifestObject | None:
     """The Volcano PodGroup a workload's pods name (``fieldname``), recorded as used by ``obj``; None if none or refused."""
@@ -668,21 +638,6 @@ def node_manifest(n: Node) -> dict:
         allocatable["memory"] = format_memory(n.memory)
     meta: dict[str, Any] = {"name": n.name} | ({"labels": labels} if labels else {})
     return {"apiVersion": "v1", "kind": "Node", "metadata": meta, "status": {"allocatable": allocatable}}
-
-
-def pod_resources(ps: PodSet) -> dict:
-    """A container's ``resources`` for one pod of ``ps``: the GPUs as a limit, cpu and memory as requests."""
-    resources: dict[str, dict] = {}
-    if ps.gpus:
-        resources["limits"] = {GPU: str(ps.gpus)}
-    requests = {}
-    if ps.cpu:
-        requests["cpu"] = format_cpu(ps.cpu)
-    if ps.memory:
-        requests["memory"] = format_memory(ps.memory)
-    if requests:
-        resources["requests"] = requests
-    return resources
 
 
 def job_manifest(j: Job, gang: str | None = None) -> dict:

@@ -10,7 +10,7 @@ written the way an operator would write it.
 Picture a sorting office: the mail (the YAML documents) comes in at one
 door, the directory board (:mod:`gangkit.manifests.kinds`) says which desk
 each kind goes to, and every desk checks its own with the same reader
-(:mod:`gangkit.manifests.reader`), which keeps one report. At the end this
+(:mod:`gangkit.model.reading`), which keeps one report. At the end this
 module puts the answers together into one Scenario, or hands over the report
 of every problem at once. The desks, and the kinds they read (see
 ``docs/reference/scenario-yaml.md`` for every field):
@@ -33,9 +33,9 @@ of every problem at once. The desks, and the kinds they read (see
 
 Bad input gets every problem at once, one line each naming the object and
 the field. Fields gangkit does not model are listed once in a warning
-(:class:`~gangkit.manifests.reader.GangkitInputWarning`). Input beyond the
+(:class:`~gangkit.model.reading.GangkitInputWarning`). Input beyond the
 stated limits (the file's size, encoding and nesting: see
-:mod:`gangkit.manifests.reader`; the pods of a Job and of the whole input:
+:mod:`gangkit.model.reading`; the pods of a Job and of the whole input:
 :func:`check_scale`) is refused at once, before anything is simulated.
 """
 
@@ -52,7 +52,9 @@ from gangkit.kueue import manifests as kueue
 from gangkit.manifests import apps, companions, core, cronjob, lws, snapshot, training
 from gangkit.manifests.core import DEFAULT_RUN_TIME, GROUP_NAME
 from gangkit.manifests.kinds import Registry
-from gangkit.manifests.reader import (
+from gangkit.manifests.schedulers import check_scheduler_names
+from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.reading import (
     MAX_JOB_PODS,
     MAX_SCENARIO_PODS,
     RUN_TIME,
@@ -63,8 +65,6 @@ from gangkit.manifests.reader import (
     parse_yaml,
     read_text,
 )
-from gangkit.manifests.schedulers import check_scheduler_names
-from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.scenario import Scenario
 from gangkit.placement import manifests as placement
 from gangkit.placement.manifests import GangObjects

@@ -69,8 +69,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from gangkit.manifests.reader import QUEUE_LABEL, Reader, new_object, short
 from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.reading import QUEUE_LABEL, Reader, new_object, short
 from gangkit.model.snapshot import JobSnapshot, KueueAdmission
 
 __all__ = ["DEFAULTED", "PASSIVE", "Taken", "apply", "is_snapshot", "match_pods", "parse_time", "split"]

@@ -40,7 +40,7 @@ What gangkit reads:
 - on a ``PodGroup`` joined to a batch/v1 Job: ``spec.queue`` and
   ``spec.minResources``;
 - ``volcano.sh/preemptable`` (annotation, else label; read as Volcano
-  v1.15.1 reads it, :func:`gangkit.manifests.core.read_preemptable`), into
+  v1.15.1 reads it, :func:`read_preemptable`), into
   ``Job.volcano_not_preemptable``: a pod set is not preemptable when its pods
   say ``false`` (a pod without it is preemptable) or its PodGroup says
   ``false`` (the gang actions ask both, see
@@ -71,9 +71,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from gangkit.manifests.core import GO_BOOLS, PREEMPTABLE, priority_class_name, read_preemptable
-from gangkit.manifests.core import job_manifest as batch_job_manifest
-from gangkit.manifests.reader import (
+from gangkit.model.jobs import PROGRESS_MODES, Job, PodSet
+from gangkit.model.quantity import format_cpu, format_memory
+from gangkit.model.reading import (
     ANY,
     CHECKPOINT_INTERVAL,
     GPU,
@@ -89,8 +89,6 @@ from gangkit.manifests.reader import (
     short,
     spec_of,
 )
-from gangkit.model.jobs import PROGRESS_MODES, Job, PodSet
-from gangkit.model.quantity import format_cpu, format_duration, format_memory
 from gangkit.model.resources import INFINITE, ZERO, Resources
 from gangkit.volcano.api import DEFAULT_QUEUE, Queue, VolcanoSetup
 from gangkit.volcano.plugins.sla import ANNOTATIONS as SLA_ANNOTATIONS
@@ -98,6 +96,10 @@ from gangkit.volcano.setup_manifests import config_manifest, go_waiting_time, re
 
 QUEUE_API = "scheduling.volcano.sh/v1beta1"
 JOB_API = "batch.volcano.sh/v1alpha1"
+PREEMPTABLE = "volcano.sh/preemptable"  # Volcano's annotation (or label) on a pod or PodGroup: may it be a victim?
+#: the strings Go's strconv.ParseBool accepts, which Volcano uses to read PREEMPTABLE
+GO_BOOLS = {**dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+            **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False)}
 NAMESPACED = ("VolcanoJob", "ConfigMap")  # VolcanoJob: the role of a batch.volcano.sh Job (gangkit.manifests.kinds)
 
 _RESOURCES = {"*": ANY}
@@ -443,6 +445,34 @@ def read_sla_waiting_time(r: Reader, annotations: Mapping, obj: str) -> float | 
     return None
 
 
+def read_preemptable(r: Reader, metadata: Any, obj: str, where: str, checked: bool = False) -> bool | None:
+    """Volcano's ``volcano.sh/preemptable`` in an object's ``metadata``: the annotation, else the label; None if neither.
+
+    As Volcano v1.15.1 reads it for a pod (``GetPodPreemptable``,
+    ``pkg/scheduler/api/pod_info.go``) and a PodGroup (``extractPreemptable``,
+    ``job_info.go``): the annotation wins when both are there, the value is
+    read with Go's ``strconv.ParseBool``. Volcano logs a warning for any
+    other value and takes the object as not preemptable; gangkit refuses it.
+    ``checked``: a value that is not a string was already reported where
+    the labels and annotations are read (:meth:`Reader.strings`).
+    """
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    for part in ("annotations", "labels"):
+        values = metadata.get(part)
+        if not isinstance(values, Mapping) or PREEMPTABLE not in values:
+            continue
+        value, fieldname = values[PREEMPTABLE], f"{where}.{part}.{PREEMPTABLE}"
+        if isinstance(value, str) and value in GO_BOOLS:
+            return GO_BOOLS[value]
+        if isinstance(value, str):
+            r.error(obj, fieldname, f"expected \"true\" or \"false\" (or another value Go's strconv.ParseBool "
+                    f"reads: {', '.join(GO_BOOLS)}), got {value!r}; Volcano would take it as not preemptable")
+        elif not checked:
+            r.error(obj, fieldname, f"expected a string, got {value!r} (quote it in YAML: \"{value}\")")
+        return None
+    return None
+
+
 def _pod_preemptable(r: Reader, job_meta: Mapping, template_meta: Any, obj: str, where: str) -> bool:
     """Whether a task's pods are preemptable (a pod that says nothing is, Volcano's default).
 
@@ -461,7 +491,7 @@ def _pod_preemptable(r: Reader, job_meta: Mapping, template_meta: Any, obj: str,
     return True
 
 
-__all__ = ["KNOWN_FIELDS", "job_manifest", "pod_group_fields", "queue_manifests", "read_for_scenario", "read_object"]
+__all__ = ["GO_BOOLS", "KNOWN_FIELDS", "PREEMPTABLE", "pod_group_fields", "queue_manifests", "read_for_scenario", "read_object", "read_preemptable"]
 
 
 # --- writing (called by gangkit.manifests.dump.dump_manifests) ---------------------------------------
@@ -486,36 +516,6 @@ def queue_manifests(setup: VolcanoSetup | None) -> list[dict]:
             spec["priority"] = q.priority
         docs.append({"apiVersion": QUEUE_API, "kind": "Queue", "metadata": {"name": q.name}, "spec": spec})
     return docs
-
-
-def job_manifest(j: Job) -> dict:
-    """A Volcano Job: one task per pod set, each template written as for a batch/v1 Job (and its
-    ``volcano.sh/preemptable: "false"`` when the pod set is not preemptable)."""
-    tasks = []
-    for ps in j.pod_sets:
-        single = dataclasses.replace(j, pod_sets=[ps], min_member=None, controller="batch", volcano_queue=DEFAULT_QUEUE,
-                                     min_resources=None, priority=0, max_run_time=None, sla_waiting_time=None)
-        template = batch_job_manifest(single)["spec"]["template"]
-        if ps.name in j.volcano_not_preemptable:
-            tmeta = template.get("metadata", {})
-            tmeta["annotations"] = tmeta.get("annotations", {}) | {PREEMPTABLE: "false"}
-            template = {"metadata": tmeta} | template
-        task: dict[str, Any] = {"name": ps.name, "replicas": ps.count}
-        if ps.min_member is not None:
-            task["minAvailable"] = ps.min_member
-        task["template"] = template
-        tasks.append(task)
-    batch = batch_job_manifest(dataclasses.replace(j, pod_sets=j.pod_sets[:1], controller="batch", min_member=None,
-                                              volcano_queue=DEFAULT_QUEUE, min_resources=None, max_run_time=None,
-                                              sla_waiting_time=None))
-    meta = batch["metadata"]
-    if j.sla_waiting_time is not None:  # the controller passes it on to the PodGroup
-        meta["annotations"] = meta.get("annotations", {}) | {SLA_ANNOTATIONS[0]: format_duration(j.sla_waiting_time)}
-    spec: dict[str, Any] = {"minAvailable": j.gang_size, "schedulerName": "volcano", "queue": j.volcano_queue}
-    if j.priority:
-        spec["priorityClassName"] = priority_class_name(j.priority)
-    spec["tasks"] = tasks
-    return {"apiVersion": JOB_API, "kind": "Job", "metadata": meta, "spec": spec}
 
 
 def pod_group_fields(j: Job) -> dict:

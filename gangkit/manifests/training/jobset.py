@@ -68,7 +68,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from gangkit.manifests import core
-from gangkit.manifests.reader import (
+from gangkit.model.errors import Problem
+from gangkit.model.jobs import DEFAULT_BACKOFF_LIMIT, JOBSET, Job, PodSet
+from gangkit.model.reading import (
     ANY,
     JOB_ANNOTATIONS,
     META,
@@ -79,8 +81,6 @@ from gangkit.manifests.reader import (
     short,
     spec_of,
 )
-from gangkit.model.errors import Problem
-from gangkit.model.jobs import DEFAULT_BACKOFF_LIMIT, JOBSET, Job, PodSet
 from gangkit.placement.manifests import (
     POD_GROUP_LABEL,
     SCHEDULING_POLICY,

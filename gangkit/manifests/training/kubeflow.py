@@ -53,14 +53,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from gangkit.manifests import core
-from gangkit.manifests.reader import (
-    ANY,
-    META,
-    POD_SPEC,
-    QUEUE_LABEL,
-    ManifestObject,
-    Reader,
-)
 from gangkit.manifests.training.jobset import role_gang, shown, within
 from gangkit.model.jobs import (
     DEFAULT_BACKOFF_LIMIT,
@@ -72,6 +64,14 @@ from gangkit.model.jobs import (
     XGBOOSTJOB,
     Job,
     PodSet,
+)
+from gangkit.model.reading import (
+    ANY,
+    META,
+    POD_SPEC,
+    QUEUE_LABEL,
+    ManifestObject,
+    Reader,
 )
 from gangkit.placement.manifests import GangObjects
 
