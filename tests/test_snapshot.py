@@ -17,7 +17,8 @@ from apiserver import T0, as_list, node, pod_of, served, stamp, workload_of
 
 import gangkit as gk
 from gangkit.manifests import load_files, load_manifests
-from gangkit.manifests.snapshot import is_snapshot, match_pods, split
+from gangkit.manifests.resume import match_pods
+from gangkit.manifests.snapshot import is_snapshot, split
 from gangkit.model.errors import ScenarioError
 from gangkit.model.jobs import PodSet
 from gangkit.model.reading import Reader

@@ -21,17 +21,16 @@ import yaml
 
 from gangkit.kueue import dump as kueue
 from gangkit.manifests.companions import coscheduling_manifest
-from gangkit.manifests.core import (
-    GROUP_MIN_MEMBER,
-    VOLCANO_SCHEDULER,
+from gangkit.manifests.core import GROUP_MIN_MEMBER, VOLCANO_SCHEDULER
+from gangkit.manifests.core_dump import (
     has_pod_group,
     job_manifest,
     node_manifest,
     pod_group_manifest,
     priority_class_manifest,
     priority_class_name,
-    simulation_manifest,
 )
+from gangkit.manifests.simulation import simulation_manifest
 from gangkit.manifests.training import REPLICA_KINDS, jobset_manifest, replica_job_manifest, replica_problems
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.jobs import BATCH_JOB, DEPLOYMENT, JOBSET, POD, STATEFULSET, Job
@@ -202,7 +201,7 @@ def volcano_min_member(j: Job, scheduler: str | None, gang: str | None) -> str |
     Volcano's podgroup controller, of ``minMember`` 1 unless the Job carries this annotation (Volcano
     v1.15.1 ``pkg/controllers/podgroup/pg_controller_handler.go``, ``getMinMemberFromUpperRes``). gangkit
     writes a PodGroup (with ``scheduling.k8s.io/group-name`` on the pods) for a job with a gang size, a
-    queue, minResources or an sla waiting time (:func:`~gangkit.manifests.core.has_pod_group`), which the
+    queue, minResources or an sla waiting time (:func:`~gangkit.manifests.core_dump.has_pod_group`), which the
     controller then leaves alone; a job of more than one pod without any of these is a gang of every pod in
     gangkit, so it gets the annotation with its pod count (:func:`~gangkit.manifests.core.read_group_min_member`
     reads it back).
@@ -261,8 +260,8 @@ def volcano_job_manifest(j: Job) -> dict:
         task["template"] = template
         tasks.append(task)
     batch = job_manifest(dataclasses.replace(j, pod_sets=j.pod_sets[:1], controller="batch", min_member=None,
-                                              volcano_queue=DEFAULT_QUEUE, min_resources=None, max_run_time=None,
-                                              sla_waiting_time=None))
+                                             volcano_queue=DEFAULT_QUEUE, min_resources=None, max_run_time=None,
+                                             sla_waiting_time=None))
     meta = batch["metadata"]
     if j.sla_waiting_time is not None:  # the controller passes it on to the PodGroup
         meta["annotations"] = meta.get("annotations", {}) | {SLA_ANNOTATIONS[0]: format_duration(j.sla_waiting_time)}

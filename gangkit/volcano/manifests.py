@@ -69,7 +69,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from gangkit.model.jobs import PROGRESS_MODES, Job, PodSet
 from gangkit.model.quantity import format_cpu, format_memory
@@ -322,6 +322,7 @@ def _queue_name(r: Reader, value: Any, known: set[str], obj: str, field: str) ->
 
 
 def _volcano_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int, known: set[str]) -> Job | None:
+    """A ``batch.volcano.sh`` Job: its tasks, its gang size, policies, queue, priority, timing and preemptability."""
     obj = o.label
     meta = r.mapping(o.doc.get("metadata"), obj, "metadata")
     labels = r.strings(meta.get("labels"), obj, "metadata.labels")
@@ -331,6 +332,47 @@ def _volcano_job(r: Reader, o: ManifestObject, classes: dict, default_priority: 
     if not isinstance(tasks, list) or not tasks:
         r.error(obj, "spec.tasks", "expected a list of at least one task")
         return None
+    read = _read_tasks(r, obj, meta, tasks)
+    min_available, ok = _gang_size(r, obj, spec, read)
+    ok = _policies(r, spec.get("policies"), obj, "spec.policies") and ok
+    ok = _task_priority_classes(r, obj, tasks, classes) and ok
+    for i, task in enumerate(tasks):
+        if isinstance(task, Mapping):
+            ok = _policies(r, task.get("policies"), obj, f"spec.tasks[{i}].policies") and ok
+    queue = _queue_name(r, spec.get("queue", DEFAULT_QUEUE), known, obj, "spec.queue")
+    priority, ok = _job_priority(r, obj, spec, classes, default_priority, ok)
+    run_time, checkpoint, progress = _timing(r, obj, annotations)
+    protected = read.protected
+    if read_preemptable(r, meta, obj, "metadata", checked=True) is False:  # its PodGroup gets these too
+        protected = [ps.name for ps in read.pod_sets]
+    sla_waiting_time = read_sla_waiting_time(r, annotations, obj)  # its PodGroup gets the Job's annotations
+    if not ok or queue is None:
+        return None
+    return Job(
+        name=o.name, namespace=o.namespace, pod_sets=read.pod_sets,
+        run_time=run_time,  # None for now: the default is filled in (and reported) with the other Jobs'
+        submit_time=_annotation_duration(r, obj, annotations, SUBMIT_TIME) or 0.0, priority=priority,
+        queue=o.namespace or "default", progress=progress,
+        min_member=min_available if min_available is not None else read.min_total,
+        checkpoint_interval=checkpoint, labels=labels,
+        volcano_queue=queue, controller="volcano", volcano_not_preemptable=tuple(protected),
+        sla_waiting_time=sla_waiting_time,
+    )
+
+
+class _Tasks(NamedTuple):
+    """A Volcano Job's tasks as read: one pod set each, whether all were read, the sum of their minimums (the
+    gang size when ``spec.minAvailable`` is not given) and the tasks whose pods are not preemptable."""
+
+    pod_sets: list[PodSet]
+    ok: bool
+    min_total: int
+    protected: list[str]
+
+
+def _read_tasks(r: Reader, obj: str, meta: Mapping, tasks: list) -> _Tasks:
+    """``spec.tasks``: each a unique name (Volcano's webhook names an unnamed task ``default<i>``), ``replicas``
+    pods of the template's requests, ``minAvailable`` (at most the replicas; default: all of them)."""
     pod_sets, ok, names = [], True, set()
     task_min_total = 0
     protected: list[str] = []  # tasks whose pods are not preemptable
@@ -365,14 +407,25 @@ def _volcano_job(r: Reader, o: ManifestObject, classes: dict, default_priority: 
         pod_sets.append(PodSet(name, replicas, g, cpu, memory, selector, min_member=minimum))
         if not _pod_preemptable(r, meta, template.get("metadata"), obj, f"{where}.template.metadata"):
             protected.append(name)
+    return _Tasks(pod_sets, ok, task_min_total, protected)
+
+
+def _gang_size(r: Reader, obj: str, spec: Mapping, read: _Tasks) -> tuple[int | None, bool]:
+    """``spec.minAvailable`` (None when not given or refused): at least 1, at most the tasks' total replicas."""
+    ok = read.ok
     min_available = spec.get("minAvailable")
     if min_available is not None:
         min_available = r.whole(min_available, obj, "spec.minAvailable", 1)
-        total = sum(ps.count for ps in pod_sets)
+        total = sum(ps.count for ps in read.pod_sets)
         if ok and min_available is not None and min_available > total:
             r.error(obj, "spec.minAvailable", f"expected at most the total replicas of the tasks ({total}), got {min_available}")
             ok = False
-    ok = _policies(r, spec.get("policies"), obj, "spec.policies") and ok
+    return min_available, ok
+
+
+def _task_priority_classes(r: Reader, obj: str, tasks: list, classes: dict) -> bool:
+    """A task's own ``priorityClassName``: a PriorityClass of the input, noted as not modelled (False: one is not)."""
+    ok = True
     for i, task in enumerate(tasks):  # a task's own priorityClassName: its pods' priority
         pc = task.get("template", {}).get("spec", {}).get("priorityClassName") if isinstance(task, Mapping) and \
             isinstance(task.get("template"), Mapping) and isinstance(task["template"].get("spec"), Mapping) else None
@@ -385,49 +438,38 @@ def _volcano_job(r: Reader, o: ManifestObject, classes: dict, default_priority: 
         else:
             r.notes.append(f"{obj}: {where} ({pc}) is not modelled: Volcano orders and preempts this task's pods "
                            "by it; gangkit gives every pod the Job's priority (spec.priorityClassName)")
-    for i, task in enumerate(tasks):
-        if isinstance(task, Mapping):
-            ok = _policies(r, task.get("policies"), obj, f"spec.tasks[{i}].policies") and ok
-    queue = _queue_name(r, spec.get("queue", DEFAULT_QUEUE), known, obj, "spec.queue")
-    priority = default_priority
-    if "priorityClassName" in spec:
-        pc = spec["priorityClassName"]
-        if not isinstance(pc, str) or pc not in classes:
-            r.error(obj, "spec.priorityClassName", f"no PriorityClass named {pc!r} in the input (known: {', '.join(sorted(classes))})")
-            ok = False
-        else:
-            priority = classes[pc]
+    return ok
 
-    def duration(key: str) -> float | None:
-        if key not in annotations:
-            return None
-        return r.duration(annotations[key], obj, f"metadata.annotations.{key}")
 
-    run_time = duration(RUN_TIME)
+def _job_priority(r: Reader, obj: str, spec: Mapping, classes: dict, default: int, ok: bool) -> tuple[int, bool]:
+    """The Job's ``spec.priorityClassName``: the value of a PriorityClass of the input, else the default class's."""
+    if "priorityClassName" not in spec:
+        return default, ok
+    pc = spec["priorityClassName"]
+    if not isinstance(pc, str) or pc not in classes:
+        r.error(obj, "spec.priorityClassName", f"no PriorityClass named {pc!r} in the input (known: {', '.join(sorted(classes))})")
+        return default, False
+    return classes[pc], ok
+
+
+def _annotation_duration(r: Reader, obj: str, annotations: Mapping, key: str) -> float | None:
+    if key not in annotations:
+        return None
+    return r.duration(annotations[key], obj, f"metadata.annotations.{key}")
+
+
+def _timing(r: Reader, obj: str, annotations: Mapping) -> tuple[float | None, float | None, str]:
+    """gangkit's annotations on the Job, as on a batch/v1 Job: run time, checkpoint interval, progress mode."""
+    run_time = _annotation_duration(r, obj, annotations, RUN_TIME)
     if run_time == 0:
         r.error(obj, f"metadata.annotations.{RUN_TIME}", f"expected a run time > 0, got {annotations[RUN_TIME]!r}")
-    checkpoint = duration(CHECKPOINT_INTERVAL)
+    checkpoint = _annotation_duration(r, obj, annotations, CHECKPOINT_INTERVAL)
     if checkpoint == 0:
         r.error(obj, f"metadata.annotations.{CHECKPOINT_INTERVAL}", "expected an interval > 0 (leave it out for no checkpoints)")
     progress = annotations.get(PROGRESS, "sync")
     if progress not in PROGRESS_MODES:
         r.error(obj, f"metadata.annotations.{PROGRESS}", f"expected one of {', '.join(PROGRESS_MODES)}, got {progress!r}")
-    group_preemptable = read_preemptable(r, meta, obj, "metadata", checked=True)  # its PodGroup gets these too
-    if group_preemptable is False:
-        protected = [ps.name for ps in pod_sets]
-    sla_waiting_time = read_sla_waiting_time(r, annotations, obj)  # its PodGroup gets the Job's annotations
-    if not ok or queue is None:
-        return None
-    return Job(
-        name=o.name, namespace=o.namespace, pod_sets=pod_sets,
-        run_time=run_time,  # None for now: the default is filled in (and reported) with the other Jobs'
-        submit_time=duration(SUBMIT_TIME) or 0.0, priority=priority,
-        queue=o.namespace or "default", progress=progress,
-        min_member=min_available if min_available is not None else task_min_total,
-        checkpoint_interval=checkpoint, labels=labels,
-        volcano_queue=queue, controller="volcano", volcano_not_preemptable=tuple(protected),
-        sla_waiting_time=sla_waiting_time,
-    )
+    return run_time, checkpoint, progress
 
 
 def read_sla_waiting_time(r: Reader, annotations: Mapping, obj: str) -> float | None:
