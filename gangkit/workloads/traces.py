@@ -80,7 +80,7 @@ ALIBABA_NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu")
 MIB = 2**20
 
 #: The largest machine an SWF log may describe (nodes, and processors): 10^6 pods' worth, gangkit's
-#: limit for the pods of one input (gangkit.manifests.reader.MAX_SCENARIO_PODS).
+#: limit for the pods of one input (gangkit.model.reading.MAX_SCENARIO_PODS).
 MAX_SWF_MACHINE = 1_000_000
 
 #: The 18 fields of an SWF line, in order (Parallel Workloads Archive, SWF 2.2).
