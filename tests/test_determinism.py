@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from paths import REPO
+
 TABLES = ("jobs", "pods", "events", "timeline")
 CASES = (("pod", "skip"), ("gang", "skip"), ("gang", "strict"),
          ("coscheduling", "skip"), ("yunikorn", "skip"), ("kube-gang", "skip"))

@@ -9,15 +9,12 @@ pod short of cores is described as short of cores, in kube-scheduler's FailedSch
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 import gangkit as gk
 from gangkit import Job, Node, PodSet, Scenario, job, nodes
 from gangkit.engine.simulation import Simulation
-from gangkit.kueue import GPU, ClusterQueue, FlavorQuotas, LocalQueue, Quota, ResourceFlavor, ResourceGroup
-from gangkit.kueue.objects import KueueSetup
+from gangkit.kueue import GPU
 from gangkit.model.reasons import CATALOGUE
 from gangkit.model.resources import Resources
 from gangkit.placement.coscheduling import Coscheduling
@@ -27,26 +24,25 @@ from gangkit.supply.cloud import InstanceType
 from gangkit.supply.karpenter import Karpenter, NodePool
 from gangkit.volcano.api import Queue, VolcanoSetup
 
-GIB = 2**30
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+from builders import GIB, gang, gpu_nodes, holder, one_cluster_queue
+from paths import EXAMPLES
 
 
 def cpu_job(name, pods, cpu, run_time=600.0, **kw):
     """A job of ``pods`` pods that ask for ``cpu`` cores and no GPU."""
-    return Job(name, [PodSet("workers", pods, gpus=0, cpu=cpu)], run_time=run_time, **kw)
+    return gang(name, pods, 0, cpu=cpu, run_time=run_time, **kw)
 
 
 def team_queue(volcano_capability=16, controller="batch"):
     """The scenario of the report: Kueue admits 32 GPUs, the Volcano queue ``default`` may hold 16."""
-    cq = ClusterQueue("team", [ResourceGroup((GPU,), (FlavorQuotas("gpu", {GPU: Quota(32)}),))])
-    kueue = KueueSetup([ResourceFlavor("gpu")], [cq], [LocalQueue("default", "default", "team")])
-    return Scenario(nodes(4, gpus=8), [job("train", pods=4, gpus=8, run_time=3600, controller=controller)], kueue=kueue,
+    kueue = one_cluster_queue(32, flavor="gpu", cluster_queue="team")
+    return Scenario(gpu_nodes(4), [gang("train", 4, 8, run_time=3600, controller=controller)], kueue=kueue,
                     volcano=VolcanoSetup([Queue("default", capability=Resources(volcano_capability, 0.0, 0))]))
 
 
 def busy(*jobs, gpus=8, count=1, **kw):
     """``count`` nodes of ``gpus`` GPUs, the first kept busy by Z for 1000 s; the jobs come at t=1 s."""
-    return Scenario(nodes(count, gpus=gpus, **kw), [job("Z", pods=1, gpus=gpus, run_time=1000), *jobs])
+    return Scenario(gpu_nodes(count, gpus, **kw), [holder(gpus), *jobs])
 
 
 def with_pool_limit(sc, limit):

@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -28,10 +27,10 @@ from gangkit.kueue.provisioning import ProvisioningRequestCheck
 from gangkit.placement.kube_scheduler import KubeScheduler
 
 from conftest import case
+from paths import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
-TOOL = ROOT / "tools" / "make_diagrams.py"
-FIGURES = ROOT / "course" / "figures"
+TOOL = REPO / "tools" / "make_diagrams.py"
+FIGURES = REPO / "course" / "figures"
 DIAGRAMS = ["stack_path.svg", "scheduling_framework.svg"]
 NS = {"svg": "http://www.w3.org/2000/svg"}
 
@@ -56,7 +55,7 @@ def _texts(root: ET.Element, cls: str | None = None) -> list[str]:
 
 
 def test_committed_diagrams_are_what_the_tool_draws():
-    out = subprocess.run([sys.executable, str(TOOL), "--check"], cwd=ROOT, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, str(TOOL), "--check"], cwd=REPO, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
 
 
@@ -141,7 +140,7 @@ def test_stack_path_names_the_wait_buckets_as_the_library_does():
 
 
 def test_lesson_05_speaks_of_the_same_buckets():
-    nb = nbformat.read(ROOT / "course" / "05_layered_stack.ipynb", as_version=4)
+    nb = nbformat.read(REPO / "course" / "05_layered_stack.ipynb", as_version=4)
     prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     missing = [b for b in _texts(_svg("stack_path.svg"), "bucket") if f"`{b}`" not in prose]
     assert missing == []

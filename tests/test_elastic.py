@@ -16,18 +16,17 @@ from gangkit.kueue.layer import default_objects
 from gangkit.manifests import dump_manifests, load_manifests
 from gangkit.model.errors import ScenarioError
 from gangkit.model.jobs import Job, PodSet
-from gangkit.model.nodes import nodes
 
-from conftest import case
+from builders import gang, gpu_nodes, holder, scenario, simulate_on
+from conftest import by_job, case
 
 
 def run(elastic: bool, blocker_pods: int, min_count: int = 2, stack: str = "kueue+gang"):
     """A 4 x 8-GPU job behind a job holding ``blocker_pods`` of the 4 nodes for 2 h, under one ClusterQueue of 32 GPUs."""
-    jobs = [Job("blocker", [PodSet("w", blocker_pods, 8)], 7200.0)] if blocker_pods else []
-    jobs.append(Job("e", [PodSet("w", 4, 8, min_count=min_count)], 3600.0, submit_time=1.0, elastic=elastic))
-    sc = gk.Scenario(nodes(4, gpus=8), jobs)
-    sc = gk.Scenario(sc.nodes, jobs, kueue=default_objects(sc))
-    return gk.simulate(sc, stack=stack).jobs.set_index("job").loc["e"]
+    jobs = [holder(8, pods=blocker_pods, run_time=7200.0, name="blocker", pod_set="w")] if blocker_pods else []
+    jobs.append(gang("e", 4, 8, run_time=3600.0, submit=1.0, pod_set="w", min_count=min_count, elastic=elastic))
+    kueue = default_objects(scenario(gpu_nodes(4), jobs))
+    return by_job(simulate_on(gpu_nodes(4), jobs, stack=stack, kueue=kueue)).loc["e"]
 
 
 CASES = [
@@ -47,7 +46,7 @@ def test_an_elastic_job_runs_at_the_speed_of_its_admitted_pods(elastic, blocker,
 
 def test_elastic_is_only_for_sync_jobs():
     with pytest.raises(ScenarioError, match="elastic: expected True only for a sync job"):
-        gk.Scenario(nodes(1), [Job("a", [PodSet("w", 2, 1)], 60.0, progress="independent", elastic=True)]).validate()
+        gk.Scenario(gpu_nodes(1), [Job("a", [PodSet("w", 2, 1)], 60.0, progress="independent", elastic=True)]).validate()
 
 
 def test_the_annotation_reads_and_writes_elastic():

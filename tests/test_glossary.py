@@ -13,9 +13,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-LESSONS = sorted((ROOT / "course").glob("[0-9][0-9]_*.ipynb"))
-GLOSSARY = ROOT / "docs" / "glossary.md"
+from paths import REPO
+
+LESSONS = sorted((REPO / "course").glob("[0-9][0-9]_*.ipynb"))
+GLOSSARY = REPO / "docs" / "glossary.md"
 BOLD = re.compile(r"\*\*(.+?)\*\*", re.S)
 ROW = re.compile(r"^\| (?P<term>[^|]+?) \| (?P<definition>[^|]+?) \| (?P<lesson>\d\d) \|$", re.M)
 

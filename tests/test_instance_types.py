@@ -16,14 +16,13 @@ import pytest
 import yaml
 
 import gangkit as gk
-from gangkit import Node, Stack, job
+from gangkit import Node, job
 from gangkit.manifests import dump_manifests, load_manifests
-from gangkit.model.jobs import Job, PodSet
-from gangkit.placement.kube_scheduler import KubeScheduler
 from gangkit.supply import InstanceType, Karpenter, NodePool
 from gangkit.supply.catalogue import CATALOGUE_FILE, MinValues, Requirement, catalogue, read_catalogue
 from gangkit.supply.dump import dump_problems
 
+from builders import GIB, gang, scenario, simulate_on, supplied
 from conftest import case, shared_path
 
 try:
@@ -424,12 +423,13 @@ def test_upstream_nodepools(path, expected):
 
 def sized(name, gpus, cores, gib, run_time=600):
     """A one-pod job that asks for GPUs, cores and GiB of memory."""
-    return Job(name, [PodSet("workers", 1, gpus, cpu=float(cores), memory=gib * 2**30)], run_time=run_time)
+    return gang(name, 1, gpus, cpu=float(cores), memory=gib * GIB, run_time=run_time)
 
 
 def run(*docs, jobs, stack="gang+karpenter", horizon=20000):
-    sc = load(*docs)
-    sc = gk.Scenario(sc.nodes, jobs, karpenter=sc.karpenter).with_settings(stack=stack, horizon=horizon)
+    """The jobs on the nodes and NodePools these manifests make (after the system node); the result and the scenario."""
+    loaded = load(*docs)
+    sc = scenario(loaded.nodes, jobs, karpenter=loaded.karpenter, stack=stack, horizon=horizon)
     return gk.simulate(sc), sc
 
 
@@ -543,8 +543,7 @@ def test_balanced_consolidation_scores_the_move(policy, types, priority, deleted
     k = Karpenter([NodePool("gpu", types, {}, policy, 0.0)], G)
     jobs = [job("fixed", gpus=4, run_time=1000), job("big", gpus=8, run_time=40000),  # outlasts the run
             job("small", gpus=1, run_time=20000, priority=priority, submit_time=200)]
-    sc = gk.Scenario([Node("fixed-0", 4)], jobs)
-    result = gk.simulate(sc, stack=Stack(KubeScheduler(), suppliers=[k], name="pod+karpenter"), horizon=30000)
+    result = simulate_on([Node("fixed-0", 4)], jobs, stack=supplied("pod", k, name="pod+karpenter"), horizon=30000)
     created = result.metrics["karpenter_nodeclaims_created_total"]
     assert len(created) == 2
     disrupted = result.metrics["karpenter_nodeclaims_disrupted_total"]

@@ -49,7 +49,8 @@ from gangkit.model.scenario import DAY, RunSettings
 from gangkit.supply.autoscaler import ClusterAutoscaler, default_autoscaler
 from gangkit.supply.cloud import Stages
 
-ROOT = Path(__file__).resolve().parents[1]
+from paths import REPO, TESTS
+
 GANG_LAYERS = {"gang", "coscheduling", "yunikorn", "kube-gang"}
 POD_BY_POD_WHEN_INDEPENDENT = {"coscheduling", "yunikorn", "kube-gang"}  # Volcano's gang holds independent jobs too
 TERMINAL = {"Finished", "Rejected", "Deactivated", "Failed", "Deadlocked", "RunningAtEnd", "WaitingAtEnd"}
@@ -290,10 +291,11 @@ def fingerprints() -> list[str]:
     return out
 
 
+# the child finds the library, the tests' shared modules and this module wherever this file sits under tests/
 CHILD = """
 import sys
-sys.path.insert(0, {root!r})
-from tests.test_invariants import fingerprints
+sys.path[:0] = [{root!r}, {tests!r}, {here!r}]
+from test_invariants import fingerprints
 print("\\n".join(fingerprints()))
 """
 
@@ -301,8 +303,9 @@ print("\\n".join(fingerprints()))
 def test_the_same_tables_in_processes_with_other_hash_seeds():
     """This process and a fresh interpreter whose string-hash seed differs from this one's make the same tables."""
     seed = "1" if os.environ.get("PYTHONHASHSEED") == "4242" else "4242"
-    done = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT))], env=dict(os.environ, PYTHONHASHSEED=seed),
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    child = CHILD.format(root=str(REPO), tests=str(TESTS), here=str(Path(__file__).resolve().parent))
+    done = subprocess.run([sys.executable, "-c", child], env=dict(os.environ, PYTHONHASHSEED=seed),
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     here, there = fingerprints(), done.stdout.splitlines()
     assert len(here) == len(there) == len(DETERMINISM) * len(gk.STACKS)

@@ -11,7 +11,6 @@ import math
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -20,13 +19,14 @@ import gangkit as gk
 from gangkit.lessons import lesson04
 from gangkit.model.errors import ScenarioError
 
-ROOT = Path(__file__).resolve().parents[1]
-TOOL = ROOT / "tools" / "make_lesson04_data.py"
+from paths import REPO
+
+TOOL = REPO / "tools" / "make_lesson04_data.py"
 
 
 def run_tool(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), GANGKIT_NO_PROGRESS="1")
-    return subprocess.run([sys.executable, str(TOOL), *args], capture_output=True, text=True, env=env, cwd=ROOT,
+    env = dict(os.environ, PYTHONPATH=str(REPO), GANGKIT_NO_PROGRESS="1")
+    return subprocess.run([sys.executable, str(TOOL), *args], capture_output=True, text=True, env=env, cwd=REPO,
                           timeout=600)
 
 

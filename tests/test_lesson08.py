@@ -23,13 +23,14 @@ from gangkit.kueue.objects import GPU, ClusterQueue, FlavorQuotas, ResourceGroup
 from gangkit.lessons import lesson08
 from gangkit.lessons.lesson08 import GOALS, NAIVE, REFERENCE, TENANTS, Design, QueueDesign
 
+from paths import REPO
+
 try:
     from conftest import shared_path
 except ImportError:  # tests/ imported as a package
     from tests.conftest import shared_path
 
-ROOT = Path(__file__).resolve().parents[1]
-TOOL = ROOT / "tools" / "derive_capstone_trace.py"
+TOOL = REPO / "tools" / "derive_capstone_trace.py"
 FULL_TRACE = shared_path("traces", "alibaba-openb-2023")
 needs_full_trace = pytest.mark.skipif(
     not (FULL_TRACE / "openb_pod_list_default.csv").is_file(),
@@ -137,9 +138,9 @@ def test_the_trace_notes_state_the_counts_of_the_committed_table():
 
 
 def run_tool(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.run([sys.executable, str(TOOL), "--source", str(FULL_TRACE), *args], capture_output=True,
-                          text=True, env=env, cwd=ROOT, timeout=300)  # the trace folder this module sees
+                          text=True, env=env, cwd=REPO, timeout=300)  # the trace folder this module sees
 
 
 @needs_full_trace

@@ -17,8 +17,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-LESSONS = sorted((ROOT / "course").glob("[0-9][0-9]_*.ipynb"))
+from paths import REPO
+
+LESSONS = sorted((REPO / "course").glob("[0-9][0-9]_*.ipynb"))
 IDS = [p.stem for p in LESSONS]
 MINUTES = re.compile(r"\*Core: (\d+) minutes · Going further: (\d+) minutes · Exercises: (\d+) minutes\*")
 
@@ -66,14 +67,14 @@ def test_has_an_explorer_and_points_to_its_exercises(lesson):
 @pytest.mark.parametrize("lesson", LESSONS, ids=IDS)
 def test_the_exercise_notebook_states_the_same_exercise_minutes(lesson):
     stated = MINUTES.search(cells(lesson)[0].source)
-    solution = ROOT / "solutions" / lesson.name
+    solution = REPO / "solutions" / lesson.name
     assert solution.exists(), f"no solutions/{lesson.name}"
     m = re.search(r"\*Exercises: (\d+) minutes", cells(solution)[0].source)
     assert m and m.group(1) == stated.group(3), "the lesson and its exercise notebook state different exercise minutes"
 
 
 def test_stated_minutes_are_minutes_a_person_can_keep():
-    tool = runpy.run_path(str(ROOT / "tools" / "lesson_minutes.py"))
+    tool = runpy.run_path(str(REPO / "tools" / "lesson_minutes.py"))
     table = tool["rows"]()
     problems = tool["problems"](table, tool["stated_totals"]())
     assert not problems, "\n".join(problems)
@@ -85,7 +86,7 @@ def test_stated_minutes_are_minutes_a_person_can_keep():
     ids=["as estimated", "0.9 of the estimate", "below 0.9 of it", "1.125 of it", "just under 1.2 of it",
          "above 1.2 of it", "a core path over 45 minutes", "no going further, none stated"])
 def test_the_minutes_band_and_the_core_limit(stated, estimate, ok):
-    tool = runpy.run_path(str(ROOT / "tools" / "lesson_minutes.py"))
+    tool = runpy.run_path(str(REPO / "tools" / "lesson_minutes.py"))
     row = {"lesson": "x", "core_stated": stated, "core_estimate": estimate, "further_stated": 10,
            "further_estimate": 10, "exercises_stated": 10, "exercises_estimate": 10}
     found = tool["problems"]([row], (stated + 10, 10))
@@ -101,7 +102,7 @@ def test_the_minutes_band_and_the_core_limit(stated, estimate, ok):
 ], ids=["a going-further section ends at the next heading", "a lesson without going further is all core",
         "going-further sections in a row, with their cells"])
 def test_the_core_path_and_going_further_split(headings, core, further):
-    tool = runpy.run_path(str(ROOT / "tools" / "lesson_minutes.py"))
+    tool = runpy.run_path(str(REPO / "tools" / "lesson_minutes.py"))
     split = tool["parts"]([nbformat.v4.new_markdown_cell(h) for h in headings])
     assert [c.source for c in split["core"]] == core and [c.source for c in split["further"]] == further
 

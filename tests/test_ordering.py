@@ -14,20 +14,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gangkit as gk
-from gangkit import Job, Node, PodSet, job, nodes
+from gangkit import Job, Node, PodSet, job
 from gangkit.model.scenario import ORDERINGS
 from gangkit.volcano.scheduler import VolcanoGang
 
+from builders import gang, gpu_nodes, simulate_on
 from conftest import same_start_finish, start_finish
 
 NAN = math.nan
 
 
 def run(ordering: str, jobs: list[Job], node_list=None, **settings):
-    """Simulate under ``gang`` with ``ordering``; return the result and the placement layer."""
+    """Simulate under ``gang`` with ``ordering`` (on two 8-GPU nodes unless ``node_list`` says otherwise).
+
+    Returns the result and the placement layer, whose ``first_reservation`` the cases read.
+    """
     layer = VolcanoGang(ordering=ordering, estimate_factor=settings.get("estimate_factor", 1.0))
-    sc = gk.Scenario(node_list or nodes(2, gpus=8), jobs)
-    result = gk.simulate(sc, stack=gk.Stack(layer, name="gang"), ordering=ordering, **settings)
+    result = simulate_on(node_list or gpu_nodes(2), jobs, stack=gk.Stack(layer, name="gang"), ordering=ordering, **settings)
     return result, layer
 
 
@@ -35,7 +38,7 @@ def run(ordering: str, jobs: list[Job], node_list=None, **settings):
 
 # R holds node-0 until 100; H (2 x 8 GPUs) waits for both nodes; node-1 is free now.
 R = job("R", pods=1, gpus=8, run_time=100)
-R_DECLARED = Job("R", [PodSet("w", 1, 8)], 100, max_run_time=100)  # declares its true run time
+R_DECLARED = gang("R", 1, 8, run_time=100, pod_set="w", max_run_time=100)  # declares its true run time
 H = job("H", pods=2, gpus=8, run_time=300, submit_time=1)
 SHORT = job("short", pods=1, gpus=8, run_time=50, submit_time=2)   # ends at 52 < 100: fits before H
 LONG = job("long", pods=1, gpus=8, run_time=200, submit_time=3)    # would hold node-1 past 100
@@ -153,8 +156,8 @@ def test_volcano_backfill_cannot_help_gpu_gangs_on_a_busy_stream():
 def test_without_contention_every_ordering_agrees_with_skip(ordering):
     """When every job fits as it arrives, no ordering changes anything (same nodes, same times)."""
     jobs = [job(f"j{i}", pods=1 + i % 2, gpus=2, run_time=100 + 10 * i, submit_time=50 * i) for i in range(6)]
-    base = gk.simulate(gk.Scenario(nodes(4, gpus=8), jobs), stack="gang", ordering="skip")
-    other = gk.simulate(gk.Scenario(nodes(4, gpus=8), jobs), stack="gang", ordering=ordering)
+    base = simulate_on(gpu_nodes(4), jobs, stack="gang", ordering="skip")
+    other = simulate_on(gpu_nodes(4), jobs, stack="gang", ordering=ordering)
     assert base.pods[["pod", "node", "bound_s"]].equals(other.pods[["pod", "node", "bound_s"]])
 
 

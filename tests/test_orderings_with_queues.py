@@ -22,6 +22,7 @@ from gangkit.results.result import build_result
 from gangkit.stacks import build_stack
 from gangkit.volcano.api import Queue, VolcanoSetup
 
+from builders import gpu_nodes, scenario
 from conftest import same_start_finish, start_finish
 
 NAN = math.nan
@@ -32,9 +33,11 @@ def gpus(n: float) -> Resources:
 
 
 def run(node_list, jobs, queues, ordering, **settings):
-    """Simulate under ``gang``; return the result and the placement layer (its reservations)."""
-    sc = gk.Scenario(node_list, jobs, volcano=VolcanoSetup(list(queues)))
-    sc = sc.with_settings(stack="gang", ordering=ordering, **settings)
+    """Simulate under ``gang``; return the result and the placement layer (its reservations).
+
+    Runs the engine itself rather than :func:`gangkit.simulate`, to keep the layer the run used.
+    """
+    sc = scenario(node_list, jobs, volcano=VolcanoSetup(list(queues)), stack="gang", ordering=ordering, **settings)
     sim = Simulation(sc, build_stack("gang", sc.settings, sc))
     sim.run()
     return build_result(sim), sim.stack.placement
@@ -139,7 +142,7 @@ def random_scenario(seed: int) -> gk.Scenario:
                         submit_time=rng.choice([0, 10, 30, 120]), priority=rng.choice([0, 5, 10]),
                         progress=rng.choice(["sync", "independent"]), min_member=rng.randint(1, pods),
                         volcano_queue=rng.choice("abc"), controller=rng.choice(["batch", "volcano"])))
-    return gk.Scenario(nodes(3, gpus=4), jobs, volcano=VolcanoSetup(queues))
+    return scenario(gpu_nodes(3, gpus=4), jobs, volcano=VolcanoSetup(queues))
 
 
 @pytest.mark.parametrize("ordering", ORDERINGS)

@@ -15,6 +15,8 @@ import pytest  # noqa: E402
 import gangkit as gk  # noqa: E402
 from gangkit.results import plots  # noqa: E402
 
+from builders import gang, gpu_nodes, simulate_on  # noqa: E402
+
 HORIZON = 30 * 86400.0
 
 
@@ -22,10 +24,6 @@ HORIZON = 30 * 86400.0
 def _close_figures():
     yield
     plt.close("all")
-
-
-def run(name: str, stack: str, **kw):
-    return gk.simulate(name, stack=stack, **kw)
 
 
 # --------------------------------------------------------------------------------- time units
@@ -63,13 +61,13 @@ def test_time_unit_refuses_an_unknown_unit():
     ],
 )
 def test_placements_held_idle(case, name, stack, expected):
-    pl = plots.placements(run(name, stack))
+    pl = plots.placements(gk.simulate(name, stack))
     assert dict(zip(pl["pod"], pl["held_idle_s"])) == expected
 
 
 def test_placements_of_an_independent_job_are_never_idle():
-    sc = gk.Scenario(gk.nodes(2, gpus=1), [gk.job("batch", pods=3, gpus=1, run_time=100, progress="independent")])
-    pl = plots.placements(gk.simulate(sc, stack="pod"))
+    pl = plots.placements(simulate_on(gpu_nodes(2, gpus=1), [gang("batch", 3, 1, run_time=100, progress="independent")],
+                                      stack="pod"))
     assert list(pl["held_idle_s"]) == [0.0, 0.0, 0.0]
 
 
@@ -97,14 +95,14 @@ def test_placements_need_the_full_record(record):
     ],
 )
 def test_gantt_bars_and_legend(case, name, stack, until, bars, hatched, legend):
-    ax = plots.gantt(run(name, stack), until=until)
+    ax = plots.gantt(gk.simulate(name, stack), until=until)
     assert len(ax.patches) == bars
     assert sum(1 for p in ax.patches if p.get_hatch()) == hatched
     assert [t.get_text() for t in ax.get_legend().get_texts()] == legend
 
 
 def test_gantt_rows_are_nodes_and_axes_say_units():
-    r = run("two-gangs-deadlock", "pod")
+    r = gk.simulate("two-gangs-deadlock", "pod")
     ax = plots.gantt(r, until=1200)
     assert [t.get_text() for t in ax.get_yticklabels()] == ["node-0", "node-1", "node-2", "node-3"]
     assert ax.get_xlabel() == "simulated time (seconds)"
@@ -113,7 +111,7 @@ def test_gantt_rows_are_nodes_and_axes_say_units():
 
 
 def test_gantt_without_until_runs_to_the_horizon_in_days():
-    ax = plots.gantt(run("two-gangs-deadlock", "pod"))
+    ax = plots.gantt(gk.simulate("two-gangs-deadlock", "pod"))
     assert ax.get_xlabel() == "simulated time (days)"
     assert ax.get_xlim() == (0.0, 30.0)
 
@@ -129,7 +127,7 @@ def test_gantt_gives_each_node_all_its_lanes():
 
 def test_gantt_draws_on_the_axes_given():
     fig, ax = plt.subplots()
-    assert plots.gantt(run("three-workers", "pod"), ax=ax) is ax
+    assert plots.gantt(gk.simulate("three-workers", "pod"), ax=ax) is ax
 
 
 # ------------------------------------------------------------------------------- gpu states
@@ -142,7 +140,7 @@ def test_gantt_draws_on_the_axes_given():
     ],
 )
 def test_gpu_states_axes(case, name, stack, until, xlabel, xmax):
-    ax = plots.gpu_states(run(name, stack), until=until)
+    ax = plots.gpu_states(gk.simulate(name, stack), until=until)
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["free", "held idle", "useful"]
     assert len(ax.collections) == 3  # not ready is drawn only when some node is booting
     assert ax.get_ylabel() == "GPUs"
@@ -151,13 +149,13 @@ def test_gpu_states_axes(case, name, stack, until, xlabel, xmax):
 
 
 def test_gpu_states_bands_add_up_to_the_capacity():
-    ax = plots.gpu_states(run("three-workers", "pod"))
+    ax = plots.gpu_states(gk.simulate("three-workers", "pod"))
     top = ax.collections[-1].get_paths()[0].vertices[:, 1]
     assert top.max() == pytest.approx(4.0)
 
 
 def test_gpu_states_held_idle_band_of_a_deadlock_is_the_whole_cluster():
-    ax = plots.gpu_states(run("two-gangs-deadlock", "pod"), until=1200)
+    ax = plots.gpu_states(gk.simulate("two-gangs-deadlock", "pod"), until=1200)
     useful, held, free = ax.collections
     ys = held.get_paths()[0].vertices[:, 1]
     assert ys.max() == pytest.approx(4.0) and ys.min() == pytest.approx(0.0)
@@ -174,7 +172,7 @@ def test_gpu_states_held_idle_band_of_a_deadlock_is_the_whole_cluster():
     ],
 )
 def test_wait_distribution(case, name, stack, lines, censored_label):
-    ax = plots.wait_distribution(run(name, stack))
+    ax = plots.wait_distribution(gk.simulate(name, stack))
     assert len(ax.lines) == lines
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     if censored_label:
@@ -184,11 +182,10 @@ def test_wait_distribution(case, name, stack, lines, censored_label):
 
 
 def test_wait_distribution_leaves_out_rejected_jobs_and_overlays_runs():
-    sc = gk.Scenario(gk.nodes(2, gpus=1), [gk.job("ok", pods=1, gpus=1, run_time=60),
-                                           gk.job("huge", pods=1, gpus=4, run_time=60)])
+    first = simulate_on(gpu_nodes(2, gpus=1), [gang("ok", 1, 1, run_time=60), gang("huge", 1, 4, run_time=60)], stack="pod")
     fig, ax = plt.subplots()
-    plots.wait_distribution(gk.simulate(sc, stack="pod"), ax=ax, label="first")
-    plots.wait_distribution(run("three-workers", "gang"), ax=ax, label="second")
+    plots.wait_distribution(first, ax=ax, label="first")
+    plots.wait_distribution(gk.simulate("three-workers", "gang"), ax=ax, label="second")
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["first", "second"]
     first = ax.lines[0].get_ydata()
     assert list(first) == [0.0, 1.0]  # one job counted, the rejected one left out
@@ -206,7 +203,7 @@ def _png(draw) -> bytes:
 
 @pytest.mark.parametrize("draw", [plots.gantt, plots.gpu_states, plots.wait_distribution])
 def test_pictures_are_deterministic_and_print_nothing(draw, capsys):
-    r = run("three-workers", "pod")
+    r = gk.simulate("three-workers", "pod")
     first = _png(lambda ax: draw(r, ax=ax))
     second = _png(lambda ax: draw(gk.simulate("three-workers", stack="pod"), ax=ax))
     assert first == second
@@ -215,7 +212,7 @@ def test_pictures_are_deterministic_and_print_nothing(draw, capsys):
 
 
 def test_result_shortcuts_call_the_plots():
-    r = run("three-workers", "pod")
+    r = gk.simulate("three-workers", "pod")
     for ax in (r.plot_gantt(), r.plot_gpu_states(), r.plot_waits()):
         assert isinstance(ax, matplotlib.axes.Axes)
         assert not math.isnan(ax.get_xlim()[1])

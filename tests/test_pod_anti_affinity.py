@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 import gangkit as gk
-from gangkit import Job, Node, PodSet, Scenario, Stack, nodes
+from gangkit import Job, Node, PodSet, Scenario, nodes
 from gangkit.engine.capacity import FreeCapacity
 from gangkit.engine.state import JobState, PodState
 from gangkit.manifests import dump_manifests, load_manifests
@@ -31,7 +31,9 @@ from gangkit.supply.cloud import InstanceType
 from gangkit.supply.karpenter import Karpenter, NodePool
 from gangkit.volcano import cache as volcano_cache
 from gangkit.volcano.actions import allocate
-from gangkit.volcano.scheduler import VolcanoGang
+
+import builders
+from builders import CPU_ONLY, simulate_on, supplied
 
 try:
     from schema_util import requires_schemas, validate_manifest
@@ -42,11 +44,13 @@ STACKS = ("gang", "pod", "coscheduling", "kube-gang", "yunikorn")
 
 
 def gang(name="g", pods=4, gpus=1, apart=True, **kw) -> Job:
-    return Job(name, [PodSet("workers", pods, gpus, one_per_node=apart)], run_time=100.0, **kw)
+    """:func:`builders.gang` as these cases start from it: 4 one-GPU pods of 100 s, one per node unless not ``apart``."""
+    return builders.gang(name, pods, gpus, run_time=100.0, one_per_node=apart, **kw)
 
 
 def run(node_list, jobs, stack, horizon=1000.0):
-    return gk.simulate(Scenario(node_list, jobs, name="case"), stack=stack, horizon=horizon, record="full")
+    """One run recorded in full (the cases read the pods table)."""
+    return simulate_on(node_list, jobs, stack=stack, horizon=horizon, record="full", name="case")
 
 
 # -- placement ------------------------------------------------------------------------------------------------
@@ -187,15 +191,13 @@ def test_kube_scheduler_counts_the_nodes_the_rule_refuses():
 
 # -- node supply ---------------------------------------------------------------------------------------------
 TYPES = [InstanceType("g1", 1, 1.0), InstanceType("g8", 8, 2.0)]
-SYSTEM = [Node("system-0", 0)]
 
 
 @pytest.mark.parametrize("placement", ("gang", "pod"))
 @pytest.mark.parametrize("rule, claims, types", [(True, 4, {"g1"}), (False, 1, {"g8"})])
 def test_karpenter_launches_a_node_per_pod_of_the_group(placement, rule, claims, types):
     k = Karpenter([NodePool("gpu", ["g1", "g8"])], TYPES)
-    layer = VolcanoGang(period=1.0) if placement == "gang" else KubeScheduler()
-    r = gk.simulate(Scenario(SYSTEM, [gang(apart=rule)]), stack=Stack(layer, suppliers=[k], name="x"), horizon=5000)
+    r = simulate_on(CPU_ONLY, [gang(apart=rule)], stack=supplied(placement, k, name="x"), horizon=5000)
     created = r.metrics["karpenter_nodeclaims_created_total"]
     assert len(created) == claims and set(created.instance_type) == types
     assert r.jobs.loc[0, "state"] == "Finished"
@@ -204,8 +206,8 @@ def test_karpenter_launches_a_node_per_pod_of_the_group(placement, rule, claims,
 def test_karpenter_skips_an_existing_node_that_holds_a_pod_of_the_group():
     # one node of 8 GPUs holds one pod of the 2-pod gang's group after a first pod binds: the second needs a new node
     k = Karpenter([NodePool("gpu", ["g1", "g8"])], TYPES)
-    r = gk.simulate(Scenario([Node("big", 8)], [gang(pods=2), gang("h", pods=1, apart=False)]),
-                    stack=Stack(KubeScheduler(), suppliers=[k], name="x"), horizon=5000)
+    r = simulate_on([Node("big", 8)], [gang(pods=2), gang("h", pods=1, apart=False)],
+                    stack=supplied(KubeScheduler(), k, name="x"), horizon=5000)
     created = r.metrics["karpenter_nodeclaims_created_total"]
     assert len(created) == 1 and list(created.instance_type) == ["g1"]
     assert (r.jobs.state == "Finished").all()
@@ -214,8 +216,7 @@ def test_karpenter_skips_an_existing_node_that_holds_a_pod_of_the_group():
 @pytest.mark.parametrize("rule, launched", [(True, 4), (False, 1)])
 def test_cluster_autoscaler_packs_one_pod_of_the_group_per_template(rule, launched):
     ca = ClusterAutoscaler([NodeGroup("g8", InstanceType("g8", 8, 2.0), max_size=10)], expander="least-waste")
-    r = gk.simulate(Scenario(SYSTEM, [gang(apart=rule)]), stack=Stack(KubeScheduler(), suppliers=[ca], name="x"),
-                    horizon=5000)
+    r = simulate_on(CPU_ONLY, [gang(apart=rule)], stack=supplied("pod", ca, name="x"), horizon=5000)
     assert r.jobs.loc[0, "state"] == "Finished"
     assert r.pods.node.nunique() == launched
 

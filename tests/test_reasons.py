@@ -8,14 +8,13 @@ be added without saying what it means and where its time is counted.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 
 from gangkit.model.reasons import CATALOGUE, JOB_STATES, Code, Reason, describe
 from gangkit.results.diagnosis import CODES, WAITING
 
-PACKAGE = Path(__file__).resolve().parents[1] / "gangkit"
+from paths import PACKAGE
 
 
 def _constants(tree: ast.Module) -> dict[str, str]:

@@ -29,6 +29,8 @@ from gangkit.supply.cloud import InstanceType, Stages
 from gangkit.supply.karpenter import Karpenter, NodePool
 from gangkit.workloads import scenarios
 
+from builders import gang, gpu_nodes, simulate_on
+
 NAN = math.nan
 CHURN_FIGURES = ("jobs_failed", "pod_failures", "failed_pod_gpu_seconds")
 
@@ -153,8 +155,7 @@ def test_the_backoff_reaches_its_cap_in_a_run():
     (600 s after its bind) the waiting one takes the node at once, so a failure comes every 600 s; each
     failed pod is created again after the backoff: 10, 20, ..., 320, then 600 (capped: not 640, 1280).
     The 9th failure is past backoffLimit 8."""
-    sc = Scenario(nodes(1, gpus=1), [job("lone", pods=2, gpus=1, rendezvous_timeout=600, backoff_limit=8)])
-    r = gk.simulate(sc, stack="pod")
+    r = simulate_on(gpu_nodes(1, gpus=1), [gang("lone", 2, 1, rendezvous_timeout=600, backoff_limit=8)], stack="pod")
     failed, created = events(r, "pod_failed", "lone"), events(r, "pod_created", "lone")
     assert failed == [600.0 * k for k in range(1, 10)]
     assert [c - f for f, c in zip(failed, created)] == [10.0, 20.0, 40.0, 80.0, 160.0, 320.0, 600.0, 600.0]
@@ -240,9 +241,8 @@ def slow_karpenter() -> Karpenter:
 
 @pytest.mark.parametrize("stack", [c[1] for c in SLOW_NODES], ids=[c[0] for c in SLOW_NODES])
 def test_started_pods_that_wait_for_a_slow_node_fail_and_come_back(stack):
-    sc = Scenario([Node("n0", 3)], [job("g", pods=4, gpus=1, run_time=600, rendezvous_timeout=600)],
-                  karpenter=slow_karpenter(), name="slow-nodes")
-    r = gk.simulate(sc, stack=stack, horizon=5000)
+    r = simulate_on([Node("n0", 3)], [gang("g", 4, 1, run_time=600, rendezvous_timeout=600)], stack=stack,
+                    horizon=5000, karpenter=slow_karpenter(), name="slow-nodes")
     assert events(r, "pod_failed", "g") == [600.0] * 3 and events(r, "pod_created", "g") == [640.0] * 3
     row = rows(r).loc["g"]
     assert (row.state, row.start_s, row.finish_s) == ("Finished", 901.0, 1501.0)
@@ -278,8 +278,8 @@ HELD = [
 
 @pytest.mark.parametrize("layer, failures", [c[1:] for c in HELD], ids=[c[0] for c in HELD])
 def test_pods_held_before_their_start_start_their_clocks_later(layer, failures):
-    sc = Scenario(nodes(3, gpus=1), [job("g", pods=4, gpus=1, rendezvous_timeout=600, backoff_limit=2)])
-    r = gk.simulate(sc, stack=Stack(layer(), name="yunikorn"), horizon=4000)
+    r = simulate_on(gpu_nodes(3, gpus=1), [gang("g", 4, 1, rendezvous_timeout=600, backoff_limit=2)],
+                    stack=Stack(layer(), name="yunikorn"), horizon=4000)
     assert events(r, "pod_failed", "g") == failures
 
 
@@ -371,13 +371,8 @@ def test_dump_manifests_writes_both_back_and_only_when_set():
     ],
 )
 def test_pods_held_at_permit_have_not_started_their_rendezvous(stack, failures, start):
-    import dataclasses
-
-    import gangkit as gk
-
-    jobs = [gk.job("C", pods=1, gpus=1, run_time=100),
-            dataclasses.replace(gk.job("G", pods=3, gpus=1, run_time=200, submit_time=1), rendezvous_timeout=30.0,
-                                schedule_timeout=300.0)]
-    r = gk.simulate(gk.Scenario(gk.nodes(3, gpus=1), jobs), stack=stack)
+    jobs = [gang("C", 1, 1, run_time=100),
+            gang("G", 3, 1, run_time=200, submit=1, rendezvous_timeout=30.0, schedule_timeout=300.0)]
+    r = simulate_on(gpu_nodes(3, gpus=1), jobs, stack=stack)
     assert r.summary()["pod_failures"] == failures
     assert r.jobs.set_index("job").loc["G", "start_s"] == start

@@ -34,14 +34,14 @@ from test_browser_lessons import ARTIFACTS, STEP_MS, chromium
 from gangkit.cli.course import course_files
 
 from conftest import case
+from paths import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
-LESSONS = sorted(p.name for p in (ROOT / "course").glob("*.ipynb"))
-PAGES = [p for p in course_files(ROOT) if p.suffix in (".ipynb", ".md")]
+LESSONS = sorted(p.name for p in (REPO / "course").glob("*.ipynb"))
+PAGES = [p for p in course_files(REPO) if p.suffix in (".ipynb", ".md")]
 
 
 def _load_build_site():
-    spec = importlib.util.spec_from_file_location("build_site", ROOT / "tools" / "build_site.py")
+    spec = importlib.util.spec_from_file_location("build_site", REPO / "tools" / "build_site.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules["build_site"] = module
     spec.loader.exec_module(module)
@@ -96,19 +96,19 @@ def test_every_course_page_is_on_the_site(site, source):
     page = _html_page(site.out, source)
     assert page.is_file(), f"{source.as_posix()} has no page {page.relative_to(site.out)}"
     title = html.unescape(re.search(r"<title>(.*?)</title>", page.read_text(encoding="utf-8"), re.S).group(1))
-    assert _plain(title).startswith(_title(ROOT / source) + " — "), title
+    assert _plain(title).startswith(_title(REPO / source) + " — "), title
 
 
 @pytest.mark.parametrize("source", [p for p in PAGES if p.parts[0] == "course"],
                          ids=[p.name for p in PAGES if p.parts[0] == "course"])
 def test_every_figure_of_a_lesson_is_in_the_site(site, source):
-    nb = json.loads((ROOT / source).read_text(encoding="utf-8"))
+    nb = json.loads((REPO / source).read_text(encoding="utf-8"))
     text = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
     page = _html_page(site.out, source).read_text(encoding="utf-8")
     for figure in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", text):
         name = Path(figure).name
         assert f'src="../_images/{name}"' in page, f"{source.name}: figure {figure} is not on its page"
-        assert (site.out / "_images" / name).read_bytes() == (ROOT / source.parent / figure).read_bytes()
+        assert (site.out / "_images" / name).read_bytes() == (REPO / source.parent / figure).read_bytes()
 
 
 EXERCISES = [p for p in PAGES if p.parts[0] == "exercises" and p.suffix == ".ipynb"]
@@ -120,20 +120,20 @@ def test_every_exercise_page_downloads_its_notebook_as_the_learner_gets_it(site,
     links = re.findall(r'href="([^"]*_downloads/[^"]*)"', page)
     assert [link for link in links if link.endswith("/" + source.name)], "no download link to the notebook"
     served = (site.out / source.parent / links[0]).resolve()
-    assert served.read_bytes() == (ROOT / source).read_bytes(), "the download differs from the repository's notebook"
+    assert served.read_bytes() == (REPO / source).read_bytes(), "the download differs from the repository's notebook"
 
 
 def test_the_home_page_table_states_each_lessons_minutes_and_lesson_00s_totals():
     """The table is made from the lessons' first cells; its totals are the ones lesson 00 states."""
-    spec = importlib.util.spec_from_file_location("lesson_minutes", ROOT / "tools" / "lesson_minutes.py")
+    spec = importlib.util.spec_from_file_location("lesson_minutes", REPO / "tools" / "lesson_minutes.py")
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
-    table = build_site.lesson_table(ROOT)
+    table = build_site.lesson_table(REPO)
     rows = [line for line in table.splitlines() if line.startswith("| [")]
     assert len(rows) == len(LESSONS) and "not stated" not in table
-    for row, stated in zip(rows, tool.rows(ROOT)):
+    for row, stated in zip(rows, tool.rows(REPO)):
         assert f"| {stated['core_stated']} min | {stated['further_stated']} min |" in row
-    core, further = tool.stated_totals(ROOT)
+    core, further = tool.stated_totals(REPO)
     assert f"take {core} minutes" in table and f"add {further} minutes" in table
 
 
@@ -188,9 +188,9 @@ def _fake_checkout(root: Path, lesson_text: str) -> Path:
     (root / "docs" / "reference").mkdir(parents=True)
     (root / "docs" / "glossary.md").write_text("# Glossary\n\n## Gang\n\nAll or nothing.\n")
     (root / "docs" / "instructor-guide.md").write_text("# Instructor guide\n\nSee the [glossary](glossary.md).\n")
-    for page in sorted((ROOT / "docs" / "reference").glob("*.md")):  # the home page's toctrees name each one
+    for page in sorted((REPO / "docs" / "reference").glob("*.md")):  # the home page's toctrees name each one
         (root / "docs" / "reference" / page.name).write_text(f"# {page.stem}\n\nText.\n")
-    shutil.copytree(ROOT / "website", root / "website")
+    shutil.copytree(REPO / "website", root / "website")
     return root
 
 
@@ -311,7 +311,7 @@ def _expected_outputs(notebook: Path) -> tuple[int, int]:
 @pytest.mark.browser
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_a_lesson_page_shows_its_figures_images_and_tables(served, tab, lesson):
-    source = ROOT / "course" / lesson
+    source = REPO / "course" / lesson
     images, tables = _expected_outputs(source)
     tab.goto(f"{served}/course/{Path(lesson).with_suffix('.html').name}", wait_until="load")
     if tab.locator("article img").count():
@@ -338,11 +338,11 @@ FOLLOWED = [
 @pytest.mark.browser
 @pytest.mark.parametrize("lesson, target", FOLLOWED)
 def test_a_link_in_a_lesson_opens_the_page_it_names(served, tab, lesson, target):
-    target_source = (ROOT / "course" / target).resolve()
-    assert target_source.is_file() and target in (ROOT / "course" / lesson).read_text(encoding="utf-8")
+    target_source = (REPO / "course" / target).resolve()
+    assert target_source.is_file() and target in (REPO / "course" / lesson).read_text(encoding="utf-8")
     tab.goto(f"{served}/course/{Path(lesson).with_suffix('.html').name}", wait_until="load")
     href = Path(target).with_suffix(".html").as_posix()
     tab.locator(f'article a[href="{href}"]').first.click()
     tab.wait_for_load_state("load")
-    assert tab.url.endswith("/" + target_source.relative_to(ROOT).with_suffix(".html").as_posix())
+    assert tab.url.endswith("/" + target_source.relative_to(REPO).with_suffix(".html").as_posix())
     assert _plain(tab.locator("article h1").first.inner_text().replace("#", "").strip()) == _title(target_source)

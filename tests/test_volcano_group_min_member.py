@@ -23,6 +23,8 @@ from gangkit.manifests import GangkitInputWarning, dump_manifests, load_manifest
 from gangkit.manifests.core import GROUP_MIN_MEMBER, GROUP_NAME
 from gangkit.model.errors import ScenarioError
 
+import builders
+from builders import gpu_nodes, one_cluster_queue
 from conftest import case
 
 try:
@@ -34,20 +36,8 @@ GPU = "nvidia.com/gpu"
 
 
 def scenario(stack: str, *jobs, kueue: bool = False) -> gk.Scenario:
-    sc = gk.Scenario(gk.nodes(2, gpus=8), list(jobs))
-    if kueue:
-        from gangkit.kueue.objects import (
-            ClusterQueue,
-            FlavorQuotas,
-            KueueSetup,
-            LocalQueue,
-            Quota,
-            ResourceFlavor,
-            ResourceGroup,
-        )
-        cq = ClusterQueue("cq", [ResourceGroup((GPU,), (FlavorQuotas("f", {GPU: Quota(16)}),))])
-        sc.kueue = KueueSetup([ResourceFlavor("f")], [cq], [LocalQueue("default", "default", "cq")])
-    return sc.with_settings(stack=stack)
+    """The jobs on two 8-GPU nodes under ``stack``; with ``kueue``, behind one ClusterQueue of 16 GPUs."""
+    return builders.scenario(gpu_nodes(2), jobs, kueue=one_cluster_queue(16) if kueue else None, stack=stack)
 
 
 def docs(text: str) -> list[dict]:

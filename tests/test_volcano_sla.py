@@ -15,23 +15,22 @@ from __future__ import annotations
 
 import pytest
 
-import gangkit as gk
 from gangkit.manifests import dump_manifests, load_manifests
 from gangkit.model.errors import ScenarioError
 from gangkit.model.jobs import Job, PodSet
-from gangkit.model.nodes import nodes
-from gangkit.model.scenario import Scenario
 from gangkit.volcano.actions import allocate
 from gangkit.volcano.api import VolcanoSetup
 from gangkit.volcano.plugins.sla import SlaPlugin
+
+from builders import gang, gpu_nodes, simulate_on
 
 DOC = SlaPlugin()  # the placement of Volcano's sla design page: after priority and gang, in their tier
 FIRST = SlaPlugin(first_tier=True)  # a tier of its own before gang's
 
 
 def run(jobs, sla, n_nodes=1, gpus=4, **settings):
-    sc = Scenario(nodes(n_nodes, gpus=gpus), jobs, volcano=VolcanoSetup(sla=sla))
-    return gk.simulate(sc, stack="gang", **settings)
+    """The jobs under ``gang`` on ``n_nodes`` nodes of ``gpus`` GPUs, with this sla plugin (``None``: without it)."""
+    return simulate_on(gpu_nodes(n_nodes, gpus), jobs, stack="gang", volcano=VolcanoSetup(sla=sla), **settings)
 
 
 def starts(result) -> dict:
@@ -39,7 +38,7 @@ def starts(result) -> dict:
 
 
 def one_gpu(name, submit, run_time=100, **kw) -> Job:
-    return Job(name, [PodSet("main", 1, 1)], run_time, submit_time=submit, **kw)
+    return gang(name, 1, 1, run_time=run_time, submit=submit, pod_set="main", **kw)
 
 
 # --- JobOrderFn (sla_test.go): one GPU, a blocker, then two jobs that wait for it --------------------------------

@@ -14,10 +14,9 @@ import math
 
 import pytest
 
-from gangkit import Scenario, nodes, simulate
+from gangkit import nodes, simulate
 from gangkit.model.errors import ScenarioError
 from gangkit.model.jobs import job
-from gangkit.model.scenario import RunSettings
 from gangkit.results.waiting import (
     SIZE_CLASSES,
     TAU_S,
@@ -33,11 +32,13 @@ from gangkit.results.waiting import (
 )
 from gangkit.workloads.generators import mm_c
 
+from builders import gpu_nodes, simulate_on
+
 
 def story(ordering: str, **settings):
     jobs = [job("A", gpus=2, run_time=100), job("B", gpus=1, run_time=5), job("E", gpus=2, run_time=10, submit_time=1),
             job("C", gpus=1, run_time=50, submit_time=10)]
-    return simulate(Scenario(nodes(1, gpus=2), jobs, RunSettings(**settings)), stack="gang", ordering=ordering)
+    return simulate_on(gpu_nodes(1, gpus=2), jobs, stack="gang", ordering=ordering, **settings)
 
 
 # wait and bounded slowdown max(1, (wait + run) / max(run, 10)) per job, by hand
@@ -117,7 +118,7 @@ def test_censored_wait_counts_to_the_end_and_is_flagged():
 
 def test_rejected_job_is_counted_but_has_no_wait():
     jobs = [job("A", gpus=1, run_time=10), job("huge", gpus=4, run_time=10)]
-    r = simulate(Scenario(nodes(1, gpus=2), jobs), stack="gang")
+    r = simulate_on(gpu_nodes(1, gpus=2), jobs, stack="gang")
     table = wait_table(r)
     assert table.loc["2-8", "rejected"] == 1 and math.isnan(table.loc["2-8", "mean_wait_s"])
     assert table.loc["all", "jobs"] == 2 and table.loc["all", "mean_wait_s"] == 0
@@ -144,7 +145,7 @@ def test_t_quantiles_match_printed_tables(p, df, value):
 def queue_growing_by_one_every_10s(n=101):
     """One 1-GPU node held by a very long job; then a job every 10 s: the queue grows by 360 jobs per hour."""
     jobs = [job("hog", run_time=1e6)] + [job(f"j{i:03d}", run_time=5, submit_time=10 * i) for i in range(1, n)]
-    return simulate(Scenario(nodes(1, gpus=1), jobs, RunSettings(horizon=2000)), stack="gang")
+    return simulate_on(gpu_nodes(1, gpus=1), jobs, stack="gang", horizon=2000)
 
 
 def test_linear_queue_growth_reads_unstable_with_its_exact_slope():
@@ -157,7 +158,7 @@ def test_linear_queue_growth_reads_unstable_with_its_exact_slope():
 
 def test_empty_queue_reads_stable_with_zero_slope():
     jobs = [job(f"j{i}", run_time=5, submit_time=10 * i) for i in range(50)]
-    st = stability(simulate(Scenario(nodes(1, gpus=1), jobs), stack="gang"))
+    st = stability(simulate_on(gpu_nodes(1, gpus=1), jobs, stack="gang"))
     assert (st.verdict, st.slope_per_h, st.low_per_h, st.high_per_h, st.mean_queue) == ("stable", 0, 0, 0, 0)
 
 

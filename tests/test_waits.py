@@ -25,6 +25,8 @@ from gangkit.supply.cloud import InstanceType, Stages
 from gangkit.supply.karpenter import Karpenter, NodePool
 from gangkit.volcano.scheduler import VolcanoGang
 
+from builders import gang, gpu_nodes, holder, scenario, simulate_on, supplied
+
 STAGES = {
     "n1": {"launched": 10.0, "registered": 70.0, "initialized": 160.0},
     "n2": {"launched": 10.0, "registered": 40.0, "initialized": 100.0, "image_pulled": 130.0},
@@ -70,7 +72,7 @@ def test_awaited_at_picks_the_node_ready_last():
 # ------------------------------------------------------------------------ stories
 def _busy_then(*jobs_, gpus=8):
     """One node kept busy by Z for 1000 s, then the given jobs."""
-    return gk.Scenario(nodes(1, gpus=gpus), [job("Z", pods=1, gpus=gpus, run_time=1000), *jobs_])
+    return scenario(gpu_nodes(1, gpus), [holder(gpus), *jobs_])
 
 
 def _karpenter(limit=None, stages=None, consolidate_after=0.0):
@@ -157,8 +159,8 @@ class TellingSupplier(SilentSupplier):
      {"placement": 30.0}),
 ])
 def test_waits_with_a_hand_made_supplier(name, stages, supplier, expected):
-    sc = gk.Scenario(nodes(1, gpus=4), [job("Z", gpus=4, run_time=1000), job("A", pods=2, gpus=4, run_time=10)])
-    result = gk.simulate(sc, stack=Stack(VolcanoGang(period=0.0), suppliers=[supplier(stages)]))
+    result = simulate_on(gpu_nodes(1, gpus=4), [holder(4), gang("A", 2, 4, run_time=10)],
+                         stack=supplied(VolcanoGang(period=0.0), supplier(stages)))
     assert _waits(result, "A") == pytest.approx(expected)
 
 

@@ -26,14 +26,15 @@ from gangkit.manifests import dump_manifests, load_manifests
 from gangkit.model.errors import ScenarioError
 from gangkit.model.jobs import Job, PodSet
 from gangkit.model.resources import Resources
-from gangkit.model.scenario import RunSettings
 from gangkit.placement.yunikorn import YuniKorn
 from gangkit.stacks import Stack
 
+import builders
+from builders import GIB, gang, simulate_on
 from conftest import case, shared_path
 
 GPU = "nvidia.com/gpu"
-GI = 2**30
+GI = GIB
 TIMEOUT = 600.0
 POD = (1, 4.0, 16 * GI)  # one real pod: GPUs, cores, bytes
 NODE = (6, 24.0, 96 * GI)  # one node: room for the 4 pods, not for 4 placeholders twice their size
@@ -49,15 +50,19 @@ def sized(dim: str, factor: float) -> Resources:
 
 
 def run(jobs, node=NODE, layer=None, **kw):
+    """The jobs on one node of ``node``'s (GPUs, cores, bytes) under YuniKorn; the result and the layer (its swaps).
+
+    ``kw`` goes to the :class:`Stack` (``suppliers=``).
+    """
     layer = layer or YuniKorn()
-    sc = Scenario([Node("gpu-0", node[0], cpu=node[1], memory=node[2])], jobs, name="min-resource")
-    return gk.simulate(sc, stack=Stack(layer, name="yunikorn", **kw), horizon=10_000), layer
+    node_list = [Node("gpu-0", node[0], cpu=node[1], memory=node[2])]
+    return simulate_on(node_list, jobs, stack=Stack(layer, name="yunikorn", **kw), horizon=10_000, name="min-resource"), layer
 
 
 def big(placeholder: Resources | None, **extra) -> Job:
     """4 sync workers of POD, one task group of minMember 4, Hard, placeholderTimeoutInSeconds 600."""
-    return Job("big", [PodSet("workers", 4, *POD)], run_time=100, placeholder_request=placeholder,
-               placeholder_timeout=TIMEOUT, gang_style="Hard", **extra)
+    return gang("big", 4, POD[0], cpu=POD[1], memory=POD[2], run_time=100, placeholder_request=placeholder,
+                placeholder_timeout=TIMEOUT, gang_style="Hard", **extra)
 
 
 def fitting(ph: Resources) -> int:
@@ -296,7 +301,7 @@ def test_the_documentation_example(memory, expected, failed_swaps):
 
 
 def scenario(j: Job, stack: str) -> Scenario:
-    return Scenario([Node("gpu-0", 8, cpu=32.0, memory=128 * GI)], [j], settings=RunSettings(stack=stack), name="py")
+    return builders.scenario([Node("gpu-0", 8, cpu=32.0, memory=128 * GI)], [j], stack=stack, name="py")
 
 
 ROUND_TRIP = [
