@@ -57,6 +57,7 @@ import json
 import math
 import os
 import random
+import warnings
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -85,6 +86,8 @@ RESOURCE_NAMES = {"gpus": "nvidia.com/gpu", "cpu": "cpu", "memory": "memory"}
 #: a pod's run time at or beyond this serves until the horizon (a Deployment's, a StatefulSet's pods)
 SERVES = 1e9
 QUANTILES = (0.1, 0.5, 0.9)
+#: the reader's notes about the default run time, which a prediction replaces by its draws
+DEFAULT_RUN_TIME_NOTES = ("no gangkit/run-time annotation on ", "job(s) had run longer than their run time")
 _OBJ = "predict"
 
 
@@ -445,8 +448,6 @@ def _percentiles(values: Sequence[float]) -> dict | None:
 def run_samples(task: tuple) -> list[dict]:
     """Run some samples of one prediction (one task of the pool): per sample, per new workload, its start, its wait
     per bucket and the nodes a supplier launched before it started."""
-    import warnings
-
     scenario, sampled, new, runs = task
     out = []
     for _index, run_times in runs:
@@ -554,7 +555,12 @@ def predict(dump, jobs: Iterable = (), *, stack: str | None = None, samples: int
     if not job_paths:
         raise ScenarioError([Problem(_OBJ, "jobs", "expected at least one YAML file of workloads to submit")])
     life = ResidualLife.load(runtime_quantiles)
-    scenario = load_files(dump_paths + job_paths, snapshot_time=snapshot_time)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scenario = load_files(dump_paths + job_paths, snapshot_time=snapshot_time)
+    for w in caught:  # the default run time is not used here: the samples draw one
+        if not any(note in str(w.message) for note in DEFAULT_RUN_TIME_NOTES):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if horizon is not None:
         scenario = scenario.with_settings(horizon=float(horizon))
     scenario = scenario.with_settings(stack=stack, seed=seed)
@@ -577,6 +583,13 @@ def predict(dump, jobs: Iterable = (), *, stack: str | None = None, samples: int
     annotated = _annotated(dump_docs + job_docs)
     sampled = [k for k, j in enumerate(scenario.jobs)
                if j.run_time < SERVES and not any(_owns(a, j) for a in annotated)]
+    if sampled:
+        from gangkit.manifests import GangkitInputWarning
+
+        names = ", ".join(scenario.jobs[k].key for k in sampled[:5]) + (", ..." if len(sampled) > 5 else "")
+        warnings.warn(f"{len(sampled)} job(s) without a gangkit/run-time annotation: each sample draws their run "
+                      f"times from {life.table.source or 'the quantile table'}, given how long they have run: {names}",
+                      GangkitInputWarning, stacklevel=2)
 
     # the snapshot itself, after the events of time 0: reasons, never-start, queue positions, nodes
     from gangkit.results.diagnosis import diagnose_job

@@ -244,9 +244,6 @@ def cmd_predict(args: argparse.Namespace) -> int:
     """``gangkit predict DUMP JOB...``: will each job start, when, and why not (see gangkit.analysis.predict)."""
     from gangkit.analysis.predict import predict
 
-    if args.horizon is not None and not (math.isfinite(args.horizon) and args.horizon > 0):
-        print(f"gangkit predict: --horizon: expected seconds > 0, got {args.horizon:g}", file=sys.stderr)
-        return 2
     prediction, status = load_reporting(lambda: predict(
         args.dump, args.jobs, stack=args.stack, samples=args.samples, seed=args.seed, horizon=args.horizon,
         runtime_quantiles=args.runtime_quantiles, workers=args.workers))
@@ -254,6 +251,16 @@ def cmd_predict(args: argparse.Namespace) -> int:
         return status
     print(json.dumps(_finite(prediction.to_dict()), allow_nan=False) if args.json else str(prediction))
     return 0
+
+
+def _seconds(text: str) -> float:
+    try:
+        s = float(text)
+    except ValueError:
+        s = math.nan
+    if not (math.isfinite(s) and s > 0):
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text}")
+    return s
 
 
 def _positive(text: str) -> int:
@@ -340,7 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--stack", help=f"layers in order: {', '.join(STACKS)} (default: the files' Simulation, else gang)")
     predict.add_argument("--samples", type=_positive, default=100, metavar="N", help="sampled futures (default 100)")
     predict.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the run-time draws (default 0)")
-    predict.add_argument("--horizon", type=float, metavar="S", help="seconds after the snapshot within which a start "
+    predict.add_argument("--horizon", type=_seconds, metavar="S", help="seconds after the snapshot within which a start "
                          f"counts (default: the run's horizon, {HORIZON_DAYS:g} days)")
     predict.add_argument("--runtime-quantiles", metavar="FILE", help="a CSV quantile,value of run times in seconds "
                          "(default: the shipped Philly trace quantiles)")
