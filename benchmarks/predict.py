@@ -12,8 +12,9 @@ workload to predict is one Job of two 8-GPU pods.
     python benchmarks/predict.py --quick         # 20 nodes, 100 pods, 4 samples (the smoke test)
     python benchmarks/predict.py --workers 1     # in this process only
 
-It prints one row: the dump's size, the wall seconds to write the dump, and ``predict``'s wall seconds
-(reading the dump, the snapshot's diagnosis, the samples), against the target of 60 s on 2 cores.
+It prints one row: the dump's size, the wall seconds to write the dump, and ``predict``'s wall and CPU
+seconds (reading the dump, the snapshot's diagnosis, the samples; CPU of this process and its worker
+processes) and the machine's load average, against the target of 60 s of wall time on 2 cores.
 """
 
 from __future__ import annotations
@@ -126,6 +127,14 @@ NEW_JOB = {"apiVersion": "batch/v1", "kind": "Job",
                     "template": {"spec": {"restartPolicy": "Never", "containers": [_container(8, 32, "256Gi")]}}}}
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of its finished children (the worker processes of the samples)."""
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="20 nodes, 100 pods, 4 samples")
@@ -147,15 +156,15 @@ def main(argv: list[str] | None = None) -> int:
         dump.write_text(yaml.dump({"apiVersion": "v1", "kind": "List", "items": docs}, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper)))
         job.write_text(yaml.safe_dump(NEW_JOB))
         build = time.perf_counter() - t
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _cpu()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             pred = predict(dump, [job], stack="kueue+gang", samples=samples, seed=0, workers=args.workers)
-        wall = time.perf_counter() - t
+        wall, cpu = time.perf_counter() - t, _cpu() - c
     w = pred.workloads[0]
     row = {"case": "predict", "nodes": n_nodes, "pods": sum(1 for d in docs if d["kind"] == "Pod"),
            "samples": pred.samples, "workers": args.workers or os.cpu_count(), "build_s": round(build, 2),
-           "wall_s": round(wall, 2), "will_start": w.will_start, "start_s": w.start_s, "waits_in": w.waits_in,
+           "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "load": round(os.getloadavg()[0], 1), "will_start": w.will_start, "start_s": w.start_s, "waits_in": w.waits_in,
            "code": w.reason["code"]}
     if args.json:
         print(json.dumps(row))
