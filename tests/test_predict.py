@@ -300,3 +300,14 @@ def test_bad_input_is_one_clear_line_and_exit_2(tmp_path, capsys, args, words):
     assert exited.value.code == 2
     assert words in err and "Traceback" not in err
     assert len([line for line in err.splitlines() if line.startswith(("error", "gangkit predict: error"))]) == 1
+
+
+def test_with_a_node_supplier_the_nodes_it_launches_and_when_they_are_ready_are_rows(tmp_path):
+    # cluster-autoscaler's default node group launches 8-GPU nodes for the pods no node takes; they are not
+    # ready at the snapshot (kube-scheduler sees the not-ready taint), ready 150 s later
+    p = _predict(DUMP, [_job(tmp_path, "wide", pods=3)], stack="pod+autoscaler", samples=3, workers=1)
+    (w,) = p.workloads
+    launched = [r for r in w.nodes if r["filter"] is None]
+    assert [(r["node"], r["count"], r["share"]) for r in launched] == [("gpu-8", 4, 1.0)]
+    assert launched[0]["ready_s"]["p50"] == w.start_s["p50"] > 0
+    assert any(r["filter"] == "TaintToleration" and r["detail"].startswith("not ready") for r in w.nodes)

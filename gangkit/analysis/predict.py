@@ -514,7 +514,8 @@ def _launches(sim) -> list[tuple]:
     out = []
     for supplier in sim.stack.suppliers:
         for row in getattr(supplier, "_ready_rows", ()):  # (name, pool or group, instance type, launched, ..., ready_at, _)
-            out.append((supplier.name, row[2], float(row[3]), float(row[6])))
+            if not math.isnan(float(row[6])):  # a node that never became ready (a failed launch) is left out
+                out.append((supplier.name, row[2], float(row[3]), float(row[6])))
     return out
 
 
