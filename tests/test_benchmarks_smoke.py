@@ -78,3 +78,18 @@ def test_quick_benchmark_prints_every_case():
 def test_bad_case_is_refused(args, message):
     proc = _run(*args)
     assert proc.returncode == 2 and message in proc.stderr
+
+
+def test_quick_predict_benchmark_prints_its_row():
+    """``benchmarks/predict.py --quick``: the generated dump (20 nodes, 100 pods) and a prediction of 4 samples."""
+    import json
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "predict.py"), "--quick", "--workers", "1", "--json"],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    row = json.loads(proc.stdout)
+    assert (row["case"], row["nodes"], row["pods"], row["samples"]) == ("predict", 20, 100, 4)
+    assert row["will_start"] == 1.0 and row["start_s"]["p10"] <= row["start_s"]["p50"] <= row["start_s"]["p90"]
+    assert row["waits_in"] == "quota" and row["wall_s"] > 0 and row["cpu_s"] > 0

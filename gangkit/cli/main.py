@@ -18,6 +18,10 @@ simulated days at the latest unless a file's ``Simulation`` sets ``spec.horizon`
 prints every inconsistency between its layers (:mod:`gangkit.consistency`): exit 0 when there is none
 or only warnings, 1 with an error (with ``--strict``, with any finding), 2 for bad input.
 
+``gangkit predict DUMP.yaml JOB.yaml... [--stack NAME] [--samples N] [--seed S] [--json] [--runtime-quantiles FILE]
+[--horizon S] [--workers N]`` submits the jobs to a live cluster's dump at its snapshot time and says, per job,
+whether and when it starts over many sampled futures, and why it waits (:mod:`gangkit.analysis.predict`).
+
 ``gangkit run SCENARIO --compare pod,gang,kueue+gang`` runs the same scenario
 and seed through each stack and prints one comparison row per stack
 (:mod:`gangkit.analysis.compare`); with ``--json`` the object holds a ``stacks`` list,
@@ -236,6 +240,29 @@ def cmd_check(args: argparse.Namespace) -> int:
     return report.exit_status(args.strict)
 
 
+def cmd_predict(args: argparse.Namespace) -> int:
+    """``gangkit predict DUMP JOB...``: will each job start, when, and why not (see gangkit.analysis.predict)."""
+    from gangkit.analysis.predict import predict
+
+    prediction, status = load_reporting(lambda: predict(
+        args.dump, args.jobs, stack=args.stack, samples=args.samples, seed=args.seed, horizon=args.horizon,
+        runtime_quantiles=args.runtime_quantiles, workers=args.workers))
+    if status is not None:
+        return status
+    print(json.dumps(_finite(prediction.to_dict()), allow_nan=False) if args.json else str(prediction))
+    return 0
+
+
+def _seconds(text: str) -> float:
+    try:
+        s = float(text)
+    except ValueError:
+        s = math.nan
+    if not (math.isfinite(s) and s > 0):
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text}")
+    return s
+
+
 def _positive(text: str) -> int:
     n = int(text)
     if n < 1:
@@ -311,6 +338,22 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--simulate", action="store_true", help="also run the stack and report what went wrong in the run")
     check.add_argument("--stack", help=f"with --simulate: the stack to run ({', '.join(STACKS)})")
     check.set_defaults(func=cmd_check)
+    predict = sub.add_parser("predict", help="will a job start on a live cluster's dump, when, and why not", description=(
+        "Submit the jobs to the cluster of a dump (kubectl get ... -o yaml) at its snapshot time and run it forward "
+        "many times, each with remaining run times drawn for the running pods (docs/reference/predict.md): per job, "
+        "the share of samples in which it starts, its start time p10/p50/p90, the layer it waits in and why."))
+    predict.add_argument("dump", metavar="DUMP", help="a live cluster's dump (YAML), read as gangkit run reads it")
+    predict.add_argument("jobs", metavar="JOB", nargs="+", help="YAML files of the workloads to submit")
+    predict.add_argument("--stack", help=f"layers in order: {', '.join(STACKS)} (default: the files' Simulation, else gang)")
+    predict.add_argument("--samples", type=_positive, default=100, metavar="N", help="sampled futures (default 100)")
+    predict.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the run-time draws (default 0)")
+    predict.add_argument("--horizon", type=_seconds, metavar="S", help="seconds after the snapshot within which a start "
+                         f"counts (default: the run's horizon, {HORIZON_DAYS:g} days)")
+    predict.add_argument("--runtime-quantiles", metavar="FILE", help="a CSV quantile,value of run times in seconds "
+                         "(default: the shipped Philly trace quantiles)")
+    predict.add_argument("--workers", type=_positive, metavar="N", help="processes for the samples (default: one per CPU)")
+    predict.add_argument("--json", action="store_true", help="print one JSON object: snapshot_time, samples, workloads")
+    predict.set_defaults(func=cmd_predict)
     from gangkit.cli.export import add_export_parser
     from gangkit.cli.grade import add_grade_parser
 
