@@ -18,7 +18,7 @@ What is sampled (docs/reference/predict.md):
   ``a`` seconds at the snapshot gets a total run time ``T`` drawn from the run-time
   distribution *conditioned on* ``T > a``: with ``F`` the distribution's CDF, ``u`` is
   uniform on ``[F(a), 1)`` and ``T = F^-1(u)`` (inverse CDF). The distribution is a
-  quantile table (:class:`gangkit.workloads.generators.Empirical`: the CDF is a straight
+  quantile table (:class:`gangkit.workloads.run_times.Empirical`: the CDF is a straight
   line between two rows), by default the 101 quantiles of 83,154 job run times of
   Microsoft's Philly cluster the package ships (``gangkit/data/philly_runtime_quantiles.csv``,
   ``tools/make_runtime_quantiles.py``), or a table of one's own (``runtime_quantiles``).
@@ -70,7 +70,7 @@ import yaml
 
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.quantity import MAX_DURATION_S
-from gangkit.workloads.generators import Empirical, philly_runtime
+from gangkit.workloads.run_times import Empirical, philly_runtime
 
 __all__ = ["FILTER_ORDER", "NEVER_CODES", "Prediction", "ResidualLife", "WorkloadPrediction", "node_filters", "predict"]
 
