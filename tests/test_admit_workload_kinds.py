@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from gangkit.analysis.admit import admit
-from gangkit.kueue.snapshot import load_kueue
+from gangkit.manifests.kueue_snapshot import load_kueue
 
 from conftest import case
 

@@ -30,8 +30,8 @@ from hypothesis import strategies as st
 import gangkit as gk
 from gangkit.cli.main import main
 from gangkit.consistency.check import check
-from gangkit.kueue.snapshot import load_kueue
 from gangkit.manifests import load_file
+from gangkit.manifests.kueue_snapshot import load_kueue
 
 ROOT = Path(__file__).resolve().parents[1] / "examples"
 EXAMPLES = sorted(ROOT.glob("*.yaml")) + sorted((ROOT / "migration").glob("*.yaml"))

@@ -19,7 +19,6 @@ import pytest
 from gangkit import nodes, simulate
 from gangkit.model.errors import ScenarioError
 from gangkit.workloads.generators import (
-    PHILLY_QUANTILES,
     Bursty,
     Constant,
     Empirical,
@@ -30,9 +29,9 @@ from gangkit.workloads.generators import (
     Stream,
     mm_c,
     philly_runtime,
-    quantile_table,
     tiered_training,
 )
+from gangkit.workloads.run_times import PHILLY_QUANTILES, quantile_table
 
 try:
     from conftest import shared_path

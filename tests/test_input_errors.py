@@ -12,11 +12,11 @@ import pytest
 import gangkit as gk
 from gangkit import Job, Node, PodSet, job, nodes
 from gangkit.cli.main import main
-from gangkit.kueue.snapshot import load_kueue
 from gangkit.manifests import GangkitInputWarning, load_file, load_manifests
-from gangkit.manifests.reader import MAX_DEPTH, MAX_INPUT_BYTES, MAX_JOB_PODS, MAX_SCENARIO_PODS
+from gangkit.manifests.kueue_snapshot import load_kueue
+from gangkit.manifests.streams import MAX_JOBS
+from gangkit.model.reading import MAX_DEPTH, MAX_INPUT_BYTES, MAX_JOB_PODS, MAX_SCENARIO_PODS
 from gangkit.workloads import traces
-from gangkit.workloads.generators import MAX_JOBS
 
 from conftest import case, run_cli
 

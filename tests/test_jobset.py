@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 import gangkit as gk
-from gangkit.kueue.snapshot import load_kueue
 from gangkit.manifests import load_manifests
 from gangkit.manifests.export import export_manifests
+from gangkit.manifests.kueue_snapshot import load_kueue
 from gangkit.model.errors import ScenarioError
 from gangkit.model.jobs import JOBSET, Job, PodSet
 from gangkit.model.nodes import nodes

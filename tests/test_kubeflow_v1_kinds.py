@@ -19,8 +19,8 @@ import yaml
 
 import gangkit as gk
 from gangkit.analysis.admit import admit
-from gangkit.kueue.snapshot import load_kueue
 from gangkit.manifests import dump_manifests, load_manifests
+from gangkit.manifests.kueue_snapshot import load_kueue
 from gangkit.model.errors import ScenarioError
 from gangkit.model.jobs import JAXJOB, PADDLEJOB, TFJOB, XGBOOSTJOB
 

@@ -21,8 +21,8 @@ import yaml
 
 from gangkit.analysis.admit import admit, format_report
 from gangkit.cli.main import main
-from gangkit.kueue.snapshot import load_kueue
 from gangkit.manifests import GangkitInputWarning
+from gangkit.manifests.kueue_snapshot import load_kueue
 from gangkit.model.quantity import parse_quantity
 
 from conftest import case, run_cli

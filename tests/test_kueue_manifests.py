@@ -31,8 +31,8 @@ from gangkit.kueue.objects import (
     ResourceFlavor,
     ResourceGroup,
 )
-from gangkit.kueue.snapshot import load_kueue
 from gangkit.manifests import GangkitInputWarning, load_file, load_manifests
+from gangkit.manifests.kueue_snapshot import load_kueue
 from gangkit.model.errors import ScenarioError
 
 from conftest import case, edit

@@ -38,10 +38,10 @@ from gangkit.kueue.objects import (
 )
 from gangkit.kueue.scheduler import Kueue
 from gangkit.kueue.setup_manifests import TOPOLOGY_VERSIONS
-from gangkit.kueue.snapshot import load_kueue
 from gangkit.kueue.tas.manifests import TOPOLOGY_FIELDS
 from gangkit.kueue.tas.search import TASFlavorSnapshot, TopologyTree
 from gangkit.manifests import GangkitInputWarning, load_file, load_manifests
+from gangkit.manifests.kueue_snapshot import load_kueue
 from gangkit.model.errors import ScenarioError
 from gangkit.model.jobs import job
 from gangkit.model.nodes import Node

@@ -6,10 +6,13 @@ gangkit's packages are layers of an architecture (README, "Contributing"):
           < results < simulate, stacks < analysis < lessons, checks < cli
 
 A module may import modules of its own tier or below, never above, also not late inside a
-function (a late import is still a dependency). Every ``manifests`` module of a layer package
-(``gangkit.volcano.manifests``...) belongs to the manifests tier: it reads YAML into the layer's
-objects. The root package ``gangkit`` is the public surface; no module inside imports it. The
-source is read with ``ast``, not imported, so a failure names the file and the line.
+function (a late import is still a dependency). There is no exemption: the reader every family
+of manifests builds on is in the lowest tier (``gangkit.model.reading``), so a layer's manifest
+module (``gangkit.volcano.manifests``...) reads YAML into the layer's objects in the layer's own
+tier; what needs more (the loader, ``gangkit admit``'s snapshot) is in ``gangkit.manifests``.
+Tiers alone would let two packages of one tier import each other; the package cycle check
+forbids that too. The root package ``gangkit`` is the public surface; no module inside imports
+it. The source is read with ``ast``, not imported, so a failure names the file and the line.
 """
 
 from __future__ import annotations
@@ -26,8 +29,6 @@ TIERS = {
 }
 TIER_NAMES = {0: "model", 1: "engine", 2: "layers", 3: "workloads/manifests", 4: "results", 5: "simulate/stacks",
               6: "analysis", 7: "lessons/checks/grading", 8: "cli"}
-#: Modules of a layer package that read or write manifests, and so sit in the manifests tier.
-MANIFEST_MODULES = ("manifests", "setup_manifests", "snapshot", "dump")
 MAX_LINES = 800
 
 
@@ -44,10 +45,7 @@ def tier(module: str) -> int | None:
     parts = module.split(".")
     if len(parts) == 1:
         return None
-    t = TIERS[parts[1]]
-    if t == 2 and len(parts) > 2 and parts[-1] in MANIFEST_MODULES:
-        return TIERS["manifests"]
-    return t
+    return TIERS[parts[1]]
 
 
 MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
@@ -147,6 +145,84 @@ def _reexport(module: str, target: str) -> bool:
     return MODULES[module].name == "__init__.py" and target.startswith(module + ".")
 
 
+def package_of(module: str) -> str:
+    """The package of the library a module belongs to: ``gangkit.kueue.tas.cache`` -> ``gangkit.kueue``."""
+    return ".".join(module.split(".")[:2])
+
+
+def package_graph(graph: dict[str, list[tuple[int, str, list[str]]]]) -> dict[str, set[str]]:
+    """Which packages each package imports (the root package, the public surface, aside)."""
+    edges: dict[str, set[str]] = {}
+    for module, imports in graph.items():
+        if module == "gangkit":
+            continue
+        here = edges.setdefault(package_of(module), set())
+        here |= {package_of(t) for _, t, _ in imports if t != "gangkit" and package_of(t) != package_of(module)}
+    return edges
+
+
+def package_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of packages that import each other, directly or through others (Tarjan's strongly connected
+    components of more than one package), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups = []
+
+    def visit(p: str) -> None:
+        index[p] = low[p] = len(index)
+        stack.append(p)
+        for q in sorted(edges.get(p, ())):
+            if q not in index:
+                visit(q)
+                low[p] = min(low[p], low[q])
+            elif q in stack:
+                low[p] = min(low[p], index[q])
+        if low[p] == index[p]:
+            group = []
+            while not group or group[-1] != p:
+                group.append(stack.pop())
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for p in sorted(edges):
+        if p not in index:
+            visit(p)
+    return sorted(groups)
+
+
+def test_no_two_packages_import_each_other():
+    """Tiers let two packages of one tier import each other (``manifests`` and ``workloads``, two layers); this does not."""
+    cycles = package_cycles(package_graph(GRAPH))
+    assert not cycles, "packages that import each other:\n  " + "\n  ".join(" <-> ".join(c) for c in cycles)
+
+
+def _fake(*edges: str) -> dict[str, list[tuple[int, str, list[str]]]]:
+    """A module graph from ``"a.x -> b.y"`` rows (module names without the ``gangkit.`` prefix)."""
+    graph: dict[str, list[tuple[int, str, list[str]]]] = {}
+    for row in edges:
+        src, dst = (f"gangkit.{m.strip()}" if m.strip() != "gangkit" else "gangkit" for m in row.split("->"))
+        graph.setdefault(src, []).append((1, dst, []))
+        graph.setdefault(dst, [])
+    return graph
+
+
+@pytest.mark.parametrize("edges, expected", [
+    pytest.param(["kueue.layer -> manifests.load", "manifests.load -> kueue.manifests"],
+                 [["gangkit.kueue", "gangkit.manifests"]], id="two packages importing each other are a cycle"),
+    pytest.param(["a.x -> b.x", "b.y -> c.x", "c.z -> a.w"], [["gangkit.a", "gangkit.b", "gangkit.c"]],
+                 id="a cycle through a third package is found"),
+    pytest.param(["a.x -> b.x", "b.y -> c.x", "a.w -> c.z"], [], id="imports that run one way are no cycle"),
+    pytest.param(["a.x -> a.y", "a.y -> a.tools.z", "a.tools.z -> a.x"], [],
+                 id="modules of one package importing each other are no package cycle"),
+    pytest.param(["gangkit -> a.x", "a.x -> b.y"], [], id="the root package re-exporting is no cycle"),
+    pytest.param(["a.x -> b.x", "b.x -> a.y", "c.x -> d.x", "d.y -> c.y"], [["gangkit.a", "gangkit.b"], ["gangkit.c", "gangkit.d"]],
+                 id="two separate cycles are both named"),
+])
+def test_the_package_cycle_check_can_fail(edges, expected):
+    assert package_cycles(package_graph(_fake(*edges))) == expected
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_no_module_is_over_800_lines(module):
     lines = MODULES[module].read_text().count("\n")
@@ -163,4 +239,4 @@ def test_the_checks_find_what_they_look_for():
     """The walk sees late imports and names bound to modules (so the tests above can fail)."""
     late = [t for line, t, _ in GRAPH["gangkit.results.result"]]
     assert "gangkit.results.plots" in late  # imported inside the plot shortcuts
-    assert tier("gangkit.volcano.manifests") == 3 and tier("gangkit.volcano.scheduler") == 2
+    assert tier("gangkit.volcano.manifests") == 2 and tier("gangkit.model.reading.reader") == 0

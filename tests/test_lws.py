@@ -19,9 +19,9 @@ import yaml
 
 import gangkit as gk
 from gangkit.analysis.admit import admit
-from gangkit.kueue.snapshot import load_kueue
 from gangkit.manifests import load_manifests
 from gangkit.manifests.apps import LONG_RUNNING
+from gangkit.manifests.kueue_snapshot import load_kueue
 from gangkit.model.errors import ScenarioError
 from gangkit.model.resources import Resources
 

@@ -14,8 +14,8 @@ import pytest
 
 import gangkit as gk
 from gangkit.kueue.layer import default_objects
-from gangkit.kueue.snapshot import load_kueue
 from gangkit.manifests import load_manifests
+from gangkit.manifests.kueue_snapshot import load_kueue
 from gangkit.model.jobs import Job, PodSet
 from gangkit.model.nodes import Node
 

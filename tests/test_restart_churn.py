@@ -20,7 +20,7 @@ import gangkit as gk
 from gangkit import Node, Scenario, job
 from gangkit.engine.churn import backoff_delay
 from gangkit.manifests import load_manifests
-from gangkit.manifests.core import job_manifest
+from gangkit.manifests.core_dump import job_manifest
 from gangkit.model.jobs import validate_jobs
 from gangkit.model.nodes import nodes
 from gangkit.placement.yunikorn import YuniKorn

@@ -17,10 +17,11 @@ from apiserver import T0, as_list, node, pod_of, served, stamp, workload_of
 
 import gangkit as gk
 from gangkit.manifests import load_files, load_manifests
-from gangkit.manifests.reader import Reader
-from gangkit.manifests.snapshot import is_snapshot, match_pods, split
+from gangkit.manifests.resume import match_pods
+from gangkit.manifests.snapshot import is_snapshot, split
 from gangkit.model.errors import ScenarioError
 from gangkit.model.jobs import PodSet
+from gangkit.model.reading import Reader
 
 from conftest import run_cli, shared_path
 from schema_util import requires_schemas, validate_manifest
@@ -650,7 +651,7 @@ def test_a_run_taken_up_from_its_own_snapshot_goes_on_as_the_run_itself(stack, t
 def test_gangkit_admit_reads_a_dump_s_workloads_once():
     """In a dump Kueue's Workloads stand for their jobs (a Job and its Workload are one workload, not two)."""
     from gangkit.analysis.admit import admit
-    from gangkit.kueue.snapshot import load_kueue
+    from gangkit.manifests.kueue_snapshot import load_kueue
 
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")

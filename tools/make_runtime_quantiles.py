@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gangkit.workloads.generators import quantile_table  # noqa: E402
+from gangkit.workloads.run_times import quantile_table  # noqa: E402
 
 SOURCE = ROOT.parent / "shared" / "traces" / "philly" / "philly_runtime.csv"
 OUTPUT = ROOT / "gangkit" / "data" / "philly_runtime_quantiles.csv"

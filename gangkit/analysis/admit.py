@@ -33,7 +33,7 @@ import json
 from typing import Any
 
 from gangkit.kueue.scheduler import Kueue
-from gangkit.kueue.snapshot import KueueInput, load_kueue
+from gangkit.manifests.kueue_snapshot import KueueInput, load_kueue
 from gangkit.model.errors import load_reporting
 
 __all__ = ["admit", "cmd_admit", "format_report"]
@@ -42,7 +42,7 @@ __all__ = ["admit", "cmd_admit", "format_report"]
 def admit(source: KueueInput, cycles: int | None = 1) -> dict[str, Any]:
     """Run ``cycles`` scheduling cycles (``None``: until a cycle changes nothing) on a snapshot; the decisions.
 
-    ``source`` is what :func:`gangkit.kueue.snapshot.load_kueue` read. Returns
+    ``source`` is what :func:`gangkit.manifests.kueue_snapshot.load_kueue` read. Returns
     the ``--json`` object: ``admitted``, ``preempted`` and ``pending``.
     """
     return _decide(source, cycles)[0]

@@ -12,7 +12,7 @@ for are not errors here: a Job whose ``priorityClassName`` names a class
 that is not in the files is an input error to ``gangkit run``, and a
 finding (``priority-class-missing``) to ``gangkit check``. The reader's
 warnings (fields gangkit does not read, simplifications) are emitted as
-:class:`~gangkit.manifests.reader.GangkitInputWarning`, except the ones a
+:class:`~gangkit.model.reading.GangkitInputWarning`, except the ones a
 finding already says.
 
 >>> from gangkit import check_manifests
@@ -32,8 +32,8 @@ from gangkit.consistency.findings import Finding
 from gangkit.consistency.inventory import Inventory, Source, read_stack
 from gangkit.consistency.report import Report
 from gangkit.consistency.simulation import implied_stack, run_findings, static_errors
-from gangkit.manifests.reader import GangkitInputWarning, looks_like_path
 from gangkit.model.errors import ScenarioError
+from gangkit.model.reading import GangkitInputWarning, looks_like_path
 
 __all__ = ["RULES", "check", "check_manifests"]
 

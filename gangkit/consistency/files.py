@@ -5,7 +5,7 @@ and each is opened and its pages counted before anyone reads them. A source
 is a path to a YAML file, YAML text, one parsed manifest (a dict) or a list
 of them; ``gangkit check`` takes several at once (a list of paths: one
 stack spread over files). Bad YAML is one problem with its line and column
-(:func:`gangkit.manifests.reader.parse_yaml`), a missing file one problem
+(:func:`gangkit.model.reading.parse_yaml`), a missing file one problem
 naming it.
 """
 
@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Union
 
-from gangkit.manifests.reader import looks_like_path, parse_yaml, read_text
 from gangkit.model.errors import Problem
+from gangkit.model.reading import looks_like_path, parse_yaml, read_text
 
 __all__ = ["Source", "documents", "screen", "sources_of"]
 

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 
 from gangkit.consistency.findings import Finding
 from gangkit.consistency.inventory import GangRef, Inventory, JobEntry, dig, display
-from gangkit.manifests.reader import PROGRESS
+from gangkit.model.reading import PROGRESS
 
 __all__ = ["findings"]
 

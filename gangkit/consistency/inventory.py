@@ -33,19 +33,19 @@ from gangkit.consistency.files import Source, documents, screen, sources_of
 from gangkit.kueue.manifests import KueueReader, LoadedWorkload
 from gangkit.kueue.objects import KueueSetup
 from gangkit.kueue.setup_manifests import KIND_NAMES as KUEUE_KINDS
-from gangkit.kueue.snapshot import SnapshotReader
-from gangkit.manifests import apps, core, snapshot, training
+from gangkit.manifests import apps, core, resume, simulation, snapshot, training
 from gangkit.manifests.core import GROUP_NAME, SYSTEM_PRIORITY_CLASSES
-from gangkit.manifests.load import REGISTRY, check_unique
-from gangkit.manifests.reader import (
+from gangkit.manifests.kueue_snapshot import SnapshotReader
+from gangkit.manifests.load import REGISTRY, JobContext, check_unique
+from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.jobs import Job
+from gangkit.model.nodes import Node
+from gangkit.model.reading import (
     QUEUE_LABEL,
     GangkitInputWarning,
     ManifestObject,
     Reader,
 )
-from gangkit.model.errors import Problem, ScenarioError
-from gangkit.model.jobs import Job
-from gangkit.model.nodes import Node
 from gangkit.model.scenario import RunSettings
 from gangkit.placement.manifests import POD_GROUP_LABEL, TASK_GROUP_NAME, TASK_GROUPS, GangObjects
 from gangkit.supply import manifests as supply
@@ -213,8 +213,11 @@ def _read_families(r: Reader, files: list[str], all_docs: list, objects: list[Ma
                    base_of: dict[int, Path | None], states: list | None = None) -> Inventory:
     """Every family of kinds read with gangkit's readers, in the order their answers depend on each other.
 
+    The PriorityClasses and Nodes first, then the workloads into Jobs (:func:`_read_jobs`), Volcano's
+    objects (:func:`_read_volcano`), the WorkloadGenerators, Kueue's setup and each queue-labelled Job as
+    Kueue sees it (:func:`_read_kueue`), and last the run settings and the node suppliers.
     ``states``: what live clusters' dumps show (:class:`gangkit.manifests.snapshot.Taken`); their pods' bindings
-    are checked as ``gangkit run`` checks them (:func:`gangkit.manifests.snapshot.check_bindings`).
+    are checked as ``gangkit run`` checks them (:func:`gangkit.manifests.resume.check_bindings`).
     """
     by_role: dict[str, list[ManifestObject]] = {}
     for o in objects:
@@ -233,44 +236,77 @@ def _read_families(r: Reader, files: list[str], all_docs: list, objects: list[Ma
 
     # batch/v1 Jobs with their gangs, then Volcano's objects (Volcano Jobs are appended to the jobs)
     groups = {(o.namespace or "default", o.name): o for o in roles("PodGroup")}
-    gangs = GangObjects.collect(by_role)
-    used_groups: dict[tuple, str] = {}
+    ctx = JobContext(tolerant, default_priority, groups, {}, GangObjects.collect(by_role))
+    entries, jobs = _read_jobs(r, roles, ctx)
+    runtimes = training.collect_runtimes(objects)
+    _read_trainjobs(r, roles, runtimes, ctx, entries, jobs)
+    volcano_setup, read_volcano = _read_volcano(r, roles, objects, ctx, entries, jobs, refs)
+    for o in roles("WorkloadGenerator"):  # checked as gangkit run checks them; the rules do not look at their jobs
+        r.base = base_of.get(id(o))
+        core.read_generated_jobs(r, [o], nodes, jobs)
+    r.base = None
+    setup, kueue_workloads = _read_kueue(r, objects, entries, classes, tolerant, default_priority, runtimes, refs)
+
+    for taken in states or ():  # one reader, one verdict: a pod gangkit run refuses is refused here too
+        resume.check_bindings(r, taken, jobs + list(read_volcano.values()), nodes)
+    settings, _, _ = simulation.read_simulation(r, roles("Simulation"), "scenario")
+    karpenter = _with_own_reader(r, lambda rr: supply.read_karpenter(rr, roles("Karpenter"), roles("NodePool")))
+    autoscaler = _with_own_reader(r, lambda rr: supply.read_cluster_autoscaler(rr, roles("ClusterAutoscaler")))
+    return Inventory(files, objects, list(r.problems), r.report(), nodes, entries, tolerant, setup, kueue_workloads,
+                     volcano_setup, karpenter, autoscaler, settings, bool(roles("Simulation")), refs, all_docs)
+
+
+def _read_jobs(r: Reader, roles, ctx: JobContext) -> tuple[list[JobEntry], list[Job]]:
+    """batch/v1 Jobs, the apps controllers, Pods, the Kubeflow kinds and JobSets: an entry for each object (the
+    Job read, its pod count, the scheduler its pods name, its gang) and the Jobs read."""
     entries: list[JobEntry] = []
     jobs: list[Job] = []
     for o in roles("Job"):
-        j = core.read_job(r, o, tolerant, default_priority, groups, used_groups, gangs)
+        j = core.read_job(r, o, *ctx)
         if j is not None:
             jobs.append(j)
-        entries.append(JobEntry(o, j, _parallelism(o), _scheduler(o, "Job"), _gang_ref(o, groups, gangs)))
+        entries.append(JobEntry(o, j, _parallelism(o), _scheduler(o, "Job"), _gang_ref(o, ctx.groups, ctx.gangs)))
     for o in roles("Deployment") + roles("ReplicaSet") + roles("StatefulSet"):
-        got = apps.read_controller(r, o, tolerant, default_priority, groups, used_groups, gangs)
+        got = apps.read_controller(r, o, *ctx)
         jobs.extend(got)
         entries.append(JobEntry(o, got[0] if len(got) == 1 else None, _parallelism_of(o, "replicas"),
-                                _scheduler(o, "Job"), _gang_ref(o, groups, gangs)))
-    pod_jobs = apps.read_pods(r, roles("Pod"), tolerant, default_priority, groups, used_groups, gangs)
+                                _scheduler(o, "Job"), _gang_ref(o, ctx.groups, ctx.gangs)))
+    pod_jobs = apps.read_pods(r, roles("Pod"), *ctx)
     jobs.extend(pod_jobs)
     for j in pod_jobs:  # a job per bare Pod or per gang of Pods: named by its first Pod
         o = next((p for p in roles("Pod") if p.name == j.name or p.name == j.pod_sets[0].name), None)
         if o is not None:
             entries.append(JobEntry(o, j, j.pod_count, _scheduler_of_pod(o)))
     for o in [o for kind in training.REPLICA_KINDS for o in roles(kind)]:  # the operator makes their PodGroup
-        j = training.read_replica_job(r, o, tolerant, default_priority, groups, used_groups, gangs)
+        j = training.read_replica_job(r, o, *ctx)
         if j is not None:
             jobs.append(j)
         entries.append(JobEntry(o, j, j.pod_count if j else None, _scheduler(o, o.role)))
     for o in roles("JobSet"):
-        j = training.read_jobset(r, o, tolerant, default_priority, groups, used_groups, gangs)
+        j = training.read_jobset(r, o, *ctx)
         if j is not None:
             jobs.append(j)
         prefix, template = _jobset_template(o)
         entries.append(JobEntry(o, j, j.pod_count if j else None, _scheduler(o, "JobSet"),
-                                _gang_ref(o, groups, gangs, template or {}, prefix)))
-    runtimes = training.collect_runtimes(objects)
-    for o in roles("TrainJob"):  # the JobSet its runtime makes; the runtime's podGroupPolicy names its gang scheduler
-        j = training.read_trainjob(r, o, runtimes, tolerant, default_priority, groups, used_groups, gangs)
+                                _gang_ref(o, ctx.groups, ctx.gangs, template or {}, prefix)))
+    return entries, jobs
+
+
+def _read_trainjobs(r: Reader, roles, runtimes: dict, ctx: JobContext, entries: list[JobEntry], jobs: list[Job]) -> None:
+    """TrainJobs: the JobSet their runtime makes; the runtime's podGroupPolicy names their gang scheduler."""
+    for o in roles("TrainJob"):
+        j = training.read_trainjob(r, o, runtimes, *ctx)
         if j is not None:
             jobs.append(j)
         entries.append(JobEntry(o, j, j.pod_count if j else None, _trainjob_scheduler(o, runtimes)))
+
+
+def _read_volcano(r: Reader, roles, objects: list[ManifestObject], ctx: JobContext, entries: list[JobEntry],
+                  jobs: list[Job], refs: list[NameRef]) -> tuple:
+    """Volcano's setup, read as ``gangkit run`` reads it (a Queue a Job names but no file holds stands in, so
+    the missing Queue is a finding rather than a reading error), and an entry for each Volcano Job.
+
+    Returns the setup and the Volcano Jobs read, by key (they are taken back out of ``jobs``)."""
     queue_refs = _volcano_queue_refs(objects)
     queue_names = {o.name for o in roles("Queue")} | {DEFAULT_QUEUE}
     stand_ins = [_stand_in("Queue", name) for name in sorted({q.name for q in queue_refs} - queue_names)]
@@ -278,19 +314,21 @@ def _read_families(r: Reader, files: list[str], all_docs: list, objects: list[Ma
         ref.target = next((o for o in roles("Queue") if o.name == ref.name), None)
     refs.extend(queue_refs)
     before = len(jobs)
-    volcano_setup = volcano.read_for_scenario(r, objects + stand_ins, jobs, groups, used_groups, tolerant, default_priority)
+    volcano_setup = volcano.read_for_scenario(r, objects + stand_ins, jobs, ctx.groups, ctx.used_groups, ctx.classes,
+                                              ctx.default_priority)
     read_volcano = {j.key: j for j in jobs[before:]}
     del jobs[before:]
     for o in roles("VolcanoJob"):
         key = f"{o.namespace}/{o.name}" if o.namespace else o.name
         entries.append(JobEntry(o, read_volcano.get(key), _replicas(o), _scheduler(o, "VolcanoJob"),
                                 _volcano_job_gang(o)))
-    for o in roles("WorkloadGenerator"):  # checked as gangkit run checks them; the rules do not look at their jobs
-        r.base = base_of.get(id(o))
-        core.read_generated_jobs(r, [o], nodes, jobs)
-    r.base = None
+    return volcano_setup, read_volcano
 
-    # Kueue: the setup as gangkit run reads it, and each queue-labelled Job as Kueue's job integration sees it
+
+def _read_kueue(r: Reader, objects: list[ManifestObject], entries: list[JobEntry], classes: dict, tolerant: dict,
+                default_priority: int, runtimes: dict, refs: list[NameRef]) -> tuple:
+    """Kueue: the setup as gangkit run reads it, its Workloads, and each queue-labelled Job as Kueue's job
+    integration sees it (``JobEntry.kueue``). Returns the setup and the Workloads read."""
     kueue_objects = [o for o in objects if o.role == o.kind and o.kind in KUEUE_KINDS]
     wpc_refs = _workload_priority_class_refs(objects)
     wpc_names = {o.name for o in kueue_objects if o.kind == "WorkloadPriorityClass"}
@@ -315,14 +353,7 @@ def _read_families(r: Reader, files: list[str], all_docs: list, objects: list[Ma
             got = {"Job": view.job_workload, "JobSet": view.jobset_workload,
                    "TrainJob": view.trainjob_workload}.get(e.obj.role, view.kubeflow_workload)(e.obj)
             e.kueue = got[0] if got is not None else None
-
-    for taken in states or ():  # one reader, one verdict: a pod gangkit run refuses is refused here too
-        snapshot.check_bindings(r, taken, jobs + list(read_volcano.values()), nodes)
-    settings, _, _ = core.read_simulation(r, roles("Simulation"), "scenario")
-    karpenter = _with_own_reader(r, lambda rr: supply.read_karpenter(rr, roles("Karpenter"), roles("NodePool")))
-    autoscaler = _with_own_reader(r, lambda rr: supply.read_cluster_autoscaler(rr, roles("ClusterAutoscaler")))
-    return Inventory(files, objects, list(r.problems), r.report(), nodes, entries, tolerant, setup, kueue_workloads,
-                     volcano_setup, karpenter, autoscaler, settings, bool(roles("Simulation")), refs, all_docs)
+    return setup, kueue_workloads
 
 
 def _with_own_reader(r: Reader, read):

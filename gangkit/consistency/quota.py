@@ -19,7 +19,7 @@ same way. With partial admission (``kueue.x-k8s.io/job-min-parallelism``)
 the workload is judged at its minimum count.
 
 Workloads are what Kueue's job integration makes of queue-labelled batch/v1
-Jobs (:meth:`gangkit.kueue.snapshot.SnapshotReader.job_workload`: every
+Jobs (:meth:`gangkit.manifests.kueue_snapshot.SnapshotReader.job_workload`: every
 requested resource, in Kueue's canonical units) and the files' own
 Workload objects.
 """

@@ -22,7 +22,7 @@ from gangkit.consistency.findings import Finding
 from gangkit.consistency.inventory import Inventory, dig, display, labels_of
 from gangkit.kueue.setup_manifests import V1BETA1
 from gangkit.manifests import training
-from gangkit.manifests.reader import QUEUE_LABEL
+from gangkit.model.reading import QUEUE_LABEL
 from gangkit.supply.provisioning_request import CONSUME_ANNOTATION
 
 __all__ = ["findings"]

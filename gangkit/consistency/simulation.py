@@ -32,7 +32,7 @@ from collections import Counter
 from gangkit.consistency.findings import ERROR, Finding
 from gangkit.consistency.inventory import Inventory
 from gangkit.engine.waits import NODE_BUCKETS
-from gangkit.manifests.reader import GangkitInputWarning
+from gangkit.model.reading import GangkitInputWarning
 from gangkit.model.scenario import Scenario
 from gangkit.stacks import STACKS
 

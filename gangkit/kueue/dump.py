@@ -85,9 +85,9 @@ from gangkit.kueue.objects import (
 )
 from gangkit.kueue.provisioning import AdmissionCheck, ProvisioningRequestConfig
 from gangkit.kueue.tas.manifests import template_annotations, topology_manifest
-from gangkit.manifests.reader import QUEUE_LABEL, Reader
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.quantity import format_duration, format_memory
+from gangkit.model.reading import QUEUE_LABEL, Reader
 
 __all__ = ["configuration_manifest", "job_annotations", "job_labels", "kueue_manifests", "pod_template_annotations"]
 

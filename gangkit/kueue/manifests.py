@@ -22,7 +22,7 @@ This module checks each object (:func:`read_object`), reads the setup into a
 :mod:`gangkit.kueue.setup_manifests`) and the Workloads, pending or already
 holding quota when ``status.admission`` says so (:class:`KueueReader`), and
 gives ``gangkit run`` what Kueue reads of a Job (:func:`read_for_scenario`).
-``gangkit admit`` reads a whole snapshot with :mod:`gangkit.kueue.snapshot`.
+``gangkit admit`` reads a whole snapshot with :mod:`gangkit.manifests.kueue_snapshot`.
 
 Both API versions Kueue serves are read: ``kueue.x-k8s.io/v1beta2`` and the
 older ``v1beta1`` (where ClusterQueue ``spec.cohortName`` is called
@@ -52,8 +52,14 @@ from typing import Any
 from gangkit.kueue.objects import DEFAULT_POD_SET, Admission, KueueSetup, PodSetSpec, Workload
 from gangkit.kueue.setup_manifests import API_VERSIONS, FEATURE_GATES, KIND_NAMES, V1BETA1, SetupReader, canonical
 from gangkit.kueue.tas.cache import unmodelled_problems
-from gangkit.kueue.tas.manifests import TOPOLOGY_FIELDS, check_tas_nodes, drop_companion_notes, read_topology_requests
-from gangkit.manifests.reader import ANY, META, POD_SPEC, QUEUE_LABEL, ManifestObject, Reader, new_object, short
+from gangkit.kueue.tas.manifests import (
+    TOPOLOGY_FIELDS,
+    UNNAMED_TOPOLOGY,
+    check_tas_nodes,
+    drop_companion_notes,
+    read_topology_requests,
+)
+from gangkit.model.reading import ANY, META, POD_SPEC, QUEUE_LABEL, ManifestObject, Reader, new_object, short
 
 __all__ = ["API_VERSIONS", "KIND_NAMES", "KueueReader", "LoadedWorkload", "known_fields", "read_for_scenario",
            "read_object"]
@@ -64,7 +70,7 @@ MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"  # a Job's minCount (part
 PODS = "pods"
 
 
-# --- which fields gangkit reads, per kind and version (the tree language of gangkit.manifests.reader) ---
+# --- which fields gangkit reads, per kind and version (the tree language of gangkit.model.reading) ---
 
 _QUOTA = dict.fromkeys(["name", "nominalQuota", "borrowingLimit", "lendingLimit"], ANY)
 _RESOURCE_GROUPS = [{"coveredResources": ANY, "flavors": [{"name": ANY, "resources": [_QUOTA]}]}]
@@ -225,10 +231,7 @@ def read_for_scenario(r: Reader, objects: list[ManifestObject], jobs: list, clas
 
 def _topology(r: Reader, objects: list[ManifestObject], jobs: list, setup: KueueSetup) -> None:
     """Topology-aware scheduling: the jobs' topology requests, the TAS flavors' nodes, what is not modelled yet."""
-    from gangkit.manifests.companions import COMPANIONS  # the board's own words for a Topology it does not simulate
-
-    for api in ("kueue.x-k8s.io/v1beta2", "kueue.x-k8s.io/v1beta1"):
-        drop_companion_notes(r, objects, setup, COMPANIONS.get((api, "Topology"), ""))
+    drop_companion_notes(r, objects, setup, UNNAMED_TOPOLOGY)  # the board's words for a Topology no flavor names
     read_topology_requests(r, objects, jobs, setup)
     check_tas_nodes(r, objects, setup)
     for p in unmodelled_problems(setup.flavors, setup.cluster_queues, setup.admission_checks, manifest=True):

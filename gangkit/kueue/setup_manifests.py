@@ -36,7 +36,7 @@ from gangkit.kueue.objects import (
 from gangkit.kueue.provisioning import CONTROLLER, AdmissionCheck, ProvisioningRequestConfig
 from gangkit.kueue.tas.cache import topology_problems
 from gangkit.kueue.tas.manifests import read_topology
-from gangkit.manifests.reader import ManifestObject, Reader, short
+from gangkit.model.reading import ManifestObject, Reader, short
 
 __all__ = ["API_VERSIONS", "KIND_NAMES", "MAX_COHORT_DEPTH", "SetupReader", "canonical"]
 

@@ -22,7 +22,9 @@ This module holds:
 - a run read back as tables: who was admitted when and who was preempted
   why, from its events (:func:`admission_log`, :func:`preemptions`,
   :func:`job_table`); how much quota each team held over time, from its
-  Kueue metrics (:func:`quota_usage`), which :func:`plot_quota` draws;
+  Kueue metrics (:func:`quota_usage`), which :func:`plot_quota` draws on one Axes for the
+  explorer (the lesson's per-ClusterQueue picture of reserved, borrowed and lent quota, with the
+  cohort tree, is :func:`gangkit.plots.quota`, for any ``kueue+`` run);
 - the lesson's explorer, :func:`quota_explorer`, whose figures come from the
   plain function :func:`explore_quota`.
 
@@ -454,10 +456,12 @@ TEAM_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd")
 
 
 def plot_quota(result, scenario: Scenario, ax=None, *, title: str | None = None, until: float | None = None):
-    """Quota held by each team over time (solid steps), each team's nominalQuota (dashed).
+    """Quota held by each team over time (solid steps), each team's nominalQuota (dashed), on one Axes.
 
     Where a team's line runs above its dashed line, it is borrowing from
     the cohort; the shaded band is the part borrowed. Returns the Axes.
+    The explorer's compact picture; :func:`gangkit.plots.quota` draws one
+    panel per ClusterQueue with what each lends as well, and the cohort tree.
     """
     if ax is None:
         import matplotlib.pyplot as plt

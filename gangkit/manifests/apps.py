@@ -45,7 +45,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from gangkit.manifests import core
-from gangkit.manifests.reader import (
+from gangkit.model.errors import Problem
+from gangkit.model.jobs import DEPLOYMENT, POD, STATEFULSET, Job, PodSet
+from gangkit.model.quantity import MAX_DURATION_S
+from gangkit.model.reading import (
     ANY,
     JOB_ANNOTATIONS,
     META,
@@ -55,9 +58,6 @@ from gangkit.manifests.reader import (
     ManifestObject,
     Reader,
 )
-from gangkit.model.errors import Problem
-from gangkit.model.jobs import DEPLOYMENT, POD, STATEFULSET, Job, PodSet
-from gangkit.model.quantity import MAX_DURATION_S
 from gangkit.placement.manifests import POD_GROUP_LABEL, SCHEDULING_GROUP, WORKLOAD_REF, GangObjects
 
 __all__ = ["KNOWN_FIELDS", "LONG_RUNNING", "group_key", "read_controller", "read_object", "read_pods"]

@@ -31,7 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gangkit.manifests.reader import ManifestObject, Reader, new_object, short
+from gangkit.kueue.tas.manifests import UNNAMED_TOPOLOGY
+from gangkit.model.reading import ManifestObject, Reader, new_object, short
 from gangkit.model.scenario import RATIO_RESOURCES, RunSettings
 
 __all__ = ["COMPANIONS", "CoschedulingArgs", "apply_scoring", "coscheduling_args", "coscheduling_manifest",
@@ -50,10 +51,7 @@ COMPANIONS: dict[tuple[str, str], str] = {
     ("karpenter.sh/v1", "NodeClaim"):
         "a NodeClaim is Karpenter's record of a node it launched or is launching; gangkit reads the Nodes "
         "themselves and launches its own NodeClaims",
-    **{(f"kueue.x-k8s.io/{v}", "Topology"):
-       "no ResourceFlavor names it (spec.topologyName), so it has no effect; topology-aware scheduling is "
-       "simulated only for flavors that name a Topology"
-       for v in ("v1beta2", "v1beta1")},
+    **{(f"kueue.x-k8s.io/{v}", "Topology"): UNNAMED_TOPOLOGY for v in ("v1beta2", "v1beta1")},
     **{(f"kueue.x-k8s.io/{v}", kind):
        "MultiKueue dispatches workloads to other clusters; gangkit simulates one cluster"
        for v in ("v1beta2", "v1beta1") for kind in ("MultiKueueConfig", "MultiKueueCluster")},

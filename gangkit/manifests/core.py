@@ -39,19 +39,23 @@ What is read of each:
 - ``scheduling.k8s.io/v1`` **PriorityClass**: the priority value;
 - ``gangkit/v1alpha1`` **Simulation**: the run settings (stack, ordering...);
 - ``gangkit/v1alpha1`` **WorkloadGenerator**: a seeded stream of jobs, read by
-  :func:`gangkit.workloads.generators.stream_from_manifest`.
+  :func:`gangkit.manifests.streams.stream_from_manifest`.
 
-The same kinds are written back here too (:func:`job_manifest`,
-:func:`node_manifest`...), for :mod:`gangkit.manifests.dump` and Volcano's writer.
+The Simulation's spec is read in :mod:`gangkit.manifests.simulation`; the same kinds are
+written back in :mod:`gangkit.manifests.core_dump` (for :mod:`gangkit.manifests.dump` and the
+writers of the kinds whose templates are a batch/v1 Job's).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
-from gangkit.manifests.reader import (
+from gangkit.manifests.streams import YAML_FIELDS as GENERATOR_FIELDS
+from gangkit.manifests.streams import stream_from_manifest
+from gangkit.model.jobs import DEFAULT_BACKOFF_LIMIT, PROGRESS_MODES, Job, PodSet
+from gangkit.model.nodes import Node
+from gangkit.model.reading import (
     ANY,
     CHECKPOINT_INTERVAL,
     GPU,
@@ -67,10 +71,6 @@ from gangkit.manifests.reader import (
     is_whole,
     spec_of,
 )
-from gangkit.model.jobs import DEFAULT_BACKOFF_LIMIT, PROGRESS_MODES, Job, PodSet
-from gangkit.model.nodes import Node
-from gangkit.model.quantity import format_cpu, format_duration, format_memory
-from gangkit.model.scenario import RunSettings, Scenario
 from gangkit.placement.manifests import (
     POD_GROUP_LABEL,
     SCHEDULING_GROUP,
@@ -78,19 +78,12 @@ from gangkit.placement.manifests import (
     TASK_GROUPS,
     WORKLOAD_REF,
     GangObjects,
-    holding_gang,
     read_gang,
-    template_metadata,
-    workload_ref,
 )
 from gangkit.supply.manifests import read_consumer
-from gangkit.workloads.generators import YAML_FIELDS as GENERATOR_FIELDS
-from gangkit.workloads.generators import stream_from_manifest
+from gangkit.volcano.manifests import read_preemptable
 
-__all__ = [
-    "DEFAULT_RUN_TIME", "KNOWN_FIELDS", "has_pod_group", "job_manifest", "node_manifest", "priority_class_manifest",
-    "priority_class_name", "read_object", "read_preemptable", "simulation_manifest",
-]
+__all__ = ["DEFAULT_RUN_TIME", "KNOWN_FIELDS", "read_object"]
 
 HOSTNAME = "kubernetes.io/hostname"  # the well-known node label: one node is one topology domain
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"  # the Job controller adds it (and job-name) to the Job's pods
@@ -114,17 +107,9 @@ GROUP_NAME = "scheduling.k8s.io/group-name"  # Volcano's pod annotation naming t
 #: ``VolcanoGroupMinMemberAnnotationKey``, ``volcano.sh/apis`` ``pkg/apis/scheduling/v1beta1/labels.go``).
 GROUP_MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
 VOLCANO_SCHEDULER = "volcano"  # the default of Volcano's --scheduler-name, the only schedulerName its controller serves
-PREEMPTABLE = "volcano.sh/preemptable"  # Volcano's annotation (or label) on a pod or PodGroup: may it be a victim?
-SLA_WAITING_TIME = "volcano.sh/sla-waiting-time"  # the PodGroup annotation Volcano's sla plugin reads first
-#: the strings Go's strconv.ParseBool accepts, which Volcano uses to read PREEMPTABLE
-GO_BOOLS = {**dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
-            **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False)}
 POOL_LABELS = ("karpenter.sh/nodepool", "cloud.google.com/gke-nodepool")
 SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
 HIGHEST_USER_PRIORITY = 1_000_000_000  # scheduling.HighestUserDefinablePriority
-POD_GROUP_API = "scheduling.volcano.sh/v1beta1"
-PRIORITY_CLASS_API = "scheduling.k8s.io/v1"
-SIMULATION_API = "gangkit/v1alpha1"
 
 _NAMES = dict.fromkeys
 KNOWN_FIELDS: dict[str, dict] = {
@@ -171,11 +156,6 @@ KNOWN_ANNOTATIONS = {  # gangkit's own annotations, per kind; other gangkit/* ke
     "Job": (*JOB_ANNOTATIONS, RENDEZVOUS_TIMEOUT),
     "Simulation": (DESCRIPTION,),
 }
-_SIMULATION_FIELDS = {  # spec key -> RunSettings field
-    "stack": "stack", "ordering": "ordering", "scoring": "scoring", "preemption": "preemption",
-    "sessionPeriod": "session_period", "seed": "seed", "horizon": "horizon", "record": "record",
-    "estimateFactor": "estimate_factor", "kubeGangRelease": "kube_gang_release",
-}
 
 
 def read_object(r: Reader, doc: Mapping, where: str, role: str) -> ManifestObject | None:
@@ -190,13 +170,6 @@ def read_object(r: Reader, doc: Mapping, where: str, role: str) -> ManifestObjec
     if o is not None and role == "PodGroup":
         r.spec_count(o, "minMember", 0)
     return o
-
-
-def one_simulation(r: Reader, objects: list[ManifestObject]) -> None:
-    """An input describes one run: at most one Simulation."""
-    simulations = [o for o in objects if o.kind == "Simulation"]
-    for o in simulations[1:]:
-        r.error(o.label, "kind", f"expected at most one Simulation; {simulations[0].label} comes first")
 
 
 # --- reading --------------------------------------------------------------------
@@ -396,34 +369,6 @@ def one_per_node_affinity(j: Job) -> dict:
     return {"podAntiAffinity": {REQUIRED: [term]}}
 
 
-def read_preemptable(r: Reader, metadata: Any, obj: str, where: str, checked: bool = False) -> bool | None:
-    """Volcano's ``volcano.sh/preemptable`` in an object's ``metadata``: the annotation, else the label; None if neither.
-
-    As Volcano v1.15.1 reads it for a pod (``GetPodPreemptable``,
-    ``pkg/scheduler/api/pod_info.go``) and a PodGroup (``extractPreemptable``,
-    ``job_info.go``): the annotation wins when both are there, the value is
-    read with Go's ``strconv.ParseBool``. Volcano logs a warning for any
-    other value and takes the object as not preemptable; gangkit refuses it.
-    ``checked``: a value that is not a string was already reported where
-    the labels and annotations are read (:meth:`Reader.strings`).
-    """
-    metadata = metadata if isinstance(metadata, Mapping) else {}
-    for part in ("annotations", "labels"):
-        values = metadata.get(part)
-        if not isinstance(values, Mapping) or PREEMPTABLE not in values:
-            continue
-        value, fieldname = values[PREEMPTABLE], f"{where}.{part}.{PREEMPTABLE}"
-        if isinstance(value, str) and value in GO_BOOLS:
-            return GO_BOOLS[value]
-        if isinstance(value, str):
-            r.error(obj, fieldname, f"expected \"true\" or \"false\" (or another value Go's strconv.ParseBool "
-                    f"reads: {', '.join(GO_BOOLS)}), got {value!r}; Volcano would take it as not preemptable")
-        elif not checked:
-            r.error(obj, fieldname, f"expected a string, got {value!r} (quote it in YAML: \"{value}\")")
-        return None
-    return None
-
-
 def claim_pod_group(r: Reader, obj: str, namespace: str | None, fieldname: str | None, name: str | None, groups: dict,
                     used_groups: dict) -> ManifestObject | None:
     """The Volcano PodGroup a workload's pods name (``fieldname``), recorded as used by ``obj``; None if none or refused."""
@@ -594,201 +539,3 @@ def read_generated_jobs(r: Reader, objects: list[ManifestObject], node_list: lis
             taken[j.key] = o.label
             out.append(j)
     return out
-
-
-def read_simulation(r: Reader, objects: list[ManifestObject], default_name: str) -> tuple[RunSettings, str, str]:
-    """gangkit's ``Simulation`` kind -> :class:`RunSettings`, the scenario name and description."""
-    if not objects:
-        return RunSettings(), default_name, ""
-    o = objects[0]
-    obj = o.label
-    meta = r.mapping(o.doc.get("metadata"), obj, "metadata")
-    description = r.strings(meta.get("annotations"), obj, "metadata.annotations").get(DESCRIPTION, "")
-    spec = r.mapping(o.doc.get("spec"), obj, "spec")
-    kw: dict[str, Any] = {}
-    for key, attr in _SIMULATION_FIELDS.items():
-        if key not in spec:
-            continue
-        value, where = spec[key], f"spec.{key}"
-        if key in ("sessionPeriod", "horizon"):
-            value = r.duration(value, obj, where)
-        elif key == "preemption" and not isinstance(value, bool):
-            r.error(obj, where, f"expected true or false, got {value!r}")
-            value = None
-        elif key == "seed":
-            value = r.whole(value, obj, where, 0)
-        elif key == "estimateFactor":
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                r.error(obj, where, f"expected a number >= 1, got {value!r}")
-                value = None
-        elif key not in ("preemption", "seed") and not isinstance(value, str):
-            r.error(obj, where, f"expected a string, got {value!r}")
-            value = None
-        if value is not None:
-            kw[attr] = value
-    kw.update(_ratio_fields(r, spec, obj))
-    settings = RunSettings(**kw)
-    camel = {v: k for k, v in _SIMULATION_FIELDS.items()}
-    camel.update(scoring_shape="requestedToCapacityRatio.shape", scoring_resources="scoringResources")
-    for p in settings.problems():
-        r.error(obj, f"spec.{camel.get(p.field, p.field)}", p.message)
-    return settings, o.name, description
-
-
-# --- writing back -----------------------------------------------------------------
-
-
-def has_pod_group(j: Job) -> bool:
-    """A batch/v1 Job is written with a PodGroup when it has a gang size, a Volcano queue, minResources or an
-    sla waiting time."""
-    return j.controller == "batch" and (
-        j.min_member is not None or j.volcano_queue != "default" or j.min_resources is not None
-        or j.sla_waiting_time is not None)
-
-
-def priority_class_name(value: int) -> str:
-    """The PriorityClass written for a priority value: ``gangkit-priority-100``, ``gangkit-priority-minus-5``."""
-    return f"gangkit-priority-{value}" if value >= 0 else f"gangkit-priority-minus-{-value}"
-
-
-def priority_class_manifest(value: int) -> dict:
-    return {"apiVersion": PRIORITY_CLASS_API, "kind": "PriorityClass", "metadata": {"name": priority_class_name(value)},
-            "value": value, "globalDefault": False}
-
-
-def node_manifest(n: Node) -> dict:
-    """A Node; its pool becomes a ``karpenter.sh/nodepool`` label unless a label implies it already."""
-    labels = dict(n.labels)
-    if next((labels[k] for k in POOL_LABELS if k in labels), "default") != n.pool:
-        labels[POOL_LABELS[0]] = n.pool
-    allocatable: dict[str, str] = {GPU: str(n.gpus)}
-    if n.cpu is not None:
-        allocatable["cpu"] = format_cpu(n.cpu)
-    if n.memory is not None:
-        allocatable["memory"] = format_memory(n.memory)
-    meta: dict[str, Any] = {"name": n.name} | ({"labels": labels} if labels else {})
-    return {"apiVersion": "v1", "kind": "Node", "metadata": meta, "status": {"allocatable": allocatable}}
-
-
-def pod_resources(ps: PodSet) -> dict:
-    """A container's ``resources`` for one pod of ``ps``: the GPUs as a limit, cpu and memory as requests."""
-    resources: dict[str, dict] = {}
-    if ps.gpus:
-        resources["limits"] = {GPU: str(ps.gpus)}
-    requests = {}
-    if ps.cpu:
-        requests["cpu"] = format_cpu(ps.cpu)
-    if ps.memory:
-        requests["memory"] = format_memory(ps.memory)
-    if requests:
-        resources["requests"] = requests
-    return resources
-
-
-def job_manifest(j: Job, gang: str | None = None) -> dict:
-    """A batch/v1 Job of a job's first pod set, with gangkit's annotations and the labels that name its gang.
-
-    ``gang``: the form of the gang's objects
-    (:func:`gangkit.placement.manifests.gang_form`); None: the job's holding
-    gang, else its Volcano PodGroup when it has one.
-    """
-    gang = gang or holding_gang(j)
-    ps = j.pod_sets[0]
-    labels = dict(j.labels)
-    if (labels.get(QUEUE_LABEL) or j.namespace or "default") != j.queue:
-        labels[QUEUE_LABEL] = j.queue
-    annotations = {RUN_TIME: format_duration(j.run_time)}
-    if j.submit_time:
-        annotations[SUBMIT_TIME] = format_duration(j.submit_time)
-    annotations[PROGRESS] = ELASTIC if j.elastic else j.progress
-    if j.checkpoint_interval is not None:
-        annotations[CHECKPOINT_INTERVAL] = format_duration(j.checkpoint_interval)
-    if j.rendezvous_timeout is not None:
-        annotations[RENDEZVOUS_TIMEOUT] = format_duration(j.rendezvous_timeout)
-    meta: dict[str, Any] = {"name": j.name}
-    if j.namespace:
-        meta["namespace"] = j.namespace
-    if labels:
-        meta["labels"] = labels
-    meta["annotations"] = annotations
-
-    resources = pod_resources(ps)
-    container = {"name": "worker", "image": "busybox:1.36", "command": ["sleep", str(math.ceil(j.run_time))],
-                 "resources": resources}
-    pod: dict[str, Any] = {"restartPolicy": "Never"}
-    if j.priority != 0:
-        pod["priorityClassName"] = priority_class_name(j.priority)
-    if ps.node_selector:
-        pod["nodeSelector"] = dict(ps.node_selector)
-    if ps.one_per_node:
-        pod["affinity"] = one_per_node_affinity(j)
-    if gang == "kube-gang":
-        pod["workloadRef"] = workload_ref(j)
-    pod["containers"] = [container]
-    template: dict[str, Any] = {"spec": pod}
-    if gang in ("coscheduling", "yunikorn"):
-        template = {"metadata": template_metadata(j, gang), "spec": pod}
-    elif gang is None and has_pod_group(j):
-        template = {"metadata": {"annotations": {GROUP_NAME: j.name}}, "spec": pod}
-    spec: dict[str, Any] = {"parallelism": ps.count, "completions": ps.count}
-    if j.max_run_time is not None:
-        spec["activeDeadlineSeconds"] = int(j.max_run_time)
-    if j.backoff_limit != DEFAULT_BACKOFF_LIMIT:
-        spec["backoffLimit"] = j.backoff_limit
-    spec["template"] = template
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": spec}
-
-
-def pod_group_manifest(j: Job, extra: dict) -> dict:
-    """Volcano's PodGroup of a batch/v1 Job (``minMember``, its sla waiting time, and ``extra``: its queue and
-    minResources)."""
-    meta: dict[str, Any] = {"name": j.name} | ({"namespace": j.namespace} if j.namespace else {})
-    if j.sla_waiting_time is not None:
-        meta["annotations"] = {SLA_WAITING_TIME: format_duration(j.sla_waiting_time)}
-    spec = {"minMember": j.min_member} if j.min_member is not None else {}
-    return {"apiVersion": POD_GROUP_API, "kind": "PodGroup", "metadata": meta, "spec": spec | extra}
-
-
-def _ratio_fields(r: Reader, spec: Mapping, obj: str) -> dict[str, Any]:
-    """``scoringResources`` and ``requestedToCapacityRatio.shape`` (the names of kube-scheduler's
-    NodeResourcesFit ``scoringStrategy``) -> ``scoring_resources``, ``scoring_shape``; RunSettings checks them."""
-    out: dict[str, Any] = {}
-    if "scoringResources" in spec:
-        items = spec["scoringResources"]
-        if not isinstance(items, list):
-            r.error(obj, "spec.scoringResources", f"expected a list of {{name, weight}}, got {items!r}")
-        else:
-            out["scoring_resources"] = tuple((i.get("name"), i.get("weight", 1)) if isinstance(i, Mapping) else (i,)
-                                             for i in items)
-    ratio = spec.get("requestedToCapacityRatio")
-    if ratio is not None:
-        points = ratio.get("shape") if isinstance(ratio, Mapping) else None
-        if not isinstance(points, list):
-            r.error(obj, "spec.requestedToCapacityRatio.shape", f"expected a list of {{utilization, score}}, got {ratio!r}")
-        else:
-            out["scoring_shape"] = tuple((p.get("utilization"), p.get("score")) if isinstance(p, Mapping) else (p,)
-                                         for p in points)
-    return out
-
-
-def simulation_manifest(scenario: Scenario) -> dict:
-    """gangkit's Simulation: the run settings, the scenario name and its description."""
-    s = scenario.settings
-    meta: dict[str, Any] = {"name": scenario.name}
-    if scenario.description:
-        meta["annotations"] = {DESCRIPTION: scenario.description}
-    spec = {
-        "stack": s.stack, "ordering": s.ordering, "scoring": s.scoring, "preemption": s.preemption,
-        "sessionPeriod": format_duration(s.session_period), "seed": s.seed,
-        "horizon": format_duration(s.horizon), "record": s.record,
-    }
-    if s.estimate_factor != 1.0:
-        spec["estimateFactor"] = s.estimate_factor
-    if s.kube_gang_release != RunSettings.kube_gang_release:
-        spec["kubeGangRelease"] = s.kube_gang_release
-    if s.scoring == "default-profile" and s.scoring_resources != RunSettings.scoring_resources:
-        spec["scoringResources"] = [{"name": n, "weight": w} for n, w in s.scoring_resources]
-    if s.scoring == "RequestedToCapacityRatio":
-        spec["scoringResources"] = [{"name": n, "weight": w} for n, w in s.scoring_resources]
-        spec["requestedToCapacityRatio"] = {"shape": [{"utilization": u, "score": v} for u, v in s.scoring_shape]}
-    return {"apiVersion": SIMULATION_API, "kind": "Simulation", "metadata": meta, "spec": spec}

@@ -74,7 +74,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from gangkit.manifests import core
-from gangkit.manifests.reader import ANY, META, ManifestObject, Reader, new_object, short
+from gangkit.model.reading import ANY, META, ManifestObject, Reader, new_object, short
 
 __all__ = ["KNOWN_FIELDS", "MAX_JOBS", "ORIGIN", "Schedule", "parse_schedule", "read_cronjobs", "read_object"]
 

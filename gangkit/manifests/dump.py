@@ -21,25 +21,28 @@ import yaml
 
 from gangkit.kueue import dump as kueue
 from gangkit.manifests.companions import coscheduling_manifest
-from gangkit.manifests.core import (
-    GROUP_MIN_MEMBER,
-    VOLCANO_SCHEDULER,
+from gangkit.manifests.core import GROUP_MIN_MEMBER, VOLCANO_SCHEDULER
+from gangkit.manifests.core_dump import (
     has_pod_group,
     job_manifest,
     node_manifest,
     pod_group_manifest,
     priority_class_manifest,
-    simulation_manifest,
+    priority_class_name,
 )
+from gangkit.manifests.simulation import simulation_manifest
 from gangkit.manifests.training import REPLICA_KINDS, jobset_manifest, replica_job_manifest, replica_problems
 from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.jobs import BATCH_JOB, DEPLOYMENT, JOBSET, POD, STATEFULSET, Job
+from gangkit.model.quantity import format_duration
 from gangkit.model.scenario import Scenario
 from gangkit.placement.manifests import dump_problems as gang_dump_problems
 from gangkit.placement.manifests import gang_form, gang_objects, pod_spec_for, scheduler_name
 from gangkit.supply import dump as supply
 from gangkit.supply.provisioning_request import CONSUME_ANNOTATION
 from gangkit.volcano import manifests as volcano
+from gangkit.volcano.api import DEFAULT_QUEUE
+from gangkit.volcano.plugins.sla import ANNOTATIONS as SLA_ANNOTATIONS
 
 __all__ = ["dump_manifests", "select_documents"]
 
@@ -162,7 +165,7 @@ def _job_manifest(j: Job, kueue_managed: bool, scheduler: str | None, gang: str 
     if kueue_managed:
         j = dataclasses.replace(j, labels=kueue.job_labels(j))
     if j.controller != "batch":
-        return volcano.job_manifest(j)
+        return volcano_job_manifest(j)
     if j.framework == JOBSET:
         doc = jobset_manifest(j, gang)
         templates = [rj["template"]["spec"]["template"] for rj in doc["spec"]["replicatedJobs"]]
@@ -198,7 +201,7 @@ def volcano_min_member(j: Job, scheduler: str | None, gang: str | None) -> str |
     Volcano's podgroup controller, of ``minMember`` 1 unless the Job carries this annotation (Volcano
     v1.15.1 ``pkg/controllers/podgroup/pg_controller_handler.go``, ``getMinMemberFromUpperRes``). gangkit
     writes a PodGroup (with ``scheduling.k8s.io/group-name`` on the pods) for a job with a gang size, a
-    queue, minResources or an sla waiting time (:func:`~gangkit.manifests.core.has_pod_group`), which the
+    queue, minResources or an sla waiting time (:func:`~gangkit.manifests.core_dump.has_pod_group`), which the
     controller then leaves alone; a job of more than one pod without any of these is a gang of every pod in
     gangkit, so it gets the annotation with its pod count (:func:`~gangkit.manifests.core.read_group_min_member`
     reads it back).
@@ -236,3 +239,34 @@ def select_documents(text: str, kinds) -> str:
     docs = [d.strip() for d in text.split("\n---\n")]
     keep = [d for d in docs if any(line == f"kind: {k}" for line in d.splitlines() for k in wanted)]
     return "\n---\n".join(keep) + "\n" if keep else ""
+
+
+def volcano_job_manifest(j: Job) -> dict:
+    """A Volcano Job: one task per pod set, each template written as for a batch/v1 Job (and its
+    ``volcano.sh/preemptable: "false"`` when the pod set is not preemptable). It lives with the writers, not in
+    :mod:`gangkit.volcano.manifests`, because its templates are the batch/v1 Job's (:func:`job_manifest`)."""
+    tasks = []
+    for ps in j.pod_sets:
+        single = dataclasses.replace(j, pod_sets=[ps], min_member=None, controller="batch", volcano_queue=DEFAULT_QUEUE,
+                                     min_resources=None, priority=0, max_run_time=None, sla_waiting_time=None)
+        template = job_manifest(single)["spec"]["template"]
+        if ps.name in j.volcano_not_preemptable:
+            tmeta = template.get("metadata", {})
+            tmeta["annotations"] = tmeta.get("annotations", {}) | {volcano.PREEMPTABLE: "false"}
+            template = {"metadata": tmeta} | template
+        task: dict[str, Any] = {"name": ps.name, "replicas": ps.count}
+        if ps.min_member is not None:
+            task["minAvailable"] = ps.min_member
+        task["template"] = template
+        tasks.append(task)
+    batch = job_manifest(dataclasses.replace(j, pod_sets=j.pod_sets[:1], controller="batch", min_member=None,
+                                             volcano_queue=DEFAULT_QUEUE, min_resources=None, max_run_time=None,
+                                             sla_waiting_time=None))
+    meta = batch["metadata"]
+    if j.sla_waiting_time is not None:  # the controller passes it on to the PodGroup
+        meta["annotations"] = meta.get("annotations", {}) | {SLA_ANNOTATIONS[0]: format_duration(j.sla_waiting_time)}
+    spec: dict[str, Any] = {"minAvailable": j.gang_size, "schedulerName": "volcano", "queue": j.volcano_queue}
+    if j.priority:
+        spec["priorityClassName"] = priority_class_name(j.priority)
+    spec["tasks"] = tasks
+    return {"apiVersion": volcano.JOB_API, "kind": "Job", "metadata": meta, "spec": spec}

@@ -14,7 +14,7 @@ line of any board: it is refused as the API server's decoding refuses it,
 
 The board is one table, :data:`KINDS`. It names the offices but does not
 visit them: the offices (family modules) build on
-:mod:`gangkit.manifests.reader` only, and :mod:`gangkit.manifests.load`,
+:mod:`gangkit.model.reading` only, and :mod:`gangkit.manifests.load`,
 which knows every family, hands the registry the function each module checks
 one object with.
 """
@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gangkit.manifests.reader import ManifestObject, Reader, short
+from gangkit.model.reading import ManifestObject, Reader, short
 
 __all__ = ["KINDS", "Kind", "Registry"]
 

@@ -10,7 +10,7 @@ written the way an operator would write it.
 Picture a sorting office: the mail (the YAML documents) comes in at one
 door, the directory board (:mod:`gangkit.manifests.kinds`) says which desk
 each kind goes to, and every desk checks its own with the same reader
-(:mod:`gangkit.manifests.reader`), which keeps one report. At the end this
+(:mod:`gangkit.model.reading`), which keeps one report. At the end this
 module puts the answers together into one Scenario, or hands over the report
 of every problem at once. The desks, and the kinds they read (see
 ``docs/reference/scenario-yaml.md`` for every field):
@@ -33,9 +33,9 @@ of every problem at once. The desks, and the kinds they read (see
 
 Bad input gets every problem at once, one line each naming the object and
 the field. Fields gangkit does not model are listed once in a warning
-(:class:`~gangkit.manifests.reader.GangkitInputWarning`). Input beyond the
+(:class:`~gangkit.model.reading.GangkitInputWarning`). Input beyond the
 stated limits (the file's size, encoding and nesting: see
-:mod:`gangkit.manifests.reader`; the pods of a Job and of the whole input:
+:mod:`gangkit.model.reading`; the pods of a Job and of the whole input:
 :func:`check_scale`) is refused at once, before anything is simulated.
 """
 
@@ -46,13 +46,15 @@ import warnings
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, NamedTuple, Union
 
 from gangkit.kueue import manifests as kueue
-from gangkit.manifests import apps, companions, core, cronjob, lws, snapshot, training
+from gangkit.manifests import apps, companions, core, cronjob, lws, resume, simulation, snapshot, training
 from gangkit.manifests.core import DEFAULT_RUN_TIME, GROUP_NAME
 from gangkit.manifests.kinds import Registry
-from gangkit.manifests.reader import (
+from gangkit.manifests.schedulers import check_scheduler_names
+from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.reading import (
     MAX_JOB_PODS,
     MAX_SCENARIO_PODS,
     RUN_TIME,
@@ -63,15 +65,13 @@ from gangkit.manifests.reader import (
     parse_yaml,
     read_text,
 )
-from gangkit.manifests.schedulers import check_scheduler_names
-from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.scenario import Scenario
 from gangkit.placement import manifests as placement
 from gangkit.placement.manifests import GangObjects
 from gangkit.supply import manifests as supply
 from gangkit.volcano import manifests as volcano
 
-__all__ = ["REGISTRY", "check_scale", "check_unique", "load_file", "load_files", "load_manifests"]
+__all__ = ["REGISTRY", "JobContext", "check_scale", "check_unique", "load_file", "load_files", "load_manifests"]
 
 Source = Union[str, "os.PathLike[str]", Mapping[str, Any], Iterable[Mapping[str, Any]]]
 
@@ -138,7 +138,7 @@ def load_files(paths: Iterable[str | os.PathLike[str]], *, extra: Iterable[Mappi
 
 def check_unique(r: Reader, objects: list[ManifestObject]) -> None:
     """One Simulation at most, and names unique per kind (and namespace), as the API server requires."""
-    core.one_simulation(r, objects)
+    simulation.one_simulation(r, objects)
     REGISTRY.check_unique(r, objects)
 
 
@@ -190,89 +190,32 @@ def _scenario(r: Reader, docs: list, default_name: str, wheres: list[str] | None
               snapshot_time: datetime | None = None) -> Scenario:
     """The input as a whole: every desk reads its kinds, in the order their answers depend on each other.
 
-    A live cluster's dump is first split into the objects as written and the state they were in
-    (:mod:`gangkit.manifests.snapshot`); that state is given to the jobs once they are read.
+    First the objects (:func:`_collect`), the PriorityClasses and the Nodes; then the workloads, each
+    into Jobs (:func:`_read_workloads`), which the layers' setups read in turn (:func:`_read_layers`);
+    then the limits of the whole input and the default run time. A live cluster's dump is first split
+    into the objects as written and the state they were in (:mod:`gangkit.manifests.snapshot`); that
+    state is given to the jobs once they are read (:func:`_resume`).
     """
-    taken = None
-    if snapshot.is_snapshot(docs):
-        wheres = wheres or [f"document {i}" for i in range(1, len(docs) + 1)]
-        docs, wheres, taken = snapshot.split(r, docs, wheres, snapshot_time)
-    objects = REGISTRY.objects(r, docs, wheres)
-    by_kind: dict[str, list[ManifestObject]] = {
-        k: [] for k in ("Node", "Job", "JobSet", "PyTorchJob", "MPIJob", "PodGroup", "PriorityClass", "Simulation", "ClusterAutoscaler", "Karpenter",
-                        "NodePool", "WorkloadGenerator")}
-    for o in objects:
-        by_kind.setdefault(o.role, []).append(o)
-    gangs = GangObjects.collect(by_kind)
-    check_unique(r, objects)
-    check_scheduler_names(r, objects)  # a pod sent to a scheduler gangkit does not model is refused, never re-routed
-
+    objects, by_kind, gangs, taken = _collect(r, docs, wheres, snapshot_time)
     classes, default_priority = core.read_priority_classes(r, by_kind["PriorityClass"])
     node_list = [n for n in (core.read_node(r, o) for o in by_kind["Node"]) if n is not None]
     groups = {(o.namespace or "default", o.name): o for o in by_kind["PodGroup"] if o.name}
-    used_groups: dict[tuple, str] = {}
-    jobs = []
-    for o in by_kind["Job"]:
-        j = core.read_job(r, o, classes, default_priority, groups, used_groups, gangs)
-        if j is not None:
-            jobs.append(j)
-    jobs.extend(cronjob.read_cronjobs(r, by_kind.get("CronJob", []), by_kind["Simulation"], lambda o: core.read_job(
-        r, o, classes, default_priority, groups, used_groups, gangs)))
-    for o in by_kind["JobSet"]:
-        j = training.read_jobset(r, o, classes, default_priority, groups, used_groups, gangs)
-        if j is not None:
-            jobs.append(j)
-    for role in ("Deployment", "ReplicaSet", "StatefulSet"):
-        for o in by_kind.get(role, []):
-            jobs.extend(apps.read_controller(r, o, classes, default_priority, groups, used_groups, gangs))
-    for o in by_kind.get("LeaderWorkerSet", []):
-        jobs.extend(lws.read_lws(r, o, classes, default_priority, groups, used_groups, gangs))
-    jobs.extend(apps.read_pods(r, by_kind.get("Pod", []), classes, default_priority, groups, used_groups, gangs))
-    runtimes = training.collect_runtimes(objects)
-    for o in by_kind.get("TrainJob", []):
-        j = training.read_trainjob(r, o, runtimes, classes, default_priority, groups, used_groups, gangs)
-        if j is not None:
-            jobs.append(j)
-    for o in [o for kind in training.REPLICA_KINDS for o in by_kind.get(kind, [])]:
-        j = training.read_replica_job(r, o, classes, default_priority, groups, used_groups, gangs)
-        if j is not None:
-            jobs.append(j)
-    jobs.extend(core.read_generated_jobs(r, by_kind["WorkloadGenerator"], node_list, jobs))
+    ctx = JobContext(classes, default_priority, groups, {}, gangs)
+    jobs = _read_workloads(r, by_kind, objects, node_list, ctx)
     for key, o in groups.items():
-        if key not in used_groups:
+        if key not in ctx.used_groups:
             r.notes.append(f"{o.label} is not used: no Job's pod template has the annotation {GROUP_NAME}: {o.name}")
-    volcano_setup = volcano.read_for_scenario(r, objects, jobs, groups, used_groups, classes, default_priority)
-    r.notes.extend(gangs.unused())
-    kueue_input = [o for o in objects if o.role == o.kind]  # not the kinds other API groups share a name with
-    kueue_setup = kueue.read_for_scenario(r, kueue_input, jobs, classes)  # Kueue's kinds, and what Kueue reads of Jobs
-    settings, name, description = core.read_simulation(r, by_kind["Simulation"], default_name)
-    settings = placement.kube_gang_release(r, gangs, by_kind["Simulation"], settings)  # v1alpha2 objects: 1.36
-    autoscaler = supply.read_cluster_autoscaler(r, by_kind["ClusterAutoscaler"])
-    karpenter = supply.read_karpenter(r, by_kind["Karpenter"], by_kind["NodePool"])
-    coscheduling = companions.coscheduling_args(r, by_kind.get("KubeSchedulerConfiguration", []))
-    settings = companions.apply_scoring(r, by_kind.get("KubeSchedulerConfiguration", []), by_kind["Simulation"],
-                                        settings)
-    requests = supply.read_provisioning_requests(r, by_kind.get("ProvisioningRequest", []),
-                                                 by_kind.get("PodTemplate", []), jobs)
+    layers = _read_layers(r, by_kind, objects, jobs, ctx, default_name)
     if not by_kind["Node"]:
-        r.error(f"Scenario {name}", "", "expected at least one Node (apiVersion: v1, kind: Node); gangkit run adds "
-                "nodes with --nodes (--nodes 4x8: four nodes of 8 GPUs)")
-    check_scale(r, jobs, name)
+        r.error(f"Scenario {layers.name}", "", "expected at least one Node (apiVersion: v1, kind: Node); gangkit run "
+                "adds nodes with --nodes (--nodes 4x8: four nodes of 8 GPUs)")
+    check_scale(r, jobs, layers.name)
     defaulted = [j.key for j in jobs if j.run_time is None]
     for j in jobs:
         if j.run_time is None:
             j.run_time = DEFAULT_RUN_TIME
     if taken is not None:
-        jobs = snapshot.apply(r, taken, jobs, kueue_setup, node_list)
-        resumed = [j for j in jobs if j.snapshot is not None]
-        done = [j.key for j in resumed if j.snapshot.bound == len(j.snapshot.nodes) and j.progress == "sync"
-                and j.run_time <= min(j.snapshot.elapsed)]
-        if jobs:  # (a dump of Nodes alone reads as any Nodes do)
-            r.notes.append(f"read as a snapshot taken at {taken.at.isoformat().replace('+00:00', 'Z')} (time 0 of the run): "
-                           f"{len(resumed)} job(s) admitted or running, {len(jobs) - len(resumed)} waiting")
-        if done:
-            r.notes.append(f"{len(done)} job(s) had run longer than their run time at the snapshot and finish at "
-                           f"time 0 (give them a {RUN_TIME} annotation): {', '.join(done)}")
+        jobs = _resume(r, taken, jobs, layers.kueue, node_list)
     r.raise_problems()
 
     notes = r.report()
@@ -281,8 +224,119 @@ def _scenario(r: Reader, docs: list, default_name: str, wheres: list[str] | None
             f"no {RUN_TIME} annotation on {len(defaulted)} Job(s); "
             f"they run for the default {DEFAULT_RUN_TIME:g} s: {', '.join(defaulted)}"
         )
-    sc = Scenario(nodes=node_list, jobs=jobs, settings=settings, name=name, description=description, warnings=notes,
-                  kueue=kueue_setup, volcano=volcano_setup, autoscaler=autoscaler, karpenter=karpenter,
-                  coscheduling=coscheduling, provisioning_requests=requests)
+    sc = Scenario(nodes=node_list, jobs=jobs, settings=layers.settings, name=layers.name,
+                  description=layers.description, warnings=notes, kueue=layers.kueue, volcano=layers.volcano,
+                  autoscaler=layers.autoscaler, karpenter=layers.karpenter, coscheduling=layers.coscheduling,
+                  provisioning_requests=layers.requests)
     sc.validate()
     return sc
+
+
+#: The roles every input has a (possibly empty) list of, so the steps below can index them.
+_ROLES = ("Node", "Job", "JobSet", "PyTorchJob", "MPIJob", "PodGroup", "PriorityClass", "Simulation", "ClusterAutoscaler",
+          "Karpenter", "NodePool", "WorkloadGenerator")
+
+
+def _collect(r: Reader, docs: list, wheres: list[str] | None, snapshot_time: datetime | None):
+    """The objects of the input, by role; the gangs' own objects; the snapshot's state (None: not a dump).
+
+    Names unique per kind and namespace, and the schedulerNames gangkit models, are checked here: a pod
+    sent to a scheduler gangkit does not model is refused, never re-routed.
+    """
+    taken = None
+    if snapshot.is_snapshot(docs):
+        wheres = wheres or [f"document {i}" for i in range(1, len(docs) + 1)]
+        docs, wheres, taken = snapshot.split(r, docs, wheres, snapshot_time)
+    objects = REGISTRY.objects(r, docs, wheres)
+    by_kind: dict[str, list[ManifestObject]] = {k: [] for k in _ROLES}
+    for o in objects:
+        by_kind.setdefault(o.role, []).append(o)
+    gangs = GangObjects.collect(by_kind)
+    check_unique(r, objects)
+    check_scheduler_names(r, objects)
+    return objects, by_kind, gangs, taken
+
+
+class JobContext(NamedTuple):
+    """What every workload reader (``core.read_job``, ``apps.read_controller``, ``training.read_jobset``...) is
+    given after the object, in the order they take it: the PriorityClasses (name -> value), the default
+    priority, Volcano's PodGroups by (namespace, name) and which Job uses each, and the gangs' own objects."""
+
+    classes: dict
+    default_priority: int
+    groups: dict
+    used_groups: dict
+    gangs: GangObjects
+
+
+def _read_workloads(r: Reader, by_kind: dict, objects: list[ManifestObject], node_list: list,
+                    ctx: JobContext) -> list:
+    """Every workload kind into Jobs, in a fixed order (batch/v1 Jobs and CronJobs, JobSets, the apps
+    controllers, LeaderWorkerSets, Pods, TrainJobs, the Kubeflow kinds, WorkloadGenerators)."""
+    jobs = [j for o in by_kind["Job"] if (j := core.read_job(r, o, *ctx)) is not None]
+    jobs.extend(cronjob.read_cronjobs(r, by_kind.get("CronJob", []), by_kind["Simulation"],
+                                      lambda o: core.read_job(r, o, *ctx)))
+    jobs.extend(j for o in by_kind["JobSet"] if (j := training.read_jobset(r, o, *ctx)) is not None)
+    for role in ("Deployment", "ReplicaSet", "StatefulSet"):
+        for o in by_kind.get(role, []):
+            jobs.extend(apps.read_controller(r, o, *ctx))
+    for o in by_kind.get("LeaderWorkerSet", []):
+        jobs.extend(lws.read_lws(r, o, *ctx))
+    jobs.extend(apps.read_pods(r, by_kind.get("Pod", []), *ctx))
+    runtimes = training.collect_runtimes(objects)
+    jobs.extend(j for o in by_kind.get("TrainJob", []) if (j := training.read_trainjob(r, o, runtimes, *ctx)) is not None)
+    replica_jobs = [o for kind in training.REPLICA_KINDS for o in by_kind.get(kind, [])]
+    jobs.extend(j for o in replica_jobs if (j := training.read_replica_job(r, o, *ctx)) is not None)
+    jobs.extend(core.read_generated_jobs(r, by_kind["WorkloadGenerator"], node_list, jobs))
+    return jobs
+
+
+class _Layers(NamedTuple):
+    """The layers' setups and the run settings, as read from their kinds."""
+
+    volcano: Any
+    kueue: Any
+    settings: Any
+    name: str
+    description: str
+    autoscaler: Any
+    karpenter: Any
+    coscheduling: Any
+    requests: list
+
+
+def _read_layers(r: Reader, by_kind: dict, objects: list[ManifestObject], jobs: list, ctx: JobContext,
+                 default_name: str) -> _Layers:
+    """Volcano's and Kueue's setups (which read what they need of the Jobs), the Simulation, the node
+    suppliers, kube-scheduler's configuration and the ProvisioningRequests."""
+    volcano_setup = volcano.read_for_scenario(r, objects, jobs, ctx.groups, ctx.used_groups, ctx.classes,
+                                              ctx.default_priority)
+    r.notes.extend(ctx.gangs.unused())
+    kueue_input = [o for o in objects if o.role == o.kind]  # not the kinds other API groups share a name with
+    kueue_setup = kueue.read_for_scenario(r, kueue_input, jobs, ctx.classes)  # Kueue's kinds, and what Kueue reads of Jobs
+    settings, name, description = simulation.read_simulation(r, by_kind["Simulation"], default_name)
+    settings = placement.kube_gang_release(r, ctx.gangs, by_kind["Simulation"], settings)  # v1alpha2 objects: 1.36
+    autoscaler = supply.read_cluster_autoscaler(r, by_kind["ClusterAutoscaler"])
+    karpenter = supply.read_karpenter(r, by_kind["Karpenter"], by_kind["NodePool"])
+    scheduler_configs = by_kind.get("KubeSchedulerConfiguration", [])
+    coscheduling = companions.coscheduling_args(r, scheduler_configs)
+    settings = companions.apply_scoring(r, scheduler_configs, by_kind["Simulation"], settings)
+    requests = supply.read_provisioning_requests(r, by_kind.get("ProvisioningRequest", []),
+                                                 by_kind.get("PodTemplate", []), jobs)
+    return _Layers(volcano_setup, kueue_setup, settings, name, description, autoscaler, karpenter, coscheduling, requests)
+
+
+def _resume(r: Reader, taken, jobs: list, kueue_setup, node_list: list) -> list:
+    """The dump's state given to the jobs read (:func:`gangkit.manifests.resume.apply`), with two notes:
+    when the snapshot was taken, and which jobs had already run their run time."""
+    jobs = resume.apply(r, taken, jobs, kueue_setup, node_list)
+    resumed = [j for j in jobs if j.snapshot is not None]
+    done = [j.key for j in resumed if j.snapshot.bound == len(j.snapshot.nodes) and j.progress == "sync"
+            and j.run_time <= min(j.snapshot.elapsed)]
+    if jobs:  # (a dump of Nodes alone reads as any Nodes do)
+        r.notes.append(f"read as a snapshot taken at {taken.at.isoformat().replace('+00:00', 'Z')} (time 0 of the run): "
+                       f"{len(resumed)} job(s) admitted or running, {len(jobs) - len(resumed)} waiting")
+    if done:
+        r.notes.append(f"{len(done)} job(s) had run longer than their run time at the snapshot and finish at "
+                       f"time 0 (give them a {RUN_TIME} annotation): {', '.join(done)}")
+    return jobs

@@ -87,7 +87,9 @@ from typing import Any
 
 from gangkit.manifests import core
 from gangkit.manifests.apps import LONG_RUNNING
-from gangkit.manifests.reader import (
+from gangkit.model.errors import Problem
+from gangkit.model.jobs import STATEFULSET, Job, PodSet
+from gangkit.model.reading import (
     ANY,
     JOB_ANNOTATIONS,
     MAX_INT32,
@@ -100,8 +102,6 @@ from gangkit.manifests.reader import (
     Reader,
     short,
 )
-from gangkit.model.errors import Problem
-from gangkit.model.jobs import STATEFULSET, Job, PodSet
 from gangkit.model.resources import Resources
 from gangkit.placement.manifests import POD_GROUP_LABEL, TASK_GROUP_NAME, TASK_GROUPS, GangObjects
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from gangkit.manifests.reader import ManifestObject, Reader
+from gangkit.model.reading import ManifestObject, Reader
 
 __all__ = ["MODELLED", "check_scheduler_names", "scheduler_names"]
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gangkit.manifests.reader import GPU
 from gangkit.model.jobs import BATCH_JOB
 from gangkit.model.quantity import format_cpu, format_memory
+from gangkit.model.reading import GPU
 from gangkit.model.resources import Resources
 from gangkit.placement.gang_api import (
     COSCHEDULING_API,

@@ -40,9 +40,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gangkit.manifests.reader import ANY, GPU, META, ManifestObject, Reader, is_whole, short, spec_of
 from gangkit.model.jobs import GANG_STYLES
 from gangkit.model.quantity import format_cpu, format_memory
+from gangkit.model.reading import ANY, GPU, META, ManifestObject, Reader, is_whole, short, spec_of
 from gangkit.model.resources import Resources
 from gangkit.model.scenario import RunSettings
 from gangkit.placement.dump import (

@@ -4,17 +4,23 @@ Think of a hotel's room board. Each row is a room (a GPU of a node), each
 coloured bar a guest (a pod) from check-in (bound) to check-out (released).
 A guest who has checked in but whose party has not arrived yet (a sync
 worker whose siblings are still pending) occupies the room without using it:
-those stretches are drawn hatched, "held idle". Three pictures:
+those stretches are drawn hatched, "held idle". The pictures:
 
 - :func:`gantt`: the room board, one row per node, one lane per GPU;
 - :func:`gpu_states`: the same GPUs counted over time: useful, held idle,
   free and not ready, stacked so that they add up to the capacity;
 - :func:`wait_distribution`: for each waiting time, the share of jobs that
   waited at most that long (an ECDF); jobs that never started are marked
-  apart, because their wait is only a lower bound (censored).
+  apart, because their wait is only a lower bound (censored);
+- :func:`wait_buckets`: where the waiting went, per stack;
+- :func:`quota`: for a ``kueue+`` run, one panel per ClusterQueue with its
+  nominal quota and what it reserves, borrows and lends, beside the cohort
+  tree (its data: :func:`quota_table` and :func:`cohort_tree`, from
+  :mod:`gangkit.results.kueue_quota`).
 
 Each function takes a :class:`gangkit.Result`, draws on ``ax`` (a new figure
-when ``ax`` is None) and returns the Axes. Nothing is printed and nothing
+when ``ax`` is None) and returns the Axes (:func:`wait_buckets` takes a dict of them;
+:func:`quota` returns a list of Axes, one per panel). Nothing is printed and nothing
 depends on the wall clock, so a figure is the same on every run. All times
 are simulated; the unit (seconds, minutes, hours or days) follows the span
 shown unless ``unit`` is given.
@@ -29,6 +35,11 @@ import pandas as pd
 from matplotlib.patches import Patch
 
 from gangkit.model.precision import TOLERANCE
+from gangkit.results.kueue_quota import COHORT_TREE_COLUMNS as COHORT_TREE_COLUMNS  # re-exported: gk.plots.*
+from gangkit.results.kueue_quota import QUOTA_TABLE_COLUMNS as QUOTA_TABLE_COLUMNS
+from gangkit.results.kueue_quota import cohort_tree as cohort_tree
+from gangkit.results.kueue_quota import cohort_tree_text as cohort_tree_text
+from gangkit.results.kueue_quota import quota_table as quota_table
 
 #: Display units for simulated time: name -> (seconds per unit, words for axis labels).
 UNITS = {"s": (1.0, "seconds"), "min": (60.0, "minutes"), "h": (3600.0, "hours"), "d": (86400.0, "days")}
@@ -398,3 +409,140 @@ def wait_buckets(results: dict, ax=None, *, unit: str | None = None, share: bool
     ax.set_title(title or "Where the waiting went, by layer")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return ax
+
+
+# ------------------------------------------------------------------------------------ quota (Kueue)
+#: Colours of :func:`quota`'s bands (Okabe-Ito), stacked in this order from the bottom; lent is also hatched.
+QUOTA_COLOURS = {"reserved": "#0072B2", "lent": "#56B4E9", "borrowed": "#E69F00"}
+#: :func:`quota`'s legend: what each band is, in the words the docstring defines.
+QUOTA_LABELS = {
+    "reserved": "reserved within nominalQuota",
+    "lent": "lent: its unused nominal (within lendingLimit)\nthat cohort borrowers use, shared in proportion",
+    "borrowed": "borrowed: reserved above nominalQuota",
+}
+
+
+def quota(result, ax=None, *, resource: str = "nvidia.com/gpu", until: float | None = None, unit: str | None = None,
+          cluster_queues=None):
+    """Kueue's quota over a run, one panel per ClusterQueue: nominal, reserved, borrowed and lent; and the cohort tree.
+
+    What Kueue's dashboards are asked to show. In each ClusterQueue's panel,
+    stacked from the bottom (the figures of :func:`quota_table`, summed over
+    the flavors of ``resource``):
+
+    - *reserved within nominalQuota* (blue): what its own workloads reserve
+      up to its ``nominalQuota``;
+    - *lent* (sky blue, hatched): gangkit's attribution, as Kueue has none:
+      its unused nominal quota within its ``lendingLimit`` that borrowers of
+      its cohort use at that instant, the cohort's borrowing shared among its
+      lenders in proportion to what each can lend (:func:`quota_table`);
+    - *borrowed* (orange): what it reserves above its ``nominalQuota``, which
+      Kueue's ClusterQueue status reports as ``borrowed``;
+
+    with its ``nominalQuota`` as a black line, and, where set, the most it may
+    hold (``nominalQuota + borrowingLimit``) and the part no one may borrow
+    (``nominalQuota - lendingLimit``) as dotted lines. Beside the panels, the
+    legend and the cohort tree (:func:`cohort_tree`) with each node's quotas.
+
+    ``result`` is a :class:`gangkit.Result` of a ``kueue+`` stack (a clear
+    error otherwise). ``ax`` is None (a new figure), a matplotlib ``Figure``
+    to draw in (panels, legend and tree), or a list of Axes, one per
+    ClusterQueue drawn (panels only, the legend on the first).
+    ``cluster_queues`` picks the ClusterQueues drawn (default: all with quota
+    of ``resource``); ``until`` cuts the picture at that simulated time
+    (seconds); ``unit`` as in :func:`time_unit`. Returns the panels' Axes,
+    in ClusterQueue order.
+    """
+    table = quota_table(result, resource=resource, until=until, cluster_queues=cluster_queues)
+    cq = table[table["kind"] == "ClusterQueue"]
+    names = list(dict.fromkeys(cq["name"]))
+    if cluster_queues is not None:
+        names = [n for n in ([cluster_queues] if isinstance(cluster_queues, str) else cluster_queues) if n in names]
+    if not names:
+        raise ValueError(f"Result {result.scenario_name!r}: no ClusterQueue has quota of {resource!r}")
+    axes, side = _quota_axes(ax, len(names))
+    end = float(table["time_s"].max())
+    _, per, words = time_unit(end, unit)
+    for panel, name in zip(axes, names):
+        _quota_panel(panel, cq[cq["name"] == name], per, end)
+        panel.set_ylabel(f"{_short(resource)} quota")
+    axes[-1].set_xlabel(f"simulated time ({words})")
+    handles = [Patch(facecolor=QUOTA_COLOURS[k], hatch="///" if k == "lent" else None, edgecolor="white",
+                     label=QUOTA_LABELS[k]) for k in QUOTA_COLOURS]
+    from matplotlib.lines import Line2D
+
+    handles.append(Line2D([], [], color="black", linewidth=1.2, label="nominalQuota"))
+    if any(line.get_linestyle() == ":" for panel in axes for line in panel.lines):
+        handles.append(Line2D([], [], color="#555555", linestyle=":", label="nominal + borrowingLimit (top),\n"
+                                                                           "nominal - lendingLimit (bottom)"))
+    title = _title(f"Quota per ClusterQueue ({resource})", result)
+    if side is None:
+        axes[0].legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+        return axes
+    side.axis("off")
+    side.legend(handles=handles, loc="upper left", fontsize=8, frameon=False)
+    side.text(0.0, 0.42, "Cohort tree\n" + cohort_tree_text(cohort_tree(result, resource)), family="monospace",
+              fontsize=7.5, va="top", transform=side.transAxes)
+    axes[0].figure.suptitle(title, fontsize=10)
+    return axes
+
+
+def _short(resource: str) -> str:
+    """``nvidia.com/gpu`` -> ``GPU``; other resources keep their name."""
+    return "GPU" if resource == "nvidia.com/gpu" else resource
+
+
+def _quota_axes(ax, n: int):
+    """The panels (one per ClusterQueue) and the side Axes for legend and tree (None for given Axes)."""
+    from matplotlib.figure import Figure
+
+    if ax is None or isinstance(ax, Figure):
+        if ax is None:
+            import matplotlib.pyplot as plt
+
+            fig = plt.figure(figsize=(10, 0.6 + 1.9 * n))
+        else:
+            fig = ax
+        grid = fig.add_gridspec(n, 2, width_ratios=(2.2, 1), wspace=0.08, hspace=0.35)
+        panels = [fig.add_subplot(grid[i, 0]) for i in range(n)]
+        for p in panels[1:]:
+            p.sharex(panels[0])
+        for p in panels[:-1]:
+            p.tick_params(labelbottom=False)
+        return panels, fig.add_subplot(grid[:, 1])
+    axes = list(np.ravel(ax)) if not hasattr(ax, "plot") else [ax]
+    if len(axes) != n:
+        raise ValueError(f"ax: expected {n} Axes (one per ClusterQueue drawn), got {len(axes)}")
+    return axes, None
+
+
+def _quota_panel(ax, rows: pd.DataFrame, per: float, end: float) -> None:
+    """One ClusterQueue's panel: its bands stacked over time (flavors summed), its nominal and limit lines."""
+    by_t = rows.groupby("time_s", sort=True)
+    summed = by_t[["nominal", "reserved", "borrowed", "lent"]].sum()
+    t = summed.index.to_numpy(dtype=float) / per
+    nominal = summed["nominal"].to_numpy(dtype=float)
+    borrowed = summed["borrowed"].to_numpy(dtype=float)
+    within = summed["reserved"].to_numpy(dtype=float) - borrowed
+    bottom = np.zeros(len(t))
+    for key, v in (("reserved", within), ("lent", summed["lent"].to_numpy(dtype=float)), ("borrowed", borrowed)):
+        if key == "reserved" or v.any():
+            ax.fill_between(t, bottom, bottom + v, step="post", facecolor=QUOTA_COLOURS[key],
+                            hatch="///" if key == "lent" else None, edgecolor="white" if key == "lent" else None,
+                            linewidth=0.6 if key == "lent" else 0)
+        bottom = bottom + v
+    ax.step(t, nominal, where="post", color="black", linewidth=1.2)
+    first = rows[rows["time_s"] == rows["time_s"].min()]
+    top = float(max(bottom.max(), nominal.max(), 1.0))
+    if first["borrowing_limit"].notna().all():
+        cap = float(first["nominal"].sum() + first["borrowing_limit"].sum())
+        ax.axhline(cap, color="#555555", linestyle=":", linewidth=1)
+        top = max(top, cap)
+    if first["lending_limit"].notna().all():
+        kept = float((first["nominal"] - first["lending_limit"]).clip(lower=0).sum())
+        ax.axhline(kept, color="#555555", linestyle=":", linewidth=1)
+    ax.set_xlim(0, end / per if end > 0 else 1)
+    ax.set_ylim(0, top * 1.12)
+    cohort = first["cohort"].iloc[0]
+    ax.set_title(f"ClusterQueue {first['name'].iloc[0]}" + (f" (cohort {cohort})" if cohort else " (no cohort)"),
+                 fontsize=9, loc="left")

@@ -46,10 +46,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from gangkit.manifests.core import pod_resources
-from gangkit.manifests.reader import GPU, SUBMIT_TIME
 from gangkit.model.errors import Problem
 from gangkit.model.quantity import MAX_QUANTITY, format_cpu, format_duration, format_memory
+from gangkit.model.reading import GPU, SUBMIT_TIME, pod_resources
 from gangkit.supply.autoscaler import ClusterAutoscaler, default_autoscaler
 from gangkit.supply.cloud import TYPE_LABEL, InstanceType, Stages
 from gangkit.supply.fit import CPU, MEMORY

@@ -50,10 +50,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gangkit.manifests.reader import ANY, GPU, META, POD_SPEC, SUBMIT_TIME, ManifestObject, Reader, short
 from gangkit.model.errors import Problem
 from gangkit.model.jobs import PodSet
 from gangkit.model.quantity import format_cpu, format_memory
+from gangkit.model.reading import ANY, GPU, META, POD_SPEC, SUBMIT_TIME, ManifestObject, Reader, short
 from gangkit.supply import ClusterAutoscaler, InstanceType, Karpenter, NodeGroup, NodePool, Stages
 from gangkit.supply.autoscaler import EXPANDERS
 from gangkit.supply.catalogue import (

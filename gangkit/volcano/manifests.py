@@ -40,7 +40,7 @@ What gangkit reads:
 - on a ``PodGroup`` joined to a batch/v1 Job: ``spec.queue`` and
   ``spec.minResources``;
 - ``volcano.sh/preemptable`` (annotation, else label; read as Volcano
-  v1.15.1 reads it, :func:`gangkit.manifests.core.read_preemptable`), into
+  v1.15.1 reads it, :func:`read_preemptable`), into
   ``Job.volcano_not_preemptable``: a pod set is not preemptable when its pods
   say ``false`` (a pod without it is preemptable) or its PodGroup says
   ``false`` (the gang actions ask both, see
@@ -69,11 +69,11 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
-from gangkit.manifests.core import GO_BOOLS, PREEMPTABLE, priority_class_name, read_preemptable
-from gangkit.manifests.core import job_manifest as batch_job_manifest
-from gangkit.manifests.reader import (
+from gangkit.model.jobs import PROGRESS_MODES, Job, PodSet
+from gangkit.model.quantity import format_cpu, format_memory
+from gangkit.model.reading import (
     ANY,
     CHECKPOINT_INTERVAL,
     GPU,
@@ -89,8 +89,6 @@ from gangkit.manifests.reader import (
     short,
     spec_of,
 )
-from gangkit.model.jobs import PROGRESS_MODES, Job, PodSet
-from gangkit.model.quantity import format_cpu, format_duration, format_memory
 from gangkit.model.resources import INFINITE, ZERO, Resources
 from gangkit.volcano.api import DEFAULT_QUEUE, Queue, VolcanoSetup
 from gangkit.volcano.plugins.sla import ANNOTATIONS as SLA_ANNOTATIONS
@@ -98,6 +96,10 @@ from gangkit.volcano.setup_manifests import config_manifest, go_waiting_time, re
 
 QUEUE_API = "scheduling.volcano.sh/v1beta1"
 JOB_API = "batch.volcano.sh/v1alpha1"
+PREEMPTABLE = "volcano.sh/preemptable"  # Volcano's annotation (or label) on a pod or PodGroup: may it be a victim?
+#: the strings Go's strconv.ParseBool accepts, which Volcano uses to read PREEMPTABLE
+GO_BOOLS = {**dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+            **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False)}
 NAMESPACED = ("VolcanoJob", "ConfigMap")  # VolcanoJob: the role of a batch.volcano.sh Job (gangkit.manifests.kinds)
 
 _RESOURCES = {"*": ANY}
@@ -320,6 +322,7 @@ def _queue_name(r: Reader, value: Any, known: set[str], obj: str, field: str) ->
 
 
 def _volcano_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int, known: set[str]) -> Job | None:
+    """A ``batch.volcano.sh`` Job: its tasks, its gang size, policies, queue, priority, timing and preemptability."""
     obj = o.label
     meta = r.mapping(o.doc.get("metadata"), obj, "metadata")
     labels = r.strings(meta.get("labels"), obj, "metadata.labels")
@@ -329,6 +332,47 @@ def _volcano_job(r: Reader, o: ManifestObject, classes: dict, default_priority: 
     if not isinstance(tasks, list) or not tasks:
         r.error(obj, "spec.tasks", "expected a list of at least one task")
         return None
+    read = _read_tasks(r, obj, meta, tasks)
+    min_available, ok = _gang_size(r, obj, spec, read)
+    ok = _policies(r, spec.get("policies"), obj, "spec.policies") and ok
+    ok = _task_priority_classes(r, obj, tasks, classes) and ok
+    for i, task in enumerate(tasks):
+        if isinstance(task, Mapping):
+            ok = _policies(r, task.get("policies"), obj, f"spec.tasks[{i}].policies") and ok
+    queue = _queue_name(r, spec.get("queue", DEFAULT_QUEUE), known, obj, "spec.queue")
+    priority, ok = _job_priority(r, obj, spec, classes, default_priority, ok)
+    run_time, checkpoint, progress = _timing(r, obj, annotations)
+    protected = read.protected
+    if read_preemptable(r, meta, obj, "metadata", checked=True) is False:  # its PodGroup gets these too
+        protected = [ps.name for ps in read.pod_sets]
+    sla_waiting_time = read_sla_waiting_time(r, annotations, obj)  # its PodGroup gets the Job's annotations
+    if not ok or queue is None:
+        return None
+    return Job(
+        name=o.name, namespace=o.namespace, pod_sets=read.pod_sets,
+        run_time=run_time,  # None for now: the default is filled in (and reported) with the other Jobs'
+        submit_time=_annotation_duration(r, obj, annotations, SUBMIT_TIME) or 0.0, priority=priority,
+        queue=o.namespace or "default", progress=progress,
+        min_member=min_available if min_available is not None else read.min_total,
+        checkpoint_interval=checkpoint, labels=labels,
+        volcano_queue=queue, controller="volcano", volcano_not_preemptable=tuple(protected),
+        sla_waiting_time=sla_waiting_time,
+    )
+
+
+class _Tasks(NamedTuple):
+    """A Volcano Job's tasks as read: one pod set each, whether all were read, the sum of their minimums (the
+    gang size when ``spec.minAvailable`` is not given) and the tasks whose pods are not preemptable."""
+
+    pod_sets: list[PodSet]
+    ok: bool
+    min_total: int
+    protected: list[str]
+
+
+def _read_tasks(r: Reader, obj: str, meta: Mapping, tasks: list) -> _Tasks:
+    """``spec.tasks``: each a unique name (Volcano's webhook names an unnamed task ``default<i>``), ``replicas``
+    pods of the template's requests, ``minAvailable`` (at most the replicas; default: all of them)."""
     pod_sets, ok, names = [], True, set()
     task_min_total = 0
     protected: list[str] = []  # tasks whose pods are not preemptable
@@ -363,14 +407,25 @@ def _volcano_job(r: Reader, o: ManifestObject, classes: dict, default_priority: 
         pod_sets.append(PodSet(name, replicas, g, cpu, memory, selector, min_member=minimum))
         if not _pod_preemptable(r, meta, template.get("metadata"), obj, f"{where}.template.metadata"):
             protected.append(name)
+    return _Tasks(pod_sets, ok, task_min_total, protected)
+
+
+def _gang_size(r: Reader, obj: str, spec: Mapping, read: _Tasks) -> tuple[int | None, bool]:
+    """``spec.minAvailable`` (None when not given or refused): at least 1, at most the tasks' total replicas."""
+    ok = read.ok
     min_available = spec.get("minAvailable")
     if min_available is not None:
         min_available = r.whole(min_available, obj, "spec.minAvailable", 1)
-        total = sum(ps.count for ps in pod_sets)
+        total = sum(ps.count for ps in read.pod_sets)
         if ok and min_available is not None and min_available > total:
             r.error(obj, "spec.minAvailable", f"expected at most the total replicas of the tasks ({total}), got {min_available}")
             ok = False
-    ok = _policies(r, spec.get("policies"), obj, "spec.policies") and ok
+    return min_available, ok
+
+
+def _task_priority_classes(r: Reader, obj: str, tasks: list, classes: dict) -> bool:
+    """A task's own ``priorityClassName``: a PriorityClass of the input, noted as not modelled (False: one is not)."""
+    ok = True
     for i, task in enumerate(tasks):  # a task's own priorityClassName: its pods' priority
         pc = task.get("template", {}).get("spec", {}).get("priorityClassName") if isinstance(task, Mapping) and \
             isinstance(task.get("template"), Mapping) and isinstance(task["template"].get("spec"), Mapping) else None
@@ -383,49 +438,38 @@ def _volcano_job(r: Reader, o: ManifestObject, classes: dict, default_priority: 
         else:
             r.notes.append(f"{obj}: {where} ({pc}) is not modelled: Volcano orders and preempts this task's pods "
                            "by it; gangkit gives every pod the Job's priority (spec.priorityClassName)")
-    for i, task in enumerate(tasks):
-        if isinstance(task, Mapping):
-            ok = _policies(r, task.get("policies"), obj, f"spec.tasks[{i}].policies") and ok
-    queue = _queue_name(r, spec.get("queue", DEFAULT_QUEUE), known, obj, "spec.queue")
-    priority = default_priority
-    if "priorityClassName" in spec:
-        pc = spec["priorityClassName"]
-        if not isinstance(pc, str) or pc not in classes:
-            r.error(obj, "spec.priorityClassName", f"no PriorityClass named {pc!r} in the input (known: {', '.join(sorted(classes))})")
-            ok = False
-        else:
-            priority = classes[pc]
+    return ok
 
-    def duration(key: str) -> float | None:
-        if key not in annotations:
-            return None
-        return r.duration(annotations[key], obj, f"metadata.annotations.{key}")
 
-    run_time = duration(RUN_TIME)
+def _job_priority(r: Reader, obj: str, spec: Mapping, classes: dict, default: int, ok: bool) -> tuple[int, bool]:
+    """The Job's ``spec.priorityClassName``: the value of a PriorityClass of the input, else the default class's."""
+    if "priorityClassName" not in spec:
+        return default, ok
+    pc = spec["priorityClassName"]
+    if not isinstance(pc, str) or pc not in classes:
+        r.error(obj, "spec.priorityClassName", f"no PriorityClass named {pc!r} in the input (known: {', '.join(sorted(classes))})")
+        return default, False
+    return classes[pc], ok
+
+
+def _annotation_duration(r: Reader, obj: str, annotations: Mapping, key: str) -> float | None:
+    if key not in annotations:
+        return None
+    return r.duration(annotations[key], obj, f"metadata.annotations.{key}")
+
+
+def _timing(r: Reader, obj: str, annotations: Mapping) -> tuple[float | None, float | None, str]:
+    """gangkit's annotations on the Job, as on a batch/v1 Job: run time, checkpoint interval, progress mode."""
+    run_time = _annotation_duration(r, obj, annotations, RUN_TIME)
     if run_time == 0:
         r.error(obj, f"metadata.annotations.{RUN_TIME}", f"expected a run time > 0, got {annotations[RUN_TIME]!r}")
-    checkpoint = duration(CHECKPOINT_INTERVAL)
+    checkpoint = _annotation_duration(r, obj, annotations, CHECKPOINT_INTERVAL)
     if checkpoint == 0:
         r.error(obj, f"metadata.annotations.{CHECKPOINT_INTERVAL}", "expected an interval > 0 (leave it out for no checkpoints)")
     progress = annotations.get(PROGRESS, "sync")
     if progress not in PROGRESS_MODES:
         r.error(obj, f"metadata.annotations.{PROGRESS}", f"expected one of {', '.join(PROGRESS_MODES)}, got {progress!r}")
-    group_preemptable = read_preemptable(r, meta, obj, "metadata", checked=True)  # its PodGroup gets these too
-    if group_preemptable is False:
-        protected = [ps.name for ps in pod_sets]
-    sla_waiting_time = read_sla_waiting_time(r, annotations, obj)  # its PodGroup gets the Job's annotations
-    if not ok or queue is None:
-        return None
-    return Job(
-        name=o.name, namespace=o.namespace, pod_sets=pod_sets,
-        run_time=run_time,  # None for now: the default is filled in (and reported) with the other Jobs'
-        submit_time=duration(SUBMIT_TIME) or 0.0, priority=priority,
-        queue=o.namespace or "default", progress=progress,
-        min_member=min_available if min_available is not None else task_min_total,
-        checkpoint_interval=checkpoint, labels=labels,
-        volcano_queue=queue, controller="volcano", volcano_not_preemptable=tuple(protected),
-        sla_waiting_time=sla_waiting_time,
-    )
+    return run_time, checkpoint, progress
 
 
 def read_sla_waiting_time(r: Reader, annotations: Mapping, obj: str) -> float | None:
@@ -440,6 +484,34 @@ def read_sla_waiting_time(r: Reader, annotations: Mapping, obj: str) -> float | 
         if key not in annotations:
             continue
         return go_waiting_time(r, obj, f"metadata.annotations.{key}", annotations[key])
+    return None
+
+
+def read_preemptable(r: Reader, metadata: Any, obj: str, where: str, checked: bool = False) -> bool | None:
+    """Volcano's ``volcano.sh/preemptable`` in an object's ``metadata``: the annotation, else the label; None if neither.
+
+    As Volcano v1.15.1 reads it for a pod (``GetPodPreemptable``,
+    ``pkg/scheduler/api/pod_info.go``) and a PodGroup (``extractPreemptable``,
+    ``job_info.go``): the annotation wins when both are there, the value is
+    read with Go's ``strconv.ParseBool``. Volcano logs a warning for any
+    other value and takes the object as not preemptable; gangkit refuses it.
+    ``checked``: a value that is not a string was already reported where
+    the labels and annotations are read (:meth:`Reader.strings`).
+    """
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    for part in ("annotations", "labels"):
+        values = metadata.get(part)
+        if not isinstance(values, Mapping) or PREEMPTABLE not in values:
+            continue
+        value, fieldname = values[PREEMPTABLE], f"{where}.{part}.{PREEMPTABLE}"
+        if isinstance(value, str) and value in GO_BOOLS:
+            return GO_BOOLS[value]
+        if isinstance(value, str):
+            r.error(obj, fieldname, f"expected \"true\" or \"false\" (or another value Go's strconv.ParseBool "
+                    f"reads: {', '.join(GO_BOOLS)}), got {value!r}; Volcano would take it as not preemptable")
+        elif not checked:
+            r.error(obj, fieldname, f"expected a string, got {value!r} (quote it in YAML: \"{value}\")")
+        return None
     return None
 
 
@@ -461,7 +533,7 @@ def _pod_preemptable(r: Reader, job_meta: Mapping, template_meta: Any, obj: str,
     return True
 
 
-__all__ = ["KNOWN_FIELDS", "job_manifest", "pod_group_fields", "queue_manifests", "read_for_scenario", "read_object"]
+__all__ = ["GO_BOOLS", "KNOWN_FIELDS", "PREEMPTABLE", "pod_group_fields", "queue_manifests", "read_for_scenario", "read_object", "read_preemptable"]
 
 
 # --- writing (called by gangkit.manifests.dump.dump_manifests) ---------------------------------------
@@ -486,36 +558,6 @@ def queue_manifests(setup: VolcanoSetup | None) -> list[dict]:
             spec["priority"] = q.priority
         docs.append({"apiVersion": QUEUE_API, "kind": "Queue", "metadata": {"name": q.name}, "spec": spec})
     return docs
-
-
-def job_manifest(j: Job) -> dict:
-    """A Volcano Job: one task per pod set, each template written as for a batch/v1 Job (and its
-    ``volcano.sh/preemptable: "false"`` when the pod set is not preemptable)."""
-    tasks = []
-    for ps in j.pod_sets:
-        single = dataclasses.replace(j, pod_sets=[ps], min_member=None, controller="batch", volcano_queue=DEFAULT_QUEUE,
-                                     min_resources=None, priority=0, max_run_time=None, sla_waiting_time=None)
-        template = batch_job_manifest(single)["spec"]["template"]
-        if ps.name in j.volcano_not_preemptable:
-            tmeta = template.get("metadata", {})
-            tmeta["annotations"] = tmeta.get("annotations", {}) | {PREEMPTABLE: "false"}
-            template = {"metadata": tmeta} | template
-        task: dict[str, Any] = {"name": ps.name, "replicas": ps.count}
-        if ps.min_member is not None:
-            task["minAvailable"] = ps.min_member
-        task["template"] = template
-        tasks.append(task)
-    batch = batch_job_manifest(dataclasses.replace(j, pod_sets=j.pod_sets[:1], controller="batch", min_member=None,
-                                              volcano_queue=DEFAULT_QUEUE, min_resources=None, max_run_time=None,
-                                              sla_waiting_time=None))
-    meta = batch["metadata"]
-    if j.sla_waiting_time is not None:  # the controller passes it on to the PodGroup
-        meta["annotations"] = meta.get("annotations", {}) | {SLA_ANNOTATIONS[0]: format_duration(j.sla_waiting_time)}
-    spec: dict[str, Any] = {"minAvailable": j.gang_size, "schedulerName": "volcano", "queue": j.volcano_queue}
-    if j.priority:
-        spec["priorityClassName"] = priority_class_name(j.priority)
-    spec["tasks"] = tasks
-    return {"apiVersion": JOB_API, "kind": "Job", "metadata": meta, "spec": spec}
 
 
 def pod_group_fields(j: Job) -> dict:

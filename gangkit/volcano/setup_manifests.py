@@ -56,9 +56,9 @@ from typing import Any
 
 import yaml
 
-from gangkit.manifests.reader import ManifestObject, Reader, short
 from gangkit.model.errors import ScenarioError
 from gangkit.model.quantity import format_duration, parse_duration
+from gangkit.model.reading import ManifestObject, Reader, short
 from gangkit.volcano.api import DEFAULT_OVERCOMMIT_FACTOR, VolcanoSetup
 from gangkit.volcano.plugins.sla import SlaPlugin
 

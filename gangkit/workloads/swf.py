@@ -24,7 +24,7 @@ from gangkit.workloads.trace_load import CHANGED, DROPPED, MAPPED, TraceLoad, fi
 __all__ = ["MAX_SWF_MACHINE", "SWF_FIELDS", "load_swf", "read_swf"]
 
 #: The largest machine an SWF log may describe (nodes, and processors): 10^6 pods' worth, gangkit's
-#: limit for the pods of one input (gangkit.manifests.reader.MAX_SCENARIO_PODS).
+#: limit for the pods of one input (gangkit.model.reading.MAX_SCENARIO_PODS).
 MAX_SWF_MACHINE = 1_000_000
 
 #: The 18 fields of an SWF line, in order (Parallel Workloads Archive, SWF 2.2).

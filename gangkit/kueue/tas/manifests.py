@@ -56,10 +56,10 @@ from typing import Any
 
 from gangkit.kueue.objects import KueueSetup, Topology, TopologyRequest
 from gangkit.kueue.tas.cache import matches_flavor
-from gangkit.manifests.reader import ANY, META, ManifestObject, Reader, short
 from gangkit.model.jobs import JOBSET
+from gangkit.model.reading import ANY, META, ManifestObject, Reader, short
 
-__all__ = ["ANNOTATIONS", "PREFERRED", "REQUIRED", "TOPOLOGY_FIELDS", "UNCONSTRAINED", "read_topology",
+__all__ = ["ANNOTATIONS", "PREFERRED", "REQUIRED", "TOPOLOGY_FIELDS", "UNCONSTRAINED", "UNNAMED_TOPOLOGY", "read_topology",
            "read_topology_requests", "template_annotations", "topology_manifest"]
 
 REQUIRED = "kueue.x-k8s.io/podset-required-topology"
@@ -218,6 +218,11 @@ def check_tas_nodes(r: Reader, objects: list[ManifestObject], setup: KueueSetup)
                f"every level of Topology {t.name} ({', '.join(t.levels)})")
         r.notes.append(f"{why}: its topology-aware workloads wait until a node supplier adds such nodes" if supplied
                        else f"{why}: Kueue finds no topology domain, and its topology-aware workloads stay pending")
+
+
+#: The board's words for a Topology no ResourceFlavor names (:mod:`gangkit.manifests.companions` warns with them).
+UNNAMED_TOPOLOGY = ("no ResourceFlavor names it (spec.topologyName), so it has no effect; topology-aware scheduling "
+                    "is simulated only for flavors that name a Topology")
 
 
 def drop_companion_notes(r: Reader, objects: list[ManifestObject], setup: KueueSetup, text: str) -> None:

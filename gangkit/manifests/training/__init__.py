@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gangkit.manifests.reader import ManifestObject, Reader
 from gangkit.manifests.training import jobset, kubeflow, trainer
 from gangkit.manifests.training.jobset import JOBSET_API, KNOWN_ANNOTATIONS, jobset_manifest, read_jobset
 from gangkit.manifests.training.kubeflow import REPLICA_KINDS, read_replica_job, replica_job_manifest, replica_problems
 from gangkit.manifests.training.trainer import collect_runtimes, read_trainjob
+from gangkit.model.reading import ManifestObject, Reader
 
 __all__ = ["JOBSET_API", "KNOWN_FIELDS", "REPLICA_KINDS", "collect_runtimes", "jobset_manifest", "read_jobset",
            "read_object", "read_replica_job", "read_trainjob", "replica_job_manifest", "replica_problems"]

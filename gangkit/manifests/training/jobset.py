@@ -67,8 +67,10 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gangkit.manifests import core
-from gangkit.manifests.reader import (
+from gangkit.manifests import core, core_dump
+from gangkit.model.errors import Problem
+from gangkit.model.jobs import DEFAULT_BACKOFF_LIMIT, JOBSET, Job, PodSet
+from gangkit.model.reading import (
     ANY,
     JOB_ANNOTATIONS,
     META,
@@ -79,8 +81,6 @@ from gangkit.manifests.reader import (
     short,
     spec_of,
 )
-from gangkit.model.errors import Problem
-from gangkit.model.jobs import DEFAULT_BACKOFF_LIMIT, JOBSET, Job, PodSet
 from gangkit.placement.manifests import (
     POD_GROUP_LABEL,
     SCHEDULING_POLICY,
@@ -329,15 +329,15 @@ def pod_labels(jobset: str, replicated_job: str, tmeta: Any, replicas: int) -> d
 def jobset_manifest(j: Job, gang: str | None = None) -> dict:
     """A job as a JobSet: one replicatedJob per pod set (``replicas: 1``, ``parallelism`` = its pods).
 
-    Each replicatedJob's Job template is what :func:`gangkit.manifests.core.job_manifest`
+    Each replicatedJob's Job template is what :func:`gangkit.manifests.core_dump.job_manifest`
     writes for that pod set (its pod template names the job's gang); the
     JobSet carries the job's labels and gangkit's annotations.
     """
-    doc = core.job_manifest(j, gang)
+    doc = core_dump.job_manifest(j, gang)
     gang_metadata = doc["spec"]["template"].get("metadata")  # the whole job's gang, the same in every template
     replicated = []
     for ps in j.pod_sets:
-        spec = core.job_manifest(dataclasses.replace(j, pod_sets=[ps]), gang)["spec"]
+        spec = core_dump.job_manifest(dataclasses.replace(j, pod_sets=[ps]), gang)["spec"]
         pod = spec["template"]["spec"]
         if ps.one_per_node:  # the pod set's own pods, by the labels the JobSet controller gives them
             pod["affinity"] = {"podAntiAffinity": {core.REQUIRED: [{"labelSelector": {"matchLabels": {

@@ -52,15 +52,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gangkit.manifests import core
-from gangkit.manifests.reader import (
-    ANY,
-    META,
-    POD_SPEC,
-    QUEUE_LABEL,
-    ManifestObject,
-    Reader,
-)
+from gangkit.manifests import core, core_dump
 from gangkit.manifests.training.jobset import role_gang, shown, within
 from gangkit.model.jobs import (
     DEFAULT_BACKOFF_LIMIT,
@@ -72,6 +64,14 @@ from gangkit.model.jobs import (
     XGBOOSTJOB,
     Job,
     PodSet,
+)
+from gangkit.model.reading import (
+    ANY,
+    META,
+    POD_SPEC,
+    QUEUE_LABEL,
+    ManifestObject,
+    Reader,
 )
 from gangkit.placement.manifests import GangObjects
 
@@ -283,11 +283,11 @@ def replica_job_manifest(j: Job, kind: str, gang: str | None = None) -> dict:
     (the operator's PodGroup); a scheduler-plugins timeout as its ``scheduleTimeoutSeconds``.
     """
     rk = REPLICA_KINDS[kind]
-    doc = core.job_manifest(dataclasses.replace(j, min_member=None, schedule_timeout=None), None)
+    doc = core_dump.job_manifest(dataclasses.replace(j, min_member=None, schedule_timeout=None), None)
     by_name = {t.lower(): t for t in rk.replica_types}
     specs = {}
     for ps in j.pod_sets:
-        one = core.job_manifest(dataclasses.replace(j, pod_sets=[ps], min_member=None, schedule_timeout=None), None)
+        one = core_dump.job_manifest(dataclasses.replace(j, pod_sets=[ps], min_member=None, schedule_timeout=None), None)
         template = one["spec"]["template"]
         template["spec"]["restartPolicy"] = "OnFailure"
         if rk.container:  # the webhook wants one container of this name (training-operator v1.9 pkg/webhooks)

@@ -9,16 +9,16 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from gangkit.manifests.reader import (
+from gangkit.manifests.training.jobset import JOBSET_API, read_jobset, shown, within
+from gangkit.manifests.training.jobset import KNOWN_FIELDS as JOBSET_FIELDS
+from gangkit.model.jobs import Job
+from gangkit.model.reading import (
     ANY,
     META,
     ManifestObject,
     Reader,
     spec_of,
 )
-from gangkit.manifests.training.jobset import JOBSET_API, read_jobset, shown, within
-from gangkit.manifests.training.jobset import KNOWN_FIELDS as JOBSET_FIELDS
-from gangkit.model.jobs import Job
 from gangkit.placement.manifests import GangObjects
 
 __all__ = ["KNOWN_FIELDS", "collect_runtimes", "read_trainjob"]

@@ -36,7 +36,10 @@ from gangkit.manifests.apps import read_controller, read_pods
 from gangkit.manifests.core import read_priority_classes
 from gangkit.manifests.load import REGISTRY, check_unique
 from gangkit.manifests.lws import read_lws
-from gangkit.manifests.reader import (
+from gangkit.manifests.snapshot import is_snapshot, split
+from gangkit.manifests.training import collect_runtimes
+from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.reading import (
     QUEUE_LABEL,
     SUBMIT_TIME,
     GangkitInputWarning,
@@ -46,9 +49,6 @@ from gangkit.manifests.reader import (
     parse_yaml,
     read_text,
 )
-from gangkit.manifests.snapshot import is_snapshot, split
-from gangkit.manifests.training import collect_runtimes
-from gangkit.model.errors import Problem, ScenarioError
 from gangkit.placement.manifests import GangObjects
 
 __all__ = ["LEFT_TO_RUN", "KueueInput", "LoadedWorkload", "load_kueue"]
