@@ -7,6 +7,7 @@ import errno
 import importlib.util
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -97,7 +98,7 @@ def file_system_is_read_only(tmp, monkeypatch):
     def refuse(*args, **kwargs):
         raise OSError(errno.EROFS, os.strerror(errno.EROFS))
 
-    monkeypatch.setattr(course.tempfile, "TemporaryFile", refuse)
+    monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
     return tmp / "work"
 
 

@@ -17,7 +17,7 @@ your photocopy:
    anywhere on the way to a course file (a file, or a folder such as ``course/``) stops it with an
    error naming the link, before anything is copied, because writing through it would change the
    file it points to (perhaps the reference copy itself), and replacing it would undo a choice you
-   made;
+   made (how the copy stays safe: :mod:`gangkit.cli.safe_copy`);
 3. it starts JupyterLab on that folder (its file browser shows ``course/`` and ``exercises/``),
    opens the first lesson, and prints the address, where things are and how to stop.
 
@@ -44,16 +44,16 @@ import filecmp
 import importlib.util
 import os
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from gangkit.cli.safe_copy import CourseError, cannot_write, check_writable, copy_file, prepare_folder, refuse_links
 
 #: The top of the source checkout: the folder that holds the ``gangkit`` package.
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -101,9 +101,6 @@ class CourseNotFoundError(FileNotFoundError):
     """
 
 
-class CourseError(ValueError):
-    """The course cannot be copied or opened as asked; the message names the path or argument and what was expected."""
-
 
 @dataclass
 class CopyReport:
@@ -141,90 +138,6 @@ def course_files(root: Path | None = None) -> list[Path]:
     return files
 
 
-def _cannot(exc: OSError, path: Path, doing: str = "write there") -> CourseError:
-    """The error for an operating-system refusal (a read-only folder, a full disk) to ``doing`` at ``path``."""
-    return CourseError(
-        f"{path}: cannot {doing} ({exc.strerror or exc}); expected a working folder you can "
-        "write to (choose another with --dir)"
-    )
-
-
-def _check_writable(folder: Path) -> None:
-    """Raise :class:`CourseError` unless a file can be created in ``folder`` (else no notebook could be saved)."""
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as exc:
-        raise _cannot(exc, folder) from exc
-
-
-def _prepare_folder(folder: Path) -> None:
-    """Create the working folder ``folder`` (absolute) if needed; :class:`CourseError` if it cannot be one."""
-    existing = folder
-    while not os.path.lexists(existing) and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        if existing == folder:
-            raise CourseError(f"{folder}: expected a folder for your copy of the course, got a file")
-        raise CourseError(f"{existing}: expected a folder on the way to your working folder {folder}, got a file")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise _cannot(exc, Path(exc.filename) if exc.filename else folder, "create the folder") from exc
-    _check_writable(folder)
-
-
-def _refuse_links(folder: Path, files: Sequence[Path]) -> None:
-    """Raise :class:`CourseError` if any path from ``folder`` down to a course file is a symbolic link or of the wrong kind.
-
-    Checked for every file before anything is written, so a refusal leaves the folder as it was.
-    """
-    seen: set[Path] = set()
-    for rel in files:
-        path = folder
-        for depth, part in enumerate(rel.parts, start=1):
-            path = path / part
-            if path in seen:
-                continue
-            seen.add(path)
-            if path.is_symlink():
-                raise CourseError(
-                    f"{path}: expected a plain {'file' if depth == len(rel.parts) else 'folder'} of the course, "
-                    f"got a symbolic link (to {os.readlink(path)}); gangkit course never writes through a link: "
-                    "move the link away, or choose another working folder with --dir"
-                )
-            if not path.exists():
-                continue
-            if depth < len(rel.parts) and not path.is_dir():
-                raise CourseError(f"{path}: expected a folder of the course, got a file: move it away, or "
-                                  "choose another working folder with --dir")
-            if depth == len(rel.parts) and not path.is_file():
-                raise CourseError(f"{path}: expected the course file {rel.as_posix()}, got "
-                                  f"{'a folder' if path.is_dir() else 'something else'}: move it away, or "
-                                  "choose another working folder with --dir")
-
-
-def _copy_file(source: Path, target: Path) -> None:
-    """Copy ``source`` to ``target`` through a fresh file beside it that then replaces ``target``.
-
-    ``os.replace`` swaps the directory entry itself, so even a link made at ``target`` after
-    :func:`_refuse_links` looked is replaced, never written through.
-    """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.gangkit-copy")
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(temporary)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(temporary, flags, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as out, open(source, "rb") as data:
-            shutil.copyfileobj(data, out)
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
 
 def copy_course(folder: Path, *, overwrite: bool = False, root: Path | None = None) -> CopyReport:
     """Copy the course from ``root`` (default: the checkout) into ``folder``, keeping your work.
@@ -247,8 +160,8 @@ def copy_course(folder: Path, *, overwrite: bool = False, root: Path | None = No
                 f"choose another folder (the default is {root / DEFAULT_FOLDER})"
             )
     files = course_files(root)
-    _prepare_folder(folder)
-    _refuse_links(folder, files)
+    prepare_folder(folder)
+    refuse_links(folder, files)
     report = CopyReport()
     for rel in files:
         source, target = root / rel, folder / rel
@@ -258,7 +171,7 @@ def copy_course(folder: Path, *, overwrite: bool = False, root: Path | None = No
             try:
                 same = filecmp.cmp(source, target, shallow=False)
             except OSError as exc:
-                raise _cannot(exc, target, "read it") from exc
+                raise cannot_write(exc, target, "read it") from exc
             if same:
                 report.unchanged.append(rel)
                 continue
@@ -268,16 +181,16 @@ def copy_course(folder: Path, *, overwrite: bool = False, root: Path | None = No
                 continue
             report.copied.append(rel)
         try:
-            _copy_file(source, target)
+            copy_file(source, target)
         except OSError as exc:
             where = target.parent  # the folder that refused the new file (or the first of those to create)
             while not where.exists() and where != folder:
                 where = where.parent
-            raise _cannot(exc, where) from exc
+            raise cannot_write(exc, where) from exc
         print(f"  copied  {rel.as_posix()}")
     for name in WORK_FOLDERS:
         if (folder / name).is_dir():
-            _check_writable(folder / name)
+            check_writable(folder / name)
     if report.unchanged:
         print(f"  ({len(report.unchanged)} file(s) already up to date)")
     return report

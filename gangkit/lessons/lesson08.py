@@ -59,406 +59,52 @@ Kueue semantics are gangkit's model of Kueue v0.19 (``gangkit.kueue``), the
 gang layers and Karpenter those of ``gangkit.placement``, ``gangkit.volcano`` and
 ``gangkit.supply.karpenter``. All figures are simulated, never measured on a
 real cluster.
+
+The workload is built in :mod:`gangkit.lessons.lesson08_workload`, the
+:class:`Design` in :mod:`gangkit.lessons.lesson08_design`; every name is
+importable from here, as the lesson's notebook does.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 import ipywidgets as W
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from gangkit.kueue.objects import (
-    BORROW_POLICIES,
-    GPU,
-    QUEUEING_STRATEGIES,
-    RECLAIM_POLICIES,
-    WITHIN_CQ_POLICIES,
-    ClusterQueue,
-    FlavorQuotas,
-    KueueConfig,
-    KueueSetup,
-    LocalQueue,
-    Preemption,
-    Quota,
-    ResourceFlavor,
-    ResourceGroup,
-)
 from gangkit.lessons.explorer import Explorer
+from gangkit.lessons.lesson08_design import COHORT, FLAVOR, G3, SCORINGS, Design, QueueDesign
+from gangkit.lessons.lesson08_workload import (
+    DATA,
+    HORIZON_S,
+    NODES_CSV,
+    PODS_CSV,
+    QOS_TENANT,
+    STATIC_NODES,
+    STRETCHES,
+    TENANTS,
+    WINDOW_S,
+    CapstoneWorkload,
+    capstone_workload,
+    default_workload,
+    stretch,
+)
 from gangkit.manifests.dump import dump_manifests
 from gangkit.model.errors import Problem, ScenarioError
-from gangkit.model.jobs import Job
-from gangkit.model.nodes import Node
-from gangkit.model.scenario import ORDERINGS, Scenario
 from gangkit.results import plots
 from gangkit.results.waiting import job_waits, utilization
 from gangkit.simulate import simulate
-from gangkit.stacks import PLACEMENTS
-from gangkit.supply.cloud import InstanceType
-from gangkit.supply.karpenter import Karpenter, NodePool
-from gangkit.workloads.traces import TraceLoad, derive_gangs, load_alibaba_openb
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-#: The committed slice of the trace's pod list, and its G3 nodes (``gangkit/data/CAPSTONE_TRACE.md``).
-PODS_CSV = DATA / "capstone_pods.csv"
-NODES_CSV = DATA / "capstone_nodes.csv"
-
-#: The tenants, in the order every table lists them.
-TENANTS = ("production", "research", "batch")
-#: The lesson's rule: the trace's ``qos`` column -> tenant.
-QOS_TENANT = {"LS": "production", "Burstable": "research", "Guaranteed": "research", "BE": "batch"}
-#: Static nodes: the first G3 nodes of the trace's node list.
-STATIC_NODES = 2
-#: The ResourceFlavor of every node (all are G3), and the machine type Karpenter launches.
-FLAVOR = "g3"
-G3 = InstanceType("G3", 8, 8.0, cpu=128.0, memory=786432 * 2**20)  # price: 1 unit per GPU-hour (an assumption)
-#: The slice's arrivals span three days; the run goes on 12 h more so that queues can drain.
-WINDOW_S = 3 * 86400.0
-HORIZON_S = WINDOW_S + 12 * 3600.0
-#: The cohort a design's ClusterQueues join unless it says otherwise.
-COHORT = "capstone"
-_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")  # a DNS-1123 label: Kueue object names
-
-#: the two node scorings the capstone offers (spreading, packing): gangkit.model.scenario.SCORINGS has a third
-SCORINGS = ("LeastAllocated", "MostAllocated")
-
-
-# ------------------------------------------------------------------------------------------- the workload
-@dataclass
-class CapstoneWorkload:
-    """The capstone's cluster and jobs: static nodes, each tenant's jobs, the arrival window and the horizon.
-
-    Every job is sent to the LocalQueue named after its tenant, in the namespace
-    of that name (job ``openb-pod-6375`` of ``research`` is the workload
-    ``research/openb-pod-6375``). ``load`` is the trace loader's report
-    (print it: rows mapped, changed, dropped, and why).
-    """
-
-    nodes: list[Node]
-    jobs: list[Job]
-    window_s: float = WINDOW_S
-    horizon_s: float = HORIZON_S
-    load: TraceLoad | None = field(default=None, repr=False)
-    description: str = ""
-
-    def tenant_of(self) -> dict[str, str]:
-        """Job key (``namespace/name``) -> tenant."""
-        return {j.key: j.namespace for j in self.jobs}
-
-    def table(self) -> pd.DataFrame:
-        """One row per tenant: jobs, gangs among them, pods, GPUs asked, GPU-hours of work, the largest pod."""
-        rows = []
-        for t in TENANTS:
-            mine = [j for j in self.jobs if j.namespace == t]
-            rows.append({"tenant": t, "jobs": len(mine), "gangs": sum(j.pod_count > 1 for j in mine),
-                         "pods": sum(j.pod_count for j in mine), "gpus": sum(j.gpus for j in mine),
-                         "gpu_hours": round(sum(j.gpus * j.run_time for j in mine) / 3600.0, 1),
-                         "largest_pod_gpus": max((ps.gpus for j in mine for ps in j.pod_sets), default=0),
-                         "median_run_s": float(np.median([j.run_time for j in mine])) if mine else math.nan})
-        return pd.DataFrame(rows).set_index("tenant")
-
-
-def capstone_workload(static_nodes: int = STATIC_NODES, *, gang_seed: int = 0, pods_csv=PODS_CSV,
-                      nodes_csv=NODES_CSV) -> CapstoneWorkload:
-    """The capstone's world, from the committed trace slice (module docstring: every mapping rule).
-
-    ``static_nodes``: how many of the G3 nodes (in the node list's order) the
-    cluster has before any provisioner adds one. ``gang_seed``: the seed of
-    :func:`gangkit.derive_gangs` (same seed, same gangs).
-    """
-    if isinstance(static_nodes, bool) or not isinstance(static_nodes, int) or static_nodes < 1:
-        raise ScenarioError([Problem("capstone_workload", "static_nodes", f"expected a whole number >= 1, got {static_nodes!r}")])
-    load = load_alibaba_openb(pods_csv, nodes_csv)
-    if static_nodes > len(load.nodes):
-        raise ScenarioError([Problem("capstone_workload", "static_nodes",
-                                     f"expected at most {len(load.nodes)} (the G3 nodes of the node list), got {static_nodes}")])
-    jobs: list[Job] = []
-    for tenant in TENANTS:
-        mine = [dataclasses.replace(j, queue=tenant, namespace=tenant) for j in load.jobs
-                if QOS_TENANT.get(j.labels.get("qos")) == tenant]
-        jobs += derive_gangs(mine, seed=gang_seed)
-    jobs.sort(key=lambda j: (j.submit_time, j.key))
-    nodes = list(load.nodes[:static_nodes])
-    gpus = sum(n.gpus for n in nodes)
-    return CapstoneWorkload(nodes, jobs, load=load,
-                            description=f"Alibaba openb, 3 days ({len(jobs)} jobs of 3 tenants); "
-                                        f"{static_nodes} G3 nodes ({gpus} GPUs)")
-
-
-#: The kinds of :func:`stretch`, and what each does.
-STRETCHES = {
-    "batch-flood": "batch sends all its pods of the slice's second day at once, at the start of that day",
-    "production-burst": "production sends every pod of the slice's second day twice (a copy named <pod>-again, 1 s later)",
-    "node-down": "one static node fewer for the whole run",
-}
-
-
-def stretch(kind: str = "production-burst", workload: CapstoneWorkload | None = None) -> CapstoneWorkload:
-    """A harder variant of the workload (:data:`STRETCHES`), to test a design's robustness."""
-    if kind not in STRETCHES:
-        raise ScenarioError([Problem("stretch", "kind", f"expected one of {', '.join(STRETCHES)}, got {kind!r}")])
-    base = workload or _default_workload()
-    if kind == "node-down":
-        if len(base.nodes) < 2:
-            raise ScenarioError([Problem("stretch", "workload", "expected at least 2 static nodes to take one away")])
-        return dataclasses.replace(base, nodes=base.nodes[:-1],
-                                   description=f"{base.description}; stretch: one static node down")
-    day = 86400.0
-    on_day_2 = [j for j in base.jobs if day <= j.submit_time < 2 * day]
-    if kind == "batch-flood":
-        moved = {j.key for j in on_day_2 if j.namespace == "batch"}
-        jobs = [dataclasses.replace(j, submit_time=day) if j.key in moved else j for j in base.jobs]
-        what = f"batch's {len(moved)} jobs of day 2 all at t = 1 d"
-    else:
-        copies = [dataclasses.replace(j, name=f"{j.name}-again", submit_time=j.submit_time + 1.0)
-                  for j in on_day_2 if j.namespace == "production"]
-        jobs = base.jobs + copies
-        what = f"production's day 2 sent twice (+{len(copies)} jobs)"
-    jobs = sorted(jobs, key=lambda j: (j.submit_time, j.key))
-    return dataclasses.replace(base, jobs=jobs, description=f"{base.description}; stretch: {what}")
-
-
-# ------------------------------------------------------------------------------------------- the design
-@dataclass
-class QueueDesign:
-    """One ClusterQueue of a design: its ``nvidia.com/gpu`` quota and its preemption policies.
-
-    ``nominal``, ``borrowing_limit`` and ``lending_limit`` are Kueue's
-    ``nominalQuota``, ``borrowingLimit`` and ``lendingLimit`` of GPUs (``None``:
-    no limit); ``reclaim_within_cohort``, ``within_cluster_queue`` and
-    ``borrow_within_cohort`` its ``spec.preemption`` policies
-    (``reclaimWithinCohort``: Never, LowerPriority, Any;
-    ``withinClusterQueue``: Never, LowerPriority, LowerOrNewerEqualPriority;
-    ``borrowWithinCohort.policy``: Never, LowerPriority), and
-    ``queueing_strategy`` its ``queueingStrategy``. Kueue's defaults throughout.
-    """
-
-    nominal: int
-    borrowing_limit: int | None = None
-    lending_limit: int | None = None
-    reclaim_within_cohort: str = "Never"
-    within_cluster_queue: str = "Never"
-    borrow_within_cohort: str = "Never"
-    queueing_strategy: str = "BestEffortFIFO"
-
-
-@dataclass
-class Design:
-    """The learner's configuration of the whole stack; :meth:`scenario` and :meth:`stack` turn it into a run.
-
-    - ``queues``: ClusterQueue name -> :class:`QueueDesign`; empty: no Kueue at all.
-    - ``tenant_queues``: tenant -> the ClusterQueue its LocalQueue points to
-      (default: the ClusterQueue named after the tenant). Several tenants
-      may share one ClusterQueue.
-    - ``cohort``: the cohort every ClusterQueue joins (``None``: none; then
-      no ClusterQueue may borrow or lend, and limits are refused, as Kueue's
-      webhook refuses them).
-    - ``priorities``: tenant -> the value of the WorkloadPriorityClass its jobs
-      carry (default 0); Kueue's preemption and the gang layer's order read it.
-    - ``placement``: the layer that places pods (``pod``: kube-scheduler pod
-      by pod; ``gang``: Volcano; ``coscheduling``, ``yunikorn``,
-      ``kube-gang``); ``ordering``: Volcano's job order (``gang`` only).
-    - ``scoring``: how a pod's node is chosen among those with room
-      (kube-scheduler's NodeResourcesFit ``LeastAllocated``, which spreads,
-      or ``MostAllocated``, which packs; gangkit applies it to every
-      placement layer).
-    - ``pool_limit``: the ``nvidia.com/gpu`` limit of a Karpenter NodePool of
-      G3 nodes (0: no NodePool, the static nodes only);
-      ``consolidate_after``: seconds a Karpenter node stays empty before it
-      is removed (the NodePool's ``consolidateAfter``; Karpenter's default
-      0 s). A new node's stages are gangkit's default assumptions
-      (:class:`gangkit.Stages`: ready 150 s after launch).
-    - ``wait_for_pods_ready``, ``pods_ready_timeout``: Kueue's
-      ``waitForPodsReady`` (on, 1800 s by default in Kueue v0.19).
-
-    The stack is ``kueue+`` (when there are ClusterQueues), the placement,
-    and ``+karpenter`` (when there is a NodePool): :meth:`stack`.
-    """
-
-    queues: dict[str, QueueDesign] = field(default_factory=dict)
-    tenant_queues: dict[str, str] = field(default_factory=dict)
-    cohort: str | None = COHORT
-    priorities: dict[str, int] = field(default_factory=dict)
-    placement: str = "gang"
-    ordering: str = "skip"
-    scoring: str = "LeastAllocated"
-    pool_limit: int = 0
-    consolidate_after: float = 0.0
-    wait_for_pods_ready: bool = True
-    pods_ready_timeout: float = 1800.0
-    name: str = "design"
-
-    # ---------------------------------------------------------------- checks
-    def queue_of(self, tenant: str) -> str | None:
-        """The ClusterQueue ``tenant``'s LocalQueue points to (``None`` without Kueue)."""
-        if not self.queues:
-            return None
-        return self.tenant_queues.get(tenant, tenant)
-
-    def problems(self) -> list[Problem]:
-        """Everything wrong with the design, one :class:`Problem` each (empty: valid)."""
-        obj = f"Design {self.name}"
-        out: list[Problem] = []
-
-        def bad(where: str, message: str) -> None:
-            out.append(Problem(obj, where, message))
-
-        if not isinstance(self.queues, dict):
-            bad("queues", f"expected a dict of ClusterQueue name -> QueueDesign, got {type(self.queues).__name__}")
-            return out
-        if self.cohort is not None and not (isinstance(self.cohort, str) and _NAME.match(self.cohort)):
-            bad("cohort", f"expected None or a lowercase name (letters, digits, '-'), got {self.cohort!r}")
-        for name, q in self.queues.items():
-            where = f"queues[{name!r}]"
-            if not (isinstance(name, str) and _NAME.match(name)):
-                bad("queues", f"expected ClusterQueue names in lowercase letters, digits and '-', got {name!r}")
-            if not isinstance(q, QueueDesign):
-                bad(where, f"expected a QueueDesign, got {type(q).__name__}")
-                continue
-            out.extend(Problem(obj, f"{where}.{f}", m) for f, m in _queue_problems(q, self.cohort))
-        if not self.queues and self.tenant_queues:
-            bad("tenant_queues", "expected no tenant_queues without ClusterQueues (queues is empty: no Kueue)")
-        if isinstance(self.tenant_queues, dict):
-            for tenant, cq in self.tenant_queues.items():
-                if tenant not in TENANTS:
-                    bad("tenant_queues", f"expected tenants among {', '.join(TENANTS)}, got {tenant!r}")
-                elif self.queues and cq not in self.queues:
-                    bad(f"tenant_queues[{tenant!r}]", f"names ClusterQueue {cq!r}, which is not in queues "
-                        f"({', '.join(self.queues)}): its workloads would stay pending")
-            if self.queues:
-                for tenant in TENANTS:
-                    if tenant not in self.tenant_queues and tenant not in self.queues:
-                        bad("tenant_queues", f"tenant {tenant!r} has no ClusterQueue: name one in tenant_queues or "
-                            f"add a queue named {tenant!r}")
-        else:
-            bad("tenant_queues", f"expected a dict of tenant -> ClusterQueue name, got {type(self.tenant_queues).__name__}")
-        if isinstance(self.priorities, dict):
-            for tenant, value in self.priorities.items():
-                if tenant not in TENANTS:
-                    bad("priorities", f"expected tenants among {', '.join(TENANTS)}, got {tenant!r}")
-                elif isinstance(value, bool) or not isinstance(value, int):
-                    bad(f"priorities[{tenant!r}]", f"expected a whole number (a WorkloadPriorityClass value), got {value!r}")
-        else:
-            bad("priorities", f"expected a dict of tenant -> whole number, got {type(self.priorities).__name__}")
-        if self.placement not in PLACEMENTS:
-            bad("placement", f"expected one of {', '.join(PLACEMENTS)}, got {self.placement!r}")
-        if self.ordering not in ORDERINGS:
-            bad("ordering", f"expected one of {', '.join(ORDERINGS)}, got {self.ordering!r}")
-        elif self.ordering != "skip" and self.placement != "gang":
-            bad("ordering", f"Volcano's job orders apply to placement 'gang' only; placement {self.placement!r} "
-                "needs ordering 'skip'")
-        if self.scoring not in SCORINGS:
-            bad("scoring", f"expected one of {', '.join(SCORINGS)}, got {self.scoring!r}")
-        if isinstance(self.pool_limit, bool) or not isinstance(self.pool_limit, int) or self.pool_limit < 0:
-            bad("pool_limit", f"expected a whole number of GPUs >= 0 (0: no NodePool), got {self.pool_limit!r}")
-        if not _seconds(self.consolidate_after, allow_zero=True):
-            bad("consolidate_after", f"expected seconds >= 0, got {self.consolidate_after!r}")
-        if not isinstance(self.wait_for_pods_ready, bool):
-            bad("wait_for_pods_ready", f"expected True or False, got {self.wait_for_pods_ready!r}")
-        if not _seconds(self.pods_ready_timeout, allow_zero=False):
-            bad("pods_ready_timeout", f"expected seconds > 0, got {self.pods_ready_timeout!r}")
-        return out
-
-    def validate(self) -> "Design":
-        """Raise one :class:`gangkit.ScenarioError` listing every problem; return the design when valid."""
-        problems = self.problems()
-        if problems:
-            raise ScenarioError(problems)
-        return self
-
-    # ---------------------------------------------------------------- building the run
-    def stack(self) -> str:
-        """The stack name: ``kueue+`` when there are ClusterQueues, the placement, ``+karpenter`` with a NodePool."""
-        self.validate()
-        return f"{'kueue+' if self.queues else ''}{self.placement}{'+karpenter' if self.pool_limit else ''}"
-
-    def kueue_setup(self, workload: CapstoneWorkload | None = None) -> KueueSetup | None:
-        """The Kueue objects: one ResourceFlavor ``g3``, the ClusterQueues, one LocalQueue per tenant (None without queues)."""
-        self.validate()
-        if not self.queues:
-            return None
-        workload = workload or _default_workload()
-        most_gpus = sum(n.gpus for n in workload.nodes) + self.pool_limit
-        cpu_milli = int(most_gpus * G3.cpu / G3.gpus * 1000)
-        memory = int(most_gpus * G3.memory // G3.gpus)
-        cqs = []
-        for name, q in self.queues.items():
-            quotas = {GPU: Quota(q.nominal, q.borrowing_limit, q.lending_limit),
-                      "cpu": Quota(cpu_milli), "memory": Quota(memory)}
-            cqs.append(ClusterQueue(
-                name, [ResourceGroup((GPU, "cpu", "memory"), (FlavorQuotas(FLAVOR, quotas),))], cohort=self.cohort,
-                queueing_strategy=q.queueing_strategy,
-                preemption=Preemption(within_cluster_queue=q.within_cluster_queue,
-                                      reclaim_within_cohort=q.reclaim_within_cohort,
-                                      borrow_within_cohort=q.borrow_within_cohort)))
-        lqs = [LocalQueue(t, t, self.queue_of(t)) for t in TENANTS]
-        config = KueueConfig(wait_for_pods_ready=self.wait_for_pods_ready, pods_ready_timeout=float(self.pods_ready_timeout))
-        return KueueSetup([ResourceFlavor(FLAVOR)], cqs, lqs, config=config)
-
-    def karpenter(self) -> Karpenter | None:
-        """A Karpenter with one NodePool ``g3`` of G3 nodes up to ``pool_limit`` GPUs (None without a limit)."""
-        self.validate()
-        if not self.pool_limit:
-            return None
-        pool = NodePool(FLAVOR, [G3.name], limits={GPU: self.pool_limit}, consolidate_after=float(self.consolidate_after))
-        return Karpenter([pool], [G3])
-
-    def scenario(self, workload: CapstoneWorkload | None = None) -> Scenario:
-        """The gangkit Scenario of this design on ``workload`` (default: :func:`capstone_workload`)."""
-        self.validate()
-        workload = workload or _default_workload()
-        jobs = [dataclasses.replace(j, priority=self.priorities.get(j.namespace, 0)) if self.priorities.get(j.namespace)
-                else j for j in workload.jobs]
-        sc = Scenario(list(workload.nodes), jobs, kueue=self.kueue_setup(workload), karpenter=self.karpenter(),
-                      name=f"capstone, {self.name}", description=f"{workload.description}; design {self.name}")
-        return sc.with_settings(stack=self.stack(), ordering=self.ordering, scoring=self.scoring,
-                                horizon=workload.horizon_s, record="jobs")
-
-
-def _seconds(value, *, allow_zero: bool) -> bool:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    return ok and (value >= 0 if allow_zero else value > 0)
-
-
-def _limit_ok(value) -> bool:
-    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
-
-
-def _queue_problems(q: QueueDesign, cohort: str | None) -> list[tuple[str, str]]:
-    """(field, message) for each thing wrong with one ClusterQueue, with Kueue's own rule where it has one."""
-    out = []
-    if isinstance(q.nominal, bool) or not isinstance(q.nominal, int) or q.nominal < 0:
-        out.append(("nominal", f"expected a whole number of GPUs >= 0, got {q.nominal!r}"))
-    for f in ("borrowing_limit", "lending_limit"):
-        v = getattr(q, f)
-        if not _limit_ok(v):
-            out.append((f, f"expected None (no limit) or a whole number of GPUs >= 0, got {v!r}"))
-        elif v is not None and cohort is None:
-            out.append((f, "must be None when cohort is None (Kueue: a limit must be nil when the cohort is empty)"))
-    if (_limit_ok(q.lending_limit) and q.lending_limit is not None and isinstance(q.nominal, int)
-            and q.lending_limit > q.nominal):
-        out.append(("lending_limit", f"must be less than or equal to the nominal quota ({q.lending_limit} > {q.nominal})"))
-    for f, allowed in (("reclaim_within_cohort", RECLAIM_POLICIES), ("within_cluster_queue", WITHIN_CQ_POLICIES),
-                       ("borrow_within_cohort", BORROW_POLICIES), ("queueing_strategy", QUEUEING_STRATEGIES)):
-        v = getattr(q, f)
-        if v not in allowed:
-            out.append((f, f"expected one of {', '.join(allowed)}, got {v!r}"))
-    if q.reclaim_within_cohort == "Never" and q.borrow_within_cohort not in ("Never",) and q.borrow_within_cohort in BORROW_POLICIES:
-        out.append(("borrow_within_cohort", "needs reclaim_within_cohort other than Never (Kueue refuses "
-                    "reclaimWithinCohort=Never with borrowWithinCohort.policy!=Never)"))
-    return out
-
-
-@lru_cache(maxsize=1)
-def _default_workload() -> CapstoneWorkload:
-    return capstone_workload()
+__all__ = [
+    "ALTERNATIVES", "COHORT", "CapstoneWorkload", "DATA", "Design", "FLAVOR", "G3", "GOALS", "Goal", "HORIZON_S",
+    "MEASURES", "NAIVE", "NODES_CSV", "PODS_CSV", "QOS_TENANT", "QueueDesign", "REFERENCE", "SCORE_COLUMNS",
+    "SCORINGS", "STATIC_NODES", "STRETCHES", "TENANTS", "WINDOW_S", "capstone_explorer", "capstone_workload",
+    "check_designs", "compare_designs", "default_workload", "design_manifests", "evaluate", "explored_design",
+    "goals_table", "measure", "render_capstone", "run", "score", "stretch", "tenant_of_jobs",
+]
 
 
 # ------------------------------------------------------------------------------------------- goals and score
@@ -607,7 +253,7 @@ def run(design: Design, workload: CapstoneWorkload | None = None, seed: int = 0)
 
 def evaluate(design: Design, workload: CapstoneWorkload | None = None, seed: int = 0) -> pd.DataFrame:
     """:func:`score` of one run of ``design`` on ``workload``."""
-    workload = workload or _default_workload()
+    workload = workload or default_workload()
     return score(run(design, workload, seed), design, window_s=workload.window_s)
 
 
@@ -621,7 +267,7 @@ def compare_designs(designs: dict[str, Design] | list[Design], workload: Capston
     """
     if isinstance(designs, (list, tuple)):
         designs = {d.name: d for d in designs}
-    workload = workload or _default_workload()
+    workload = workload or default_workload()
     parts = {label: evaluate(d, workload, seed).set_index(["tenant", "goal", "target"])[["measured", "met"]]
              for label, d in designs.items()}
     table = pd.concat(parts, axis=1)

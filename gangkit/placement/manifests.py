@@ -28,7 +28,9 @@ Each gang scheduler has its own way of saying "these pods start together":
 read in :mod:`gangkit.manifests.core`.) gangkit models one gang per Job: a Job
 naming two gangs is an error. The registry (:mod:`gangkit.manifests.kinds`)
 sends these kinds here by ``(apiVersion, kind)``; the Job reader calls
-:func:`read_gang` for each Job.
+:func:`read_gang` for each Job. The names these objects are spelled with are
+:mod:`gangkit.placement.gang_api`; writing a Job's gang back out (``dump_manifests``) is
+:mod:`gangkit.placement.dump`, whose names are importable from here too.
 """
 
 from __future__ import annotations
@@ -38,22 +40,48 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gangkit.model.jobs import BATCH_JOB, GANG_STYLES
+from gangkit.model.jobs import GANG_STYLES
 from gangkit.model.quantity import format_cpu, format_memory
 from gangkit.model.reading import ANY, GPU, META, ManifestObject, Reader, is_whole, short, spec_of
 from gangkit.model.resources import Resources
 from gangkit.model.scenario import RunSettings
+from gangkit.placement.dump import (
+    SCHEDULER_NAMES,
+    SIZE_FORMS,
+    dump_problems,
+    gang_form,
+    gang_objects,
+    holding_gang,
+    min_resource,
+    pod_spec_for,
+    scheduler_name,
+    scheduling_group,
+    template_metadata,
+    workload_ref,
+)
+from gangkit.placement.gang_api import (
+    COSCHEDULING_API,
+    POD_GROUP_API,
+    POD_GROUP_LABEL,
+    SCHEDULING_POLICY,
+    TASK_GROUP_NAME,
+    TASK_GROUPS,
+    WORKLOAD_API,
+    WORKLOAD_POD_GROUP,
+)
 
-POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"  # scheduler-plugins: the pod's PodGroup
-TASK_GROUPS = "yunikorn.apache.org/task-groups"
-TASK_GROUP_NAME = "yunikorn.apache.org/task-group-name"
-SCHEDULING_POLICY = "yunikorn.apache.org/schedulingPolicyParameters"
+#: Every public name, with those of :mod:`gangkit.placement.dump` and :mod:`gangkit.placement.gang_api`: the Job
+#: readers and ``dump_manifests`` import them from here.
+__all__ = [
+    "COSCHEDULING_API", "GangObjects", "KNOWN_FIELDS", "MAX_TEMPLATES", "MIN_RESOURCE_READERS", "POD_GROUP_API",
+    "POD_GROUP_LABEL", "POLICY", "SCHEDULER_NAMES", "SCHEDULING_GROUP", "SCHEDULING_GROUP_ROLES",
+    "SCHEDULING_POLICY", "SIZE_FORMS", "TASK_GROUPS", "TASK_GROUP_NAME", "WORKLOAD_API", "WORKLOAD_POD_GROUP",
+    "WORKLOAD_REF", "YUNIKORN_PARAMETERS", "dump_problems", "gang_form", "gang_objects", "holding_gang",
+    "kube_gang_release", "min_resource", "pod_spec_for", "read_gang", "read_object", "scheduler_name",
+    "scheduling_group", "scheduling_policy", "template_metadata", "workload_ref",
+]
+
 YUNIKORN_PARAMETERS = ("placeholderTimeoutInSeconds", "gangSchedulingStyle")
-COSCHEDULING_API = "scheduling.x-k8s.io/v1alpha1"
-WORKLOAD_API = "scheduling.k8s.io/v1alpha1"
-# Kubernetes 1.36: PodGroup and Workload (templates). KEP-4671's examples write scheduling.k8s.io/v1beta1, the
-# version it plans for 1.37; the 1.36 docs pages and API reference say v1alpha2, which is followed here.
-POD_GROUP_API = "scheduling.k8s.io/v1alpha2"
 MAX_TEMPLATES = 8  # a v1alpha2 Workload lists at most 8 podGroupTemplates (1.36 API reference, WorkloadSpec)
 
 #: A v1alpha2 ``schedulingPolicy`` (PodGroupSchedulingPolicy): exactly one of ``basic: {}`` or ``gang: {minCount}``.
@@ -76,7 +104,6 @@ KNOWN_FIELDS = {
                      "spec": {"podGroupTemplateRef": {"workload": {"workloadName": ANY, "podGroupTemplateName": ANY}},
                               "schedulingPolicy": POLICY}},
 }
-WORKLOAD_POD_GROUP = "workers"  # the pod group name gangkit writes into a Workload
 WORKLOAD_REF = {"name": ANY, "podGroup": ANY}  # the pod's spec.workloadRef (podGroupReplicaKey is not modelled)
 SCHEDULING_GROUP = {"podGroupName": ANY}  # the pod's spec.schedulingGroup (Kubernetes 1.36, PodSchedulingGroup)
 #: the kinds whose pod template gangkit reads spec.schedulingGroup in (the built-in kinds whose pods carry it)
@@ -543,157 +570,3 @@ def _count(r: Reader, owner: str, where: str, value: Any, pods: int | None, job:
         r.error(owner, where, f"expected a whole number from 1 to {top}, got {value!r}")
         return None
     return value
-
-
-# --- writing back (dump_manifests) ---------------------------------------------
-
-#: The ``schedulerName`` a Job's pods need for the placement layer of a stack, where it is not
-#: Kubernetes' ``default-scheduler``: Volcano's scheduler answers only to ``volcano`` (Volcano v1.15,
-#: the scheduler's ``--scheduler-name`` default); scheduler-plugins installed as a second scheduler
-#: answers to ``scheduler-plugins-scheduler`` (its install guide's profile name). YuniKorn's admission
-#: controller rewrites ``default-scheduler`` pods itself, and Kubernetes' GangScheduling plugin runs in
-#: the default scheduler, so neither needs the field.
-SCHEDULER_NAMES = {"gang": "volcano", "coscheduling": "scheduler-plugins-scheduler"}
-
-
-def scheduler_name(stack: str) -> str | None:
-    """The ``spec.schedulerName`` the pods of a batch/v1 Job need under ``stack`` (None: the default scheduler).
-
-    >>> scheduler_name("kueue+gang+karpenter"), scheduler_name("kueue+pod")
-    ('volcano', None)
-    """
-    return next((SCHEDULER_NAMES[part] for part in stack.split("+") if part in SCHEDULER_NAMES), None)
-
-
-
-def holding_gang(j) -> str | None:
-    """Which holding scheduler's objects carry a job's gang settings: ``coscheduling``, ``yunikorn`` or None."""
-    if j.schedule_timeout is not None:
-        return "coscheduling"
-    if j.placeholder_timeout is not None or j.gang_style is not None:
-        return "yunikorn"
-    return None
-
-
-#: The placement layers whose own objects carry a gang that is only a size (``min_member``).
-SIZE_FORMS = ("coscheduling", "yunikorn", "kube-gang")
-
-
-def gang_form(j, stack: str = "") -> str | None:
-    """Which objects carry a job's gang when written for ``stack``: a holding gang's, or the stack's own.
-
-    Settings only one layer has decide (a schedule timeout: ``coscheduling``; a
-    placeholder timeout or gang style: ``yunikorn``; a placeholder size, under a
-    stack with ``yunikorn``: ``yunikorn``). A batch/v1 Job whose only
-    gang setting is its size is written in the form the stack's placement layer
-    reads: a scheduler-plugins PodGroup (``coscheduling``), YuniKorn's task
-    groups (``yunikorn``), a Kubernetes Workload (``kube-gang``); None leaves it
-    to the Volcano PodGroup (:func:`gangkit.manifests.core.has_pod_group`).
-    """
-    held = holding_gang(j)
-    if held is not None:
-        return held
-    if j.placeholder_request is not None and j.framework == BATCH_JOB and j.controller == "batch" and (
-            "yunikorn" in stack.split("+")):
-        return "yunikorn"  # a batch/v1 Job's placeholder size: YuniKorn's task group (other layers have none)
-    if j.controller != "batch" or j.min_member is None or j.volcano_queue != "default" or j.min_resources is not None:
-        return None
-    return next((part for part in stack.split("+") if part in SIZE_FORMS), None)
-
-
-def dump_problems(j) -> list[str]:
-    """Why a job's gang settings cannot be written as one gang (empty when they can)."""
-    if j.schedule_timeout is not None and (j.placeholder_timeout is not None or j.gang_style is not None
-                                           or j.placeholder_request is not None):
-        return ["schedule_timeout (coscheduling) and placeholder_timeout/gang_style/placeholder_request (YuniKorn) name two gangs; "
-                "a Job has one"]
-    return []
-
-
-def template_metadata(j, kind: str | None = None) -> dict:
-    """The pod template's labels and annotations that put a job's pods in its gang of form ``kind`` (:func:`gang_form`)."""
-    kind = kind or holding_gang(j)
-    if kind == "coscheduling":
-        return {"labels": {POD_GROUP_LABEL: j.name}}
-    if kind == "yunikorn":
-        group = {"name": "workers", "minMember": j.gang_size, "minResource": min_resource(j)}
-        parameters = []
-        if j.placeholder_timeout is not None:
-            parameters.append(f"placeholderTimeoutInSeconds={int(j.placeholder_timeout)}")
-        if j.gang_style is not None:
-            parameters.append(f"gangSchedulingStyle={j.gang_style}")
-        annotations = {TASK_GROUP_NAME: "workers", TASK_GROUPS: json.dumps([group])}
-        if parameters:
-            annotations[SCHEDULING_POLICY] = " ".join(parameters)
-        return {"annotations": annotations}
-    return {}
-
-
-def min_resource(j) -> dict[str, str]:
-    """The task group's ``minResource`` for a job: its ``placeholder_request``, else its pods' requests (what is 0
-    is left out), so that the placeholders are the size the job says.
-
-    >>> from gangkit.model.jobs import job
-    >>> min_resource(job("a", gpus=2)), min_resource(job("b", gpus=2, placeholder_request=Resources(4, 0.5, 2**31)))
-    ({'nvidia.com/gpu': '2'}, {'nvidia.com/gpu': '4', 'cpu': '500m', 'memory': '2Gi'})
-    """
-    ps = j.pod_sets[0]
-    r = j.placeholder_request or Resources(ps.gpus, ps.cpu, ps.memory)
-    out = {GPU: str(int(r.gpus))} if r.gpus else {}
-    if r.cpu:
-        out["cpu"] = format_cpu(r.cpu)
-    if r.memory:
-        out["memory"] = format_memory(int(r.memory))
-    return out
-
-
-def gang_objects(j, kind: str | None = None, release: str = "1.35") -> list[dict]:
-    """The objects a job's gang of form ``kind`` needs besides the Job: a scheduler-plugins PodGroup, a Workload.
-
-    For ``kube-gang`` the objects of the Kubernetes ``release``
-    (``RunSettings.kube_gang_release``): 1.35, a ``v1alpha1`` Workload with
-    one pod group; 1.36, a ``v1alpha2`` PodGroup named after the job, with
-    its ``schedulingPolicy``, and no Workload. The scheduler reads only the
-    PodGroup; a Workload is the template a controller makes PodGroups from
-    (docs page "PodGroup API", "How it fits together"), and a user who
-    makes the PodGroup sets its policy directly ("For standalone PodGroups,
-    you set the policy directly"). With ``schedulingGroup`` already in the
-    Job's pod template, the 1.36 Job controller (gate ``WorkloadWithJob``,
-    KEP-5547) makes neither object itself.
-    """
-    kind = kind or holding_gang(j)
-    meta = {"name": j.name} | ({"namespace": j.namespace} if j.namespace else {})
-    if kind == "coscheduling":
-        spec: dict[str, Any] = {"minMember": j.gang_size}
-        if j.schedule_timeout is not None:
-            spec["scheduleTimeoutSeconds"] = int(j.schedule_timeout)
-        return [{"apiVersion": COSCHEDULING_API, "kind": "PodGroup", "metadata": meta, "spec": spec}]
-    if kind == "kube-gang" and release == "1.36":
-        policy = {"gang": {"minCount": j.gang_size}}
-        return [{"apiVersion": POD_GROUP_API, "kind": "PodGroup", "metadata": meta, "spec": {"schedulingPolicy": policy}}]
-    if kind == "kube-gang":
-        group = {"name": WORKLOAD_POD_GROUP, "policy": {"gang": {"minCount": j.gang_size}}}
-        return [{"apiVersion": WORKLOAD_API, "kind": "Workload", "metadata": meta, "spec": {"podGroups": [group]}}]
-    return []
-
-
-def workload_ref(j) -> dict:
-    """The pod's ``spec.workloadRef`` into the Workload :func:`gang_objects` writes for ``kube-gang``."""
-    return {"name": j.name, "podGroup": WORKLOAD_POD_GROUP}
-
-
-def scheduling_group(j) -> dict:
-    """The pod's ``spec.schedulingGroup`` into the 1.36 PodGroup :func:`gang_objects` writes for ``kube-gang``."""
-    return {"podGroupName": j.name}
-
-
-def pod_spec_for(release: str, pod: dict, j) -> dict:
-    """A Job's pod spec as written for ``kube-gang`` (with ``workloadRef``), in the field of ``release``.
-
-    1.36 names the PodGroup in ``schedulingGroup`` where 1.35 has
-    ``workloadRef`` (same place in the spec); other pod specs are returned as they are.
-    """
-    if release != "1.36" or "workloadRef" not in pod:
-        return pod
-    return {("schedulingGroup" if k == "workloadRef" else k): (scheduling_group(j) if k == "workloadRef" else v)
-            for k, v in pod.items()}
