@@ -43,7 +43,9 @@ code                         meaning
                              has no pods yet)
 ``ClusterOverused``          Volcano's enqueue: its minimum does not fit the idle room
                              times the overcommit factor
-``NotEnoughPods``            coscheduling: fewer pods exist than ``minMember``
+``NotEnoughPods``            coscheduling (PreFilter) and Volcano (the gang plugin's
+                             JobValid, ``NotEnoughTasks``): fewer pods exist than
+                             ``minMember``; for ever when it exceeds the job's pods
 ``WaitingForPods``           kube-gang: fewer pods exist than ``minCount`` (PreEnqueue)
 ``PodGroupBackoff``          coscheduling: the group failed recently and is backed off
 ``GangRejected``             coscheduling: the group was rejected and waits for capacity
@@ -115,6 +117,8 @@ from gangkit.model.precision import TOLERANCE
 from gangkit.model.resources import Resources
 from gangkit.placement.permit import asked_dims, in_words, requested
 from gangkit.supply.autoscaler import ClusterAutoscaler
+from gangkit.volcano.plugins.gang import job_valid
+from gangkit.volcano.scheduler import VolcanoGang
 
 #: What a node does while a job waits for it, by wait bucket.
 STAGE_VERBS = {
@@ -316,7 +320,8 @@ def _placement(sim, js, at: float) -> Diagnosis:
     cap = sim.capacity
     free, largest = cap.free_ready_gpus, cap.max_free_gpus()
     numbers = {"free_gpus": free, "largest_free_block": largest, "pod_gpus": g}
-    why = sim.stack.placement.pending_reason(sim, js)
+    placement = sim.stack.placement
+    why = (isinstance(placement, VolcanoGang) and job_valid(js)) or placement.pending_reason(sim, js)
     code = why.code if why is not None else ""
     if why is not None:
         numbers = {**why.numbers, **numbers}  # the layer's numbers, and the diagnosis's under their documented names
