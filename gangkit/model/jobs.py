@@ -32,11 +32,14 @@ PYTORCHJOB, MPIJOB = "kubeflow.org/pytorchjob", "kubeflow.org/mpijob"
 TFJOB, JAXJOB = "kubeflow.org/tfjob", "kubeflow.org/jaxjob"
 PADDLEJOB, XGBOOSTJOB = "kubeflow.org/paddlejob", "kubeflow.org/xgboostjob"
 POD, DEPLOYMENT, STATEFULSET = "pod", "deployment", "statefulset"
+LEADERWORKERSET = "leaderworkerset.x-k8s.io/leaderworkerset"
 #: The kinds a job can be written as, by the name of Kueue's integration for it (Kueue's Configuration
 #: ``integrations.frameworks``): a batch/v1 Job (or, with ``controller="volcano"``, a Volcano Job), a JobSet,
 #: Kubeflow's PyTorchJob, TFJob, JAXJob, PaddleJob and XGBoostJob (training-operator v1) and MPIJob (mpi-operator
-#: v2beta1), bare Pods (and a ReplicaSet's), a Deployment's, a StatefulSet's (gangkit.manifests.apps).
-FRAMEWORKS = (BATCH_JOB, JOBSET, PYTORCHJOB, MPIJOB, POD, DEPLOYMENT, STATEFULSET, TFJOB, JAXJOB, PADDLEJOB, XGBOOSTJOB)
+#: v2beta1), bare Pods (and a ReplicaSet's), a Deployment's, a StatefulSet's (gangkit.manifests.apps), a
+#: LeaderWorkerSet's group (gangkit.manifests.lws).
+FRAMEWORKS = (BATCH_JOB, JOBSET, PYTORCHJOB, MPIJOB, POD, DEPLOYMENT, STATEFULSET, TFJOB, JAXJOB, PADDLEJOB, XGBOOSTJOB,
+              LEADERWORKERSET)
 DEFAULT_BACKOFF_LIMIT = 6  # batch/v1 JobSpec.backoffLimit default (Kubernetes 1.35)
 
 
@@ -124,8 +127,9 @@ class Job:
     ``framework`` is the kind the job is written as, named as Kueue names its
     integrations (:data:`FRAMEWORKS`): ``batch/job`` (one pod set), a JobSet
     (a pod set per replicatedJob), a PyTorchJob or MPIJob (a pod set per
-    replica type), bare Pods, a Deployment's or StatefulSet's pods
-    (:mod:`gangkit.manifests.training`, :mod:`gangkit.manifests.apps`). Only
+    replica type), bare Pods, a Deployment's or StatefulSet's pods, one group
+    of a LeaderWorkerSet (:mod:`gangkit.manifests.training`,
+    :mod:`gangkit.manifests.apps`, :mod:`gangkit.manifests.lws`). Only
     the manifests read and written differ: their pods exist from submission,
     as a batch/v1 Job's do, so the simulation is the same. ``kueue_managed``
     False: Kueue does not manage the job (a manifest without the queue-name
