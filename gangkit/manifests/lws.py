@@ -327,7 +327,7 @@ def _sets(jobs: list[Job]) -> tuple[dict[tuple, list[Job]], list[Problem]]:
                                     f"got {j.name!r}"))
             continue
         sets.setdefault((j.namespace, base), []).append(j)
-    for (ns, base), group in sets.items():
+    for (_, base), group in sets.items():
         first = group[0]
         names = sorted(j.name for j in group)
         alike = [dataclasses.replace(j, name=first.name) for j in group]
