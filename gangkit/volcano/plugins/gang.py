@@ -65,7 +65,10 @@ def job_valid(js: JobState) -> Reason | None:
     or Succeeded, i.e. every pod that exists here) are fewer than the
     PodGroup's ``minMember`` (reason ``NotEnoughTasks``, message "Not enough
     valid tasks for gang-scheduling, valid: N, min: M"); the allocate action
-    skips an invalid job in every session, so its pods stay Pending. Only a
+    skips an invalid job in every session, so its pods stay Pending (the
+    reason is only in the scheduler's log; the PodGroup gets the gang
+    plugin's usual "tasks in gang unschedulable" condition at session
+    close). Only a
     PodGroup whose ``minMember`` exceeds the job's pods gets here in gangkit:
     nothing checks a PodGroup against its pods (a Volcano Job's own
     ``minAvailable`` is refused above its replicas by Volcano's webhook). A
