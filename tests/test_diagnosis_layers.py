@@ -131,7 +131,7 @@ CASES = [
      "A", 1000, "WaitingForSession", ["fits now; placed at the next session"], []),
     # -- coscheduling: scheduler-plugins
     ("coscheduling: Kueue admitted fewer pods than minMember", partial_admission(4), "kueue+coscheduling", "g", 10,
-     "NotEnoughPods", ["PodGroup g needs minMember 4 pods but only 3 exist"], GPU_WORDS[:1]),
+     "NotEnoughPods", ["PodGroup of g has minMember 4 but only 3 pods", "current pods number: 3, minMember of group: 4"], GPU_WORDS[:1]),
     ("coscheduling: rejected by PostFilter, waits for GPUs to be freed", gk.load_file(EXAMPLES / "coscheduling.yaml"),
      "coscheduling", "big", 20, "GangRejected", ["PodGroup big was rejected at t=0 s", "(2 GPUs free now)"],
      GPU_WORDS[:1]),

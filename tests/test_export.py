@@ -10,6 +10,7 @@ cannot hold the scenario is one error naming the job.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import re
 import warnings
 from pathlib import Path
@@ -23,6 +24,7 @@ from gangkit.manifests.export import TARGETS, export_manifests, export_scenario
 from gangkit.model.errors import ScenarioError
 from gangkit.model.jobs import Job, PodSet, job
 from gangkit.model.nodes import nodes
+from gangkit.model.resources import Resources
 from gangkit.model.scenario import Scenario
 from gangkit.workloads import scenarios
 
@@ -142,3 +144,78 @@ def test_two_pod_sets_export_to_volcano_as_two_tasks():
 def test_every_exported_object_is_valid_for_the_real_schemas(target):
     docs = list(yaml.safe_load_all(export_manifests(scenarios.load("two-gangs-deadlock"), target)))
     assert any(validate_manifest(d) for d in docs)
+
+
+# --- a LeaderWorkerSet and a CronJob: read -> export -> read gives the same jobs ------------------------------
+
+LWS_EXAMPLE = EXAMPLES / "leaderworkerset.yaml"
+CRON_EXAMPLE = EXAMPLES / "cronjob.yaml"
+
+
+def _same(j: Job) -> Job:
+    """A job as an export reads back: Kueue's queue label is written on every job a kueue+ target manages."""
+    return dataclasses.replace(j, labels={k: v for k, v in j.labels.items() if not k.startswith("kueue.x-k8s.io/")})
+
+
+# (file, target, kinds written, whether the target keeps every job as read: a target without Kueue drops the
+# CronJob's queue label, a gang target writes the gang size it assumes)
+@pytest.mark.parametrize("path, target, kinds, as_read", [
+    case("a LeaderWorkerSet to the default scheduler", LWS_EXAMPLE, "pod", {"LeaderWorkerSet": 1}, True),
+    case("a LeaderWorkerSet behind Kueue", LWS_EXAMPLE, "kueue+pod", {"LeaderWorkerSet": 1, "ClusterQueue": 1}, True),
+    case("a LeaderWorkerSet under Volcano (a PodGroup per group by LWS's provider)", LWS_EXAMPLE, "gang",
+         {"LeaderWorkerSet": 1, "PodGroup": 0}, True),
+    case("a LeaderWorkerSet behind Kueue, under Volcano", LWS_EXAMPLE, "kueue+volcano", {"LeaderWorkerSet": 1}, True),
+    case("a CronJob's Jobs behind Kueue", CRON_EXAMPLE, "kueue+pod", {"Job": 3, "LocalQueue": 1, "CronJob": 0}, True),
+    case("a CronJob's Jobs without Kueue lose its queue", CRON_EXAMPLE, "pod", {"Job": 3, "CronJob": 0}, False),
+    case("a CronJob's Jobs under Volcano, each with its PodGroup", CRON_EXAMPLE, "gang", {"Job": 3, "PodGroup": 3}, False),
+])
+def test_a_leaderworkerset_and_a_cronjob_read_back_as_the_jobs_exported(path, target, kinds, as_read):
+    sc = quiet(load_file, path)
+    text = export_manifests(sc, target)
+    written = collections.Counter(d["kind"] for d in yaml.safe_load_all(text))
+    assert {k: written[k] for k in kinds} == kinds
+    back = [_same(j) for j in quiet(load_manifests, text).jobs]
+    assert back == [_same(j) for j in export_scenario(sc, target).jobs]
+    assert (back == [_same(j) for j in sc.jobs]) is as_read
+
+
+def test_a_leader_ready_leaderworkerset_keeps_its_startup_policy():
+    sc = quiet(load_file, LWS_EXAMPLE)
+    ready = dataclasses.replace(sc, jobs=[dataclasses.replace(j, min_member=1, min_resources=Resources(
+        *(sum(getattr(ps, k) * ps.count for ps in j.pod_sets) for k in ("gpus", "cpu", "memory")))) for j in sc.jobs])
+    [doc] = [d for d in yaml.safe_load_all(export_manifests(ready, "gang")) if d["kind"] == "LeaderWorkerSet"]
+    assert doc["spec"]["startupPolicy"] == "LeaderReady"
+    assert quiet(load_manifests, export_manifests(ready, "gang")).jobs == ready.jobs
+
+
+LWS_BAD = [
+    case("a coscheduling target cannot say a two-pod-set group's gang", LWS_EXAMPLE, "coscheduling",
+         "Job llm-0: pod_sets: target coscheduling writes batch/v1 Jobs, which have one pod template; got 2 pod sets"),
+]
+
+
+@pytest.mark.parametrize("path, target, message", LWS_BAD)
+def test_a_leaderworkerset_a_target_cannot_write_is_one_error(path, target, message):
+    with pytest.raises(ScenarioError, match=re.escape(message)):
+        export_manifests(quiet(load_file, path), target)
+
+
+@pytest.mark.parametrize("names, words", [
+    case("a group missing from the set", ["llm-0", "llm-2"], "expected llm-0 to llm-1"),
+    case("a job not named <name>-<index>", ["llm"], "named <name>-<index>"),
+])
+def test_groups_that_do_not_make_a_whole_leaderworkerset_are_refused(names, words):
+    sc = quiet(load_file, LWS_EXAMPLE)
+    jobs = [dataclasses.replace(sc.jobs[0], name=n) for n in names]
+    with pytest.raises(ScenarioError, match=re.escape(words)):
+        export_manifests(dataclasses.replace(sc, jobs=jobs), "pod")
+
+
+@requires_schemas
+@pytest.mark.parametrize("path, target", [case("LeaderWorkerSet, kueue+volcano", LWS_EXAMPLE, "kueue+volcano"),
+                                          case("LeaderWorkerSet, pod", LWS_EXAMPLE, "pod"),
+                                          case("CronJob, kueue+pod", CRON_EXAMPLE, "kueue+pod")])
+def test_the_exported_leaderworkerset_and_jobs_are_valid_for_the_real_schemas(path, target):
+    docs = list(yaml.safe_load_all(export_manifests(quiet(load_file, path), target)))
+    assert [validate_manifest(d) for d in docs if d["kind"] in ("LeaderWorkerSet", "Job")]
+    assert all(validate_manifest(d) is not None for d in docs if d["kind"] in ("LeaderWorkerSet", "Job"))

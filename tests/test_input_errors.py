@@ -26,7 +26,7 @@ CASES = [
     ("fractional GPUs", [Job("a", [PodSet("w", 1, 0.5)], 10)], nodes(1), "Job a: pod_sets[0].gpus: expected a whole number of GPUs from 0 to 2^63-1, got 0.5"),
     ("negative submit time", [job("a", submit_time=-1)], nodes(1), "Job a: submit_time: expected a submit time >= 0 seconds"),
     ("unknown progress mode", [job("a", progress="async")], nodes(1), "Job a: progress: expected one of sync, independent, got 'async'"),
-    ("minMember above the pod count", [job("a", pods=2, min_member=3)], nodes(1), "Job a: min_member: expected a whole number from 1 to 2, got 3"),
+    ("minMember of zero", [job("a", pods=2, min_member=0)], nodes(1), "Job a: min_member: expected a whole number from 1 to 150000, got 0"),
     ("duplicate job names", [job("a"), job("a")], nodes(1), "Job a: name: expected a unique name"),
     ("no nodes", [job("a")], [], "Scenario scenario: nodes: expected at least one Node"),
     ("negative node GPUs", [job("a")], [Node("n", -1)], "Node n: gpus: expected a whole number of GPUs from 0 to 2^63-1, got -1"),

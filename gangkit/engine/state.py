@@ -118,7 +118,7 @@ class JobState:
         if g < 0:
             g = self.spec_gang_size = self.spec.gang_size
         n = len(self.pods)
-        return n if 0 < n < g else g
+        return n if 0 < n < g <= self.spec.pod_count else g  # a gang above the job's pods is never lowered
 
     @property
     def gpus_bound(self) -> int:

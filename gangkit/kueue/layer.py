@@ -94,14 +94,40 @@ def managed(spec) -> bool:
 
 
 def default_objects(scenario, gpus: int | None = None) -> KueueSetup:
-    """One ResourceFlavor and one ClusterQueue holding all the cluster's GPUs, one LocalQueue per job queue.
+    """One ResourceFlavor and one ClusterQueue covering every resource the jobs ask for, one LocalQueue per job queue.
 
     What a scenario runs with under a ``kueue+`` stack when it has no Kueue
-    objects of its own; ``gpus`` overrides the quota (a provisioner may add
-    nodes beyond the cluster's).
+    objects of its own. The ClusterQueue ``cluster-queue`` has one resource
+    group and one flavor, ``default-flavor``:
+
+    - ``nvidia.com/gpu``: all the cluster's GPUs (``gpus`` overrides it: a
+      node supplier may add nodes beyond the cluster's), the quota the
+      lessons are about;
+    - ``cpu`` and ``memory``, covered only when some job asks for them: a
+      quota that never binds before the nodes do, the larger of the nodes'
+      total allocatable (where they give it) and what all the jobs ask for
+      together (so nodes a supplier adds never outgrow it). Kueue admits no
+      workload asking for a resource its ClusterQueue does not cover
+      ("resource cpu unavailable in ClusterQueue"), so a GPU-only queue would
+      keep such jobs pending for ever.
+
+    Requests are counted as Kueue counts them: CPU in millicores, memory in bytes.
     """
+    from gangkit.model.quantity import MAX_QUANTITY  # (here: this hunk keeps to this function)
+
     gpus = sum(n.gpus for n in scenario.nodes) if gpus is None else gpus
-    cq = ClusterQueue("cluster-queue", [ResourceGroup((GPU,), (FlavorQuotas("default-flavor", {GPU: Quota(gpus)}),))])
+    quotas = {GPU: Quota(gpus)}
+    asked = {"cpu": 0, "memory": 0}
+    for j in scenario.jobs:
+        for ps in j.pod_sets:
+            asked["cpu"] += ps.count * int(round(ps.cpu * 1000))
+            asked["memory"] += ps.count * ps.memory
+    nodes = {"cpu": sum(int(round(n.cpu * 1000)) for n in scenario.nodes if n.cpu is not None),
+             "memory": sum(n.memory for n in scenario.nodes if n.memory is not None)}
+    for resource in ("cpu", "memory"):
+        if asked[resource]:
+            quotas[resource] = Quota(min(max(nodes[resource], asked[resource]), MAX_QUANTITY))
+    cq = ClusterQueue("cluster-queue", [ResourceGroup(tuple(quotas), (FlavorQuotas("default-flavor", quotas),))])
     lqs = sorted({(j.namespace or "default", j.queue) for j in scenario.jobs})
     return KueueSetup([ResourceFlavor("default-flavor")], [cq], [LocalQueue(q, ns, cq.name) for ns, q in lqs])
 

@@ -246,7 +246,7 @@ def read_cronjobs(r: Reader, cronjobs: list[ManifestObject], simulations: list[M
         if len(times) == MAX_JOBS:
             r.notes.append(f"{p.o.label}: gangkit makes at most {MAX_JOBS:,} Jobs of one CronJob; the last is "
                            f"submitted at {(times[-1] - zero).total_seconds():g} s, before the horizon")
-    if jobs:
+    if jobs and zero != ORIGIN:  # said when the run's clock is not the origin's: its second 0 moved
         r.notes.append(f"CronJobs: second 0 of the run is {_iso(zero)}, the earliest first schedule time at or "
                        f"after {_iso(ORIGIN)}; {len(jobs)} Job(s) made from {len(plans)} CronJob(s)")
     return jobs

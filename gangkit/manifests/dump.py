@@ -30,10 +30,11 @@ from gangkit.manifests.core_dump import (
     priority_class_manifest,
     priority_class_name,
 )
+from gangkit.manifests.lws import lws_manifests, lws_problems
 from gangkit.manifests.simulation import simulation_manifest
 from gangkit.manifests.training import REPLICA_KINDS, jobset_manifest, replica_job_manifest, replica_problems
 from gangkit.model.errors import Problem, ScenarioError
-from gangkit.model.jobs import BATCH_JOB, DEPLOYMENT, JOBSET, POD, STATEFULSET, Job
+from gangkit.model.jobs import BATCH_JOB, DEPLOYMENT, JOBSET, LEADERWORKERSET, POD, STATEFULSET, Job
 from gangkit.model.quantity import format_duration
 from gangkit.model.scenario import Scenario
 from gangkit.placement.manifests import dump_problems as gang_dump_problems
@@ -95,6 +96,8 @@ def _job_dump_problems(j: Job, scenario: Scenario) -> list[Problem]:
     if j.framework == JOBSET and any(ps.min_count is not None for ps in j.pod_sets):
         problems.append(Problem(f"Job {j.key}", "pod_sets", "Kueue's partial admission (min_count) is for "
                                 "batch/v1 Jobs; a JobSet has none"))
+    if j.framework == LEADERWORKERSET:
+        return [Problem(f"Job {j.key}", "framework", m) for m in lws_problems(j, scenario.settings.stack)]
     if j.framework in (POD, DEPLOYMENT, STATEFULSET):
         problems.append(Problem(f"Job {j.key}", "framework", f"gangkit does not write {j.framework} workloads back "
                                 "yet; export the scenario to a stack (gangkit export), which writes batch/v1 Jobs"))
@@ -137,11 +140,15 @@ def _documents(scenario: Scenario) -> list[dict]:
     docs.extend(supply.supply_manifests(scenario))
     stack, release = scenario.settings.stack, scenario.settings.kube_gang_release
     scheduler = scheduler_name(stack)
+    groups = [j for j in scenario.jobs if j.framework == LEADERWORKERSET]  # written as their LeaderWorkerSets
     docs.extend(_job_manifest(j, scenario.kueue is not None, scheduler, gang_form(j, stack), release,
                               _template_annotations(scenario, j))
-                for j in scenario.jobs)
+                for j in scenario.jobs if j.framework != LEADERWORKERSET)
+    docs.extend(lws_manifests(groups, scenario.kueue is not None, scheduler) if groups else [])
     for j in scenario.jobs:
         form = gang_form(j, stack)
+        if j.framework == LEADERWORKERSET:
+            continue  # its gang is LWS's own (a Volcano PodGroup per group, made by LWS's provider)
         docs.extend(gang_objects(j, form, release))  # a scheduler-plugins PodGroup, a Workload or a 1.36 PodGroup
         if form is None and has_pod_group(j):
             docs.append(pod_group_manifest(j, volcano.pod_group_fields(j)))

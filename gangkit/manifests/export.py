@@ -19,6 +19,17 @@ same and ``gangkit check`` finds nothing missing:
 - the node suppliers, the pods' ``schedulerName`` and the gang's form follow
   the stack (:mod:`gangkit.manifests.dump`).
 
+A LeaderWorkerSet's groups are written as that LeaderWorkerSet
+(:func:`gangkit.manifests.lws.lws_manifests`, through ``dump_manifests``) for the
+batch targets whose gang a LeaderWorkerSet can say: the default scheduler and
+Volcano (each group one PodGroup through LWS's Volcano provider), with Kueue or
+without (:data:`LWS_TARGETS`); its templates name no other gang layer's objects,
+so the other targets write its groups as any job of their pod sets (a batch/v1
+Job of one pod set, a Volcano Job, a JobSet), as before. A CronJob's Jobs are written as
+those Jobs, each with its submit time: the CronJob itself is not kept (a job
+read from it is a batch/v1 Job like any other), and reading the export gives
+the same jobs.
+
 Reading the export back and running it under the target's stack gives the
 same results as running the scenario under that stack (tests/test_export.py),
 with one exception by design: the ``volcano`` targets turn batch/v1 Jobs into
@@ -34,8 +45,9 @@ import difflib
 
 from gangkit.kueue.layer import default_objects
 from gangkit.manifests.dump import dump_manifests
+from gangkit.manifests.lws import LWS_PLACEMENTS
 from gangkit.model.errors import Problem, ScenarioError
-from gangkit.model.jobs import BATCH_JOB, DEPLOYMENT, JOBSET, POD, STATEFULSET
+from gangkit.model.jobs import BATCH_JOB, DEPLOYMENT, JOBSET, LEADERWORKERSET, POD, STATEFULSET
 from gangkit.model.scenario import PLACEMENTS, STACKS, Scenario
 from gangkit.supply.dump import suppliers
 
@@ -60,6 +72,11 @@ TARGETS: dict[str, tuple[str, str]] = {
 }
 
 
+#: The export targets that can write a LeaderWorkerSet: batch/v1 kinds, placed by kube-scheduler or Volcano.
+LWS_TARGETS = tuple(t for t, (stack, kind) in TARGETS.items() if kind == "batch"
+                    and next((p for p in stack.split("+") if p in PLACEMENTS), "pod") in LWS_PLACEMENTS)
+
+
 def export_scenario(scenario: Scenario, target: str) -> Scenario:
     """``scenario`` as ``target`` runs it, with every assumption of that stack made explicit (see the module)."""
     if target not in TARGETS:
@@ -71,6 +88,9 @@ def export_scenario(scenario: Scenario, target: str) -> Scenario:
     placement = next((p for p in parts if p in PLACEMENTS), "pod")  # kueue+provreq+autoscaler places pod by pod
     problems, jobs = [], []
     for j in scenario.jobs:
+        if j.framework == LEADERWORKERSET and controller == "batch" and placement in LWS_PLACEMENTS:
+            jobs.append(_for_layer(j, placement, kueue="kueue" in parts))  # written as its LeaderWorkerSet
+            continue
         if controller == "volcano" and j.controller == "batch":
             j = dataclasses.replace(j, controller="volcano", framework=BATCH_JOB)
         elif controller == "jobset":
@@ -78,12 +98,14 @@ def export_scenario(scenario: Scenario, target: str) -> Scenario:
             if any(ps.min_count is not None for ps in j.pod_sets):
                 problems.append(Problem(f"Job {j.key}", "pod_sets", f"target {target} writes JobSets; Kueue's partial "
                                         "admission (min_count) is for batch/v1 Jobs only (export to kueue+pod keeps it)"))
-        elif controller == "batch" and j.framework in (POD, DEPLOYMENT, STATEFULSET) and len(j.pod_sets) == 1:
+        elif controller == "batch" and j.framework in (POD, DEPLOYMENT, STATEFULSET, LEADERWORKERSET) and len(j.pod_sets) == 1:
             j = dataclasses.replace(j, framework=BATCH_JOB)  # the same pods as a batch/v1 Job
         elif controller == "batch" and len(j.pod_sets) != 1 and j.framework != JOBSET:
+            lws = (f", or to one of {', '.join(LWS_TARGETS)}: a LeaderWorkerSet" if j.framework == LEADERWORKERSET
+                   else "")
             problems.append(Problem(f"Job {j.key}", "pod_sets", f"target {target} writes batch/v1 Jobs, which have one "
                                     f"pod template; got {len(j.pod_sets)} pod sets (export to volcano: one task each, or to a jobset target: one "
-                                    "replicatedJob each)"))
+                                    f"replicatedJob each{lws})"))
         jobs.append(_for_layer(j, placement, kueue="kueue" in parts))
     if problems:
         raise ScenarioError(problems)
@@ -109,7 +131,7 @@ def _for_layer(j, placement: str, kueue: bool):
     changes: dict = {}
     if placement == "pod":
         changes |= {"min_member": None, "min_resources": None, "volcano_queue": "default"}
-    elif j.controller == "batch" and j.min_member is None and j.pod_count > 1:
+    elif j.controller == "batch" and j.min_member is None and j.pod_count > 1 and j.framework != LEADERWORKERSET:
         changes["min_member"] = j.pod_count
     if placement != "coscheduling":
         changes["schedule_timeout"] = None

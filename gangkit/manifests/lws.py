@@ -74,21 +74,30 @@ is recreated) is noted and read as the default (``gangkit/progress:
 independent`` recreates only the evicted pod). Containers that exit and
 restart are not modelled.
 
-The job's ``framework`` is ``statefulset`` (its pods exist from submission
-and it is written back as batch/v1 Jobs only, as a StatefulSet's are):
-gangkit's list of frameworks has no entry of its own for Kueue's
-``leaderworkerset.x-k8s.io/leaderworkerset`` yet.
+The job's ``framework`` is Kueue's integration name,
+``leaderworkerset.x-k8s.io/leaderworkerset`` (its pods exist from
+submission, as a StatefulSet's do, so the simulation is the same).
+
+**Written back** (:func:`lws_manifests`, used by ``gangkit export``): the
+jobs of one LeaderWorkerSet (``<name>-0`` ... ``<name>-<n-1>``, alike but for
+their names) become that LeaderWorkerSet again, ``replicas`` n, ``size`` the
+group's pods, the ``leader``/``worker`` pod sets as ``leaderTemplate`` and
+``workerTemplate`` (``main`` as ``workerTemplate`` alone),
+``startupPolicy: LeaderReady`` for a gang of ``min_member`` 1 with the
+group's ``min_resources``, gangkit's annotations and Kueue's queue label on
+its metadata. Reading it gives the same jobs.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from gangkit.manifests import core
 from gangkit.manifests.apps import LONG_RUNNING
 from gangkit.model.errors import Problem
-from gangkit.model.jobs import STATEFULSET, Job, PodSet
+from gangkit.model.jobs import LEADERWORKERSET, Job, PodSet
 from gangkit.model.reading import (
     ANY,
     JOB_ANNOTATIONS,
@@ -103,9 +112,10 @@ from gangkit.model.reading import (
     short,
 )
 from gangkit.model.resources import Resources
+from gangkit.model.scenario import PLACEMENTS
 from gangkit.placement.manifests import POD_GROUP_LABEL, TASK_GROUP_NAME, TASK_GROUPS, GangObjects
 
-__all__ = ["KNOWN_FIELDS", "LWS_API", "read_lws", "read_object"]
+__all__ = ["KNOWN_FIELDS", "LWS_API", "lws_manifests", "lws_problems", "read_lws", "read_object"]
 
 LWS_API = "leaderworkerset.x-k8s.io/v1"
 MAX_REPLICAS = 1_000_000  # the CRD's maximum of spec.replicas (lws v0.10)
@@ -188,7 +198,7 @@ def read_lws(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
         r.notes.append(f"{obj}: no {RUN_TIME} annotation; its groups serve until the run's horizon")
     return [Job(name=f"{o.name}-{i}", namespace=o.namespace, pod_sets=list(pod_sets),
                 priority=priority, queue=labels.get(QUEUE_LABEL) or o.namespace or "default", labels=dict(labels),
-                framework=STATEFULSET, **timing, **gang)
+                framework=LEADERWORKERSET, **timing, **gang)
             for i in range(replicas)]
 
 
@@ -302,3 +312,99 @@ def _moved(r: Reader, obj: str, where: str, read: Callable[[Reader], Any]) -> An
 
 def _shown(value: Any) -> str:
     return "nothing" if value is None else short(value)
+
+
+# --- writing back (gangkit export) ------------------------------------------------------------------------------
+
+def _sets(jobs: list[Job]) -> tuple[dict[tuple, list[Job]], list[Problem]]:
+    """The jobs of each LeaderWorkerSet, by (namespace, name): a group is named ``<name>-<i>``."""
+    sets: dict[tuple, list[Job]] = {}
+    problems = []
+    for j in jobs:
+        base, _, index = j.name.rpartition("-")
+        if not base or not index.isdigit():
+            problems.append(Problem(f"Job {j.key}", "name", "a LeaderWorkerSet's group is named <name>-<index>; "
+                                    f"got {j.name!r}"))
+            continue
+        sets.setdefault((j.namespace, base), []).append(j)
+    for (_, base), group in sets.items():
+        first = group[0]
+        names = sorted(j.name for j in group)
+        alike = [dataclasses.replace(j, name=first.name) for j in group]
+        if names != sorted(f"{base}-{i}" for i in range(len(group))) or any(a != alike[0] for a in alike):
+            problems.append(Problem(f"Job {first.key}", "name", f"the groups of LeaderWorkerSet {base} are written as "
+                                    f"one object: expected {base}-0 to {base}-{len(group) - 1}, alike but for their "
+                                    f"names; got {', '.join(names)}"))
+    return sets, problems
+
+
+#: The placement layers whose gang a LeaderWorkerSet can say: none (kube-scheduler) and Volcano's (a PodGroup
+#: per group, made by LWS's Volcano provider); its pod templates name no other layer's gang objects.
+LWS_PLACEMENTS = ("pod", "gang")
+
+
+def lws_problems(j: Job, stack: str = "pod") -> list[str]:
+    """What keeps one group from being written, for ``stack``, as a LeaderWorkerSet that reads back the same."""
+    out = []
+    placement = next((p for p in stack.split("+") if p in PLACEMENTS), "pod")
+    if placement not in LWS_PLACEMENTS:
+        out.append(f"a LeaderWorkerSet group is a gang only through LWS's Volcano provider (its pod templates name "
+                   f"no gang object); stack {stack!r} places with {placement}: write it for a pod or gang stack")
+    names = [ps.name for ps in j.pod_sets]
+    if names not in ([MAIN], [LEADER], [LEADER, WORKER]) or j.pod_sets[0].name == LEADER and j.pod_sets[0].count != 1:
+        out.append(f"expected the pod sets of a LeaderWorkerSet group (main; or leader of 1 pod and worker), got "
+                   f"{', '.join(f'{ps.name} x{ps.count}' for ps in j.pod_sets)}")
+    leader_ready = j.min_member == 1 and j.min_resources is not None
+    if j.min_member is not None and not leader_ready:
+        out.append(f"a LeaderWorkerSet group is a gang of all its pods, or (LeaderReady) of minMember 1 with the "
+                   f"group's minResources; got min_member {j.min_member}")
+    if any(ps.min_count is not None or ps.min_member is not None or ps.one_per_node for ps in j.pod_sets) or j.elastic:
+        out.append("a LeaderWorkerSet group has no partial admission, task minimum or one-per-node rule")
+    if j.max_run_time is not None or j.controller != "batch":
+        out.append("a LeaderWorkerSet has no activeDeadlineSeconds and makes its pods itself (controller 'batch')")
+    return out
+
+
+def lws_manifests(jobs: list[Job], kueue_managed: bool, scheduler: str | None) -> list[dict]:
+    """The LeaderWorkerSets of ``jobs`` (all of framework ``leaderworkerset``; see the module's "Written back").
+
+    ``kueue_managed``: every job carries Kueue's queue label; ``scheduler``: the pods'
+    ``schedulerName`` (None: the default scheduler). Each job is checked first
+    (:func:`lws_problems`); raises one :class:`~gangkit.model.errors.ScenarioError`
+    when the jobs do not make whole LeaderWorkerSets.
+    """
+    from gangkit.model.errors import ScenarioError
+
+    sets, problems = _sets(jobs)
+    if problems:
+        raise ScenarioError(problems)
+    return [_lws_manifest(base, group, kueue_managed, scheduler) for (_, base), group in sets.items()]
+
+
+def _lws_manifest(base: str, group: list[Job], kueue_managed: bool, scheduler: str | None) -> dict:
+    j = group[0]
+    templates = {}
+    for ps in j.pod_sets:
+        one = core.job_manifest(dataclasses.replace(j, pod_sets=[ps], min_member=None, min_resources=None,
+                                                    volcano_queue="default"), None)
+        pod = one["spec"]["template"]["spec"]
+        pod.pop("restartPolicy", None)  # a LeaderWorkerSet's pods restart (the API default, Always)
+        if scheduler is not None:
+            pod = {"schedulerName": scheduler} | pod
+        templates["leaderTemplate" if ps.name == LEADER else "workerTemplate"] = {"spec": pod}
+    meta = one["metadata"]
+    meta["name"] = base
+    labels = {**j.labels, QUEUE_LABEL: j.queue} if kueue_managed else dict(meta.get("labels", {}))
+    if labels:
+        meta["labels"] = labels
+    else:
+        meta.pop("labels", None)
+    annotations = meta["annotations"]
+    if j.volcano_queue != "default":
+        annotations[VOLCANO_QUEUE] = j.volcano_queue
+    meta = {k: meta[k] for k in ("name", "namespace", "labels", "annotations") if k in meta}
+    spec: dict[str, Any] = {"replicas": len(group)}
+    if j.min_member == 1 and j.min_resources is not None:
+        spec["startupPolicy"] = "LeaderReady"
+    spec["leaderWorkerTemplate"] = {"size": j.pod_count, **templates}
+    return {"apiVersion": LWS_API, "kind": "LeaderWorkerSet", "metadata": meta, "spec": spec}

@@ -32,11 +32,14 @@ PYTORCHJOB, MPIJOB = "kubeflow.org/pytorchjob", "kubeflow.org/mpijob"
 TFJOB, JAXJOB = "kubeflow.org/tfjob", "kubeflow.org/jaxjob"
 PADDLEJOB, XGBOOSTJOB = "kubeflow.org/paddlejob", "kubeflow.org/xgboostjob"
 POD, DEPLOYMENT, STATEFULSET = "pod", "deployment", "statefulset"
+LEADERWORKERSET = "leaderworkerset.x-k8s.io/leaderworkerset"
 #: The kinds a job can be written as, by the name of Kueue's integration for it (Kueue's Configuration
 #: ``integrations.frameworks``): a batch/v1 Job (or, with ``controller="volcano"``, a Volcano Job), a JobSet,
 #: Kubeflow's PyTorchJob, TFJob, JAXJob, PaddleJob and XGBoostJob (training-operator v1) and MPIJob (mpi-operator
-#: v2beta1), bare Pods (and a ReplicaSet's), a Deployment's, a StatefulSet's (gangkit.manifests.apps).
-FRAMEWORKS = (BATCH_JOB, JOBSET, PYTORCHJOB, MPIJOB, POD, DEPLOYMENT, STATEFULSET, TFJOB, JAXJOB, PADDLEJOB, XGBOOSTJOB)
+#: v2beta1), bare Pods (and a ReplicaSet's), a Deployment's, a StatefulSet's (gangkit.manifests.apps), a
+#: LeaderWorkerSet's group (gangkit.manifests.lws).
+FRAMEWORKS = (BATCH_JOB, JOBSET, PYTORCHJOB, MPIJOB, POD, DEPLOYMENT, STATEFULSET, TFJOB, JAXJOB, PADDLEJOB, XGBOOSTJOB,
+              LEADERWORKERSET)
 DEFAULT_BACKOFF_LIMIT = 6  # batch/v1 JobSpec.backoffLimit default (Kubernetes 1.35)
 
 
@@ -85,7 +88,9 @@ class Job:
     ``run_time`` is the time the job needs *while progressing*; a sync job
     that holds only some of its GPUs does not progress at all. ``min_member``
     is the gang size a gang scheduler waits for (Volcano's PodGroup
-    ``minMember``; default: every pod). ``max_run_time`` is the declared
+    ``minMember``; default: every pod); it may exceed the pods, as the API
+    server allows, and the job then waits for ever under a gang layer
+    (:attr:`gang_larger_than_pods`). ``max_run_time`` is the declared
     maximum (Kubernetes ``activeDeadlineSeconds``), which backfilling uses.
     ``checkpoint_interval``: after an eviction a sync job restarts from its
     last checkpoint; ``None`` means it restarts from zero.
@@ -122,8 +127,9 @@ class Job:
     ``framework`` is the kind the job is written as, named as Kueue names its
     integrations (:data:`FRAMEWORKS`): ``batch/job`` (one pod set), a JobSet
     (a pod set per replicatedJob), a PyTorchJob or MPIJob (a pod set per
-    replica type), bare Pods, a Deployment's or StatefulSet's pods
-    (:mod:`gangkit.manifests.training`, :mod:`gangkit.manifests.apps`). Only
+    replica type), bare Pods, a Deployment's or StatefulSet's pods, one group
+    of a LeaderWorkerSet (:mod:`gangkit.manifests.training`,
+    :mod:`gangkit.manifests.apps`, :mod:`gangkit.manifests.lws`). Only
     the manifests read and written differ: their pods exist from submission,
     as a batch/v1 Job's do, so the simulation is the same. ``kueue_managed``
     False: Kueue does not manage the job (a manifest without the queue-name
@@ -207,6 +213,18 @@ class Job:
     def gang_size(self) -> int:
         """How many pods a gang scheduler must place at once (minMember)."""
         return self.pod_count if self.min_member is None else self.min_member
+
+    @property
+    def gang_larger_than_pods(self) -> bool:
+        """The gang asks for more members than the job has pods: a gang layer never places it.
+
+        Kubernetes accepts it (nothing checks a PodGroup's ``minMember`` against the pods that
+        name it); the pods wait for a quorum that never comes: Coscheduling's PreFilter refuses
+        each pod, Kubernetes' GangScheduling plugin holds them at PreEnqueue, Volcano's gang
+        plugin finds the job invalid (``JobValid``: not enough valid tasks). YuniKorn creates
+        ``minMember`` placeholders, so the job runs once they are all allocated.
+        """
+        return self.min_member is not None and self.min_member > self.pod_count
 
     def problems(self) -> list[Problem]:
         """Every way this job is invalid (empty when it is valid): the rows of :data:`_JOB_HEAD_CHECKS`,
@@ -391,11 +409,15 @@ def _check_progress(j: Job) -> str | None:
 
 
 def _check_min_member(j: Job) -> str | None:
-    """Volcano's PodGroup ``minMember``: from 1 to the job's pods (checked only when it has pod sets)."""
-    if j.min_member is not None and j.pod_sets and not all(_whole(ps.count) for ps in j.pod_sets):
-        return None if _whole(j.min_member) and j.min_member >= 1 else f"expected a whole number >= 1, got {j.min_member!r}"
-    if j.min_member is not None and j.pod_sets and (not _whole(j.min_member) or not 1 <= j.min_member <= j.pod_count):
-        return f"expected a whole number from 1 to {j.pod_count}, got {j.min_member!r}"
+    """The gang size (a PodGroup's ``minMember``, a pod group's ``minCount``): a whole number >= 1.
+
+    It may exceed the job's pods: the API servers accept such a PodGroup (scheduler-plugins' install
+    guide makes one on purpose), and each gang layer keeps the pods pending for a quorum that never
+    comes (see :attr:`Job.gang_larger_than_pods`). Only a Volcano Job's own ``spec.minAvailable`` is
+    refused above its replicas, by Volcano's admission webhook, where its manifest is read.
+    """
+    if j.min_member is not None and (not _whole(j.min_member) or not 1 <= j.min_member <= MAX_JOB_PODS):
+        return f"expected a whole number from 1 to {MAX_JOB_PODS}, got {j.min_member!r}"
     return None
 
 

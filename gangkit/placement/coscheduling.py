@@ -17,7 +17,13 @@ August 2026, ``v0.35.4-devel``; defaults from ``apis/config/v1/defaults.go``):
   not block the line), then the pod's name;
 - PreFilter: a pod is refused while its group is backed off
   (``podGroupBackoffSeconds``, default 0 = off) or while fewer pods of the
-  group exist than ``minMember``;
+  group exist than ``minMember`` ("pre-filter pod ... cannot find enough
+  sibling pods, current pods number: N, minMember of group: M",
+  ``pkg/coscheduling/core/core.go``, the same in v0.31.8, v0.32.7 and master).
+  The API server accepts a ``minMember`` above the pods that will ever
+  exist (the plugin's install guide makes one: ``minMember: 3`` over a
+  Deployment of 2 replicas), and then the pods wait for ever, whatever the
+  job's ``progress``;
 - Permit: a placed pod is allowed when the group's assigned pods (waiting or
   bound) reach ``minMember``, else it waits, at most the PodGroup's
   ``scheduleTimeoutSeconds`` (default: the plugin's
@@ -59,8 +65,8 @@ gangkit waits for the next capacity event instead: the same placements,
 without the momentary holds, and a rejected group keeps its rejection time
 as sort key where the real plugin refreshes it at every retry (gangkit can
 try it before a group created later); a job with ``progress: independent`` is placed pod by
-pod without a group (gangkit starts an independent pod as soon as it is
-bound, so it cannot wait at Permit).
+pod without Permit's wait (gangkit starts an independent pod as soon as it is
+bound, so it cannot wait at Permit), though PreFilter's count of its pods applies.
 
 Speed: a cycle visits each waiting group once and stops trying a request
 shape at its first failure (capacity only shrinks within a cycle, except
@@ -128,7 +134,7 @@ class Coscheduling(PermitLayer):
                 continue
             js = g.job
             gang = js.spec.progress == "sync"
-            if gang and (not room.may_retry(g) or now < g.backoff_until or len(js.pods) < g.min_member):
+            if len(js.pods) < g.min_member or gang and (not room.may_retry(g) or now < g.backoff_until):
                 unschedulable.extend(pending)  # PreFilter refuses, or the group waits for a capacity event
                 continue
             if gang and not g.permitted and self._doomed(sim, g, pending, failed, doomed):
@@ -254,9 +260,9 @@ def permit_reason(sim: Cluster, room: WaitingRoom, g: Group, pending: list[PodSt
     js = g.job
     k = g.min_member
     if len(js.pods) < k:
-        return Reason("placement", "NotEnoughPods",
-                      f"{who} {js.name} needs {size} {k} pods but only {len(js.pods)} exist; its pods are not scheduled",
-                      {size: k, "pods": len(js.pods)})
+        return Reason("placement", "NotEnoughPods", f"{who} of {js.name} has {size} {k} but only {len(js.pods)} pods; "
+                      f"PreFilter refuses each (\"pre-filter pod {pending[0].name} cannot find enough sibling pods, "
+                      f"current pods number: {len(js.pods)}, minMember of group: {k}\")", {size: k, "pods": len(js.pods)})
     if now < backoff_until:
         return Reason("placement", "PodGroupBackoff", f"{who} {js.name} failed recently; backed off until t={backoff_until:g} s",
                       {"until": backoff_until})

@@ -8,7 +8,11 @@ their ``spec.workloadRef`` (Workload name and pod group name). The plugin
 adds two barriers to the ordinary pod-by-pod cycle:
 
 - PreEnqueue: a pod does not even enter the scheduling queue until its
-  Workload exists and at least ``minCount`` pods of its group exist;
+  Workload exists and at least ``minCount`` pods of its group exist
+  ("waiting for minCount pods from a gang to appear in scheduling queue",
+  ``gangscheduling.go``). Nothing checks ``minCount`` against the pods
+  that will be made: a group whose ``minCount`` exceeds them waits for ever
+  (gangkit applies this to every job, ``progress: independent`` too);
 - Permit: a placed pod waits, holding its node, until ``minCount`` pods of
   the group are assumed or bound; then all are allowed. The wait has a
   fixed timeout of 5 minutes per attempt of the group (not configurable in
@@ -68,7 +72,8 @@ their group's Permit ``Activate`` brings them back; the group's pod that
 found no node is requeued at once by the forgotten pods' deletion events:
 the retry gangkit models, sooner than the real queue by at most the
 10-s per-pod backoff when the scheduler is busy); a job with
-``progress: independent`` is placed pod by pod (a ``basic`` pod group).
+``progress: independent`` is placed pod by pod (a ``basic`` pod group),
+once PreEnqueue lets its pods in.
 
 Speed: a cycle sorts the pods that may be tried (O(n log n) in pending
 pods) and stops trying a request shape at its first failure.
@@ -147,8 +152,9 @@ class KubeGang(PermitLayer):
 
     @staticmethod
     def gated(g: Group) -> bool:
-        """PreEnqueue: fewer pods exist than the pod group's minCount."""
-        return g.job.spec.progress == "sync" and len(g.job.pods) < g.min_member
+        """PreEnqueue: fewer pods exist than the pod group's minCount (for any job: a ``minCount`` above the
+        pods that will ever exist keeps them out of the queue for ever)."""
+        return len(g.job.pods) < g.min_member
 
     # -- one cycle -------------------------------------------------------------
     def cycle(self, sim: Cluster, now: float) -> None:

@@ -52,6 +52,18 @@ Sources: apache/yunikorn-site ``docs/user_guide/gang_scheduling.md`` and
 ``pkg/cache/placeholder_manager.go`` and ``placeholder.go``; yunikorn-core
 ``pkg/scheduler/objects/application.go`` (states, the swap).
 
+**More placeholders than pods.** The shim makes ``minMember`` placeholders
+whatever the number of real pods, and nothing checks one against the other;
+a task group whose ``minMember`` exceeds its pods reserves room for pods
+that never come. Once all are allocated the application runs, each real
+pod swaps in for one, and the rest stay allocated until they are released
+(YuniKorn releases unused placeholders at the placeholder timeout or when the
+application completes). gangkit models them as placeholders of their own
+(the pods' size) and releases the surplus at the swap: the job runs as in
+YuniKorn, but the surplus is held only while the gang gathers. Those beyond
+the job's pods hold their room without being bound (a bound placeholder per
+pod would start the job), so their GPUs are not counted as held idle.
+
 **Placeholder size.** A placeholder asks for its task group's
 ``minResource`` (yunikorn-k8shim ``pkg/cache/placeholder.go``: its requests
 and limits are ``minResource``), not for what the real pods ask;
@@ -144,6 +156,7 @@ class _Placeholder:
 
     pod: PodState  # of the placeholder's own request, a pod of the job but not one of ``job.pods``
     node: NodeState | None = None  # where it is allocated
+    held: bool = False  # allocated by taking its room, not bound (placeholders beyond the job's pods)
 
 
 @dataclass(eq=False)
@@ -211,6 +224,10 @@ class YuniKorn(PlacementLayer):
         # pods still bound (a restart of some pods, a snapshot): the placeholders are the pods, as for any task group
         bound = any(p.node is not None for p in js.pods)
         app.shape = placeholder_shape(js) if app.phase == "Accepted" and not bound else None
+        if app.shape is None and app.phase == "Accepted" and not bound and js.gang_size > len(js.pods):
+            # minMember above the pods: placeholders beyond the pods exist, so they are pods of their own
+            first = js.pods[0].pod_set
+            app.shape = (first.gpus, first.cpu, first.memory, first.node_selector)
         if app.shape is not None:
             g, c, m, selector = app.shape
             first = js.pods[0]
@@ -309,12 +326,14 @@ class YuniKorn(PlacementLayer):
                     failed.add(shape)
                 unschedulable.extend(q.pod for q in app.slots[k:] if q.node is None)
                 return
-            if k < len(app.slots) - 1:
+            if k < len(app.slots) - 1 and app.job.bound + 1 < len(app.job.pods):
                 sim.bind(ph.pod, node)
+            elif k < len(app.slots) - 1:  # a bound placeholder per pod of the job would start it: hold the room
+                cap.take(node, *shape[:3])
+                ph.held = True
             ph.node = node
             self._first_allocated(sim, app, now)
-        app.phase = "Running"  # all placeholders allocated
-        app.timer += 1
+        app.timer += 1  # all placeholders allocated: the application runs once they are swapped (in _swap)
         self._swap(sim, app)
 
     def _swap(self, sim: Cluster, app: _App) -> None:
@@ -356,6 +375,9 @@ class YuniKorn(PlacementLayer):
                        f"termination type TIMEOUT) and the pods left are scheduled one by one, with no gang guarantee")
         self._drop_placeholders(app, Reason("placement", "PlaceholderTimeout", message, {"replaced": used, "placeholders": k}),
                                 always=True)
+        # Running only now: the placeholders go first, while the job has not started (more placeholders than
+        # pods may all be bound by then)
+        app.phase = "Running"
         for p, node in moves:
             sim.bind(p, node)
 
@@ -367,6 +389,9 @@ class YuniKorn(PlacementLayer):
         """
         bound = [ph.pod for ph in app.slots if ph.pod.node is not None]
         for ph in app.slots:
+            if ph.held:
+                self._sim.capacity.give(ph.node, *app.shape[:3])
+                ph.held = False
             ph.node = None
             ph.pod.done = True  # no longer waits: a supplier does not see it again
         if bound or always:

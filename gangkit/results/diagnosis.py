@@ -43,7 +43,9 @@ code                         meaning
                              has no pods yet)
 ``ClusterOverused``          Volcano's enqueue: its minimum does not fit the idle room
                              times the overcommit factor
-``NotEnoughPods``            coscheduling: fewer pods exist than ``minMember``
+``NotEnoughPods``            coscheduling (PreFilter) and Volcano (the gang plugin's
+                             JobValid, ``NotEnoughTasks``): fewer pods exist than
+                             ``minMember``; for ever when it exceeds the job's pods
 ``WaitingForPods``           kube-gang: fewer pods exist than ``minCount`` (PreEnqueue)
 ``PodGroupBackoff``          coscheduling: the group failed recently and is backed off
 ``GangRejected``             coscheduling: the group was rejected and waits for capacity
@@ -59,7 +61,7 @@ code                         meaning
                              (``autoscaling.x-k8s.io/consume-provisioning-request``),
                              so cluster-autoscaler scales up for none of them; the
                              words quote CA's event on the pod and the request's
-                             conditions (see :func:`_consumer_words`)
+                             conditions (see :mod:`gangkit.results.supply_words`)
 ``GangCannotFit``            gang placement: the whole gang does not fit on the nodes
                              there are (nothing held), no node coming
 ``QueueOverDeserved``        Volcano's allocate: its pods fit, but would take its queue
@@ -114,7 +116,9 @@ from gangkit.model.errors import Problem, ScenarioError
 from gangkit.model.precision import TOLERANCE
 from gangkit.model.resources import Resources
 from gangkit.placement.permit import asked_dims, in_words, requested
-from gangkit.supply.autoscaler import ClusterAutoscaler
+from gangkit.results.supply_words import CONSUMER_CODE, supplier_limit
+from gangkit.volcano.plugins.gang import job_valid
+from gangkit.volcano.scheduler import VolcanoGang
 
 #: What a node does while a job waits for it, by wait bucket.
 STAGE_VERBS = {
@@ -138,9 +142,6 @@ LAYER_CODES = ("QueueCapabilityExceeded", "ClusterOverused", "NotEnoughPods", "W
 #: ConsumingProvisioningRequest).
 WANTS_NODES = ("ClusterOverused", "GangRejected", "PlaceholdersPending", "WaitingAtPermit", "PodsCannotFit")
 
-#: gangkit's code for pods cluster-autoscaler scales up for none of, as they consume a ProvisioningRequest (no real
-#: component has a reason for it: CA's event on the pod has an empty reason; see :func:`_consumer_words`).
-CONSUMER_CODE = "ConsumingProvisioningRequest"
 #: kube-scheduler's names for what a pod asks for (NodeResourcesFit's "Insufficient <name>").
 RESOURCE_NAMES = {"gpus": "nvidia.com/gpu", "cpu": "cpu", "memory": "memory"}
 #: NodeAffinity's Filter reason for a node whose labels do not match the pod's node selector.
@@ -316,14 +317,15 @@ def _placement(sim, js, at: float) -> Diagnosis:
     cap = sim.capacity
     free, largest = cap.free_ready_gpus, cap.max_free_gpus()
     numbers = {"free_gpus": free, "largest_free_block": largest, "pod_gpus": g}
-    why = sim.stack.placement.pending_reason(sim, js)
+    placement = sim.stack.placement
+    why = (isinstance(placement, VolcanoGang) and job_valid(js)) or placement.pending_reason(sim, js)
     code = why.code if why is not None else ""
     if why is not None:
         numbers = {**why.numbers, **numbers}  # the layer's numbers, and the diagnosis's under their documented names
     if code == "WaitingForSession":
         return Diagnosis(js.name, at, "placement", "WaitingForSession", why.message, numbers)
     own = why is not None and code not in GENERIC_CODES  # the layer's own, specific reason
-    blocked, limit = _supplier_limit(sim, waiting, at) if not own or code in WANTS_NODES else ("", "")
+    blocked, limit = supplier_limit(sim, waiting, at) if not own or code in WANTS_NODES else ("", "")
     tail = f"; {limit}" if blocked == CONSUMER_CODE else f"; no node coming: {limit}" if limit else ""
     holds = js.bound and js.spec.progress == "sync"
     stuck = "; nothing can change any more: deadlock" if holds and nothing_can_change(sim.env) else ""
@@ -530,65 +532,6 @@ def _most_and_total_free(cap, d: str, selector: tuple = (), total: bool = True) 
         return f"largest free block is {most} GPUs" + (f", {every} GPUs free in all" if total else "")
     words = f"most free on one node is {in_words(Resources(**{d: max(amounts, default=0)}), (d,))}"
     return words + (f", {in_words(Resources(**{d: sum(amounts)}), (d,))} free in all" if total else "")
-
-
-def _supplier_limit(sim, waiting: list, at: float) -> tuple[str, str]:
-    """(code, plain words) when a node supplier will not launch a node for these pods, else ``("", "")``.
-
-    cluster-autoscaler's refusal is :data:`CONSUMER_CODE` (its pods consume a ProvisioningRequest, worded by
-    :func:`_consumer_words`); any other supplier's (Karpenter's NodePool limits, a hand-made supplier's
-    ``launch_blocked``) is ``NodePoolLimit``.
-    """
-    if not waiting:
-        return "", ""
-    for s in sim.stack.suppliers:
-        words = s.launch_blocked(waiting)
-        if words:
-            if isinstance(s, ClusterAutoscaler):
-                return CONSUMER_CODE, _consumer_words(s, waiting, words, at)
-            return "NodePoolLimit", words
-    return "", ""
-
-
-def _consumer_words(ca, waiting: list, event: str, at: float) -> str:
-    """What a user sees when cluster-autoscaler leaves pods that consume a ProvisioningRequest out of scale-up.
-
-    cluster-autoscaler 1.35 (``processors/provreq/pods_filter.go``, run only with
-    ``--enable-provisioning-requests``) drops every unschedulable pod carrying the
-    annotation ``autoscaling.x-k8s.io/consume-provisioning-request`` from the pods it
-    scales up for, whatever the request's state and even when no request has that
-    name, and records on the pod a ``Normal`` event with an empty reason and the
-    message ``event`` ("Unschedulable pod didn't trigger scale-up, because it's
-    consuming ProvisioningRequest <namespace>/<name>"; at most 50 such events per
-    loop). Such a pod never reaches the scale-up orchestrator, so it gets no
-    ``NotTriggerScaleUp`` event (that one, "pod didn't trigger scale-up: ...", is
-    for pods no node group can help, ``processors/status/eventing_scale_up_processor.go``).
-    The words add each request's conditions at ``at`` as ``kubectl get
-    provisioningrequest -o yaml`` shows them (``Provisioned``, ``Failed``,
-    ``BookingExpired``: types of ``apis/provisioningrequest/autoscaling.x-k8s.io/v1/types.go``,
-    reasons of ``provisioningrequest/conditions/conditions.go``), from the rows of
-    ``gangkit_provisioning_requests``; gangkit does not model the ``Accepted``
-    condition, and ``CapacityRevoked`` is set by no code of cluster-autoscaler.
-    """
-    rows = ca.metrics().get("gangkit_provisioning_requests")
-    names = sorted({(p.job.spec.namespace or "default", p.job.spec.consume_provisioning_request) for p in waiting})
-    states = []
-    for ns, name in names:
-        mine = rows[(rows.provisioning_request == name) & (rows.time_s <= at + TOLERANCE)] if rows is not None else None
-        if mine is None or mine.empty:
-            states.append(f"ProvisioningRequest {ns}/{name} does not exist")
-            continue
-        last = {}  # condition type -> (status, reason, time), the latest of each
-        for row in mine.itertuples():
-            if row.state in ("Pending", "Provisioned"):
-                last["Provisioned"] = ("True" if row.state == "Provisioned" else "False", row.reason, row.time_s)
-            elif row.state in ("Failed", "BookingExpired"):
-                last[row.state] = ("True", row.reason, row.time_s)
-        said = [f"{c}={st} ({why}) at t={_g(t)} s" for c in ("Provisioned", "BookingExpired", "Failed")
-                if c in last for st, why, t in [last[c]]]
-        states.append(f"ProvisioningRequest {ns}/{name}: " + (", ".join(said) if said else "no condition yet"))
-    return (f"cluster-autoscaler scales up for none of them, as they consume a ProvisioningRequest (its event on "
-            f"each pod: \"{event}\"); " + "; ".join(states))
 
 
 # ------------------------------------------------------------------------- entry point

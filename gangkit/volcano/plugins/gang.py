@@ -12,6 +12,9 @@ ready when placed pods >= ``minMember`` and, for every role with a minimum,
 placed pods of that role >= its minimum. Volcano skips the per-role check
 when ``minMember`` is below the sum of the role minimums; so does gangkit.
 Pods of a role are the pods of one :class:`~gangkit.model.jobs.PodSet`.
+
+The plugin's JobValidFn (:func:`job_valid`) comes first: a job with fewer pods
+than ``minMember`` is never allocated, whatever the free room.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections import Counter
 from typing import Iterable
 
 from gangkit.engine.state import JobState, PodState
+from gangkit.model.reasons import Reason
 
 
 def role_minimums(js: JobState) -> dict[str, int]:
@@ -51,3 +55,31 @@ def gang_ready(js: JobState, extra: Iterable[PodState] = ()) -> bool:
     placed = Counter(p.pod_set.name for p in js.pods if p.node is not None or p.done)
     placed.update(p.pod_set.name for p in extra)
     return all(placed[role] >= m for role, m in mins.items())
+
+
+def job_valid(js: JobState) -> Reason | None:
+    """The gang plugin's JobValidFn: None when the job is valid, else why allocate skips it.
+
+    Volcano v1.15.1 ``pkg/scheduler/plugins/gang/gang.go``: a job is invalid
+    when its valid tasks (``JobInfo.ValidTaskNum``: its pods Pending, allocated
+    or Succeeded, i.e. every pod that exists here) are fewer than the
+    PodGroup's ``minMember`` (reason ``NotEnoughTasks``, message "Not enough
+    valid tasks for gang-scheduling, valid: N, min: M"); the allocate action
+    skips an invalid job in every session, so its pods stay Pending (the
+    reason is only in the scheduler's log; the PodGroup gets the gang
+    plugin's usual "tasks in gang unschedulable" condition at session
+    close). Only a
+    PodGroup whose ``minMember`` exceeds the job's pods gets here in gangkit:
+    nothing checks a PodGroup against its pods (a Volcano Job's own
+    ``minAvailable`` is refused above its replicas by Volcano's webhook). A
+    job that Kueue's partial admission shrank is measured against the pods
+    it has (:attr:`~gangkit.engine.state.JobState.gang_size`), a
+    simplification kept from before.
+    """
+    k, n = js.gang_size, len(js.pods)
+    if n >= k:
+        return None
+    return Reason("placement", "NotEnoughPods",
+                  f"PodGroup of {js.name} has minMember {k} but only {n} pods; Volcano's gang plugin finds the job "
+                  f"invalid (NotEnoughTasks: \"Not enough valid tasks for gang-scheduling, valid: {n}, min: {k}\") and "
+                  f"allocate skips it in every session", {"min_member": k, "pods": n})
