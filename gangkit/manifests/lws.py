@@ -96,6 +96,7 @@ from typing import Any
 
 from gangkit.manifests import core
 from gangkit.manifests.apps import LONG_RUNNING
+from gangkit.manifests.core_dump import job_manifest
 from gangkit.model.errors import Problem
 from gangkit.model.jobs import LEADERWORKERSET, Job, PodSet
 from gangkit.model.reading import (
@@ -385,7 +386,7 @@ def _lws_manifest(base: str, group: list[Job], kueue_managed: bool, scheduler: s
     j = group[0]
     templates = {}
     for ps in j.pod_sets:
-        one = core.job_manifest(dataclasses.replace(j, pod_sets=[ps], min_member=None, min_resources=None,
+        one = job_manifest(dataclasses.replace(j, pod_sets=[ps], min_member=None, min_resources=None,
                                                     volcano_queue="default"), None)
         pod = one["spec"]["template"]["spec"]
         pod.pop("restartPolicy", None)  # a LeaderWorkerSet's pods restart (the API default, Always)
