@@ -41,6 +41,7 @@ head in place, reusing the preemptor's answer) live beside the cycle in
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from gangkit.kueue.fair_sharing import order_entries
@@ -331,9 +332,10 @@ class Kueue:
         for e in heads:
             self._nominate_entry(e)
 
-    def _ordered(self, heads: list[Entry]) -> list[Entry]:
+    def _ordered(self, heads: list[Entry]) -> Iterable[Entry]:
         """Step 4: the entries in admission order (Kueue's ``makeIterator``): lower borrowing first, then higher
-        priority, then older; with fair sharing, the fair-sharing order (each pick sees the admissions before it)."""
+        priority, then older; with fair sharing, the fair-sharing iterator (lazy: each pick sees the admissions
+        made before it)."""
         if self.config.fair_sharing:
             return order_entries(self.tree, heads, lambda e: e.assignment.usage if e.assignment else {},
                                  lambda e: e.workload.priority, lambda e: e.workload.queue_timestamp)
