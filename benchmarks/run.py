@@ -36,7 +36,7 @@ Cases (``--case a,b,c,d,e,f,g``; all seven by default):
   load 0.8, 100k jobs, through ``gang`` and ``kueue+gang`` (the scenario has
   no Kueue objects: Kueue's default setup, one ClusterQueue holding the
   cluster's 32 GPUs). Under ``gang`` the mix (one-pod jobs of two sizes) runs
-  through the lean engine for several sizes, :mod:`gangkit.engine.lean_shapes`;
+  through the lean engine for several sizes, :mod:`gangkit.engine.lean.sizes`;
   a third row, ``gang/general``, runs it through the general engine
   (``engine="general"``), for comparison. Headline: CPU microseconds per job
   against the figure measured when the case was added (``F_BASELINE_US_PER_JOB``,

@@ -11,7 +11,7 @@ import gc
 from contextlib import contextmanager
 from functools import partial
 
-from gangkit.engine import lean, lean_shapes
+from gangkit.engine.lean import lean_run_for
 from gangkit.engine.simulation import Simulation
 from gangkit.model.scenario import Scenario
 from gangkit.results.result import Result, build_result
@@ -34,23 +34,34 @@ def simulate(scenario: Scenario | str, stack: str | Stack | None = None, *, orde
     scenario.validate()
     layers = custom or build_stack(scenario.settings.stack, scenario.settings, scenario)
     with fewer_collections():
-        sim = None
-        if custom is None and lean.applies(scenario, layers):
-            sim = lean.OnePodGangRun(scenario, layers)  # the same rules, without the general machinery
-        elif custom is None and lean_shapes.applies(scenario, layers):
-            sim = lean_shapes.OnePodShapesRun(scenario, layers)  # the same, for one-pod jobs of several sizes
-        if sim is not None:
-            sim.run()
-            if sim.needs_general_engine:
-                sim = None
-                layers = build_stack(scenario.settings.stack, scenario.settings, scenario)  # fresh layers
-        if sim is None:
-            sim = Simulation(scenario, layers)
-            sim.run()
+        sim = run_engine(scenario, layers, rebuild=custom is None)
         result = build_result(sim)
     if custom is None:  # a stack built by name can be built again: the run can be replayed
         result.replay = partial(replay, result.scenario)
     return result
+
+
+def run_engine(scenario: Scenario, layers: Stack, rebuild: bool) -> Simulation:
+    """Run the scenario through the engine that fits it, and return that engine with its run done.
+
+    1. A lean engine (:mod:`gangkit.engine.lean`, :func:`~gangkit.engine.lean.lean_run_for`), when the settings
+       allow it (``engine="auto"`` and the fast path ``lean_engine``), the layers were built by name
+       (``rebuild``: they can be built afresh) and the scenario is one it runs by the same rules.
+    2. Else, or when the lean run ends in a state only the general engine keeps (its
+       ``needs_general_engine``), the general engine (:class:`~gangkit.engine.simulation.Simulation`),
+       with fresh layers after a lean run.
+    """
+    s = scenario.settings
+    if rebuild and s.engine == "auto" and s.fast_paths.lean_engine:
+        lean_run = lean_run_for(scenario, layers)
+        if lean_run is not None:
+            lean_run.run()
+            if not lean_run.needs_general_engine:
+                return lean_run
+            layers = build_stack(s.stack, s, scenario)  # fresh layers
+    sim = Simulation(scenario, layers)
+    sim.run()
+    return sim
 
 
 def replay(scenario: Scenario, until: float) -> Simulation:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gangkit.engine.sockets import AdmissionLayer, NodeSupplier, PlacementLayer, missing_members
-from gangkit.kueue.layer import KueueLayer, default_setup
+from gangkit.kueue.layer import KueueLayer, default_objects
 from gangkit.kueue.provisioning import ProvisioningRequestCheck
 from gangkit.kueue.scheduler import Kueue
 from gangkit.model.errors import Problem, ScenarioError
@@ -38,11 +38,11 @@ from gangkit.volcano.scheduler import VolcanoGang
 def _placement(name: str, settings: RunSettings, scenario=None) -> PlacementLayer:
     """The placement layer a stack name ends with, configured from the run settings."""
     if name == "pod":
-        return KubeScheduler(preemption=settings.preemption)
+        return KubeScheduler(preemption=settings.preemption, fast_paths=settings.fast_paths)
     if name == "gang":
         return VolcanoGang(ordering=settings.ordering, period=settings.session_period,
                            setup=getattr(scenario, "volcano", None), preemption=settings.preemption,
-                           estimate_factor=settings.estimate_factor)
+                           estimate_factor=settings.estimate_factor, fast_paths=settings.fast_paths)
     if name == "coscheduling":
         args = getattr(scenario, "coscheduling", None)  # a KubeSchedulerConfiguration's Coscheduling args
         return Coscheduling() if args is None else Coscheduling(args.permit_waiting_time, args.pod_group_backoff)
@@ -96,7 +96,7 @@ def build_stack(name: str, settings: RunSettings, scenario=None) -> Stack:
         return _provreq_stack(name, settings, scenario)
     if name == "pod+autoscaler":
         supplier = getattr(scenario, "autoscaler", None) or default_autoscaler(scenario)
-        return Stack(KubeScheduler(preemption=settings.preemption), suppliers=[supplier], name=name)
+        return Stack(KubeScheduler(preemption=settings.preemption, fast_paths=settings.fast_paths), suppliers=[supplier], name=name)
     layers = name.split("+")
     with_kueue = layers[:1] == ["kueue"]
     with_karpenter = layers[-1:] == ["karpenter"]
@@ -110,7 +110,7 @@ def build_stack(name: str, settings: RunSettings, scenario=None) -> Stack:
             suppliers = [supplier]
             # the default ClusterQueue's quota covers the nodes Karpenter may add
             gpus = sum(n.gpus for n in scenario.nodes) + supplier.provisionable_gpus(scenario)
-        admission = [_kueue(scenario, gpus)] if with_kueue else []
+        admission = [_kueue(scenario, gpus, settings)] if with_kueue else []
         return Stack(placement, admission=admission, suppliers=suppliers, name=name)
     if all(layer in LAYERS for layer in layers):
         raise ScenarioError([Problem("Simulation settings", "stack",
@@ -120,12 +120,11 @@ def build_stack(name: str, settings: RunSettings, scenario=None) -> Stack:
         f"unknown stack {name!r}; expected one of {', '.join(STACKS)}")])
 
 
-def _kueue(scenario, gpus: int | None):
+def _kueue(scenario, gpus: int | None, settings: RunSettings):
     """Kueue built from the scenario's objects, or its default setup (quota ``gpus`` if given)."""
     setup = getattr(scenario, "kueue", None)
-    if setup is not None:
-        return KueueLayer(Kueue.from_setup(setup))
-    return KueueLayer(default_setup(scenario, gpus))
+    return KueueLayer(Kueue.from_setup(setup if setup is not None else default_objects(scenario, gpus),
+                                       settings.fast_paths))
 
 
 def _provreq_stack(name: str, settings: RunSettings, scenario) -> Stack:
@@ -137,14 +136,14 @@ def _provreq_stack(name: str, settings: RunSettings, scenario) -> Stack:
     """
     supplier = getattr(scenario, "autoscaler", None) or default_autoscaler(scenario)
     setup = getattr(scenario, "kueue", None)
-    if setup is not None:
-        kueue = Kueue.from_setup(setup)
-    else:  # the default ClusterQueue's quota covers the nodes the autoscaler may add
-        kueue = default_setup(scenario, sum(n.gpus for n in scenario.nodes) + supplier.provisionable_gpus(scenario))
+    objects = setup  # else the default ClusterQueue, whose quota covers the nodes the autoscaler may add
+    if objects is None:
+        objects = default_objects(scenario, sum(n.gpus for n in scenario.nodes) + supplier.provisionable_gpus(scenario))
+    kueue = Kueue.from_setup(objects, settings.fast_paths)
     quota = KueueLayer(kueue)
     check_spec = getattr(scenario, "admission_check", None)
     if check_spec is None and setup is not None and setup.admission_checks:
         check_spec = setup.admission_checks[0]  # the AdmissionCheck the scenario's ClusterQueues name
     check = ProvisioningRequestCheck(quota, supplier, check_spec)
-    placement = KubeScheduler(preemption=settings.preemption)
+    placement = KubeScheduler(preemption=settings.preemption, fast_paths=settings.fast_paths)
     return Stack(placement, admission=[quota, check], suppliers=[supplier], name=name)

@@ -1,20 +1,21 @@
 """The engine's exact shortcuts against the plain algorithm they stand for.
 
-Each shortcut has a module-level switch; with every switch off the layers
-run Volcano's and Kueue's steps in full. A shortcut may only save work: the
-run with it and the run without must give the same figures, tables
-(``jobs``, events and the others) and metrics, to the last bit. The last tests check that each shortcut does
-save work on a case made for it (so the comparisons above are not empty).
+Each shortcut is one field of the run's :class:`~gangkit.model.fast_paths.FastPaths`; with
+``FastPaths.none()`` the layers run Volcano's and Kueue's steps in full. A shortcut may only save work:
+the run with it and the run without must give the same figures, tables (``jobs``, events and the others)
+and metrics, to the last bit. The last tests check that each shortcut does save work on a case made for it
+(so the comparisons above are not empty), and that no module keeps a speed switch of its own.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from pathlib import Path
 
 import pytest
 
-from gangkit import Scenario, load_file, nodes, simulate
+from gangkit import Scenario, ScenarioError, load_file, nodes, simulate
 from gangkit.engine import simulation
 from gangkit.engine.capacity import FreeCapacity
 from gangkit.kueue import (
@@ -37,38 +38,40 @@ from gangkit.kueue.objects import KueueConfig, KueueSetup
 from gangkit.kueue.pending import PendingWorkloads
 from gangkit.kueue.preemption import Preemptor
 from gangkit.lessons import lesson04
+from gangkit.model.fast_paths import ALL_ON, FastPaths
 from gangkit.model.jobs import Job, PodSet, job
 from gangkit.volcano import cache as volcano_cache
-from gangkit.volcano import scheduler as volcano_scheduler
 from gangkit.volcano.actions import allocate
 from gangkit.volcano.api import Queue, VolcanoSetup
 from gangkit.workloads import scenarios
 
 from conftest import assert_same_result
 
+#: the shortcuts test_each_shortcut_saves_work counts, by their FastPaths field
 SWITCHES = {
-    "skip repeated failures": (allocate, "SKIP_REPEATED_FAILURES"),
-    "skip clean sessions": (volcano_scheduler, "SKIP_CLEAN_SESSIONS"),
-    "cache scheduling hash": (kueue_pending, "CACHE_SCHEDULING_HASH"),
-    "reuse targets": (kueue_scheduler, "REUSE_TARGETS"),
-    "arrival callbacks": (simulation, "ARRIVAL_CALLBACKS"),
-    "keep shapes": (volcano_cache, "KEEP_SHAPES"),
-    "count lines": (volcano_cache, "COUNT_LINES"),
-    "fast reject": (kueue_scheduler, "FAST_REJECT"),
-    "fast fit": (kueue_scheduler, "FAST_FIT"),
-    "fast park": (kueue_scheduler, "FAST_PARK"),
-    "remember shortfall": (allocate, "REMEMBER_SHORTFALL"),
-    "keep trials": (allocate, "KEEP_TRIALS"),
-    "count fits": (allocate, "COUNT_FITS"),
-    "direct commit": (allocate, "DIRECT_COMMIT"),
+    "skip repeated failures": "skip_repeated_failures",
+    "skip clean sessions": "skip_clean_sessions",
+    "cache scheduling hash": "cache_scheduling_hash",
+    "reuse targets": "reuse_targets",
+    "arrival callbacks": "arrival_callbacks",
+    "keep shapes": "keep_shapes",
+    "count lines": "count_lines",
+    "fast reject": "fast_reject",
+    "fast fit": "fast_fit",
+    "fast park": "fast_park",
+    "remember shortfall": "remember_shortfall",
+    "keep trials": "keep_trials",
+    "count fits": "count_fits",
+    "direct commit": "direct_commit",
 }
 #: shortcuts that work through another one: it stays on in both runs of test_each_shortcut_saves_work
 NEEDS = {"fast fit": ("fast reject",), "fast park": ("fast reject",), "direct commit": ("keep trials",)}
 
 
-def set_switches(monkeypatch, on: bool) -> None:
-    for module, name in SWITCHES.values():
-        monkeypatch.setattr(module, name, on)
+def only(switch: str, on: bool) -> FastPaths:
+    """Every shortcut off but those ``switch`` needs, and ``switch`` itself as ``on`` says."""
+    fields = {SWITCHES[needed]: True for needed in NEEDS.get(switch, ())}
+    return dataclasses.replace(FastPaths.none(), **fields, **{SWITCHES[switch]: on})
 
 
 def fractional_cpu(ordering: str) -> Scenario:
@@ -194,8 +197,8 @@ CASES = [
 ]
 
 
-def run(build, stack: str):
-    return simulate(build(), stack=stack, record="full", engine="general")
+def run(build, stack: str, fast_paths: FastPaths = ALL_ON):
+    return simulate(build(), stack=stack, record="full", engine="general", fast_paths=fast_paths)
 
 
 def assert_same(a, b) -> None:
@@ -203,10 +206,8 @@ def assert_same(a, b) -> None:
 
 
 @pytest.mark.parametrize(("name", "build", "stack"), CASES, ids=[f"{n} | {s}" for n, _, s in CASES])
-def test_shortcuts_change_nothing(monkeypatch, name, build, stack):
-    set_switches(monkeypatch, False)
-    plain = run(build, stack)
-    set_switches(monkeypatch, True)
+def test_shortcuts_change_nothing(name, build, stack):
+    plain = run(build, stack, FastPaths.none())
     assert_same(run(build, stack), plain)
 
 
@@ -224,10 +225,8 @@ EXAMPLES = [
 
 
 @pytest.mark.parametrize(("name", "stack"), EXAMPLES, ids=[f"{n} | {s}" for n, s in EXAMPLES])
-def test_shortcuts_change_nothing_in_examples(monkeypatch, name, stack):
-    set_switches(monkeypatch, False)
-    plain = simulate(example_scenario(name), stack=stack, record="full")
-    set_switches(monkeypatch, True)
+def test_shortcuts_change_nothing_in_examples(name, stack):
+    plain = simulate(example_scenario(name), stack=stack, record="full", fast_paths=FastPaths.none())
     assert_same(simulate(example_scenario(name), stack=stack, record="full"), plain)
 
 
@@ -266,22 +265,17 @@ def test_each_shortcut_saves_work(monkeypatch, switch, counted, build, stack):
     monkeypatch.setattr(owner, attr, counting)
     counts = []
     for on in (False, True):
-        set_switches(monkeypatch, False)
-        for needed in NEEDS.get(switch, ()):
-            monkeypatch.setattr(*SWITCHES[needed], True)
-        module, name = SWITCHES[switch]
-        monkeypatch.setattr(module, name, on)
         calls.clear()
-        run(build, stack)
+        run(build, stack, only(switch, on))
         counts.append(len(calls))
     assert counts[1] < counts[0]
 
 
-def park_reasons() -> list[str]:
+def park_reasons(fast_paths: FastPaths) -> list[str]:
     """A 4-GPU workload parked in a ClusterQueue of 8 GPUs while the usage goes 8, 7, 6, 8, 6, then 4: its reason
     after each change (after each release that leaves it short, it is parked again in place)."""
     cq = ClusterQueue("cq", [ResourceGroup((GPU,), (FlavorQuotas("default", {GPU: Quota(8)}),))])
-    kueue = Kueue([ResourceFlavor("default")], [cq], [LocalQueue("lq", "default", "cq")])
+    kueue = Kueue([ResourceFlavor("default")], [cq], [LocalQueue("lq", "default", "cq")], fast_paths=fast_paths)
     made = {}
 
     def settle(now: float) -> None:
@@ -309,10 +303,9 @@ def park_reasons() -> list[str]:
 
 
 @pytest.mark.parametrize("on", [False, True], ids=["plain", "fast park"])
-def test_a_class_parked_in_place_quotes_the_unused_quota_of_that_moment(monkeypatch, on):
-    """FAST_PARK keeps a parked class's reasons per figure they quote: a release that changes the figure changes them."""
-    monkeypatch.setattr(kueue_scheduler, "FAST_PARK", on)
-    assert park_reasons() == ["4 more needed", "3 more needed", "2 more needed", "2 more needed", "2 more needed",
+def test_a_class_parked_in_place_quotes_the_unused_quota_of_that_moment(on):
+    """fast_park keeps a parked class's reasons per figure they quote: a release that changes the figure changes them."""
+    assert park_reasons(FastPaths(fast_park=on)) == ["4 more needed", "3 more needed", "2 more needed", "2 more needed", "2 more needed",
                               "admitted"]
 
 
@@ -392,7 +385,6 @@ def test_pods_ready_timeouts_need_no_cycle_at_the_last_bind(monkeypatch):
 def test_fast_fit_replays_fits_and_failures(monkeypatch, build, most_assignments):
     """With a fit and a failure kept per class, the flavor assigner runs about once per class and outcome, not
     once per admission (a single kept result, overwritten at each turn, would run it hundreds of times)."""
-    set_switches(monkeypatch, True)
     original = FlavorAssigner.assign
     calls = []
     monkeypatch.setattr(FlavorAssigner, "assign", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
@@ -420,3 +412,58 @@ def test_kueue_layer_stops_once_no_head_is_left(monkeypatch):
     monkeypatch.setattr(KueueLayer, "cycle", per_layer_cycle)
     run(lambda: lesson04.mix(0.9, n_jobs=300, seed=1), "kueue+gang")
     assert late_empty == []
+
+
+# -- one home for the switches ---------------------------------------------------------------------------
+PACKAGE = Path(__file__).resolve().parents[1] / "gangkit"
+#: module-level booleans that are no speed switch: (module path, name) -> what it is
+NOT_SWITCHES = {("model/reading/fields.py", "ANY"): "the known-fields tree's mark for 'any subtree'"}
+
+
+def module_level_booleans() -> list[tuple[str, str]]:
+    """(module path, name) of every module-level name in gangkit bound to True or False, read with ``ast``."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            targets, value = [], None
+            if isinstance(node, ast.Assign):
+                targets, value = node.targets, node.value
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                targets, value = [node.target], node.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, bool):
+                found += [(path.relative_to(PACKAGE).as_posix(), t.id) for t in targets if isinstance(t, ast.Name)]
+    return found
+
+
+def test_no_module_keeps_a_speed_switch():
+    """A shortcut is a field of FastPaths, carried on the run settings; a module-level True/False is a switch
+    that a run cannot set (and a test would have to monkeypatch)."""
+    switches = [f"{path}: {name}" for path, name in module_level_booleans() if (path, name) not in NOT_SWITCHES]
+    assert switches == []
+
+
+@pytest.mark.parametrize(("fast_paths", "expected"), [
+    ("none", "expected a FastPaths value, got 'none'"),
+    (FastPaths(fast_park=1), "fast_park: expected True or False, got 1"),
+], ids=["a string instead of the value", "a number for one shortcut"])
+def test_bad_fast_paths_are_refused_by_name(fast_paths, expected):
+    with pytest.raises(ScenarioError, match="fast_paths") as err:
+        simulate("three-workers", fast_paths=fast_paths)
+    assert expected in str(err.value)
+
+
+@pytest.mark.parametrize(("fast_paths", "lean"), [
+    (ALL_ON, True),
+    (FastPaths(lean_engine=False), False),
+], ids=["all on: the lean engine runs", "lean_engine off: the general engine runs"])
+def test_the_lean_engine_is_a_fast_path(monkeypatch, fast_paths, lean):
+    """engine="auto" runs the plainest gang runs through the lean engine only while the fast path allows it."""
+    made = []
+    original = simulation.Simulation.__init__
+    monkeypatch.setattr(simulation.Simulation, "__init__",
+                        lambda self, *a, **k: made.append(type(self).__name__) or original(self, *a, **k))
+    sc = scenarios.mixed(n_jobs=50, n_nodes=4, seed=2)
+    sc = dataclasses.replace(sc, jobs=[job(j.name, pods=1, gpus=1, run_time=j.run_time, submit_time=j.submit_time)
+                                       for j in sc.jobs])
+    simulate(sc, stack="gang", record="jobs", fast_paths=fast_paths)
+    assert (made[0] != "Simulation") is lean

@@ -23,8 +23,8 @@ ALLOWED = {
     # the lean engines' event loops, kept whole for speed: every step of an event is inlined on local
     # variables, because a call per event would cost more than the rest of the event (setup and teardown
     # are already methods of their own)
-    "gangkit/engine/lean.py::OnePodGangRun.run",
-    "gangkit/engine/lean_shapes.py::OnePodShapesRun.run",
+    "gangkit/engine/lean/one_size.py::OnePodGangRun.run",
+    "gangkit/engine/lean/sizes.py::OnePodShapesRun.run",
 }
 
 

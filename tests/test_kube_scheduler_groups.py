@@ -1,4 +1,4 @@
-"""The ``pod`` layer's queue kept by groups (``GROUPED_QUEUE``) against the queue kept pod by pod.
+"""The ``pod`` layer's queue kept by groups (the fast path ``grouped_queue``) against the queue kept pod by pod.
 
 The grouped queue (:mod:`gangkit.placement.kube_queue`) may only save work:
 with it and without it every figure, table and metric must be the same to
@@ -18,6 +18,7 @@ import pytest
 
 from gangkit import Node, Scenario, job, nodes, simulate
 from gangkit.engine.state import JobState
+from gangkit.model.fast_paths import FastPaths
 from gangkit.model.jobs import Job, PodSet
 from gangkit.placement import kube_queue, kube_scheduler
 from gangkit.workloads import scenarios
@@ -30,9 +31,7 @@ def assert_same(a, b) -> None:
 
 
 def both(monkeypatch, sc: Scenario, stack: str):
-    monkeypatch.setattr(kube_scheduler, "GROUPED_QUEUE", False)
-    plain = simulate(sc, stack=stack, record="full", horizon=2e5)
-    monkeypatch.setattr(kube_scheduler, "GROUPED_QUEUE", True)
+    plain = simulate(sc, stack=stack, record="full", horizon=2e5, fast_paths=FastPaths(grouped_queue=False))
     return simulate(sc, stack=stack, record="full", horizon=2e5), plain
 
 
@@ -119,8 +118,7 @@ def test_grouped_queue_visits_groups_not_waiting_pods(monkeypatch, grouped, most
         return slot.__get__(js, JobState)
 
     monkeypatch.setattr(JobState, "placing", property(read, slot.__set__))
-    monkeypatch.setattr(kube_scheduler, "GROUPED_QUEUE", grouped)
-    r = simulate(sc, stack="pod", record="summary", horizon=1e6)
+    r = simulate(sc, stack="pod", record="summary", horizon=1e6, fast_paths=FastPaths(grouped_queue=grouped))
     assert r.summary()["jobs_finished"] == 301
     assert reads[0] >= least and (most is None or reads[0] <= most)
 

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gangkit import Scenario, nodes, simulate
-from gangkit.engine import lean, lean_shapes
+from gangkit.engine import lean
+from gangkit.engine.lean import sizes as lean_shapes
 from gangkit.model.jobs import Job, PodSet, job
 from gangkit.stacks import build_stack
 from gangkit.volcano.scheduler import ARRIVAL_ORDERINGS

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import gangkit as gk
 from gangkit import Job, Node, PodSet, job
+from gangkit.model.fast_paths import FastPaths
 from gangkit.model.scenario import ORDERINGS
 from gangkit.volcano.scheduler import VolcanoGang
 
@@ -249,6 +250,6 @@ def test_backfilling_shortcuts_change_no_decision(case, ordering, factor):
     jobs = jobs + [Job("two-sets", [PodSet("a", 1, 2), PodSet("b", 2, 1)], 77, submit_time=50)]
     sc = gk.Scenario(node_list, jobs)
     fast = gk.simulate(sc, stack=gk.Stack(VolcanoGang(ordering, estimate_factor=factor), name="gang"), scoring=scoring)
-    plain = gk.simulate(sc, stack=gk.Stack(VolcanoGang(ordering, shortcuts=False, estimate_factor=factor), name="gang"),
-                        scoring=scoring)
+    plain_layer = VolcanoGang(ordering, estimate_factor=factor, fast_paths=FastPaths(reservation_shortcuts=False))
+    plain = gk.simulate(sc, stack=gk.Stack(plain_layer, name="gang"), scoring=scoring)
     assert fast.jobs.equals(plain.jobs) and fast.pods.equals(plain.pods)

@@ -16,6 +16,7 @@ import pytest
 import gangkit as gk
 from gangkit import Job, PodSet, job, nodes
 from gangkit.engine.simulation import Simulation
+from gangkit.model.fast_paths import FastPaths
 from gangkit.model.resources import Resources
 from gangkit.model.scenario import ORDERINGS
 from gangkit.results.result import build_result
@@ -183,7 +184,8 @@ def test_reservation_shortcuts_change_no_decision_with_queues(seed, ordering):
     sc = random_scenario(seed)
 
     def layer(shortcuts):
-        return gk.Stack(VolcanoGang(ordering, setup=sc.volcano, preemption=True, shortcuts=shortcuts), name="gang")
+        return gk.Stack(VolcanoGang(ordering, setup=sc.volcano, preemption=True,
+                                    fast_paths=FastPaths(reservation_shortcuts=shortcuts)), name="gang")
 
     fast = gk.simulate(sc, stack=layer(True), preemption=True, horizon=20000, estimate_factor=2)
     plain = gk.simulate(sc, stack=layer(False), preemption=True, horizon=20000, estimate_factor=2)

@@ -23,6 +23,7 @@ from gangkit.engine.capacity import FreeCapacity
 from gangkit.engine.state import JobState, PodState
 from gangkit.manifests import dump_manifests, load_manifests
 from gangkit.model.errors import ScenarioError
+from gangkit.model.fast_paths import FastPaths
 from gangkit.model.jobs import validate_jobs
 from gangkit.placement.kube_scheduler import KubeScheduler
 from gangkit.results.diagnosis import ANTI_AFFINITY_MISMATCH, diagnose, fit_error
@@ -30,7 +31,6 @@ from gangkit.supply.autoscaler import ClusterAutoscaler, NodeGroup
 from gangkit.supply.cloud import InstanceType
 from gangkit.supply.karpenter import Karpenter, NodePool
 from gangkit.volcano import cache as volcano_cache
-from gangkit.volcano.actions import allocate
 
 import builders
 from builders import CPU_ONLY, simulate_on, supplied
@@ -233,13 +233,11 @@ def stream(seed: int) -> Scenario:
 
 @pytest.mark.parametrize("ordering", ("skip", "strict", "largest-first"))
 @pytest.mark.parametrize("seed", range(3))
-def test_volcano_shortcuts_change_nothing_with_the_rule(monkeypatch, seed, ordering):
+def test_volcano_shortcuts_change_nothing_with_the_rule(seed, ordering):
     def once(on: bool):
-        for module, name in ((allocate, "SKIP_REPEATED_FAILURES"), (allocate, "REMEMBER_SHORTFALL"),
-                             (volcano_cache, "KEEP_SHAPES"), (volcano_cache, "COUNT_LINES")):
-            monkeypatch.setattr(module, name, on)
+        fast = FastPaths(**dict.fromkeys(("skip_repeated_failures", "remember_shortfall", "keep_shapes", "count_lines"), on))
         return gk.simulate(stream(seed).with_settings(ordering=ordering), stack="gang", record="full",
-                           engine="general")
+                           engine="general", fast_paths=fast)
     fast, plain = once(True), once(False)
     assert fast.summary() == plain.summary()
     for table in ("jobs", "pods", "events"):

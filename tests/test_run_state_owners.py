@@ -159,8 +159,8 @@ def test_after_a_run_volcano_keeps_shapes_only_of_jobs_it_holds(monkeypatch, nam
     caches = []
     init = JobCache.__init__
 
-    def recording(self):
-        init(self)
+    def recording(self, *args, **kwargs):
+        init(self, *args, **kwargs)
         caches.append(self)
 
     monkeypatch.setattr(JobCache, "__init__", recording)

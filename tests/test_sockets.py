@@ -142,7 +142,7 @@ class HalfQuota(gk.AdmissionLayer):
 
 def test_a_layer_missing_a_socket_member_is_refused_by_name():
     with pytest.raises(gk.ScenarioError, match=r"Stack custom: placement: Bare has no period, pending_metrics, idle, "
-                                               r"metrics, places_in_arrival_order: a PlacementLayer needs them "
+                                               r"metrics: a PlacementLayer needs them "
                                                r"\(subclass gangkit.PlacementLayer"):
         Stack(Bare())
     with pytest.raises(TypeError, match="abstract method pending_reason"):

@@ -17,8 +17,8 @@ import pytest
 
 from gangkit.manifests import dump_manifests, load_manifests
 from gangkit.model.errors import ScenarioError
+from gangkit.model.fast_paths import FastPaths
 from gangkit.model.jobs import Job, PodSet
-from gangkit.volcano.actions import allocate
 from gangkit.volcano.api import VolcanoSetup
 from gangkit.volcano.plugins.sla import SlaPlugin
 
@@ -118,8 +118,8 @@ def test_after_gang_in_its_tier_nothing_is_kept():
     assert starved_gang(DOC) == without > 1400
 
 
-@pytest.mark.parametrize("flag", ["SKIP_REPEATED_FAILURES", "REMEMBER_SHORTFALL"])
-def test_allocate_shortcuts_change_nothing_with_the_plugin(monkeypatch, flag):
+@pytest.mark.parametrize("flag", ["skip_repeated_failures", "remember_shortfall"])
+def test_allocate_shortcuts_change_nothing_with_the_plugin(flag):
     """A stream of one-GPU jobs and gangs of 2 to 8 pods, half with a waiting time, under both placements and
     both orderings: the allocate shortcuts off give the same run."""
     jobs = []
@@ -130,9 +130,7 @@ def test_allocate_shortcuts_change_nothing_with_the_plugin(monkeypatch, flag):
     for sla in (DOC, FIRST, SlaPlugin(waiting_time=900, first_tier=True)):
         for ordering in ("skip", "strict"):
             fast = run(jobs, sla, n_nodes=3, ordering=ordering).jobs
-            with monkeypatch.context() as m:
-                m.setattr(allocate, flag, False)
-                slow = run(jobs, sla, n_nodes=3, ordering=ordering).jobs
+            slow = run(jobs, sla, n_nodes=3, ordering=ordering, fast_paths=FastPaths(**{flag: False})).jobs
             assert fast.equals(slow), (sla, ordering)
 
 

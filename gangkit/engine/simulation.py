@@ -45,6 +45,7 @@ from gangkit.engine.books import Books, PendingSamples
 from gangkit.engine.capacity import FreeCapacity
 from gangkit.engine.churn import RestartChurn
 from gangkit.engine.events import AFTER_CYCLES, LATE, URGENT, Call
+from gangkit.engine.job_stops import JobStops
 from gangkit.engine.node_changes import NodeChanges
 from gangkit.engine.quiescence import nothing_can_change
 from gangkit.engine.resume import created_before, resume_job
@@ -53,12 +54,8 @@ from gangkit.model.precision import ROUNDING, TOLERANCE
 from gangkit.model.reasons import Reason
 from gangkit.model.scenario import Scenario
 
-#: arrivals as one callback event per submit time (False: a SimPy process that waits from batch to batch,
-#: the plain form; both schedule the same events in the same order, tests/test_fast_paths.py compares them)
-ARRIVAL_CALLBACKS = True
 
-
-class Simulation(NodeChanges):
+class Simulation(NodeChanges, JobStops):
     """One run of a scenario through a stack. Use :func:`gangkit.simulate` rather than this class.
 
     Layers see it as a :class:`~gangkit.engine.sockets.Cluster`: ``now``,
@@ -74,6 +71,7 @@ class Simulation(NodeChanges):
         s = self.settings
         self.capacity = FreeCapacity(s.scoring, s.scoring_shape, s.scoring_resources)
         self.record = self.settings.record
+        self.fast_paths = s.fast_paths  # gangkit's exact shortcuts (gangkit.model.fast_paths)
         self.horizon = float(self.settings.horizon)
         self.jobs: list[JobState] = []
         self.retire_jobs = self.record == "summary"  # jobs that end are dropped, keeping only their figures
@@ -86,6 +84,8 @@ class Simulation(NodeChanges):
         self.last_end = 0.0
         self.events: list[tuple] = []
         self.event_count = 0
+        if self.record != "full":  # the events are counted, not kept: one choice for the run (see record_event)
+            self.record_event = self._count_event
         self.pod_rows: list[tuple] = []
         self.node_stages: dict[str, dict[str, float]] = {}
         self.removed_at: dict[int, float] = {}  # NodeState.index -> when the node was removed (nodes table)
@@ -132,7 +132,7 @@ class Simulation(NodeChanges):
             if start is not None:
                 start(self, specs)
         env = self.env
-        if not ARRIVAL_CALLBACKS:
+        if not self.fast_paths.arrival_callbacks:  # the plain form: a process waiting from batch to batch
             env.process(self._arrivals())
         elif specs:
             self._next_arrival = 0
@@ -244,12 +244,8 @@ class Simulation(NodeChanges):
     def _submit(self, batch: list[JobState]) -> None:
         now = self.env.now
         admitted = []
-        full = self.record == "full"
         for js in batch:
-            if full:
-                self.record_event("submitted", js)
-            else:  # record_event's count, inline (a row per submission)
-                self.event_count += 1
+            self.record_event("submitted", js)
             reason = self._never_fits(js)
             if reason is not None:
                 js.state = "Rejected"
@@ -346,10 +342,7 @@ class Simulation(NodeChanges):
                 if not self.retire_jobs:
                     self.admission_rows.append((now, js.name, layer.name, now - js.layer_enter))
                 self.close_wait(js, now)
-            if self.record == "full":
-                self.record_event("admitted", js, layer=layer.name)
-            else:
-                self.event_count += 1
+            self.record_event("admitted", js, layer=layer.name)
         if layer_index + 1 < len(layers):
             nxt = layers[layer_index + 1]
             for js in jobs:
@@ -375,10 +368,7 @@ class Simulation(NodeChanges):
         js = pod.job
         js.bound += 1
         self.books.bound_gpus += ps.gpus
-        if self.record == "full":
-            self.record_event("pod_bound", js, pod=pod.name, node=node.node.name)
-        else:
-            self.event_count += 1
+        self.record_event("pod_bound", js, pod=pod.name, node=node.node.name)
         if js.spec.progress == "independent":
             self._start_pod(pod, now)
         elif js.bound == len(js.pods):
@@ -395,10 +385,7 @@ class Simulation(NodeChanges):
             js.layer = ""
             self.books.waiting_jobs -= 1
             self.books.running_jobs += 1
-        if self.record == "full":
-            self.record_event("job_started", js)
-        else:
-            self.event_count += 1
+        self.record_event("job_started", js)
 
     def _start_sync(self, js: JobState, now: float) -> None:
         js.placed_at = now if js.placed_at is None else js.placed_at
@@ -478,150 +465,11 @@ class Simulation(NodeChanges):
         self.books.running_jobs -= 1
         self.unfinished -= 1
         self.last_end = max(self.last_end, now)
-        if self.record == "full":
-            self.record_event("finished", js)
-        else:
-            self.event_count += 1
+        self.record_event("finished", js)
         self.stack.placement.forget(js)
         for layer in self.stack.admission:
             layer.release(js, now)
         self._retire(js)
-        self.books.snapshot(now)
-        self.request_cycle()
-
-    def evict(self, js: JobState, reason: Reason, to_admission: int | None = None) -> None:
-        """Stop a job and recreate its pods (preemption or eviction).
-
-        A sync job loses all its pods and restarts from its last checkpoint
-        (from zero when it has none). An independent job would only lose the
-        evicted pods; use :meth:`evict_pod` for that.
-
-        With ``to_admission`` the job goes back to that admission layer
-        (Kueue suspends an evicted job and deletes its pods; the layer has
-        already queued it again) instead of straight back to placement.
-        """
-        now = self.env.now
-        self.books.advance(now)
-        if js.progressing and js.spec.progress == "sync":
-            done = (now - js.progress_since) * js.speed  # seconds of work at full size
-            js.useful_gpu_seconds += done * sum(p.pod_set.gpus for p in js.pods)
-            self.books.useful_gpus -= sum(p.pod_set.gpus for p in js.pods)
-            js.remaining = self._after_checkpoint(js, js.spec.run_time - js.remaining + done)
-            js.progressing = False
-        js.epoch += 1
-        for p in js.pods:
-            if p.node is not None:
-                if js.spec.progress == "independent" and p.progress_since is not None:
-                    self._stop_pod(p, now)
-                    p.epoch += 1  # its pending finish event is void
-                self._release_pod(p, now)
-        if to_admission is None:
-            self._requeue(js, now, reason)
-            return
-        js.restarts += 1
-        js.placing = False
-        for p in js.pods:
-            p.seq = -1  # the deleted pods' queue entries are stale
-        self.stack.placement.forget(js)
-        if js.started_at is None and js.layer == "placement":
-            self.close_wait(js, now)
-        layer = self.stack.admission[to_admission]
-        if js.started_at is None:
-            js.layer, js.layer_enter = layer.name, now
-        self.record_event("evicted", js, layer=reason.layer, detail=reason.message)
-        self.books.snapshot(now)
-        self.request_cycle()
-
-    def release(self, js: JobState, reason: Reason, pods: list[PodState] | None = None) -> None:
-        """Give back what pods of a job hold *before* it runs (pods waiting at Permit, placeholders).
-
-        Not an eviction: the job has not started, no work is lost and no
-        restart is counted. The pods stay with the placement layer, which
-        decides when they are tried again.
-        """
-        if js.progressing and js.spec.progress == "sync":
-            raise RuntimeError(f"placement bug: release() of {js.name}, which is running (use evict)")
-        now = self.env.now
-        self.books.advance(now)
-        for p in js.pods if pods is None else pods:
-            if p.node is not None and p.progress_since is None:
-                self._release_pod(p, now, state="Released")
-        self.record_event("released", js, layer=reason.layer, detail=reason.message)
-        self.books.snapshot(now)
-        self.request_cycle()
-
-    def deactivate(self, js: JobState, reason: Reason) -> None:
-        """Take a job out of the run for good (Kueue's ``spec.active: false``); it holds nothing.
-
-        When the placement layer takes it out (YuniKorn's ``Hard`` style
-        fails the application), the admission layers give back what they
-        gave it, as for a Job that failed (Kueue finishes the Workload of a
-        failed Job): its quota is freed and Kueue's waitForPodsReady timer
-        does not requeue it. An admission layer that deactivates a job has
-        already given back its own (Kueue's deactivate releases the quota).
-        """
-        now = self.env.now
-        self.books.advance(now)
-        for p in js.pods:
-            if p.node is not None:
-                self._release_pod(p, now)
-        js.placing = False
-        self.stack.placement.forget(js)
-        if reason.layer not in {layer.name for layer in self.stack.admission}:
-            for layer in self.stack.admission:
-                layer.release(js, now)
-        if js.started_at is None and js.layer:
-            self.close_wait(js, now)
-            js.layer = ""
-            self.books.waiting_jobs -= 1
-        elif js.started_at is not None:
-            self.books.running_jobs -= 1
-        js.state = "Deactivated"
-        js.reason = reason
-        js.deactivated_at = now
-        self.unfinished -= 1
-        self.last_end = max(self.last_end, now)
-        self.record_event("deactivated", js, layer=reason.layer, detail=reason.message)
-        self._retire(js)
-        self.books.snapshot(now)
-        self.request_cycle()
-
-    def evict_pod(self, pod: PodState, reason: Reason) -> None:
-        """Evict one pod. For a sync job the whole job stops (see :meth:`evict`)."""
-        js = pod.job
-        if js.spec.progress == "sync":
-            self.evict(js, reason)
-            return
-        now = self.env.now
-        self.books.advance(now)
-        self._stop_pod(pod, now)
-        pod.epoch += 1
-        self._release_pod(pod, now)
-        self._requeue(js, now, reason, pods=[pod])
-
-    def _stop_pod(self, pod: PodState, now: float) -> None:
-        done = now - pod.progress_since
-        pod.job.useful_gpu_seconds += done * pod.pod_set.gpus
-        self.books.useful_gpus -= pod.pod_set.gpus
-        js = pod.job
-        pod.remaining = self._after_checkpoint(js, js.spec.run_time - pod.remaining + done)
-        pod.progress_since = None
-
-    def _after_checkpoint(self, js: JobState, progress_made: float) -> float:
-        """Work left after an eviction: everything since the last checkpoint is lost."""
-        every = js.spec.checkpoint_interval
-        kept = 0.0 if not every else math.floor(progress_made / every) * every
-        return float(js.spec.run_time) - kept
-
-    def _requeue(self, js: JobState, now: float, reason: Reason, pods: list[PodState] | None = None) -> None:
-        js.restarts += 1
-        self.record_event("evicted", js, layer=reason.layer, detail=reason.message)
-        for p in pods if pods is not None else js.pods:
-            p.created = now
-            p.seq = self._pod_seq
-            self._pod_seq += 1
-        self.record_event("requeued", js)
-        self.stack.placement.requeue(js, now)
         self.books.snapshot(now)
         self.request_cycle()
 
@@ -731,7 +579,14 @@ class Simulation(NodeChanges):
                         js.useful_gpu_seconds += (end - p.progress_since) * p.pod_set.gpus
 
     def record_event(self, kind: str, js: JobState | None, *, pod: str = "", node: str = "", layer: str = "", detail: str = "") -> None:
-        """One row of ``Result.events``: kept at the ``full`` recording level, counted at every level."""
+        """One row of ``Result.events``: kept at the ``full`` recording level, counted at every level.
+
+        At the other levels the run counts the event alone: :meth:`_count_event` stands in for this
+        method, chosen once when the run is made (``__init__``), so no call asks for the level."""
         self.event_count += 1
-        if self.record == "full":
-            self.events.append((self.env.now, kind, js.name if js else "", pod, node, layer, detail))
+        self.events.append((self.env.now, kind, js.name if js else "", pod, node, layer, detail))
+
+    def _count_event(self, kind: str, js: JobState | None, *, pod: str = "", node: str = "", layer: str = "",
+                     detail: str = "") -> None:
+        """:meth:`record_event` below the ``full`` level: the event is counted, not kept."""
+        self.event_count += 1

@@ -41,7 +41,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from gangkit.engine.state import JobState, NodeState, PodState
     from gangkit.model.nodes import Node
     from gangkit.model.reasons import Reason
-    from gangkit.model.scenario import Scenario
 
 
 class Cluster(Protocol):
@@ -208,29 +207,6 @@ class PlacementLayer(Protocol):
         """Optional. This layer's metrics at the end of the run, by the real metric's name."""
         return {}
 
-    def places_in_arrival_order(self, scenario: "Scenario") -> bool:
-        """Optional. True when, for this scenario, each cycle of this layer binds the waiting jobs in the
-        order they arrived while a node has room for the next one, and does nothing else.
-
-        Asked only of runs whose jobs are all one pod of one shape (see
-        :mod:`gangkit.engine.lean`); True lets such a run go through the lean
-        engine, which applies exactly that rule on a plain event heap. The
-        default, False, is always correct.
-        """
-        return False
-
-    def one_pod_order(self, scenario: "Scenario") -> str | None:
-        """Optional. For a run whose jobs are all one pod asking for GPUs alone, of any sizes: how each
-        cycle of this layer visits the waiting jobs, if it does nothing else, as one of
-        :data:`gangkit.engine.lean_shapes.ORDERS` (``skip``, ``strict``, ``largest-first``); None otherwise.
-
-        Such a run may then go through :mod:`gangkit.engine.lean_shapes`, which
-        applies exactly that rule, with the node :meth:`~gangkit.engine.capacity.FreeCapacity.choose`
-        picks for each pod. The default, None, is always correct. (Only stacks built by name go through a
-        lean engine, so a custom layer need not have this member.)
-        """
-        return None
-
     def started(self, job: "JobState") -> bool:
         """Optional. Have the bound pods of ``job`` started (their containers run)?
 
@@ -289,7 +265,7 @@ class NodeSupplier(Protocol):
 MEMBERS = {
     AdmissionLayer: (("name", "submit", "cycle", "release", "pending_reason"), ("idle", "metrics")),
     PlacementLayer: (("name", "enqueue", "requeue", "cycle", "forget", "unschedulable", "pending_reason"),
-                     ("period", "pending_metrics", "idle", "metrics", "places_in_arrival_order")),
+                     ("period", "pending_metrics", "idle", "metrics")),
     NodeSupplier: (("name", "can_ever_fit", "observe"), ("start", "awaited_nodes", "launch_blocked", "metrics")),
 }
 

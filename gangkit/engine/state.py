@@ -130,7 +130,7 @@ class OnePodJobs:
     """Every job of a lean run that finished, as columns (:mod:`gangkit.engine.lean`, ``jobs`` level).
 
     Job ``i`` is ``specs[i]``, one pod of ``gpus`` GPUs (or of ``gpus[i]``, when the jobs
-    have several shapes, :mod:`gangkit.engine.lean_shapes`): it reached placement at
+    have several shapes, :mod:`gangkit.engine.lean.sizes`): it reached placement at
     ``enter[i]``, started at ``start[i]`` and finished at ``finish[i]``.
     """
 

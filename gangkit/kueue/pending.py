@@ -14,9 +14,6 @@ from collections import Counter
 
 from gangkit.kueue.objects import Workload
 
-#: compute a pending workload's equivalence class once, not at every push and park (see PendingWorkloads.class_of)
-CACHE_SCHEDULING_HASH = True
-
 
 def scheduling_hash(wl: Workload) -> tuple:
     """Workloads with equal hashes are equivalent for admission (Kueue's SchedulingEquivalenceHashing)."""
@@ -42,8 +39,9 @@ class PendingWorkloads:
     Likewise the number of parked workloads is kept as a running count.
     """
 
-    def __init__(self, strategy: str, equivalence: bool = True):
+    def __init__(self, strategy: str, equivalence: bool = True, cache_hash: bool = True):
         self.strategy = strategy
+        self.cache_hash = cache_hash  # fast path: cache_scheduling_hash (a pending workload's class computed once)
         self.equivalence = equivalence and strategy == "BestEffortFIFO"
         self.classes: dict = {}  # class -> heap of (key, seq, wl)
         self.class_numbers: dict[tuple, int] = {}  # scheduling hash -> its class (see class_of)
@@ -57,7 +55,7 @@ class PendingWorkloads:
         self.heads: list = []  # (key, seq, class) of every class not parked, plus stale entries
         self.registered: dict[tuple, tuple] = {}  # class -> the (key, seq) of its entry in heads
         self.blocked_count = 0  # live workloads in the parked classes
-        self.class_by_seq: dict[int, int] = {}  # seq -> class, while the workload is pending (CACHE_SCHEDULING_HASH)
+        self.class_by_seq: dict[int, int] = {}  # seq -> class, while the workload is pending (cache_hash)
 
     def _key(self, wl: Workload) -> tuple:
         sticky = 0 if (self.strategy == "BestEffortFIFO" and wl is self.preemptor) else 1
@@ -71,7 +69,7 @@ class PendingWorkloads:
         """
         if not self.equivalence:
             return (wl.seq,)
-        if CACHE_SCHEDULING_HASH:
+        if self.cache_hash:  # fast path: cache_scheduling_hash
             # the hash reads the priority and pod sets, which nothing changes while the workload is pending;
             # the number is forgotten when the workload leaves the queue (remove)
             number = self.class_by_seq.get(wl.seq)
@@ -172,7 +170,7 @@ class PendingWorkloads:
 
     def park_head(self, wl: Workload) -> None:
         """Park the head ``wl`` (:meth:`peek`) with its class, where it stands: what :meth:`pop` then
-        ``park(wl, bulk=True)`` leave, without taking it out and putting it back (Kueue.FAST_PARK)."""
+        ``park(wl, bulk=True)`` leave, without taking it out and putting it back (the fast path fast_park, gangkit.kueue.shortcuts)."""
         h = self.class_of(wl)
         self._block(h)
         self.class_reason[h] = (wl.pending_reason, wl.pending_cause)

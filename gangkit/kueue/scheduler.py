@@ -3,53 +3,45 @@
 Each ClusterQueue keeps its pending workloads (:mod:`.pending`) in a heap (priority, then
 creation time) and a set of *inadmissible* ones parked aside. A cycle:
 
-1. takes the head of every ClusterQueue's heap;
-2. assigns flavors to each head against the quota at the start of the cycle
-   (:mod:`.flavor_assigner`), and finds preemption victims where needed
-   (:mod:`.preemption`);
-3. ranks the heads together: lower borrowing level first (0 = within the
-   queue's nominal quota), then higher priority, then older;
-4. processes them in that order, re-checking each against the quota that
-   earlier heads of the same cycle took; a head that needs preemption but
+A cycle takes the numbered steps of Kueue v0.19's ``schedule()``
+(``pkg/scheduler/scheduler.go``), each a short method of :class:`Kueue`:
+
+1. get the heads: the head of every ClusterQueue's heap (:meth:`Kueue._heads`);
+2. take a snapshot of the quota: here the live quota tree serves, and what
+   the cycle holds on it for the rest of the cycle is taken off at its end;
+3. nominate: assign flavors to each head against the quota at the start of
+   the cycle (:mod:`.flavor_assigner`), and find preemption victims where
+   needed (:mod:`.preemption`) (:meth:`Kueue._nominate_heads`);
+4. order the entries: lower borrowing level first (0 = within the queue's
+   nominal quota), then higher priority, then older; with fair sharing,
+   Kueue's fair-sharing iterator (:meth:`Kueue._ordered`);
+5. admit in that order, re-checking each entry against the quota that
+   earlier entries of the same cycle took; a head that needs preemption but
    found no victims still reserves its capacity for the rest of the cycle
    (unless ``reclaimWithinCohort: Any``); a head that found victims preempts
-   them and is admitted in a later cycle, once they have released their quota;
-5. requeues the others. With ``StrictFIFO`` a head that cannot be admitted
-   goes straight back and blocks its queue; with ``BestEffortFIFO`` it is
-   parked as inadmissible until an event in its cohort tree (a workload
-   finishes or is evicted) moves the parked workloads back. Under both, a
-   head that waits for its victims, or that fitted at nomination but lost
-   capacity to an earlier head, goes straight back to the heap.
+   them and is admitted in a later cycle, once they have released their
+   quota (:meth:`Kueue._admit_in_order`);
+6. requeue the heads not admitted (:meth:`Kueue._requeue_rest`). With
+   ``StrictFIFO`` a head that cannot be admitted goes straight back and
+   blocks its queue; with ``BestEffortFIFO`` it is parked as inadmissible
+   until an event in its cohort tree (a workload finishes or is evicted)
+   moves the parked workloads back. Under both, a head that waits for its
+   victims, or that fitted at nomination but lost capacity to an earlier
+   head, goes straight back to the heap.
 
 Quota is reserved for the whole workload at once. Rules after Kueue's
 ``pkg/scheduler/scheduler.go`` and ``pkg/cache/queue``. With a TAS flavor
 in the setup, the nominations also get topology assignments and the cycle
 checks them (:mod:`gangkit.kueue.tas.cache`).
 
-Speed (gangkit's, the results unchanged; ``tests/test_fast_paths.py`` runs
-both ways): a pending workload's scheduling hash is computed once
-(``CACHE_SCHEDULING_HASH``), and a nomination that needs preemption reuses
-the victims the flavor assigner just asked for when it asked for the same
-request (``REUSE_TARGETS``). A class parked after a failed nomination is
-retried after every release (BestEffortFIFO); in a ClusterQueue without
-cohort, whose three preemption policies are ``Never`` (so no victim is ever
-found) and without fair sharing, the retry of a workload without
-``minCount`` replays the class's last failed flavor assignment when each of
-its quota checks would come out as it did, with the reasons' "available"
-figures quoted anew (``FAST_REJECT``): the flavor assigner then runs only
-when something it looked at crossed its request. Such a class's last
-assignment that fitted is replayed the same way (``FAST_FIT``; a fit has no
-reason to quote), and the layer stops its cycles at an instant once no
-ClusterQueue has a head left to pop (:meth:`Kueue.has_heads`): a cycle
-without heads changes nothing. In such a queue, with BestEffortFIFO, a head
-whose class's last failure replays is parked with its class where it stands
-(``FAST_PARK``): popping it, nominating it and pushing it back would leave
-the same queue and the same reason. The reason's text is kept per class and
-per unused-quota figure it quotes (:meth:`Kueue._park_reason`).
+gangkit's exact shortcuts (replaying a class's last reject or fit, parking a
+head in place, reusing the preemptor's answer) live beside the cycle in
+:mod:`gangkit.kueue.shortcuts`; each hooks in at a line marked ``# fast path:``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from gangkit.kueue.fair_sharing import order_entries
@@ -59,8 +51,6 @@ from gangkit.kueue.flavor_assigner import (
     PREEMPT,
     Assignment,
     FlavorAssigner,
-    PodSetAssignment,
-    unused_quota_reason,
 )
 from gangkit.kueue.objects import (
     Admission,
@@ -75,19 +65,11 @@ from gangkit.kueue.objects import (
 from gangkit.kueue.pending import PendingWorkloads
 from gangkit.kueue.preemption import Preemptor
 from gangkit.kueue.quota import QuotaTree
+from gangkit.kueue.shortcuts import Replays
 from gangkit.kueue.targets import Target
 from gangkit.kueue.tas.cache import TopologyCache
 from gangkit.model.errors import Problem, ScenarioError
-
-#: reuse the flavor assigner's last preemption targets in the nomination when asked the same (see Kueue._nominate)
-REUSE_TARGETS = True
-#: replay a class's last failed flavor assignment while its quota checks come out the same (see Kueue._replay_reject)
-FAST_REJECT = True
-#: with FAST_REJECT, replay a class's last fitting assignment the same way (a FIT quotes no figure: it replays as it is)
-FAST_FIT = True
-#: with FAST_REJECT, a BestEffortFIFO head whose class's last failure replays is parked with its class where it
-#: stands, instead of being popped, nominated, processed and pushed back (see Kueue._park_in_place)
-FAST_PARK = True
+from gangkit.model.fast_paths import ALL_ON, FastPaths
 
 PENDING_PREEMPTION = "PendingPreemption"
 SKIPPED = "FailedAfterNomination"
@@ -116,16 +98,16 @@ class Kueue:
     """The queue and quota layer's state and its scheduling cycle (no notion of time or pods)."""
 
     @classmethod
-    def from_setup(cls, setup: KueueSetup) -> "Kueue":
+    def from_setup(cls, setup: KueueSetup, fast_paths: FastPaths = ALL_ON) -> "Kueue":
         """A fresh Kueue (empty queues, nothing admitted) from a scenario's Kueue objects."""
         kueue = cls(setup.flavors, setup.cluster_queues, setup.local_queues, setup.cohorts, setup.config, setup.topologies,
-                    setup.admission_checks)
+                    setup.admission_checks, fast_paths)
         kueue.topology_requests = setup.topology_requests
         return kueue
 
     def __init__(self, flavors: list[ResourceFlavor], cluster_queues: list[ClusterQueue], local_queues: list[LocalQueue],
                  cohorts: list[Cohort] | None = None, config: KueueConfig | None = None, topologies: list | None = None,
-                 admission_checks: list = ()):
+                 admission_checks: list = (), fast_paths: FastPaths = ALL_ON):
         self.flavors = {f.name: f for f in flavors}
         # an inactive ClusterQueue is left out of Kueue's snapshot: it admits nothing and lends nothing in its
         # cohort (pkg/cache snapshot: InactiveClusterQueueSets); its workloads wait, "ClusterQueue <name> is inactive"
@@ -136,24 +118,19 @@ class Kueue:
         self.cohorts = {c.name: c for c in cohorts or []}
         self.config = config or KueueConfig()
         self.tree = QuotaTree(cluster_queues, cohorts or [])
-        self.queues = {q.name: PendingWorkloads(q.queueing_strategy, self.config.equivalence_hashing) for q in cluster_queues}
+        self.queues = {q.name: PendingWorkloads(q.queueing_strategy, self.config.equivalence_hashing,
+                                                fast_paths.cache_scheduling_hash) for q in cluster_queues}
         self.admitted: dict[str, dict[int, Workload]] = {q.name: {} for q in cluster_queues}
         self.preemptor = Preemptor(self.tree, self.cluster_queues, self.admitted, self.config)
         # made once: a cycle runs after every change, and the ClusterQueues and their settings are fixed for the run
         self._queue_names = sorted(self.queues)
         self._assigners: dict[str, FlavorAssigner] = {}
-        self._last_oracle: tuple | None = None  # (workload, cq, request, frs, targets) of the assigner's last question
-        self._never_preempts: dict[str, bool] = {}  # ClusterQueue -> FAST_REJECT applies to it (see _replay_reject)
-        self._rejects: dict[tuple, tuple] = {}  # (ClusterQueue, class) -> its last failed assignment, to replay
-        self._park_reasons: dict[tuple, tuple] = {}  # (ClusterQueue, class) -> (its memo, {figures: (message, cause)})
-        self._fit_memos: dict[tuple, tuple] = {}  # (ClusterQueue, class) -> its last fitting assignment (FAST_FIT)
-        self._replay_missed: Workload | None = None  # the head whose class's failure FAST_PARK found not to replay
-        # Topology-Aware Scheduling, when a flavor names a Topology (its replays would not see the nodes: no FAST_REJECT)
+        # Topology-Aware Scheduling, when a flavor names a Topology
         self.tas = None
         self.topology_requests: dict = {}  # (job key, pod set) -> TopologyRequest, read by the layer (workload_for)
         if any(f.topology_name is not None for f in flavors):
             self.tas = TopologyCache(self.flavors, topologies or [], self.cluster_queues, list(admission_checks))
-            self._never_preempts.update({q: False for q in self.cluster_queues if self.tas.cq_flavors[q] & set(self.tas.flavors)})
+        self.replays = Replays(self, fast_paths)  # the fast paths' kept assignments (gangkit.kueue.shortcuts)
         self.workloads: dict[int, Workload] = {}
         self.orphans: dict[int, Workload] = {}  # no such LocalQueue or ClusterQueue
         self._seq = 0
@@ -309,46 +286,72 @@ class Kueue:
             moved |= self.queues[name].requeue_inadmissible(self.now)
         return moved
 
-    # -- the cycle ----------------------------------------------------------------
+    # -- the cycle (Kueue v0.19 pkg/scheduler/scheduler.go, schedule()) ----------------------------
     def cycle(self, now: float = 0.0) -> CycleResult:
-        """One scheduling cycle; returns what it admitted and which workloads it preempted."""
+        """One scheduling cycle, in the numbered steps of Kueue's ``schedule()``; returns what it admitted and
+        which workloads it preempted."""
         self.cycles += 1
         self.now = max(self.now, now)
         result = CycleResult()
+        heads = self._heads(result)  # 1. get the heads
+        if not heads:
+            if result.changed:  # (heads parked in place)
+                self.revision += 1
+            return result
+        self.revision += 1  # heads left their queues (and go back, or are admitted)
+        # 2. the snapshot: the live quota tree; what this cycle holds on it is listed in ``reserved``
+        self._nominate_heads(heads)  # 3. compute each head's assignment (flavors, borrowing, victims)
+        order = self._ordered(heads)  # 4. sort the entries
+        reserved: list[tuple] = []  # capacity held for the rest of this cycle only
+        preempted: dict[int, tuple[Target, Workload]] = {}
+        self._admit_in_order(order, reserved, preempted, now, result)  # 5. admit in order, with the cycle's usage
+        self._requeue_rest(heads, reserved, preempted, result)  # 6. requeue the heads not admitted
+        result.changed = result.changed or bool(result.admitted or result.preempted)
+        return result
+
+    def _heads(self, result: CycleResult) -> list[Entry]:
+        """Step 1: the head of every ClusterQueue that has one (Kueue's ``queues.Heads``)."""
         heads = []
-        parked = False
-        fast_park = FAST_PARK and FAST_REJECT and self.tas is None
+        park = self.replays.park
         for name in self._queue_names:
             q = self.queues[name]
-            if fast_park and q.equivalence:
-                done = self._park_in_place(name, q)
+            if park and q.equivalence:  # fast path: fast_park (a head whose class's failure replays parks in place)
+                done = self.replays.park_in_place(name, q)
                 if done is None:
                     continue  # no head in this queue: pop would find none either
                 if done:
-                    parked = result.changed = True
+                    result.changed = True
                     continue
             wl = q.pop()
             if wl is not None:
                 heads.append(Entry(wl, name))
-        if not heads:
-            if parked:
-                self.revision += 1
-            return result
-        self.revision += 1  # heads left their queues (and go back, or are admitted)
+        return heads
+
+    def _nominate_heads(self, heads: list[Entry]) -> None:
+        """Step 3: each head's flavor assignment and, where it must preempt, its victims (Kueue's ``nominate``)."""
         for e in heads:
             self._nominate_entry(e)
-        reserved: list[tuple] = []  # capacity held for the rest of this cycle only
-        preempted: dict[int, tuple[Target, Workload]] = {}
+
+    def _ordered(self, heads: list[Entry]) -> Iterable[Entry]:
+        """Step 4: the entries in admission order (Kueue's ``makeIterator``): lower borrowing first, then higher
+        priority, then older; with fair sharing, the fair-sharing iterator (lazy: each pick sees the admissions
+        made before it)."""
         if self.config.fair_sharing:
-            order = order_entries(self.tree, heads, lambda e: e.assignment.usage if e.assignment else {},
-                                  lambda e: e.workload.priority, lambda e: e.workload.queue_timestamp)
-        elif len(heads) == 1:  # one ClusterQueue with pending work: nothing to rank
-            order = heads
-        else:
-            order = sorted(heads, key=lambda e: (e.assignment.borrowing if e.assignment else 0, -e.workload.priority,
-                                                 e.workload.queue_timestamp, e.workload.seq))
-        for e in order:  # with fair sharing each pick sees the admissions made before it
+            return order_entries(self.tree, heads, lambda e: e.assignment.usage if e.assignment else {},
+                                 lambda e: e.workload.priority, lambda e: e.workload.queue_timestamp)
+        if len(heads) == 1:  # one ClusterQueue with pending work: nothing to rank
+            return heads
+        return sorted(heads, key=lambda e: (e.assignment.borrowing if e.assignment else 0, -e.workload.priority,
+                                            e.workload.queue_timestamp, e.workload.seq))
+
+    def _admit_in_order(self, order, reserved: list, preempted: dict, now: float, result: CycleResult) -> None:
+        """Step 5: admit the entries in order, each checked against the quota the earlier ones took (Kueue's
+        ``processEntry``)."""
+        for e in order:
             self._process(e, reserved, preempted, now, result)
+
+    def _requeue_rest(self, heads: list[Entry], reserved: list, preempted: dict, result: CycleResult) -> None:
+        """Step 6: the cycle's holds taken off the quota, the heads not admitted requeued, the victims evicted."""
         for node, fr, v in reversed(reserved):
             node.remove_usage(fr, v)
         if self.tas is not None:
@@ -359,57 +362,6 @@ class Kueue:
         for target, by in preempted.values():
             result.preempted.append((target.workload, target.reason, by))
             self.evict(target.workload, target.reason)
-        result.changed = result.changed or bool(result.admitted or result.preempted)
-        return result
-
-    def _park_in_place(self, name: str, q: PendingWorkloads) -> bool | None:
-        """FAST_PARK: park the head of ``q`` with its class when its class's last failure replays; True if done,
-        None when ``q`` has no head.
-
-        Only in a ClusterQueue where FAST_REJECT replays (no cohort, every preemption policy ``Never``, no fair
-        sharing) and classes are shared (BestEffortFIFO): nothing else in the cycle reads or changes its quota,
-        so the head's fate is its replayed nomination alone. A failed nomination there ends with the head back
-        in its class and the class parked (``NoFit`` or ``PreemptionNoCandidates``; the capacity such a head
-        holds for the rest of the cycle is its own queue's, which no other head uses), and the head's
-        pending reason written: what this does, without taking the head out and putting it back.
-        """
-        wl = q.peek()
-        if wl is None:
-            return None
-        if not self._never_preempts.get(name, True):
-            return False
-        key = (name, q.class_of(wl))
-        memo = self._rejects.get(key)
-        if not memo:
-            return False
-        reason = self._park_reason(key, memo, self.tree.cq[name])
-        if reason is None:
-            self._replay_missed = wl  # _nominate need not replay it again
-            return False
-        wl.pending_reason, wl.pending_cause = reason
-        q.park_head(wl)
-        return True
-
-    def _park_reason(self, key: tuple, memo: tuple, node) -> tuple[str, str] | None:
-        """The pending reason and cause of :meth:`_replay_reject`'s assignment, or None when it does not replay.
-
-        They depend on the memo and on the unused quota its reasons quote alone, so they are kept per class for
-        the figures seen (a full ClusterQueue parks its classes again and again with the same few figures).
-        """
-        a, checks, index, template = memo
-        usage = node.usage
-        if not _checks_hold(checks, usage):
-            return None
-        figures = () if index is None else tuple(usage[r[2]] for r in template if type(r) is not str)
-        kept = self._park_reasons.get(key)
-        if kept is None or kept[0] is not memo or len(kept[1]) >= 256:
-            kept = self._park_reasons[key] = (memo, {})
-        reason = kept[1].get(figures)
-        if reason is None:
-            a = self._replay_reject(memo, node)
-            reason = kept[1][figures] = (a.message if a.mode == NOFIT else (a.message or "no preemption candidates"),
-                                         a.cause)
-        return reason
 
     def _nominate_entry(self, e: Entry) -> None:
         """The nomination, then (TAS) the topology it would hold if it must preempt (Kueue's getAssignments)."""
@@ -425,97 +377,29 @@ class Kueue:
         return a
 
     def _nominate(self, e: Entry) -> None:
+        """The head's flavor assignment, its preemption targets where it must preempt, and (with ``minCount``) the
+        largest partial admission that works (Kueue's ``getAssignments``)."""
         assigner = self._assigner(e.cq)
-        key = memo = None
-        if FAST_REJECT and self._never_preempts.get(e.cq, True):
-            key = (e.cq, self.queues[e.cq].class_of(e.workload))
-            memo = self._rejects.get(key)  # absent: never traced; False: traced the next time
-            fit = self._fit_memos.get(key) if FAST_FIT else None  # its last assignment that fitted (FAST_FIT)
-            missed, self._replay_missed = self._replay_missed is e.workload, None  # FAST_PARK replayed memo already
-            for kept in (memo, fit):
-                if kept and not (missed and kept is memo):
-                    replayed = self._replay_reject(kept, self.tree.cq[e.cq])
-                    if replayed is not None:
-                        e.assignment = replayed  # no victims (every policy is Never), no minCount: nothing else to do
-                        return
-            # a class is traced from its first nomination with FAST_FIT (where classes are shared: one memo per
-            # class, not per workload), else after its first failure
-            traced = memo is not None or fit is not None or (FAST_FIT and self.queues[e.cq].equivalence and self._replayable(e))
-            if traced:
-                assigner.trace, assigner.trace_quotes = [], {}
-        else:
-            traced = False
-        self._last_oracle = None
+        replays = self.replays
+        key = None
+        if replays.reject and replays.never_preempts.get(e.cq, True):  # fast path: fast_reject, fast_fit
+            key, replayed, traced = replays.before_nomination(e, assigner)
+            if replayed is not None:
+                e.assignment = replayed
+                return
+        replays.last_oracle = None
         e.assignment = self._assign(assigner, e.workload)
-        if traced:
-            self._remember_reject(key, e.assignment, assigner)
-        elif key is not None and e.assignment.mode != FIT and self._replayable(e):
-            self._rejects[key] = False
+        if key is not None:
+            replays.after_nomination(key, e, assigner, traced)
         if e.assignment.mode == PREEMPT:
             usage, frs = e.assignment.usage, e.assignment.frs_needing_preemption()
-            last = self._last_oracle
-            if REUSE_TARGETS and last is not None and last[0] is e.workload and last[1] == e.cq \
-                    and last[2] == usage and last[3] == frs:
-                # the assigner's last question was this one, and nothing has changed since (it undoes its
-                # what-ifs before it returns): Preemptor.targets would give the same victims again
-                e.targets = list(last[4])
-            else:
-                e.targets = self.preemptor.targets(e.workload, e.cq, usage, frs)
+            targets = replays.reused_targets(e, usage, frs)  # fast path: reuse_targets
+            e.targets = targets if targets is not None else self.preemptor.targets(e.workload, e.cq, usage, frs)
         if e.assignment.mode == FIT or (e.assignment.mode == PREEMPT and e.targets):
             return
         partial = self._partial_admission(e, assigner)
         if partial is not None:
             e.assignment, e.targets = partial
-
-    def _replayable(self, e: Entry) -> bool:
-        """FAST_REJECT's conditions: a ClusterQueue without cohort whose preemption policies are all ``Never``, no
-        fair sharing, and a workload without ``minCount`` (so the nomination is the flavor assignment alone)."""
-        ok = self._never_preempts.get(e.cq)
-        if ok is None:
-            p = self.cluster_queues[e.cq].preemption
-            ok = self._never_preempts[e.cq] = (
-                self.tree.cq[e.cq].parent is None and not self.config.fair_sharing
-                and p.within_cluster_queue == p.reclaim_within_cohort == p.borrow_within_cohort == "Never")
-        return ok and all(ps.min_count is None or ps.min_count == ps.count for ps in e.workload.pod_sets)
-
-    def _remember_reject(self, key: tuple, a: Assignment, assigner: FlavorAssigner) -> None:
-        """Keep a failed assignment of ``key``'s class with the quota checks it made (see _replay_reject)."""
-        checks, quotes = assigner.trace, assigner.trace_quotes
-        assigner.trace, assigner.trace_quotes = None, {}
-        if a.mode == FIT:
-            # a fit quotes no figure (it has no reason): with FAST_FIT it is kept beside the class's last failure
-            # and replayed as it is (a class that fits and fails in turn replays both); else the next is traced
-            if FAST_FIT:
-                self._fit_memos[key] = (a, checks, None, None)
-            else:
-                self._rejects[key] = False
-            return
-        failing = a._failing()
-        index = None if failing is None else a.podsets.index(failing)
-        template = None if failing is None else [quotes.get(id(r), r) for r in failing.reasons]
-        self._rejects[key] = (a, checks, index, template)
-
-    def _replay_reject(self, memo: tuple, node) -> Assignment | None:
-        """The flavor assignment of a class head, as it would come out now, or None when it could differ.
-
-        In a ClusterQueue without cohort, a resource of one pod set fits when the request (with what earlier
-        pod sets of the workload took of it) is within the quota and within the quota less the usage; that is
-        all the assignment looks at, besides what cannot change (the workload's pod sets, the queue's flavors
-        and quotas), and the preemptor finds no victims when every policy is ``Never``. When each check it
-        made comes out as it did, it takes the same steps to the same result, and only the reasons that
-        quote the unused quota read the usage: they are written again with today's figure.
-        """
-        a, checks, index, template = memo
-        usage = node.usage
-        if not _checks_hold(checks, usage):
-            return None
-        if index is None:
-            return a
-        reasons = [r if type(r) is str else unused_quota_reason(r[0], r[1], r[3], r[4] - usage[r[2]]) for r in template]
-        podsets = list(a.podsets)
-        ps = podsets[index]
-        podsets[index] = PodSetAssignment(ps.name, ps.count, ps.flavors, ps.modes, ps.requests, reasons, ps.causes)
-        return Assignment(podsets, a.usage, a.borrowing, a.mode)
 
     def _assigner(self, cq_name: str) -> FlavorAssigner:
         """The ClusterQueue's flavor assigner (it reads the live quota tree, so one per queue serves every cycle)."""
@@ -528,9 +412,9 @@ class Kueue:
         return assigner
 
     def _oracle(self, wl: Workload, cq_name: str, request: dict, frs: set) -> list[Target]:
-        """The flavor assigner's question to the preemptor; the last question and answer are kept for _nominate."""
+        """The flavor assigner's question to the preemptor; the last question and answer are kept (reuse_targets)."""
         found = self.preemptor.targets(wl, cq_name, request, frs)
-        self._last_oracle = (wl, cq_name, dict(request), set(frs), found)
+        self.replays.last_oracle = (wl, cq_name, dict(request), set(frs), found)  # for reuse_targets
         return found
 
     def _partial_admission(self, e: Entry, assigner: FlavorAssigner):
@@ -694,11 +578,3 @@ class Kueue:
             return "inadmissible", wl.pending_reason, wl.pending_cause
         return "active", wl.pending_reason, wl.pending_cause
 
-
-def _checks_hold(checks: list, usage) -> bool:
-    """Each quota check a traced flavor assignment made comes out as it did: (flavor and resource, request, quota,
-    whether it fitted), against the ClusterQueue's usage now (see Kueue._replay_reject)."""
-    for fr, val, cap, fits in checks:
-        if (val <= cap and val <= cap - usage[fr]) != fits:
-            return False
-    return True

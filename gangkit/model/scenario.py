@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.fast_paths import FastPaths
 from gangkit.model.jobs import Job, validate_jobs
 from gangkit.model.nodes import Node, validate_nodes
 from gangkit.model.snapshot import JobSnapshot
@@ -128,7 +129,11 @@ class RunSettings:
       shape through the ``gang`` stack alone) through a lean event loop that
       applies the same rules (:mod:`gangkit.engine.lean`) and everything else
       through the general engine; ``general`` always uses the general engine.
-      Results are the same either way; only the speed differs.
+      Results are the same either way; only the speed differs. The lean
+      engines are one of the run's fast paths (``fast_paths.lean_engine``).
+    - ``fast_paths``: which of gangkit's exact shortcuts the run takes
+      (:class:`~gangkit.model.fast_paths.FastPaths`; all by default,
+      ``FastPaths.none()`` for the plain algorithms). Results are the same.
     - ``kube_gang_release``: the Kubernetes release whose gang scheduling the
       ``kube-gang`` layer follows: ``1.35`` (placed pods wait at Permit, 5
       minutes) or ``1.36`` (the PodGroup scheduling cycle decides for the
@@ -146,6 +151,7 @@ class RunSettings:
     stall_window: float = DAY
     estimate_factor: float = 1.0
     engine: str = "auto"
+    fast_paths: FastPaths = FastPaths()
     kube_gang_release: str = "1.35"
     #: NodeResourcesFit's scoringStrategy: RequestedToCapacityRatio's shape, (utilization %, score 0..10) points,
     #: and the (resource, weight) pairs RequestedToCapacityRatio and default-profile score (kube-scheduler's
@@ -175,6 +181,10 @@ class RunSettings:
             out.append(Problem(obj, "estimate_factor", f"expected a number >= 1, got {f!r}"))
         if self.engine not in ENGINES:
             out.append(Problem(obj, "engine", one_of(self.engine, ENGINES)))
+        if not isinstance(self.fast_paths, FastPaths):
+            out.append(Problem(obj, "fast_paths", f"expected a FastPaths value, got {self.fast_paths!r}"))
+        else:
+            out.extend(Problem(obj, "fast_paths", p) for p in self.fast_paths.problems())
         if self.kube_gang_release not in KUBE_GANG_RELEASES:
             out.append(Problem(obj, "kube_gang_release", one_of(self.kube_gang_release, KUBE_GANG_RELEASES)))
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):

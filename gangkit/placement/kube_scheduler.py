@@ -102,13 +102,13 @@ Speed: within a cycle free capacity only shrinks (until a nominated pod's
 kept room or a preemption's victims give some back), so once a pod fails,
 every later pod of the same request shape (:func:`queue_key`) fails too and
 is not filtered again; it still counts as tried. Without preemption
-(``GROUPED_QUEUE``, on by default) the queue is kept by groups of pods that
+(the run's fast path ``grouped_queue``, on by default) the queue is kept by groups of pods that
 share priority, timestamp, shape and count (counts of 5 and more kept as 5:
 they all back off 10 s), :mod:`gangkit.placement.kube_queue`: a cycle moves,
 backs off, flushes and fails whole groups, and costs a step per pod bound,
 per shape that fails and per group, not per waiting pod; the results are the
 per-pod queue's to the last bit (``tests/test_kube_scheduler_groups.py``).
-With preemption, or ``GROUPED_QUEUE = False``, the layer keeps a record per
+With preemption, or ``FastPaths(grouped_queue=False)``, the layer keeps a record per
 pod, and a cycle after a pod deletion visits every waiting pod. The pods of a one-per-node pod set
 (:attr:`gangkit.model.jobs.PodSet.one_per_node`, required pod anti-affinity on
 ``kubernetes.io/hostname``) have a key per job and pod set: where one fits
@@ -125,6 +125,7 @@ from operator import attrgetter
 from gangkit.engine.capacity import avoided_nodes
 from gangkit.engine.sockets import Cluster, PlacementLayer
 from gangkit.engine.state import JobState, NodeState, PodState
+from gangkit.model.fast_paths import ALL_ON, FastPaths
 from gangkit.model.reasons import Reason
 from gangkit.model.resources import Room
 from gangkit.placement.queue_timing import (  # noqa: F401 - the queue's rules, read here and by tests
@@ -141,11 +142,6 @@ from gangkit.placement.queue_timing import (  # noqa: F401 - the queue's rules, 
     flushed_before,
     queue_key,
 )
-
-#: Without preemption, keep the queue by groups of pods (:mod:`gangkit.placement.kube_queue`); False keeps
-#: a record per pod and tries every moved pod in turn, as with preemption (the results are the same).
-GROUPED_QUEUE = True
-
 
 _SEQ = attrgetter("seq")
 
@@ -175,7 +171,7 @@ class KubeScheduler(PlacementLayer):
     period = 0.0  # kube-scheduler reacts to events at once
     pending_metrics = ("scheduler_pending_pods", None)  # the unschedulable queue of kube-scheduler's own gauge
 
-    def __init__(self, preemption: bool = False):
+    def __init__(self, preemption: bool = False, fast_paths: FastPaths = ALL_ON):
         self.preemption = preemption
         self._added: list[PodState] = []  # pods added since the last cycle (they go to activeQ)
         self._unsched: dict[PodState, _Entry] = {}  # unschedulablePods
@@ -192,8 +188,8 @@ class KubeScheduler(PlacementLayer):
         self._change = -math.inf  # preemption only: the last bind or nominated room given back (new victims, new room)
         self._now = 0.0
         self._order: list[PodState] | None = None  # unschedulable(), once per cycle
-        self._queue = None  # the queue by groups of pods (GROUPED_QUEUE, without preemption)
-        if GROUPED_QUEUE and not preemption:
+        self._queue = None  # the queue by groups of pods (without preemption; the same results as per pod)
+        if fast_paths.grouped_queue and not preemption:  # fast path: grouped_queue
             from gangkit.placement.kube_queue import GroupedQueue
 
             self._queue = GroupedQueue(self._entries)

@@ -39,13 +39,13 @@ Bookkeeping that replaces scans (gangkit's, the results unchanged;
 ``tests/test_fast_paths.py`` runs both ways): a job's shape is kept in the
 cache (``JobCache.shapes_of``) from its first look-up until its pods may have
 changed, that is until it reaches the layer again (``add``, ``drop_shape``) or
-ends (``KEEP_SHAPES``); the PodGroups with
+ends (fast path ``keep_shapes``); the PodGroups with
 ``minResources`` in the Pending lines are counted, and the lines that a
 session emptied are noted, so that a session neither walks the Pending lines
 to see whether it needs the queues' figures nor every line to prune the
-empty ones (``COUNT_LINES``). ``shortfall`` keeps, per job whose trial was
+empty ones (``count_lines``). ``shortfall`` keeps, per job whose trial was
 refused before any pod was tried because too few GPUs were free, the GPUs it
-needs at the least (allocate's ``REMEMBER_SHORTFALL``); the figure goes when
+needs at the least (``remember_shortfall``); the figure goes when
 the job enters a line again (its pods may have changed) or ends.
 """
 
@@ -56,6 +56,7 @@ from collections import defaultdict
 from typing import NamedTuple
 
 from gangkit.engine.state import JobState
+from gangkit.model.fast_paths import ALL_ON, FastPaths
 from gangkit.model.reasons import Reason
 from gangkit.volcano.api import job_min_resources
 from gangkit.volcano.plugins.sla import SlaPlugin
@@ -64,12 +65,6 @@ PENDING, INQUEUE, RUNNING = "Pending", "Inqueue", "Running"  # PodGroup phases
 
 #: marks a shape whose pods include some of a one-per-node pod set (PodSet.one_per_node)
 ONE_PER_NODE = "one-per-node"
-#: keep a job's shape on the job until the engine changes its pods (False: derive it at every look-up)
-KEEP_SHAPES = True
-#: count the Pending PodGroups with minResources, and prune only the lines a session emptied (False: scan)
-COUNT_LINES = True
-
-
 class PendingJob(NamedTuple):
     """An entry of a line of waiting PodGroups (``pending``, ``shapes``): job order is tuple order (priority, then
     the order the job reached placement, ``seq``)."""
@@ -92,7 +87,10 @@ class CreatingJob(NamedTuple):
 class JobCache:
     """The jobs the gang layer holds, their PodGroups' phases, and the lines of waiting PodGroups."""
 
-    def __init__(self):
+    def __init__(self, fast_paths: FastPaths = ALL_ON):
+        self.fast_paths = fast_paths  # the run's exact shortcuts (gangkit.volcano.shortcuts), read by allocate too
+        self.keep_shapes = fast_paths.keep_shapes  # fast path: a job's shape kept until its pods may change
+        self.count_lines = fast_paths.count_lines  # fast path: the lines counted, not scanned
         self.jobs: dict[int, JobState] = {}  # every job this layer holds, until it ends
         self.phase: dict[int, str] = {}  # job -> its PodGroup's phase
         self.pending: dict[str, list[PendingJob]] = defaultdict(list)  # queue -> heap of PodGroups still Pending
@@ -103,7 +101,7 @@ class JobCache:
         self.failed: dict[tuple, tuple[int, int]] = {}  # (queue, shape) -> (grow_version, head index) of its last failure
         self.mixed: set[tuple] = set()  # (queue, shape) lines whose shape is not monotone
         self._monotone: dict[tuple, bool] = {}  # shape -> monotone(shape)
-        self.shapes_of: dict[int, tuple] = {}  # job -> its shape, kept until its pods may change (KEEP_SHAPES)
+        self.shapes_of: dict[int, tuple] = {}  # job -> its shape, kept until its pods may change (keep_shapes)
         self.pending_minimums = 0  # entries of the Pending lines (current or stale) whose job has minResources
         self.emptied: list[tuple] = []  # lines emptied since the last prune: (queue,) of pending, (queue, shape)
         self.emptied_unknown = False  # a line was emptied that is not in emptied: prune scans every line
@@ -123,7 +121,7 @@ class JobCache:
         (its trial spreads those pods over distinct nodes).
         """
         s = self.shapes_of.get(js.index)
-        if s is None or not KEEP_SHAPES:  # dropped when the job reaches the layer again (its pods may have changed)
+        if s is None or not self.keep_shapes:  # dropped when the job reaches the layer again (its pods may have changed)
             s = (tuple(p.request for p in js.pods), js.gang_size, tuple(ps.min_member for ps in js.spec.pod_sets))
             if any(ps.one_per_node for ps in js.spec.pod_sets):  # where its pods may go depends on each other
                 s = s + ((ONE_PER_NODE, tuple(p.pod_set.one_per_node for p in js.pods)),)
@@ -152,7 +150,7 @@ class JobCache:
 
     def needs_minimums(self) -> bool:
         """Does a Pending line hold an entry (current or stale) of a PodGroup with ``minResources``?"""
-        if COUNT_LINES:
+        if self.count_lines:
             return self.pending_minimums > 0
         return any(job_min_resources(e.job.spec) is not None for h in self.pending.values() for e in h)
 
@@ -214,7 +212,7 @@ class JobCache:
         those noted in ``emptied`` are looked at, in the order they were noted (a dict keeps the order of
         the keys it keeps, whatever the order of the deletions)."""
         emptied, self.emptied = self.emptied, []
-        if COUNT_LINES and not self.emptied_unknown:
+        if self.count_lines and not self.emptied_unknown:
             for line in emptied:
                 if len(line) == 1:
                     h = self.pending.get(line[0])

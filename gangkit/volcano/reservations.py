@@ -127,7 +127,7 @@ class Profile:
 
     def __init__(self, sim: "Cluster", now: float, factor: float, shortcuts: bool = True):
         self.now = now
-        self.shortcuts = shortcuts  # False: the plain search, for the differential test
+        self.shortcuts = shortcuts  # FastPaths.reservation_shortcuts; False: the plain search
         self.scoring = sim.capacity.scoring
         self.capacity = sim.capacity
         self.models_cpu_or_memory = sim.capacity.models_cpu_or_memory
@@ -356,7 +356,7 @@ class ReservationSession:
         self.factor = factor  # estimated run time = true run time x factor, without activeDeadlineSeconds
         self.conservative = conservative
         self.shape = shape
-        self.shortcuts = shortcuts  # False: no memos, no cheap tests (the plain search, for a differential test)
+        self.shortcuts = shortcuts  # FastPaths.reservation_shortcuts; False: no memos, no cheap tests (the plain search)
         self.book = Profile(sim, now, self.factor, shortcuts)
         self.head: "JobState | None" = None  # EASY: the one job holding a reservation
         self.reservations: dict[int, float] = {}  # job index -> reservation time

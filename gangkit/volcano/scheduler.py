@@ -52,7 +52,7 @@ nodes are chosen as kube-scheduler's NodeResourcesFit scores them
 (:mod:`gangkit.engine.capacity`).
 
 Speed (gangkit's shortcut, not Volcano's): a session that can only repeat
-the last one is skipped (``SKIP_CLEAN_SESSIONS``; :meth:`VolcanoGang.clean`
+the last one is skipped (``skip_clean_sessions``; :meth:`VolcanoGang.clean`
 gives the conditions), as is the trial of a head that failed while the room
 has not grown (:mod:`gangkit.volcano.actions.allocate`).
 
@@ -72,6 +72,7 @@ from __future__ import annotations
 
 from gangkit.engine.sockets import Cluster, PlacementLayer
 from gangkit.engine.state import JobState, PodState
+from gangkit.model.fast_paths import ALL_ON, FastPaths
 from gangkit.model.reasons import Reason
 from gangkit.volcano.actions import allocate, backfill, enqueue, preempt, reclaim
 from gangkit.volcano.actions.backfill import SHAPE_SKIPPING
@@ -85,8 +86,6 @@ from gangkit.volcano.session import open_session, trial
 #: orderings that place same-shape jobs in creation order, stopping at the first that does not fit
 ARRIVAL_ORDERINGS = ("skip", "strict", "largest-first", "volcano-backfill")
 
-#: skip a session that can only repeat the last one (see VolcanoGang.clean); False runs every session
-SKIP_CLEAN_SESSIONS = True
 #: the orderings whose sessions are allocate alone (volcano-backfill's backfill action may bind what allocate left)
 CLEAN_ORDERINGS = ("skip", "strict", "largest-first")
 
@@ -98,16 +97,16 @@ class VolcanoGang(PlacementLayer):
     pending_metrics = ("volcano_unschedule_task_count", "volcano_unschedule_job_count")
 
     def __init__(self, ordering: str = "skip", period: float = 1.0, setup: VolcanoSetup | None = None,
-                 preemption: bool = False, shortcuts: bool = True, estimate_factor: float = 1.0):
+                 preemption: bool = False, estimate_factor: float = 1.0, fast_paths: FastPaths = ALL_ON):
         self.ordering = ordering
         self.period = period
         self.estimate_factor = estimate_factor  # backfilling's run-time estimates (RunSettings.estimate_factor)
-        self.shortcuts = shortcuts  # backfilling's fast paths; False gives the plain search (differential test)
+        self.fast_paths = fast_paths  # gangkit's exact shortcuts (gangkit.volcano.shortcuts)
         self.setup = setup if setup is not None else VolcanoSetup()
         self.queues = self.setup.all_queues()
         self.proportional = not self.setup.trivial
         self.preemption = preemption
-        self.cache = JobCache()
+        self.cache = JobCache(fast_paths)
         self.cache.sla = self.setup.sla
         self.sla_due: list[JobState] = []  # jobs whose sla deadline needs a session, armed at the next cycle
         # the last session's figures, which pending_reason and unschedulable report
@@ -197,7 +196,8 @@ class VolcanoGang(PlacementLayer):
         """True for the default setup (one queue, no Volcano objects) and an ordering that places jobs of one shape
         in creation order, stopping at the first that does not fit: each session then enqueues every Pending
         PodGroup and allocate binds the waiting one-pod jobs in arrival order while a node has room
-        (:mod:`gangkit.engine.lean` runs such runs on a plain event heap).
+        (the lean engines' question, :class:`gangkit.engine.lean.rules.LeanRules`: :mod:`gangkit.engine.lean`
+        runs such runs on a plain event heap).
 
         ``strict``, ``skip``, ``largest-first`` and ``volcano-backfill`` all do that when every job has the
         same shape: the first job that does not fit is followed only by jobs that do not fit. Preemption
@@ -245,7 +245,7 @@ class VolcanoGang(PlacementLayer):
         bound and ``blocked_jobs`` stays the same.
         """
         cache = self.cache
-        return (SKIP_CLEAN_SESSIONS and not self.dirty and sim.capacity.grow_version == self.session_version
+        return (self.fast_paths.skip_clean_sessions and not self.dirty and sim.capacity.grow_version == self.session_version
                 and self.ordering in CLEAN_ORDERINGS and not self.proportional and not self.preemption
                 and self.attrs is None and not cache.pending and not cache.creating and not cache.partial
                 and not cache.mixed and sim.capacity.exact_amounts)
@@ -267,7 +267,7 @@ class VolcanoGang(PlacementLayer):
         ssn = open_session(sim, now, self.cache, self.setup, self.queues, self.ordering, self.proportional)
         self.attrs = ssn.attrs
         enqueue.execute(ssn, self.period, checks=self.setup.enqueue)
-        allocate.execute(ssn, self.shortcuts, self.estimate_factor)
+        allocate.execute(ssn, self.estimate_factor)
         if self.ordering in RESERVING:
             self.reservations = ssn.reservations
             for index, start in self.reservations.items():

@@ -63,53 +63,11 @@ jobs after it cannot take that room; the next session starts from nothing again.
 A job's turns in one session share its worksheet, so giving a ready job one
 pod per turn costs one node choice per pod, not a new look at all its pods.
 
-Speed (gangkit's, not Volcano's): a shape's head whose trial failed is not
-tried again while the free room has not grown since
-(``FreeCapacity.grow_version``), no queue figures apply (``ssn.attrs`` is
-None), the node sizes keep a trial's give-back exact
-(``FreeCapacity.exact_amounts``) and the shape is monotone (:func:`gangkit.volcano.cache.monotone`):
-such a trial can only fail again, and a failed trial leaves nothing behind,
-so the result is the same. ``SKIP_REPEATED_FAILURES = False`` tries every
-head, as Volcano does (``tests/test_fast_paths.py`` compares both).
-
-A second shortcut needs no monotone shape: :func:`place_gang` refuses a job
-before any trial when its smallest waiting pods, as many as the gang still
-needs, ask for more GPUs than are free. That refusal reads the free GPU count
-alone, so the figure is kept for the job (``JobCache.shortfall``) and, while
-the job heads its line unchanged, its next visits compare the free GPUs with
-the figure instead of gathering its pods again (``REMEMBER_SHORTFALL``;
-False asks :func:`place_gang` every time). Both stay exact with pods of a
-one-per-node pod set (``PodSet.one_per_node``): their shapes are never
-monotone, so the first shortcut leaves them alone, and the rule only takes
-nodes away, so too few free GPUs still means no trial can succeed.
-
-A third: a trial that makes the gang ready is committed, and its pods are
-bound with the resources the trial took (``KEEP_TRIALS``), rather than given
-back and taken again, when the give-back is exact
-(:func:`gangkit.volcano.session.keeps_exactly`): both leave every free amount
-the same to the last bit, and neither changes ``grow_version``.
-
-A fourth: a gang that still needs two pods or more, whose waiting pods are
-identical and ask for GPUs alone, is refused without a trial when the nodes
-could take fewer of them than it needs
-(``COUNT_FITS``; :meth:`gangkit.engine.capacity.FreeCapacity.pods_that_fit`
-counts ``free // gpus`` over the nodes). The free GPUs may be enough in total
-and still be split between nodes: the trial would place that many pods
-wherever ``choose`` put them, fail, and give back exactly what it took. (A
-gang that needs one pod more is left to its trial: one ``choose`` that finds
-no node costs no more than the count.)
-
-A fifth: when a kept trial (``KEEP_TRIALS``) is for a job whose readiness is
-a count of pods (no role minimums) and no queue figures apply, the turn, the
-gang check and the commit are one pass (``DIRECT_COMMIT``,
-:func:`_trial_and_commit`): the same nodes in the same order, the same
-binds, without going through :func:`~gangkit.volcano.session.trial`'s
-general loop (queue figures, role counts).
-
-The first four refuse only a job that is not yet ready (one whose turn
-needs ``need`` pods at once): they stay exact with turns that stop at
-readiness and go on past a pod that fits nowhere, since they show that no
-``need`` of the job's waiting pods can be placed at all.
+gangkit's exact shortcuts (fast paths: a head's trial skipped while it can
+only fail again, a job refused by its GPU shortfall or by a count of the
+pods that fit, a kept trial bound as it stands) are told in
+:mod:`gangkit.volcano.shortcuts`; each hooks in below at a line marked
+``# fast path:``.
 """
 
 from __future__ import annotations
@@ -124,28 +82,18 @@ from gangkit.volcano.cache import INQUEUE, PendingJob
 from gangkit.volcano.plugins.gang import role_minimums
 from gangkit.volcano.reservations import RESERVING, ReservationSession
 from gangkit.volcano.session import Session, Worksheet, give_back, sum_resources, trial
-
-#: skip the trial of a head that failed while nothing it needs has changed (see the module doc)
-SKIP_REPEATED_FAILURES = True
-#: refuse a head again by its GPU shortfall alone while its pods and the free GPUs say the same (see the module doc)
-REMEMBER_SHORTFALL = True
-#: bind what a trial took instead of giving it back and taking it again, when that is exact (see the module doc)
-KEEP_TRIALS = True
-#: refuse a gang of identical GPU-only pods, without a trial, when the nodes cannot take enough of them (see place_gang)
-COUNT_FITS = True
-#: a kept trial of a gang whose readiness is a count of pods is checked and committed in the same pass (see place_gang)
-DIRECT_COMMIT = True
+from gangkit.volcano.shortcuts import too_few_fit, trial_and_commit
 
 
-def execute(ssn: Session, shortcuts: bool = True, estimate_factor: float = 1.0) -> None:
-    """Run allocate for this session (``shortcuts`` and ``estimate_factor`` for the reserving orderings)."""
+def execute(ssn: Session, estimate_factor: float = 1.0) -> None:
+    """Run allocate for this session (``estimate_factor`` for the reserving orderings)."""
     cache, now = ssn.cache, ssn.now
     while cache.creating and cache.creating[0].at <= now + TOLERANCE:
         js = heapq.heappop(cache.creating).job
         if cache.phase.get(js.index) == INQUEUE:
             cache.to_allocate(js)
     if ssn.ordering in RESERVING:
-        _allocate_reserving(ssn, shortcuts, estimate_factor)
+        _allocate_reserving(ssn, estimate_factor)
         return
     heads: dict[str, list] = defaultdict(list)  # queue -> heap of (order key, shape or ("job", index))
     plain = ssn.plain_job_order()
@@ -212,19 +160,20 @@ def _allocate_head(ssn: Session, q: str, key, heads: list, blocked: list) -> boo
     cap = ssn.sim.capacity
     piped = cache.sla is not None and ssn.pipelined(js)  # it keeps what its trial finds: the trial must be made
     line = (q, key)
-    remember = (SKIP_REPEATED_FAILURES and ssn.attrs is None and cap.exact_amounts and line not in cache.mixed
+    fast = cache.fast_paths
+    remember = (fast.skip_repeated_failures and ssn.attrs is None and cap.exact_amounts and line not in cache.mixed
                 and not piped)
-    if remember and cache.failed.get(line) == (cap.grow_version, js.index):
+    if remember and cache.failed.get(line) == (cap.grow_version, js.index):  # fast path: skip_repeated_failures
         blocked.append(js)
         return False  # failed on this much room or more, and the room has not grown since
-    short = cache.shortfall.get(js.index) if REMEMBER_SHORTFALL and not piped else None
+    short = cache.shortfall.get(js.index) if fast.remember_shortfall and not piped else None
     if short is not None and short[1] == js.pods_done and short[0] > cap.free_ready_gpus:
         if remember:
             cache.failed[line] = (cap.grow_version, js.index)
         blocked.append(js)
-        return False  # place_gang would refuse it again: too few GPUs free for its smallest pods
+        return False  # fast path: remember_shortfall (place_gang would refuse it again: too few GPUs free)
     ws = ssn.worksheet(js, allocatable_pods(ssn, js))
-    if place_gang(ssn, js, cache.shortfall if REMEMBER_SHORTFALL else None, ws) is None:
+    if place_gang(ssn, js, cache.shortfall if fast.remember_shortfall else None, ws) is None:
         if remember:
             cache.failed[line] = (cap.grow_version, js.index)
         blocked.append(js)
@@ -253,6 +202,7 @@ def place_gang(ssn: Session, js: JobState, shortfall: dict | None = None, ws: Wo
         ws = Worksheet(js, allocatable_pods(ssn, js))
     need = ws.need
     cap = ssn.sim.capacity
+    fast = ssn.cache.fast_paths
     piped = ssn.cache.sla is not None and ssn.pipelined(js)
     if need > 0 and not piped:  # a pipelined job keeps what fits, however little
         waiting = ws.pods[ws.at:] if ws.at else ws.pods
@@ -263,12 +213,11 @@ def place_gang(ssn: Session, js: JobState, shortfall: dict | None = None, ws: Wo
             if shortfall is not None and not js.bound:
                 shortfall[js.index] = (least, js.pods_done)
             return None  # not enough free GPUs in total: no trial can succeed
-        if need > 1 and COUNT_FITS and _uniform_gpu_pods(cap, waiting) \
-                and cap.pods_that_fit(waiting[0].pod_set.gpus, need) < need:
-            return None  # the trial would place fewer than the gang needs, and give back exactly what it took
-    keep = KEEP_TRIALS and not piped and ws.exact(cap)  # bind what the trial took, not a new take
-    if keep and DIRECT_COMMIT and ssn.attrs is None and not role_minimums(js):
-        return _trial_and_commit(ssn, js, ws)
+        if need > 1 and fast.count_fits and too_few_fit(cap, waiting, need):
+            return None  # fast path: count_fits (the trial would place too few, and give back what it took)
+    keep = fast.keep_trials and not piped and ws.exact(cap)  # fast path: keep_trials (bind what the trial took)
+    if keep and fast.direct_commit and ssn.attrs is None and not role_minimums(js):
+        return trial_and_commit(ssn, js, ws)  # fast path: direct_commit
     placed = trial(ssn.sim, ws.pods, ssn.attr_of(js) if ssn.attrs else None, keep, ws)
     if not placed or not ws.reached:
         if keep:
@@ -280,62 +229,6 @@ def place_gang(ssn: Session, js: JobState, shortfall: dict | None = None, ws: Wo
     return len(placed)
 
 
-def _trial_and_commit(ssn: Session, js: JobState, ws: Worksheet) -> int | None:
-    """DIRECT_COMMIT: :func:`~gangkit.volcano.session.trial` with ``keep`` and the worksheet, the gang check
-    and :meth:`~gangkit.volcano.session.Session.commit` in one pass, for a job whose readiness is a count of
-    pods (no role minimums) and no queue figures: the pods go where ``trial`` would put them, in the same
-    order, the turn stops when ``need`` are placed, and then they are bound with what they took, else given
-    back."""
-    cap = ssn.sim.capacity
-    need = ws.need
-    pods, i, failed = ws.pods, ws.at, ws.failed
-    n = len(pods)
-    placed = []
-    while i < n:
-        p = pods[i]
-        i += 1
-        ps = p.pod_set
-        if ps.name in failed:
-            continue
-        node = cap.choose(*ps.request) if not ps.one_per_node else cap.choose_for(p, placed)
-        if node is None:
-            failed.add(ps.name)
-            if ws.go_on(placed):
-                continue
-            break
-        cap.take(node, ps.gpus, ps.cpu, ps.memory)
-        placed.append((p, node))
-        if len(placed) >= need:
-            break  # JobReady
-    ws.at = i
-    if not placed or len(placed) < need:
-        give_back(cap, placed)
-        return None
-    ssn.commit(js, placed, True, ws)
-    return len(placed)
-
-
-def _uniform_gpu_pods(cap, pods: list[PodState]) -> bool:
-    """COUNT_FITS applies: pods that all ask for the same GPUs (one or more) and nothing else (no CPU, memory,
-    node selector or one-per-node rule), on nodes scored through the GPU index and whose give-backs are exact.
-
-    A trial of such pods places them while some node has the GPUs free and gives back exactly what it took, so
-    when :meth:`~gangkit.engine.capacity.FreeCapacity.pods_that_fit` is below the gang's need, the trial's
-    outcome (too few pods placed, the free room and its ``grow_version`` as they were) is known without it.
-    """
-    if cap.ratio or not cap.exact_amounts or not pods:  # (volcano-backfill leaves the best-effort pods out)
-        return False
-    first = pods[0].pod_set
-    g = first.gpus
-    if g < 1:
-        return False
-    for p in pods:
-        ps = p.pod_set
-        if ps.gpus != g or ps.cpu or ps.memory or ps.node_selector or ps.one_per_node:
-            return False
-    return True
-
-
 def allocatable_pods(ssn: Session, js: JobState) -> list[PodState]:
     """The job's waiting pods that allocate may place (``volcano-backfill``: not the best-effort ones)."""
     waiting = [p for p in js.pods if p.node is None and not p.done]
@@ -345,7 +238,7 @@ def allocatable_pods(ssn: Session, js: JobState) -> list[PodState]:
 
 
 # -- allocate with reservations (easy-backfill, conservative-backfill) ---------------
-def _allocate_reserving(ssn: Session, shortcuts: bool, estimate_factor: float) -> None:
+def _allocate_reserving(ssn: Session, estimate_factor: float) -> None:
     """Allocate's visiting order, each job asked of one book of reservations (:mod:`gangkit.volcano.reservations`).
 
     Nothing stops a queue: a job that cannot start now waits (with a
@@ -357,7 +250,8 @@ def _allocate_reserving(ssn: Session, shortcuts: bool, estimate_factor: float) -
     ssn.blocked = []
     if not by_queue:
         return
-    book = ReservationSession(ssn.sim, ssn.now, ssn.ordering == "conservative-backfill", cache.shape, shortcuts,
+    book = ReservationSession(ssn.sim, ssn.now, ssn.ordering == "conservative-backfill", cache.shape,
+                              cache.fast_paths.reservation_shortcuts,
                               factor=estimate_factor)
     attrs = ssn.attrs or {}
     queues = [(ssn.queue_key(q), q) for q in by_queue]

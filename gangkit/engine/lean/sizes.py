@@ -1,6 +1,6 @@
 """The lean engine for one-pod jobs of several shapes through Volcano's layer alone.
 
-:mod:`gangkit.engine.lean` runs one-pod jobs of one shape, where free GPUs
+:mod:`gangkit.engine.lean.one_size` runs one-pod jobs of one shape, where free GPUs
 anywhere mean room for the next pod. Mix shapes (lesson 04's one-GPU jobs
 and whole-node jobs of one 8-GPU pod, benchmark case f) and which node a pod
 lands on decides whether a bigger pod fits later: fragmentation. This engine
@@ -8,7 +8,8 @@ keeps the nodes' free room in the general engine's own
 :class:`~gangkit.engine.capacity.FreeCapacity`, picks every node with its
 :meth:`~gangkit.engine.capacity.FreeCapacity.choose` (the Score of the
 scenario's ``scoring``), and otherwise applies the rule the placement layer
-states for such runs (:meth:`~gangkit.engine.sockets.PlacementLayer.one_pod_order`;
+states for such runs (``one_pod_order``, the lean engines' question to a placement layer,
+:class:`gangkit.engine.lean.LeanRules`;
 Volcano's default setup, :meth:`gangkit.volcano.scheduler.VolcanoGang.one_pod_order`):
 
 - each session visits the waiting jobs in arrival order (``largest-first``:
@@ -21,7 +22,7 @@ The waiting jobs are kept in one first-in-first-out line per shape, so a
 session costs the jobs it binds plus one look per shape, whatever the
 length of the lines. Events of one instant run in SimPy's order and every
 time and integral is computed with the general engine's float operations,
-as in :mod:`gangkit.engine.lean`; tests/test_lean_engine.py compares both
+as in :mod:`gangkit.engine.lean.one_size`; tests/test_lean_engine.py compares both
 engines on random scenarios, table by table.
 """
 
@@ -32,7 +33,8 @@ import math
 from array import array
 from collections import deque
 
-from gangkit.engine.lean import OnePodGangRun, snapshot_from_locals
+from gangkit.engine.lean.one_size import OnePodGangRun, snapshot_from_locals
+from gangkit.engine.lean.rules import asks
 from gangkit.engine.state import JobState
 from gangkit.model.precision import ROUNDING, TOLERANCE
 from gangkit.model.scenario import Scenario
@@ -62,8 +64,7 @@ def applies(scenario: Scenario, stack) -> bool:
                 or j.controller != "batch" or j.min_resources is not None or j.rendezvous_timeout is not None
                 or j.snapshot is not None):
             return False
-    order = getattr(stack.placement, "one_pod_order", None)
-    return order is not None and order(scenario) in ORDERS
+    return asks(stack.placement, "one_pod_order", scenario) in ORDERS
 
 
 class OnePodShapesRun(OnePodGangRun):
@@ -74,7 +75,7 @@ class OnePodShapesRun(OnePodGangRun):
         n = unfinished = len(specs)
         gpus = [s.pod_sets[0].gpus for s in specs]
         smallest = min(gpus)
-        order = self.stack.placement.one_pod_order(self.scenario)
+        order = asks(self.stack.placement, "one_pod_order", self.scenario)
         strict, largest = order == "strict", order == "largest-first"
         period, horizon, books, retired = self.stack.placement.period, self.horizon, self.books, self.retired_waits
         cap = self.capacity

@@ -1,4 +1,4 @@
-"""A lean engine for the simplest gang runs: one-pod jobs through Volcano's layer alone.
+"""The lean engine for the simplest gang runs: one-pod jobs of one size through Volcano's layer alone.
 
 Why this exists: the queueing-theory checks (an M/M/c queue) and the speed
 benchmark run millions of jobs of the plainest kind: each job one pod with
@@ -10,8 +10,8 @@ very same rules with a plain heap of events:
 
 - a placement layer that says, for this scenario, that each of its cycles
   binds the waiting jobs in arrival order while a node has room for the next
-  pod, and does nothing else (:meth:`~gangkit.engine.sockets.PlacementLayer.places_in_arrival_order`:
-  Volcano's session with the default setup says so for one-pod batch/v1 Jobs
+  pod, and does nothing else (``places_in_arrival_order``, the lean engines' question to a placement
+  layer, :class:`gangkit.engine.lean.LeanRules`: Volcano's session with the default setup says so for one-pod batch/v1 Jobs
   of one shape, see :meth:`gangkit.volcano.scheduler.VolcanoGang.places_in_arrival_order`);
 - every node's GPU count is a multiple of the pod's, so free GPUs anywhere
   mean room for one more pod (no fragmentation); the node is still picked by
@@ -22,8 +22,8 @@ very same rules with a plain heap of events:
   to the last bit.
 
 :func:`applies` says when a run qualifies (the setting ``engine="general"``
-turns the lean engine off; so does a rendezvous timeout on any job: restart
-churn, :mod:`gangkit.engine.churn`, is the general engine's); :func:`gangkit.simulate` then runs
+or the fast path ``lean_engine`` off turns the lean engine off; so does a rendezvous timeout on any job: restart
+churn, :mod:`gangkit.engine.churn`, is the general engine's); :func:`gangkit.simulate.run_engine` then runs
 :class:`OnePodGangRun` and goes to the general engine when
 :attr:`OnePodGangRun.needs_general_engine` (a ``jobs``-level run that the
 horizon cuts with jobs still in the system or not yet submitted: their rows
@@ -41,6 +41,7 @@ import math
 from array import array
 from collections import deque
 
+from gangkit.engine.lean.rules import asks
 from gangkit.engine.simulation import Simulation
 from gangkit.engine.state import JobState, OnePodJobs, PodState
 from gangkit.model.precision import ROUNDING, TOLERANCE
@@ -85,7 +86,7 @@ def applies(scenario: Scenario, stack) -> bool:
                 or j.snapshot is not None):
             return False
     return (all(n.gpus % g == 0 for n in scenario.nodes) and any(n.gpus >= g for n in scenario.nodes)
-            and stack.placement.places_in_arrival_order(scenario))
+            and asks(stack.placement, "places_in_arrival_order", scenario) is True)
 
 
 class OnePodGangRun(Simulation):
@@ -266,10 +267,10 @@ class OnePodGangRun(Simulation):
         """The state of job ``j``, running on ``node`` since ``start`` (it reached placement at ``enter``)."""
         spec = self._specs[j]
         g = spec.pod_sets[0].gpus
-        js = JobState(spec, j, remaining=float(spec.run_time), placing=True, bound=1, started_at=start,
-                      placed_at=start, progressing=True, bound_gpus=g, bound_since=start)
-        if start > enter:
-            js.waits["placement"] = 0.0 + (start - enter)
+        js = JobState(spec, j, remaining=float(spec.run_time), placing=True, layer="placement", layer_enter=enter)
+        self.close_wait(js, start)  # its wait in placement, charged as the general engine charges it at the start
+        js.layer = ""  # started: in no layer (Simulation._mark_started)
+        js.bound, js.started_at, js.placed_at, js.progressing, js.bound_gpus, js.bound_since = 1, start, start, True, g, start
         pod = PodState(js, 0, spec.pod_sets[0], f"{spec.name}-0", created=enter, node=node, bound_at=start,
                        remaining=float(spec.run_time))
         if spec.progress == "independent":
