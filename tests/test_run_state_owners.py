@@ -6,8 +6,11 @@
   not on the engine's job, and is derived anew when the job reaches the layer
   again.
 - Volcano's line entries are named tuples that order as plain tuples do.
-- ``JobState.extra_selector`` is keyed by pod set name only; labels for single
-  pods (Kueue TAS) are in ``JobState.pod_extra_selector``, keyed by pod index.
+- What Kueue hands the engine on admission is one value, ``JobState.admitted``
+  (:class:`gangkit.engine.admitted.Admitted`): counts and node labels by pod
+  set name only; labels for single pods (Kueue TAS) keyed by pod index.
+- Node suppliers are built fresh for each run from a frozen configuration
+  (``KarpenterSetup``, ``AutoscalerSetup``) and never reset themselves.
 """
 
 from __future__ import annotations
@@ -186,7 +189,7 @@ def tas_run(topology: bool, monkeypatch) -> list[tuple[dict, dict | None]]:
 
     def recording(self, wl):
         apply(self, wl)
-        seen.append((wl.job.extra_selector, wl.job.pod_extra_selector))
+        seen.append((wl.job.admitted.node_selector, wl.job.admitted.pod_node_selector))
 
     monkeypatch.setattr(KueueLayer, "_apply_flavors", recording)
     gk.simulate(gk.Scenario(node_list, jobs, kueue=setup), stack="kueue+gang")
@@ -377,3 +380,50 @@ def test_no_supplier_class_keeps_a_reset_path(cls):
     assert not re.search(r"def _?reset\b|\._?reset\(|start afresh|new run with the same object", source)
     assert not any(re.fullmatch(r"_?reset\w*", name) for name in dir(cls))
     assert isinstance(inspect.getattr_static(cls, "from_setup"), classmethod)
+
+
+# -- the admission handed over -------------------------------------------------------------------------------
+from gangkit.engine.admitted import Admitted  # noqa: E402
+
+
+@pytest.mark.parametrize("name, admitted, pod_set, pod_index, count, labels", [
+    ("a pod set named in the counts gets its count, partial admission's fewer pods",
+     Admitted({"workers": 2}, {}), PodSet("workers", 4, 1), 0, 2, None),
+    ("a pod set not named keeps its own count", Admitted({"workers": 2}, {}), PodSet("launcher", 1, 0), 0, 1, None),
+    ("a flavor's labels go to every pod of the pod set",
+     Admitted({"workers": 4}, {"workers": {"pool": "gpu"}}), PodSet("workers", 4, 1), 3, 4, {"pool": "gpu"}),
+    ("a pod's own labels (TAS) win over its pod set's",
+     Admitted({"workers": 2}, {"workers": {"pool": "gpu"}}, {1: {"pool": "gpu", HOSTNAME: "node-1"}}),
+     PodSet("workers", 2, 1), 1, 2, {"pool": "gpu", HOSTNAME: "node-1"}),
+    ("a pod without labels of its own under TAS gets its pod set's",
+     Admitted({"workers": 2}, {"workers": {"pool": "gpu"}}, {1: {HOSTNAME: "node-1"}}),
+     PodSet("workers", 2, 1), 0, 2, {"pool": "gpu"}),
+])
+def test_the_admission_handed_to_the_engine_reads_by_name(name, admitted, pod_set, pod_index, count, labels):
+    assert admitted.count(pod_set) == count
+    pod = PodState(waiting_job("placement", 0.0), pod_index, pod_set, f"j-{pod_index}")
+    assert admitted.labels(pod) == labels
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        admitted.counts = {}
+
+
+def test_partial_admission_hands_over_fewer_pods(monkeypatch):
+    """A gang Kueue admits with fewer pods (partial admission) is handed over with that count, by pod set name."""
+    seen = []
+    apply = KueueLayer._apply_flavors
+
+    def recording(self, wl):
+        apply(self, wl)
+        seen.append((wl.job.admitted, wl.job.spec.pod_sets[0]))
+
+    monkeypatch.setattr(KueueLayer, "_apply_flavors", recording)
+    gk.simulate(partial_admission(), stack="kueue+gang")
+    assert seen and all(isinstance(a, Admitted) and set(a.counts) == {"workers"} for a, _ in seen)
+    assert any(a.count(ps) < ps.count for a, ps in seen)
+    assert all(ps.min_count <= a.count(ps) <= ps.count for a, ps in seen)
+
+
+@pytest.mark.parametrize("field_name", ["extra_selector", "pod_extra_selector", "admitted_counts"])
+def test_the_engines_job_has_no_loose_admission_fields(field_name):
+    assert field_name not in {f.name for f in dataclasses.fields(JobState)}
+    assert "admitted" in {f.name for f in dataclasses.fields(JobState)}
