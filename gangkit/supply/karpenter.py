@@ -139,11 +139,10 @@ from gangkit.model.resources import Room
 from gangkit.supply.adoption import adoptable, instance_type_of, pool_of
 from gangkit.supply.apart import OnePerNode, group_of
 from gangkit.supply.cloud import GPU, InstanceType, Stages
-from gangkit.supply.fit import CPU, MEMORY, capacity, cheapest_type, within
+from gangkit.supply.fit import CPU, MEMORY, capacity, cheapest_type, within  # noqa: F401 (within: re-exported)
 from gangkit.supply.karpenter_consolidation import Claim, Consolidation, pending
 from gangkit.supply.karpenter_pod_metrics import SchedulableTimes, pod_metrics
 from gangkit.supply.karpenter_setup import KarpenterSetup, default_karpenter  # noqa: F401 (re-exported)
-from gangkit.supply.limits import at_limit
 from gangkit.supply.nodepool import NodePool
 
 NODES = "nodes"
@@ -447,31 +446,9 @@ class Karpenter(Consolidation, NodeSupplier):
                                  c.stages["initialized"], ready_at, ready_at - now))
 
     def launch_blocked(self, pods: list) -> str:
-        """Why no node will be launched for these pods: every dynamic NodePool has a limit that leaves no room for
-        any instance type it allows that holds one of them (Karpenter's ``filterByRemainingResources`` leaves
-        none), each such limit named (``nvidia.com/gpu``, ``cpu``, ``memory``), else ``""``."""
-        if not self.nodepools or not pods:
-            return ""
-        full = []
-        dynamic = [p for p in self.nodepools if not p.static]
-        if not dynamic:
-            return "; ".join(f"NodePool {p.name} is static (spec.replicas {p.replicas}): it launches no node for "
-                             "pending pods" for p in self.nodepools)
-        shapes = {(p.pod_set.gpus, p.pod_set.cpu, p.pod_set.memory) for p in pods}
-        for pool in dynamic:
-            if not pool.enforced:
-                return ""  # this pool can still grow
-            used = self._pool_usage(pool)
-            left = self._left(pool, [])
-            caps = [capacity(self.instance_types[t]) for t in pool.instance_types
-                    if any(self.instance_types[t].holds(*s) for s in shapes)]
-            if any(within(cap, left) for cap in caps):
-                return ""
-            blocking = [r for r in pool.enforced if not caps or any(cap[r] > left[r] for cap in caps)]
-            full.append(f"NodePool {pool.name} " + " and ".join(
-                at_limit(r, used[r], pool.enforced[r], min((cap[r] for cap in caps), default=None))
-                for r in blocking))
-        return "; ".join(full)
+        """Why no node will be launched for these pods, given this run's live nodes
+        (:meth:`KarpenterSetup.launch_blocked`), else ``""``."""
+        return self.setup.launch_blocked(pods, self._pool_usage)
 
     # -- metrics -----------------------------------------------------------------------
     def metrics(self) -> dict:

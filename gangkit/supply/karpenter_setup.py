@@ -22,13 +22,14 @@ gangkit's assumptions (:class:`~gangkit.supply.cloud.Stages`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gangkit.model.resources import labels_match
 from gangkit.supply.adoption import pool_of
-from gangkit.supply.cloud import InstanceType, Stages
-from gangkit.supply.fit import capacity, within
-from gangkit.supply.limits import most_gpus
+from gangkit.supply.cloud import GPU, InstanceType, Stages
+from gangkit.supply.fit import CPU, MEMORY, capacity, within
+from gangkit.supply.limits import at_limit, most_gpus
 from gangkit.supply.nodepool import NodePool
 
 __all__ = ["KarpenterSetup", "default_karpenter"]
@@ -110,6 +111,34 @@ class KarpenterSetup:
                         and labels_match(pool.node_labels(t), selector):
                     return True
         return False
+
+    def launch_blocked(self, pods: list, usage: Callable[[NodePool], dict] | None = None) -> str:
+        """Why no node will be launched for these pods: every dynamic NodePool has a limit that leaves no room for
+        any instance type it allows that holds one of them (Karpenter's ``filterByRemainingResources`` leaves
+        none), each such limit named (``nvidia.com/gpu``, ``cpu``, ``memory``), else ``""``. ``usage``: the
+        capacity a pool's live nodes use, per resource (a run's; none before any run)."""
+        if not self.nodepools or not pods:
+            return ""
+        full = []
+        dynamic = [p for p in self.nodepools if not p.static]
+        if not dynamic:
+            return "; ".join(f"NodePool {p.name} is static (spec.replicas {p.replicas}): it launches no node for "
+                             "pending pods" for p in self.nodepools)
+        shapes = {(p.pod_set.gpus, p.pod_set.cpu, p.pod_set.memory) for p in pods}
+        for pool in dynamic:
+            if not pool.enforced:
+                return ""  # this pool can still grow
+            used = usage(pool) if usage is not None else {GPU: 0, CPU: 0.0, MEMORY: 0}
+            left = {r: limit - used[r] for r, limit in pool.enforced.items()}
+            caps = [capacity(self.instance_types[t]) for t in pool.instance_types
+                    if any(self.instance_types[t].holds(*s) for s in shapes)]
+            if any(within(cap, left) for cap in caps):
+                return ""
+            blocking = [r for r in pool.enforced if not caps or any(cap[r] > left[r] for cap in caps)]
+            full.append(f"NodePool {pool.name} " + " and ".join(
+                at_limit(r, used[r], pool.enforced[r], min((cap[r] for cap in caps), default=None))
+                for r in blocking))
+        return "; ".join(full)
 
 
 def default_karpenter(scenario=None, stages: Stages | None = None) -> KarpenterSetup:
