@@ -10,12 +10,13 @@ with no NodeClaim, batch or counter yet, as Kueue's scheduler is built from a
 one after the other or side by side, each as if it were the first.
 
 The settings are Karpenter v1.14's: ``batchIdleDuration`` and
-``batchMaxDuration`` (``BATCH_IDLE_DURATION``, ``BATCH_MAX_DURATION``; 1 s and
-10 s by default), and the NodePools (:mod:`gangkit.supply.nodepool`). A static
+``batchMaxDuration`` (``--batch-idle-duration``, ``--batch-max-duration``, or
+``BATCH_IDLE_DURATION``, ``BATCH_MAX_DURATION``; 1 s and 10 s by default,
+``pkg/operator/options/options.go``), and the NodePools (:mod:`gangkit.supply.nodepool`). A static
 pool (``spec.replicas``) keeps ``min(replicas, limits.nodes)`` nodes of the
 cheapest type it allows; the nomination window, ``max(2 x batchMaxDuration,
 10 s)``, is how long a nomination outlives its last renewal (Karpenter
-``pkg/controllers/provisioning``). The stages a new node goes through are
+``pkg/controllers/state/statenode.go``). The stages a new node goes through are
 gangkit's assumptions (:class:`~gangkit.supply.cloud.Stages`).
 """
 
