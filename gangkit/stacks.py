@@ -27,8 +27,8 @@ from gangkit.placement.coscheduling import Coscheduling
 from gangkit.placement.kube_gang import KubeGang
 from gangkit.placement.kube_scheduler import KubeScheduler
 from gangkit.placement.yunikorn import YuniKorn
-from gangkit.supply.autoscaler import default_autoscaler
-from gangkit.supply.karpenter import default_karpenter
+from gangkit.supply.autoscaler import ClusterAutoscaler, default_autoscaler
+from gangkit.supply.karpenter import Karpenter, default_karpenter
 from gangkit.volcano.scheduler import VolcanoGang
 
 # The names (PLACEMENTS, LAYERS, STACKS) are run settings' vocabulary, with the orderings: RunSettings
@@ -95,7 +95,7 @@ def build_stack(name: str, settings: RunSettings, scenario=None) -> Stack:
     if name == "kueue+provreq+autoscaler":
         return _provreq_stack(name, settings, scenario)
     if name == "pod+autoscaler":
-        supplier = getattr(scenario, "autoscaler", None) or default_autoscaler(scenario)
+        supplier = ClusterAutoscaler.from_setup(getattr(scenario, "autoscaler", None) or default_autoscaler(scenario))
         return Stack(KubeScheduler(preemption=settings.preemption, fast_paths=settings.fast_paths), suppliers=[supplier], name=name)
     layers = name.split("+")
     with_kueue = layers[:1] == ["kueue"]
@@ -106,7 +106,7 @@ def build_stack(name: str, settings: RunSettings, scenario=None) -> Stack:
         suppliers = []
         gpus = None  # GPUs a default ClusterQueue's quota covers (None: the scenario's nodes)
         if with_karpenter:
-            supplier = getattr(scenario, "karpenter", None) or default_karpenter(scenario)
+            supplier = Karpenter.from_setup(getattr(scenario, "karpenter", None) or default_karpenter(scenario))
             suppliers = [supplier]
             # the default ClusterQueue's quota covers the nodes Karpenter may add
             gpus = sum(n.gpus for n in scenario.nodes) + supplier.provisionable_gpus(scenario)
@@ -134,7 +134,7 @@ def _provreq_stack(name: str, settings: RunSettings, scenario) -> Stack:
     scheduler places the pods on nodes requested for them; the scenario's
     node groups (``scenario.autoscaler``) or :func:`gangkit.supply.autoscaler.default_autoscaler`.
     """
-    supplier = getattr(scenario, "autoscaler", None) or default_autoscaler(scenario)
+    supplier = ClusterAutoscaler.from_setup(getattr(scenario, "autoscaler", None) or default_autoscaler(scenario))
     setup = getattr(scenario, "kueue", None)
     objects = setup  # else the default ClusterQueue, whose quota covers the nodes the autoscaler may add
     if objects is None:

@@ -260,8 +260,8 @@ def test_removing_unregistered_nodes_never_takes_a_group_below_its_min_size():
     """removeOldUnregisteredNodes deletes at most size - minSize nodes: with minSize 1, the stockout node
     (long-unregistered from 110 s, no longer upcoming) stays until the scale-up at 400 s makes the group 2."""
     ca = ClusterAutoscaler([NodeGroup("g8", G8, min_size=1, stockout=True)], max_node_provision_time=100.0)
-    result = gk.simulate(gk.Scenario(list(CPU_ONLY), [job("a", gpus=8, run_time=100)], autoscaler=ca),
-                         stack="pod+autoscaler", horizon=2000)
+    result = gk.simulate(gk.Scenario(list(CPU_ONLY), [job("a", gpus=8, run_time=100)]),
+                         stack=Stack(KubeScheduler(), suppliers=[ca], name="pod+autoscaler"), horizon=2000)
     ups = result.metrics["cluster_autoscaler_scaled_up_nodes_total"]
     assert list(zip(ups.time_s, ups.group_size)) == [(0.0, 1), (400.0, 2), (1100.0, 2)]
     removed = result.metrics["cluster_autoscaler_old_unregistered_nodes_removed_count"]

@@ -219,7 +219,7 @@ def test_the_default_karpenter_of_a_stack_name():
     assert [t for t in k.instance_types] == ["gpu-1", "gpu-2", "gpu-4", "gpu-6", "gpu-8"]
     assert k.provisionable_gpus(sc) == 12  # no limit: every GPU the jobs ask for
     assert karpenter(limit=16).provisionable_gpus(sc) == 16
-    result = gk.simulate(sc, stack=Stack(VolcanoGang(), suppliers=[k]))
+    result = gk.simulate(sc, stack=Stack(VolcanoGang(), suppliers=[Karpenter.from_setup(k)]))
     assert result.metrics["karpenter_nodeclaims_created_total"].instance_type.tolist() == ["gpu-6", "gpu-6"]
     assert result.jobs.start_s.tolist() == [151.0]
 
@@ -287,11 +287,13 @@ def test_nodeclaim_names_skip_the_names_of_scenario_nodes():
     assert result.jobs.state.tolist() == ["Finished"]
 
 
-def test_the_same_supplier_object_can_run_twice():
+def test_a_karpenter_serves_one_run_and_its_configuration_any_number():
     k = karpenter()
     sc = gk.Scenario(list(CPU_ONLY), [job("a", gpus=8, run_time=100)])
     one = gk.simulate(sc, stack=Stack(KubeScheduler(), suppliers=[k]))
-    two = gk.simulate(sc, stack=Stack(KubeScheduler(), suppliers=[k]))
+    with pytest.raises(ValueError, match="already served a run; build a fresh one for each run"):
+        gk.simulate(sc, stack=Stack(KubeScheduler(), suppliers=[k]))
+    two = gk.simulate(sc, stack=Stack(KubeScheduler(), suppliers=[Karpenter.from_setup(k)]))
     pd.testing.assert_frame_equal(one.events, two.events)
     assert len(two.metrics["karpenter_nodeclaims_created_total"]) == 1
 

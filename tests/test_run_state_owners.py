@@ -6,8 +6,11 @@
   not on the engine's job, and is derived anew when the job reaches the layer
   again.
 - Volcano's line entries are named tuples that order as plain tuples do.
-- ``JobState.extra_selector`` is keyed by pod set name only; labels for single
-  pods (Kueue TAS) are in ``JobState.pod_extra_selector``, keyed by pod index.
+- What Kueue hands the engine on admission is one value, ``JobState.admitted``
+  (:class:`gangkit.engine.admitted.Admitted`): counts and node labels by pod
+  set name only; labels for single pods (Kueue TAS) keyed by pod index.
+- Node suppliers are built fresh for each run from a frozen configuration
+  (``KarpenterSetup``, ``AutoscalerSetup``) and never reset themselves.
 """
 
 from __future__ import annotations
@@ -186,7 +189,7 @@ def tas_run(topology: bool, monkeypatch) -> list[tuple[dict, dict | None]]:
 
     def recording(self, wl):
         apply(self, wl)
-        seen.append((wl.job.extra_selector, wl.job.pod_extra_selector))
+        seen.append((wl.job.admitted.node_selector, wl.job.admitted.pod_node_selector))
 
     monkeypatch.setattr(KueueLayer, "_apply_flavors", recording)
     gk.simulate(gk.Scenario(node_list, jobs, kueue=setup), stack="kueue+gang")
@@ -209,3 +212,218 @@ def test_extra_selector_has_one_key_type(monkeypatch, name, topology, per_pod):
 
 def test_the_engines_job_has_no_field_for_volcanos_shape():
     assert "shape" not in {f.name for f in dataclasses.fields(JobState)}
+
+
+# -- suppliers built fresh for each run ---------------------------------------------------------------------
+import pandas as pd  # noqa: E402
+
+from gangkit.engine.simulation import Simulation  # noqa: E402
+from gangkit.placement.kube_scheduler import KubeScheduler  # noqa: E402
+from gangkit.stacks import build_stack  # noqa: E402
+from gangkit.supply import (  # noqa: E402
+    AutoscalerSetup,
+    ClusterAutoscaler,
+    InstanceType,
+    Karpenter,
+    KarpenterSetup,
+    NodeGroup,
+    NodePool,
+    Stages,
+    lognormal,
+)
+from gangkit.supply.provisioning_request import ProvisioningRequestSpec  # noqa: E402
+
+G8 = InstanceType("g8", 8, 8.0)
+SUPPLY_TYPES = [InstanceType("g2", 2, 2.5), InstanceType("g4", 4, 3.5), G8]
+SYSTEM = [Node("system-0", 0)]
+
+
+def karpenter_setup() -> KarpenterSetup:
+    """A static pool, a limited dynamic pool that consolidates, random stages: every part of Karpenter's run state."""
+    pools = [NodePool("warm", ["g8"], replicas=1),
+             NodePool("gpu", ["g2", "g4", "g8"], limits={"nvidia.com/gpu": 24}, consolidate_after=30.0,
+                      consolidation_policy="WhenEmptyOrUnderutilized")]
+    return KarpenterSetup(pools, SUPPLY_TYPES, stages=Stages(registered=lognormal(60.0, 0.3)))
+
+
+def autoscaler_setup() -> AutoscalerSetup:
+    return AutoscalerSetup((NodeGroup("g4", InstanceType("g4", 4, 3.5), max_size=4), NodeGroup("g8", G8, max_size=3)),
+                           scale_down_unneeded_time=60.0, scale_down_delay_after_add=60.0)
+
+
+def supplier_jobs() -> list:
+    return [job("a", pods=2, gpus=8, run_time=300), job("b", pods=3, gpus=4, run_time=200, submit_time=50.0),
+            job("c", gpus=2, run_time=100, submit_time=400.0), job("d", pods=2, gpus=8, run_time=100, submit_time=900.0)]
+
+
+def karpenter_scenario(setup=None) -> gk.Scenario:
+    return gk.Scenario(list(SYSTEM), supplier_jobs(), karpenter=setup or karpenter_setup(),
+                       settings=gk.RunSettings(stack="kueue+gang+karpenter", seed=3))
+
+
+def autoscaler_scenario(setup=None) -> gk.Scenario:
+    return gk.Scenario(list(SYSTEM), supplier_jobs(), autoscaler=setup or autoscaler_setup(),
+                       settings=gk.RunSettings(stack="kueue+provreq+autoscaler", seed=3))
+
+
+def provreq_scenario(setup=None) -> gk.Scenario:
+    """A ProvisioningRequest applied directly: the autoscaler's own work from time 0 (its ``start``)."""
+    request = ProvisioningRequestSpec("capacity", (PodSet("w", 2, 8),), create_time=10.0)
+    jobs = [dataclasses.replace(j, consume_provisioning_request="capacity" if j.name == "a" else None)
+            for j in supplier_jobs()]
+    return gk.Scenario(list(SYSTEM), jobs, autoscaler=setup or autoscaler_setup(),
+                       provisioning_requests=[request], settings=gk.RunSettings(stack="pod+autoscaler", seed=3))
+
+
+SUPPLIED = {"Karpenter": karpenter_scenario, "cluster-autoscaler": autoscaler_scenario,
+            "cluster-autoscaler with a ProvisioningRequest applied": provreq_scenario}
+
+
+def same_run(one, two) -> None:
+    pd.testing.assert_frame_equal(one.events, two.events)
+    pd.testing.assert_frame_equal(one.jobs, two.jobs)
+    assert sorted(one.metrics) == sorted(two.metrics)
+    for name in one.metrics:
+        pd.testing.assert_frame_equal(one.metrics[name], two.metrics[name])
+
+
+@pytest.mark.parametrize("name", list(SUPPLIED))
+def test_one_configuration_run_twice_in_a_row_gives_the_results_of_fresh_ones(name):
+    build = SUPPLIED[name]
+    shared = build()
+    first, second = gk.simulate(shared), gk.simulate(shared)
+    fresh = gk.simulate(build())
+    same_run(first, fresh)
+    same_run(second, fresh)
+    assert len(first.events[first.events.event == "node_launched"]) > 0  # the supplier did work in the run
+
+
+def _supplier_state(s) -> dict:
+    """What a supplier's metrics say (a snapshot of its run state)."""
+    return {k: v.copy() for k, v in s.metrics().items()}
+
+
+@pytest.mark.parametrize("name", list(SUPPLIED))
+def test_two_runs_of_one_configuration_side_by_side_keep_apart(name):
+    """One run stops half way, a second run of the same configuration runs whole: the second gives a fresh run's
+    results, and the first's supplier is as it was (the old reset-on-new-run would have wiped it)."""
+    sc = SUPPLIED[name]()
+    settings = sc.settings
+    halfway = Simulation(sc, build_stack(settings.stack, settings, sc))
+    halfway.run(until=450.0)
+    supplier = halfway.stack.suppliers[0]
+    before = _supplier_state(supplier)
+    assert any(len(v) for v in before.values())
+    whole = gk.simulate(sc)
+    same_run(whole, gk.simulate(SUPPLIED[name]()))
+    after = _supplier_state(supplier)
+    assert sorted(before) == sorted(after)
+    for k in before:
+        pd.testing.assert_frame_equal(before[k], after[k])
+    assert whole.jobs.equals(gk.simulate(sc).jobs)
+
+
+@pytest.mark.parametrize("name, build", [
+    ("Karpenter", lambda: Karpenter.from_setup(karpenter_setup())),
+    ("cluster-autoscaler", lambda: ClusterAutoscaler.from_setup(autoscaler_setup())),
+])
+def test_a_supplier_serves_one_run_and_refuses_a_second_instead_of_starting_afresh(name, build):
+    supplier = build()
+    sc = gk.Scenario(list(SYSTEM), supplier_jobs())
+    gk.simulate(sc, stack=gk.Stack(_kube(), suppliers=[supplier]))
+    with pytest.raises(ValueError, match="has already served a run; build a fresh one for each run"):
+        gk.simulate(sc, stack=gk.Stack(_kube(), suppliers=[supplier]))
+    fresh = type(supplier).from_setup(supplier)
+    assert fresh is not supplier and fresh.setup is supplier.setup
+    gk.simulate(sc, stack=gk.Stack(_kube(), suppliers=[fresh]))
+
+
+def _kube():
+    return KubeScheduler()
+
+
+@pytest.mark.parametrize("name, setup, field_name, value", [
+    ("Karpenter's batch window", karpenter_setup, "batch_idle", 5.0),
+    ("Karpenter's NodePools", karpenter_setup, "nodepools", ()),
+    ("cluster-autoscaler's scan interval", autoscaler_setup, "scan_interval", 1.0),
+    ("cluster-autoscaler's node groups", autoscaler_setup, "node_groups", ()),
+])
+def test_a_suppliers_configuration_is_frozen(name, setup, field_name, value):
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(setup(), field_name, value)
+
+
+@pytest.mark.parametrize("name, build, kind, supplier", [
+    ("a Karpenter built directly has its configuration", lambda: Karpenter([NodePool("p", ["g8"])], [G8]),
+     KarpenterSetup, Karpenter),
+    ("a cluster-autoscaler built directly has its configuration", lambda: ClusterAutoscaler([NodeGroup("g8", G8)]),
+     AutoscalerSetup, ClusterAutoscaler),
+    ("the +karpenter stacks' default is a configuration", lambda: gk.supply.default_karpenter(), KarpenterSetup,
+     Karpenter),
+    ("the +autoscaler stacks' default is a configuration", lambda: gk.supply.default_autoscaler(), AutoscalerSetup,
+     ClusterAutoscaler),
+])
+def test_configurations_and_run_objects(name, build, kind, supplier):
+    made = build()
+    setup = made if isinstance(made, kind) else made.setup
+    assert isinstance(setup, kind)
+    run = supplier.from_setup(made)
+    assert isinstance(run, gk.NodeSupplier) and run.setup is setup and run is not supplier.from_setup(setup)
+
+
+@pytest.mark.parametrize("cls", [Karpenter, ClusterAutoscaler], ids=["Karpenter", "ClusterAutoscaler"])
+def test_no_supplier_class_keeps_a_reset_path(cls):
+    """A supplier's run state is made once, in ``from_setup``; nothing wipes it when another run shows up."""
+    import inspect
+
+    source = inspect.getsource(inspect.getmodule(cls))
+    assert not re.search(r"def _?reset\b|\._?reset\(|start afresh|new run with the same object", source)
+    assert not any(re.fullmatch(r"_?reset\w*", name) for name in dir(cls))
+    assert isinstance(inspect.getattr_static(cls, "from_setup"), classmethod)
+
+
+# -- the admission handed over -------------------------------------------------------------------------------
+from gangkit.engine.admitted import Admitted  # noqa: E402
+
+
+@pytest.mark.parametrize("name, admitted, pod_set, pod_index, count, labels", [
+    ("a pod set named in the counts gets its count, partial admission's fewer pods",
+     Admitted({"workers": 2}, {}), PodSet("workers", 4, 1), 0, 2, None),
+    ("a pod set not named keeps its own count", Admitted({"workers": 2}, {}), PodSet("launcher", 1, 0), 0, 1, None),
+    ("a flavor's labels go to every pod of the pod set",
+     Admitted({"workers": 4}, {"workers": {"pool": "gpu"}}), PodSet("workers", 4, 1), 3, 4, {"pool": "gpu"}),
+    ("a pod's own labels (TAS) win over its pod set's",
+     Admitted({"workers": 2}, {"workers": {"pool": "gpu"}}, {1: {"pool": "gpu", HOSTNAME: "node-1"}}),
+     PodSet("workers", 2, 1), 1, 2, {"pool": "gpu", HOSTNAME: "node-1"}),
+    ("a pod without labels of its own under TAS gets its pod set's",
+     Admitted({"workers": 2}, {"workers": {"pool": "gpu"}}, {1: {HOSTNAME: "node-1"}}),
+     PodSet("workers", 2, 1), 0, 2, {"pool": "gpu"}),
+])
+def test_the_admission_handed_to_the_engine_reads_by_name(name, admitted, pod_set, pod_index, count, labels):
+    assert admitted.count(pod_set) == count
+    pod = PodState(waiting_job("placement", 0.0), pod_index, pod_set, f"j-{pod_index}")
+    assert admitted.labels(pod) == labels
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        admitted.counts = {}
+
+
+def test_partial_admission_hands_over_fewer_pods(monkeypatch):
+    """A gang Kueue admits with fewer pods (partial admission) is handed over with that count, by pod set name."""
+    seen = []
+    apply = KueueLayer._apply_flavors
+
+    def recording(self, wl):
+        apply(self, wl)
+        seen.append((wl.job.admitted, wl.job.spec.pod_sets[0]))
+
+    monkeypatch.setattr(KueueLayer, "_apply_flavors", recording)
+    gk.simulate(partial_admission(), stack="kueue+gang")
+    assert seen and all(isinstance(a, Admitted) and set(a.counts) == {"workers"} for a, _ in seen)
+    assert any(a.count(ps) < ps.count for a, ps in seen)
+    assert all(ps.min_count <= a.count(ps) <= ps.count for a, ps in seen)
+
+
+@pytest.mark.parametrize("field_name", ["extra_selector", "pod_extra_selector", "admitted_counts"])
+def test_the_engines_job_has_no_loose_admission_fields(field_name):
+    assert field_name not in {f.name for f in dataclasses.fields(JobState)}
+    assert "admitted" in {f.name for f in dataclasses.fields(JobState)}

@@ -51,13 +51,13 @@ def resume_job(sim: Any, js: JobState, now: float) -> bool:
     run_time = float(js.spec.run_time)
     i = 0
     for ps in js.spec.pod_sets:
-        for _ in range(js.admitted_counts.get(ps.name, ps.count)):
+        for _ in range(ps.count if js.admitted is None else js.admitted.count(ps)):
             ran = snap.elapsed[i] if i < len(snap.elapsed) else 0.0  # an independent pod's own time left
             js.pods.append(PodState(js, i, ps, f"{js.spec.name}-{i}", remaining=max(0.0, run_time - ran)))
             i += 1
-    if js.extra_selector:  # the flavor's node labels, as _to_placement adds them
+    if js.admitted is not None and js.admitted.node_selector:  # the flavor's node labels, as _to_placement adds them
         for p in js.pods:
-            labels = js.extra_selector.get(p.pod_set.name)
+            labels = js.admitted.node_selector.get(p.pod_set.name)
             if labels:
                 merged = dict(p.pod_set.node_selector)
                 merged.update(labels)

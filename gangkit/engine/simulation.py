@@ -302,18 +302,18 @@ class Simulation(NodeChanges, JobStops):
             js.placing = True
             js.seq = self._job_seq
             self._job_seq += 1
-            if js.admitted_counts and js.pods and len(js.pods) != sum(js.admitted_counts.values()):
+            admitted = js.admitted  # what Kueue handed over (gangkit.engine.admitted), None without it
+            if admitted is not None and admitted.counts and js.pods and len(js.pods) != admitted.total():
                 js.pods = []  # readmitted with other counts: the Job controller makes a new set of pods
             if not js.pods:
                 i = 0
                 for ps in js.spec.pod_sets:
-                    for _ in range(js.admitted_counts.get(ps.name, ps.count)):
+                    for _ in range(ps.count if admitted is None else admitted.count(ps)):
                         js.pods.append(PodState(js, i, ps, f"{js.spec.name}-{i}", remaining=float(js.spec.run_time)))
                         i += 1
-            per_pod = js.pod_extra_selector
-            if js.extra_selector or per_pod:  # e.g. the node labels of the ResourceFlavor Kueue assigned
-                for p in js.pods:  # a pod's own labels first (Kueue TAS's domain per pod), else its pod set's
-                    labels = (per_pod and per_pod.get(p.index)) or js.extra_selector.get(p.pod_set.name)
+            if admitted is not None and (admitted.node_selector or admitted.pod_node_selector):
+                for p in js.pods:  # e.g. the node labels of the ResourceFlavor Kueue assigned, per pod under TAS
+                    labels = admitted.labels(p)
                     if labels and p.node is None:
                         base = p.pod_set if p.pod_set in js.spec.pod_sets else next(ps for ps in js.spec.pod_sets if ps.name == p.pod_set.name)
                         merged = dict(base.node_selector)

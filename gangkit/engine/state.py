@@ -14,6 +14,7 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass, field
 
+from gangkit.engine.admitted import Admitted
 from gangkit.model.jobs import Job, PodSet
 from gangkit.model.nodes import Node
 from gangkit.model.reasons import Reason
@@ -81,11 +82,7 @@ class JobState:
     placed_at: float | None = None
     restarts: int = 0
     placing: bool = False  # its pods exist and wait in (or were placed by) the placement layer
-    extra_selector: dict = field(default_factory=dict)  # pod set name -> labels an admission layer adds
-    # pod index -> labels an admission layer adds to that pod alone, over its pod set's (Kueue TAS: the flavor's
-    # and the topology domain's); None when it adds none (no empty dict per job)
-    pod_extra_selector: dict | None = None
-    admitted_counts: dict = field(default_factory=dict)  # pod set -> pods admitted (Kueue partial admission)
+    admitted: Admitted | None = None  # what the admission layer handed over: counts and labels (engine.admitted)
     deactivated_at: float | None = None
     layer: str = ""  # the layer the job waits in now
     layer_enter: float = 0.0

@@ -357,30 +357,10 @@ class KueueLayer(AdmissionLayer):
             self.kueue.topology_changed(grew)
 
     def _apply_flavors(self, wl: Workload) -> None:
-        """Kueue injects each assigned flavor's node labels into the pods' node selector (and admits its counts),
-        per pod set of the job: the Workload's pod sets are the job's, in order. A pod set with a topology
-        assignment gets, pod by pod (``JobState.pod_extra_selector``, keyed by the pod's index in the job), the
-        flavor's labels and its domain's."""
-        flavors = self.kueue.flavors
-        js = wl.job
-        name_of = {pss.name: ps.name for pss, ps in zip(wl.pod_sets, js.spec.pod_sets)}
-        by_name = {}
-        for ps_name, res_flavor in wl.admission.flavors.items():
-            labels: dict[str, str] = {}
-            for f in sorted(set(res_flavor.values())):
-                labels.update(flavors[f].node_labels)  # the flavor's (label, value) pairs in order
-            if labels:
-                by_name[name_of.get(ps_name, ps_name)] = labels
-        by_pod = {}
-        first = 0
-        for pss, ps in zip(wl.pod_sets, js.spec.pod_sets) if wl.admission.topology else ():
-            ta = wl.admission.topology.get(pss.name)
-            for k, domain in enumerate(ta.pod_labels() if ta is not None else ()):
-                by_pod[first + k] = {**by_name.get(ps.name, {}), **domain}
-            first += wl.admission.counts.get(pss.name, pss.count)
-        js.extra_selector = by_name
-        js.pod_extra_selector = by_pod or None
-        js.admitted_counts = {name_of.get(k, k): v for k, v in wl.admission.counts.items()}
+        """Kueue starts the job as its admission says: per pod set of the job (the Workload's pod sets are the job's,
+        in order) the count admitted and the assigned flavors' node labels, and under TAS each pod's domain labels
+        (:meth:`gangkit.kueue.objects.Admission.handover`)."""
+        wl.job.admitted = wl.admission.handover(wl.pod_sets, wl.job.spec.pod_sets, self.kueue.flavors)
 
     def release(self, js, now: float) -> None:
         wl = self.workloads.pop(js.index, None)  # a finished job's Workload is forgotten: memory follows the live jobs

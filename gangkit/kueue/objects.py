@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gangkit.engine.admitted import Admitted
+
 DEFAULT_POD_SET = "main"  # kueue.DefaultPodSetName: the pod set of a batch/v1 Job's (and a lone Pod's) Workload
 
 GPU = "nvidia.com/gpu"
@@ -235,6 +237,28 @@ class Admission:
     counts: dict[str, int]
     usage: dict[FlavorResource, int]
     topology: dict[str, TopologyAssignment] = field(default_factory=dict)  # podset -> its topologyAssignment
+
+    def handover(self, workload_pod_sets: list, job_pod_sets: list, flavors: dict) -> Admitted:
+        """What the job integration starts the job with (Kueue v0.19 ``pkg/podset/podset.go``, ``FromAssignment``;
+        :mod:`gangkit.engine.admitted`): per pod set of the job, matched to the Workload's by position, the count
+        admitted and the node labels of every flavor assigned to it (each flavor once, in name order); under TAS,
+        per pod (its index in the job), those labels and its topology domain's (the topology ungater's)."""
+        name_of = {pss.name: ps.name for pss, ps in zip(workload_pod_sets, job_pod_sets)}
+        by_name = {}
+        for ps_name, res_flavor in self.flavors.items():
+            labels: dict[str, str] = {}
+            for f in sorted(set(res_flavor.values())):
+                labels.update(flavors[f].node_labels)  # the flavor's (label, value) pairs in order
+            if labels:
+                by_name[name_of.get(ps_name, ps_name)] = labels
+        by_pod = {}
+        first = 0
+        for pss, ps in zip(workload_pod_sets, job_pod_sets) if self.topology else ():
+            ta = self.topology.get(pss.name)
+            for k, domain in enumerate(ta.pod_labels() if ta is not None else ()):
+                by_pod[first + k] = {**by_name.get(ps.name, {}), **domain}
+            first += self.counts.get(pss.name, pss.count)
+        return Admitted({name_of.get(k, k): v for k, v in self.counts.items()}, by_name, by_pod or None)
 
 
 @dataclass(eq=False)

@@ -180,13 +180,15 @@ class ProvisioningRequestCheck(AdmissionLayer):
         attempt = self._retries.get(js.index, 0) + 1  # Kueue: the check's retryCount + 1 (a preemption does not count)
         self._attempts[js.index] = attempt
         wl = self.kueue_layer.workloads.get(js.index)
-        counts = js.admitted_counts if wl is not None and wl.admission is not None else {}  # by the job's pod sets
+        admitted = js.admitted  # the counts and flavors' labels of the quota reserved (gangkit.engine.admitted)
+        counted = admitted is not None and wl is not None and wl.admission is not None
         pods, groups = [], []
         for ps in js.spec.pod_sets:
             selector = dict(ps.node_selector)
-            selector.update(js.extra_selector.get(ps.name, {}))
+            if admitted is not None:
+                selector.update(admitted.node_selector.get(ps.name, {}))
             req = (ps.gpus, ps.cpu or 0.0, ps.memory or 0, tuple(sorted(selector.items())))
-            n = counts.get(ps.name, ps.count)
+            n = admitted.count(ps) if counted else ps.count
             pods.extend([req] * n)
             groups.extend([(js.index, ps.name) if ps.one_per_node else None] * n)  # as gangkit.supply.apart.group_of
         pr = ProvisioningRequest(f"{js.spec.name}-{self.check.name}-{attempt}", pods, self.config.provisioning_class, job=js,

@@ -132,84 +132,58 @@ Only nodes this autoscaler launched are ever removed; scenario nodes stay.
 from __future__ import annotations
 
 import math
+from dataclasses import fields
 
 import pandas as pd
 
 from gangkit.engine.sockets import NodeSupplier
-from gangkit.model.backoff import doubling
 from gangkit.model.nodes import Node
 from gangkit.model.precision import TOLERANCE, next_boundary
 from gangkit.supply.apart import OnePerNode, group_of
+from gangkit.supply.autoscaler_requests import ProvisioningRequests
+from gangkit.supply.autoscaler_setup import DAY, AutoscalerSetup, default_autoscaler  # noqa: F401 (re-exported)
 from gangkit.supply.binpacking import Slot, place, pod_request
-from gangkit.supply.cloud import GPU, InstanceType, Stages
-from gangkit.supply.expander import DEFAULT_EXPANDER, EXPANDERS, choose, waste
+from gangkit.supply.cloud import GPU
+from gangkit.supply.expander import EXPANDERS, choose, waste
 from gangkit.supply.node_groups import GroupState, Launched, NodeGroup
 from gangkit.supply.provisioning_request import (
     BEST_EFFORT_ATOMIC,
     BOOKING,
-    BOOKING_CONSUMED,
     CHECK_CAPACITY,
-    PROVISIONING_CLASSES,
-    RESERVATION_EXPIRED,
     ProvisioningRequest,
 )
 from gangkit.supply.scale_down import ScaleDown
 
-DAY = 86400.0
 
-
-class ClusterAutoscaler(ScaleDown, NodeSupplier):
+class ClusterAutoscaler(ProvisioningRequests, ScaleDown, NodeSupplier):
     """The ``autoscaler`` node supplier (see the module docstring for its rules)."""
 
     name = "autoscaler"
 
-    def __init__(self, node_groups: list[NodeGroup], *, scan_interval: float = 10.0, expander: str = DEFAULT_EXPANDER,
-                 max_node_provision_time: float = 900.0, max_node_startup_time: float = 900.0,
-                 initial_backoff: float = 300.0, max_backoff: float = 1800.0,
-                 backoff_reset: float = 10800.0, scale_down: bool = True, scale_down_unneeded_time: float = 600.0,
-                 scale_down_delay_after_add: float = 600.0, utilization_threshold: float = 0.5,
-                 max_scale_down_parallelism: int = 10, max_drain_parallelism: int = 1,
-                 provisioning_request_expiry: float = 7 * DAY,
-                 provisioning_request_initial_backoff: float = 60.0, provisioning_request_max_backoff: float = 600.0,
-                 stages: Stages | None = None, max_empty_bulk_delete: int | None = None):
-        if max_empty_bulk_delete is not None:
-            raise ValueError("ClusterAutoscaler: max_empty_bulk_delete: cluster-autoscaler removed --max-empty-bulk-delete "
-                             "in 1.33; expected max_scale_down_parallelism (nodes removed at once, empty or drained; "
-                             "default 10) and max_drain_parallelism (non-empty nodes drained at once; default 1), "
-                             f"got max_empty_bulk_delete={max_empty_bulk_delete!r}")
-        for flag, value in (("max_scale_down_parallelism", max_scale_down_parallelism),
-                            ("max_drain_parallelism", max_drain_parallelism)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"ClusterAutoscaler: {flag}: expected a whole number >= 0, got {value!r}")
-        names = [g.name for g in node_groups]
-        if len(set(names)) != len(names):
-            raise ValueError(f"ClusterAutoscaler: node_groups: expected unique names, got {names}")
-        if expander not in EXPANDERS:
-            raise ValueError(f"ClusterAutoscaler: expander: expected one of {', '.join(EXPANDERS)}, got {expander!r}")
-        if not scan_interval > 0:
-            raise ValueError(f"ClusterAutoscaler: scan_interval: expected seconds > 0, got {scan_interval!r}")
-        self.node_groups = list(node_groups)
-        self.scan_interval = float(scan_interval)
-        self.expander = expander
-        self.max_node_provision_time = float(max_node_provision_time)
-        self.max_node_startup_time = float(max_node_startup_time)
-        self.initial_backoff = float(initial_backoff)
-        self.max_backoff = float(max_backoff)
-        self.backoff_reset = float(backoff_reset)
-        self.scale_down = scale_down
-        self.scale_down_unneeded_time = float(scale_down_unneeded_time)
-        self.scale_down_delay_after_add = float(scale_down_delay_after_add)
-        self.utilization_threshold = float(utilization_threshold)
-        self.max_scale_down_parallelism = max_scale_down_parallelism
-        self.max_drain_parallelism = max_drain_parallelism
-        self.provisioning_request_expiry = float(provisioning_request_expiry)
-        self.provisioning_request_initial_backoff = float(provisioning_request_initial_backoff)
-        self.provisioning_request_max_backoff = float(provisioning_request_max_backoff)
-        self.stages = stages or Stages()
-        self._sim = None
-        self._reset()
+    def __init__(self, node_groups: list[NodeGroup], **flags):
+        """``flags``: the fields of :class:`~gangkit.supply.autoscaler_setup.AutoscalerSetup` (its defaults)."""
+        self._take(AutoscalerSetup(tuple(node_groups), **flags))
 
-    def _reset(self) -> None:
+    @classmethod
+    def from_setup(cls, setup: "AutoscalerSetup | ClusterAutoscaler") -> "ClusterAutoscaler":
+        """A fresh cluster-autoscaler for one run (no node, backoff or request yet) from a scenario's configuration:
+        an :class:`AutoscalerSetup`, or a ClusterAutoscaler whose configuration is taken (a scenario may carry
+        either)."""
+        autoscaler = cls.__new__(cls)
+        autoscaler._take(setup.setup if isinstance(setup, ClusterAutoscaler) else setup)
+        return autoscaler
+
+    def for_run(self) -> "ClusterAutoscaler":
+        """A fresh cluster-autoscaler with this one's configuration."""
+        return ClusterAutoscaler.from_setup(self.setup)
+
+    def _take(self, setup: AutoscalerSetup) -> None:
+        """This run's state, empty, and the configuration's flags at hand."""
+        self.setup = setup
+        for f in fields(setup):
+            setattr(self, f.name, getattr(setup, f.name))
+        self.node_groups = list(setup.node_groups)
+        self._sim = None  # the run this autoscaler serves (it serves one)
         self._nodes: dict[str, Launched] = {}
         self._groups = {g.name: GroupState() for g in self.node_groups}
         self._count = {g.name: 0 for g in self.node_groups}
@@ -231,7 +205,7 @@ class ClusterAutoscaler(ScaleDown, NodeSupplier):
 
     def provisionable_gpus(self, scenario=None) -> int:
         """The GPUs all node groups hold at their ``max_size``."""
-        return sum(g.max_size * g.instance_type.gpus for g in self.node_groups)
+        return self.setup.provisionable_gpus(scenario)
 
     def group_size(self, name: str) -> int:
         """Nodes of group ``name`` now (requested, joining or ready)."""
@@ -239,7 +213,7 @@ class ClusterAutoscaler(ScaleDown, NodeSupplier):
 
     # -- the NodeSupplier socket ------------------------------------------------
     def can_ever_fit(self, gpus: int, cpu: float, memory: int, selector: tuple) -> bool:
-        return any(g.max_size > 0 and g.holds(gpus, cpu, memory, selector) for g in self.node_groups)
+        return self.setup.can_ever_fit(gpus, cpu, memory, selector)
 
     def observe(self, sim, now: float, unschedulable: list) -> None:
         self._bind(sim)
@@ -251,77 +225,14 @@ class ClusterAutoscaler(ScaleDown, NodeSupplier):
             self._wake_at_deadline(sim, now)
 
     def _bind(self, sim) -> None:
-        if sim is not self._sim:  # a new run with the same object: start afresh
+        """Bind the run this autoscaler serves, at its first call (the engine's ``start``, or a Kueue check's
+        request): a cluster-autoscaler serves one run (a stack name builds a fresh one, :meth:`from_setup`)."""
+        if self._sim is None:
             self._sim = sim
-            self._reset()
-
-    # -- ProvisioningRequests ------------------------------------------------------
-    def start(self, sim, jobs: list) -> None:
-        """The ProvisioningRequests the scenario applies directly: each created at its ``create_time``, its
-        consumers the jobs of its namespace whose pods name it."""
-        self._bind(sim)
-        by_key = {}
-        for spec in getattr(sim.scenario, "provisioning_requests", ()):
-            pr = spec.request()
-            by_key[(spec.namespace or "default", spec.name)] = pr
-            sim.call_at(spec.create_time, lambda t, pr=pr: self.submit_request(sim, pr, t))
-        for i, j in enumerate(jobs):
-            pr = by_key.get((j.namespace or "default", j.consume_provisioning_request))
-            if pr is not None:
-                pr.consumers.append(i)
-
-    def submit_request(self, sim, pr: ProvisioningRequest, now: float) -> None:
-        """A new ProvisioningRequest (Kueue's admission check created it, or a user applied it)."""
-        self._bind(sim)
-        if pr.provisioning_class not in PROVISIONING_CLASSES:
-            raise ValueError(f"ProvisioningRequest {pr.name}: provisioningClassName: expected one of "
-                             f"{', '.join(PROVISIONING_CLASSES)}, got {pr.provisioning_class!r}")
-        pr.created = now
-        pr.next_try = now
-        self._requests.append(pr)
-        self._provreq_rows.append((now, pr.name, "Created", "", len(pr.pods)))
-        self._wake(sim, now)
-
-    def cancel_request(self, pr: ProvisioningRequest) -> None:
-        """The request's workload finished or left: forget it and release its booking."""
-        if pr in self._requests:
-            self._requests.remove(pr)
-        for n in self._nodes.values():
-            if n.request is pr:
-                n.request = None
-
-    def requests_of(self, js) -> list[ProvisioningRequest]:
-        """The ProvisioningRequests this autoscaler holds for job ``js``."""
-        return [pr for pr in self._requests if pr.job is js]
-
-    def _consumer_jobs(self, pr: ProvisioningRequest) -> list:
-        """The job states whose pods consume ``pr``: its Kueue workload's job, or the jobs naming it."""
-        if pr.job is not None:
-            return [pr.job]
-        sim = self._sim
-        jobs = [sim.jobs[i] if sim.jobs else sim.live.get(i) for i in pr.consumers]
-        return [js for js in jobs if js is not None]
-
-    def _consumed(self, pr: ProvisioningRequest) -> int:
-        """How many pods consuming ``pr`` are bound (CA counts the pods on nodes that name it)."""
-        return sum(1 for js in self._consumer_jobs(pr) for p in js.pods if p.node is not None)
-
-    def _kueue_consumers(self) -> set:
-        """The jobs (their ids) of Kueue's requests: their pods carry the consume annotation (Kueue's podSetUpdates)."""
-        return {id(pr.job) for pr in self._requests if pr.job is not None}
-
-    def _expire_bookings(self, now: float) -> None:
-        """CA's BookingExpired: the 10-minute reservation is over, or as many pods as asked for are bound."""
-        for pr in self._requests:
-            if pr.state != "Provisioned" or pr.booking_expired:
-                continue
-            if now >= pr.provisioned_at + BOOKING - TOLERANCE:
-                pr.booking_expired = RESERVATION_EXPIRED
-            elif self._consumed(pr) >= len(pr.pods):
-                pr.booking_expired = BOOKING_CONSUMED
-            else:
-                continue
-            self._provreq_rows.append((now, pr.name, "BookingExpired", pr.booking_expired, len(pr.pods)))
+        elif sim is not self._sim:
+            raise ValueError("ClusterAutoscaler cluster-autoscaler: this autoscaler has already served a run; build a "
+                             "fresh one for each run (ClusterAutoscaler.from_setup(autoscaler.setup), or put it on "
+                             "Scenario.autoscaler)")
 
     def launch_blocked(self, pods: list) -> str:
         """cluster-autoscaler's event for pods that consume a ProvisioningRequest: they trigger no scale-up."""
@@ -330,16 +241,6 @@ class ClusterAutoscaler(ScaleDown, NodeSupplier):
             return ""
         return ("Unschedulable pod didn't trigger scale-up, because it's consuming ProvisioningRequest "
                 + ", ".join(f"{ns}/{name}" for ns, name in sorted(named)))
-
-    def _set_state(self, pr: ProvisioningRequest, state: str, reason: str, message: str, now: float) -> None:
-        pr.state, pr.reason, pr.message = state, reason, message
-        if state == "Provisioned":
-            pr.provisioned_at = now
-        elif state == "Failed":
-            pr.failed_at = now
-        self._provreq_rows.append((now, pr.name, state, reason, len(pr.pods)))
-        if pr.on_change is not None:
-            pr.on_change(pr)
 
     # -- the loop ----------------------------------------------------------------
     def _has_work(self, now: float) -> bool:
@@ -350,11 +251,6 @@ class ClusterAutoscaler(ScaleDown, NodeSupplier):
         if any(self._booked(pr, now) and self._consumed(pr) >= len(pr.pods) for pr in self._requests):
             return True  # its BookingExpired (CapacityBookingConsumed) is set at the next scan
         return self.scale_down and any(n.ready and n.unneeded_since is None for n in self._nodes.values())
-
-    def _booked(self, pr: ProvisioningRequest, now: float) -> bool:
-        """Is the capacity found for ``pr`` still booked for its pods (until BookingExpired, while its nodes live)?"""
-        return (pr.state == "Provisioned" and not pr.booking_lost and not pr.booking_expired
-                and now < pr.provisioned_at + BOOKING - TOLERANCE)
 
     def _regular_pending(self) -> list:
         """The pending pods scale-up is for: not those that consume a ProvisioningRequest (CA's pods filter)."""
@@ -552,47 +448,6 @@ class ClusterAutoscaler(ScaleDown, NodeSupplier):
         self._launch(sim, g, count, now)
         return True
 
-    def _serve_request(self, sim, pr: ProvisioningRequest, now: float) -> bool:
-        pr.tries += 1
-        rooms = self._room(sim, include_upcoming=pr.provisioning_class == BEST_EFFORT_ATOMIC)
-        held = {st.node.name: st.pods for st in sim.capacity.nodes} if pr.groups else None
-        left, where = place(rooms, pr.pods, pr.groups, held)
-        if not left:
-            pr.nodes = sorted(set(where.values()))
-            for name in pr.nodes:
-                if name in self._nodes:
-                    self._nodes[name].request = pr
-            self._set_state(pr, "Provisioned", "CapacityIsFound", "capacity is found in the cluster", now)
-            return False
-        if pr.provisioning_class == BEST_EFFORT_ATOMIC:
-            rest = [pr.pods[i] for i in left]
-            options = self._options(rest, now, atomic=True, groups=[pr.groups[i] for i in left] if pr.groups else None)
-            if options:
-                g, count, _, _ = choose(self.expander, options, sim.rng)
-                names = self._launch(sim, g, count, now, request=pr)
-                for name in set(where.values()):
-                    if name in self._nodes:
-                        self._nodes[name].request = pr
-                pr.nodes = sorted(set(where.values())) + names
-                self._set_state(pr, "Provisioned", "CapacityIsProvisioned",
-                                f"scale-up of node group {g.name} by {count} requested for all {len(pr.pods)} pods", now)
-                return True
-        gpus = sum(pr.pods[i][0] for i in left)
-        backoff = doubling(self.provisioning_request_initial_backoff, pr.tries, self.provisioning_request_max_backoff)
-        pr.next_try = now + backoff
-        why = ("no node group can hold all of them within its max size" if pr.provisioning_class == BEST_EFFORT_ATOMIC
-               else "check-capacity only counts existing nodes")
-        pr.reason, pr.message = "CapacityIsNotFound", f"{len(left)} of {len(pr.pods)} pods ({gpus} GPUs) do not fit: {why}"
-        self._provreq_rows.append((now, pr.name, "Pending", "CapacityIsNotFound", len(pr.pods)))
-        return False
-
-    def _expire_requests(self, now: float) -> None:
-        for pr in list(self._requests):
-            if pr.state == "Pending" and now >= pr.created + self.provisioning_request_expiry - TOLERANCE:
-                self._requests.remove(pr)
-                self._set_state(pr, "Failed", "Expired",
-                                f"not provisioned within {self.provisioning_request_expiry:g} s; {pr.message or 'no capacity'}", now)
-
     # -- failed scale-ups and unregistered nodes ------------------------------------------
     def _upcoming(self, n: Launched, now: float) -> bool:
         """Is ``n`` one of CA's upcoming nodes (an empty template in its simulation)? Not ready, and either
@@ -719,25 +574,6 @@ def go_duration(seconds: float) -> str:
     if hours:
         text = f"{int(hours)}h" + text
     return text
-
-
-def default_autoscaler(scenario=None) -> ClusterAutoscaler:
-    """A cluster-autoscaler for a scenario that brings no node groups of its own (the ``+autoscaler`` stacks).
-
-    One node group per GPU size (1, 2, 4, 8 and the sizes of the scenario's
-    nodes and pods), named ``gpu-N``, priced 1.0 per GPU-hour, ``min_size``
-    0 and a ``max_size`` large enough for every GPU the jobs ask for; CA's
-    default expander, ``least-waste`` since cluster-autoscaler 1.33.
-    """
-    sizes = {1, 2, 4, 8}
-    need = 0
-    if scenario is not None:
-        sizes.update(n.gpus for n in scenario.nodes if n.gpus > 0)
-        sizes.update(ps.gpus for j in scenario.jobs for ps in j.pod_sets if ps.gpus > 0)
-        need = sum(j.gpus for j in scenario.jobs)
-    groups = [NodeGroup(f"gpu-{g}", InstanceType(f"gpu-{g}", g, float(g)), 0, max(1, math.ceil(need / g)))
-              for g in sorted(sizes)]
-    return ClusterAutoscaler(groups)
 
 
 __all__ = ["ClusterAutoscaler", "NodeGroup", "ProvisioningRequest", "default_autoscaler", "EXPANDERS",

@@ -131,28 +131,21 @@ one session period later than ``consolidate_after`` after the pod finished.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-
 import pandas as pd
 
 from gangkit.engine.sockets import NodeSupplier
 from gangkit.model.nodes import Node
-from gangkit.model.precision import TOLERANCE
-from gangkit.model.reasons import Reason
-from gangkit.model.resources import Room, labels_match
+from gangkit.model.resources import Room
 from gangkit.supply.adoption import adoptable, instance_type_of, pool_of
 from gangkit.supply.apart import OnePerNode, group_of
 from gangkit.supply.cloud import GPU, InstanceType, Stages
-from gangkit.supply.fit import CPU, MEMORY, capacity, cheapest_type, within
+from gangkit.supply.fit import CPU, MEMORY, capacity, cheapest_type, within  # noqa: F401 (within: re-exported)
+from gangkit.supply.karpenter_consolidation import Claim, Consolidation, pending
 from gangkit.supply.karpenter_pod_metrics import SchedulableTimes, pod_metrics
-from gangkit.supply.limits import at_limit, most_gpus
+from gangkit.supply.karpenter_setup import KarpenterSetup, default_karpenter  # noqa: F401 (re-exported)
 from gangkit.supply.nodepool import NodePool
 
 NODES = "nodes"
-DISRUPTION_POLL = 10.0  # Karpenter's disruption controller polls every 10 s
-#: Balanced consolidation approves a move when its score is at least 1/k (Karpenter ``pkg/apis/v1``, ``BalancedK``).
-BALANCED_K = 2
 #: ``reason`` of ``karpenter_nodeclaims_created_total`` for a NodeClaim made for pending pods, and for a static
 #: pool's (Karpenter v1.14 ``pkg/metrics/constants.go``, ``ProvisionedReason``; ``pkg/controllers/provisioning``
 #: and ``pkg/controllers/static/provisioning`` create NodeClaims with it).
@@ -169,72 +162,40 @@ def resource_type(resource: str) -> str:
     return resource.lower().replace("-", "_")
 
 
-def _pending(p) -> bool:
-    """A pod that exists, waits in the placement layer and is not bound."""
-    return p.node is None and not p.done and p.job.placing
-
-
-def eviction_cost(p) -> float:
-    """Karpenter's cost of evicting one pod (``pkg/utils/disruption``, ``EvictionCost``): 1 plus its priority / 2^25,
-    clamped to [-10, 10] (the ``controller.kubernetes.io/pod-deletion-cost`` term is 0: gangkit has no such annotation)."""
-    return min(10.0, max(-10.0, 1.0 + p.priority / 2**25))
-
-
-def _disruption_cost(st) -> float:
-    """A node's disruption cost for Balanced consolidation: 1 per node plus its pods' positive eviction costs."""
-    return 1.0 + sum(max(0.0, eviction_cost(p)) for p in st.pods)
-
-
-@dataclass(eq=False)
-class _Claim:
-    name: str
-    pool: NodePool
-    itype: InstanceType | None
-    pods: list = field(default_factory=list)  # pods it was meant for (forgotten when ready)
-    stages: dict = field(default_factory=dict)
-    ready: bool = False
-    empty_since: float | None = None  # since when its pods have not changed (empty or not)
-    seen: frozenset = frozenset()  # its pods at the last look
-    waiting_room: bool = False  # held back (its pods did not fit elsewhere, or pending pods are nominated
-    #                             to it): looked at again at the next cluster change
-    nominees: set = field(default_factory=set)  # pending pods nominated to it once ready
-    nominated_until: float = -math.inf
-    timer: int = 0
-
-
-class Karpenter(NodeSupplier):
+class Karpenter(Consolidation, NodeSupplier):
     """The ``karpenter`` node supplier (see the module docstring for its rules)."""
 
     name = "karpenter"
 
     def __init__(self, nodepools: list[NodePool], instance_types: list[InstanceType], batch_idle: float = 1.0,
                  batch_max: float = 10.0, stages: Stages | None = None):
-        self.nodepools = sorted(nodepools, key=lambda p: (-p.weight, p.name))
-        self.instance_types = {it.name: it for it in instance_types}
-        for pool in self.nodepools:
-            for t in pool.instance_types:
-                if t not in self.instance_types:
-                    raise ValueError(f"NodePool {pool.name}: instance type {t!r} is not among the instance types given")
-        #: static pool name -> (the type its nodes are launched as: the cheapest it allows, how many)
-        self.static_nodes: dict[str, tuple[InstanceType, int]] = {}
-        for pool in self.nodepools:
-            if pool.static:
-                count = min(pool.replicas, pool.limits.get("nodes", pool.replicas))
-                options = [self.instance_types[t] for t in pool.instance_types]
-                if count and not options:
-                    raise ValueError(f"NodePool {pool.name}: replicas {pool.replicas} but no instance type to launch")
-                if count:
-                    self.static_nodes[pool.name] = (min(options, key=lambda it: (it.price_per_hour, it.gpus, it.name)), count)
-        self.batch_idle = float(batch_idle)
-        self.batch_max = float(batch_max)
-        self.stages = stages or Stages()
-        #: Karpenter's nomination window: how long a nomination outlives its last renewal
-        self.nomination_window = max(2 * self.batch_max, 10.0)
-        self._sim = None
-        self._reset()
+        self._take(KarpenterSetup(nodepools, instance_types, batch_idle, batch_max, stages))
 
-    def _reset(self) -> None:
-        self._claims: dict[str, _Claim] = {}  # live Karpenter nodes (in flight or ready)
+    @classmethod
+    def from_setup(cls, setup: "KarpenterSetup | Karpenter") -> "Karpenter":
+        """A fresh Karpenter for one run (no NodeClaim, batch or counter yet) from a scenario's configuration:
+        a :class:`KarpenterSetup`, or a Karpenter whose configuration is taken (a scenario may carry either)."""
+        karpenter = cls.__new__(cls)
+        karpenter._take(setup.setup if isinstance(setup, Karpenter) else setup)
+        return karpenter
+
+    def for_run(self) -> "Karpenter":
+        """A fresh Karpenter with this one's configuration."""
+        return Karpenter.from_setup(self.setup)
+
+    def _take(self, setup: KarpenterSetup) -> None:
+        """This run's state, empty, and the configuration's settings at hand."""
+        self.setup = setup
+        self.nodepools = setup.nodepools
+        self.instance_types = setup.instance_types
+        self.static_nodes = setup.static_nodes
+        self.batch_idle = setup.batch_idle
+        self.batch_max = setup.batch_max
+        self.stages = setup.stages
+        self.nomination_window = setup.nomination_window
+        self._run = None  # the run this Karpenter serves (it serves one)
+        self._sim = None  # the same, from its first scheduling cycle on
+        self._claims: dict[str, Claim] = {}  # live Karpenter nodes (in flight or ready)
         self._covered: dict = {}  # pod -> claim name (in-flight claims only)
         self._count: dict[str, int] = {}  # pool -> NodeClaims created
         self._used: dict[str, dict] = {}  # pool -> capacity of its live nodes (in flight or ready), per resource
@@ -256,41 +217,24 @@ class Karpenter(NodeSupplier):
         self._schedulable = SchedulableTimes()  # when a simulation first found each pod a place (pod metrics)
 
     def provisionable_gpus(self, scenario) -> int:
-        """GPUs this Karpenter could add for ``scenario``: the GPUs of its static pools' nodes plus, per dynamic
-        pool, its GPU limit, lowered when it limits ``cpu`` or ``memory`` to the most GPUs of the types it may
-        launch within those limits (:func:`gangkit.supply.limits.most_gpus`: 96 cores of 8-GPU types of 96
-        cores are one node, 8 GPUs); when some dynamic pool is bounded by none, every GPU the scenario's jobs ask
-        for (a default Kueue quota can use it)."""
-        static = sum(it.gpus * n for it, n in self.static_nodes.values())
-        pools = {p.name: p for p in self.nodepools}
-        owned = {p.name: sum(n.gpus for n in scenario.nodes if pool_of(n, pools) is p) for p in self.nodepools}
-        bounds = [max(0, most_gpus(p.enforced, [c for c in (capacity(self.instance_types[t]) for t in p.instance_types)
-                                                if within(c, p.enforced)]) - owned[p.name])
-                  for p in self.nodepools if not p.static]  # the GPUs of nodes it owns already count against it
-        if all(math.isfinite(b) for b in bounds):
-            return int(sum(bounds)) + static
-        return sum(j.gpus for j in scenario.jobs)
+        """GPUs this Karpenter could add for ``scenario`` (:meth:`KarpenterSetup.provisionable_gpus`)."""
+        return self.setup.provisionable_gpus(scenario)
 
     # -- the NodeSupplier socket ------------------------------------------------
     def can_ever_fit(self, gpus: int, cpu: float, memory: int, selector: tuple) -> bool:
-        for name, (it, _) in self.static_nodes.items():
-            pool = next(p for p in self.nodepools if p.name == name)
-            if it.holds(gpus, cpu, memory) and labels_match(pool.node_labels(it.name), selector):
-                return True
-        for pool in self.nodepools:
-            if pool.static:
-                continue
-            for t in pool.instance_types:
-                it = self.instance_types[t]
-                if within(capacity(it), pool.enforced) and it.holds(gpus, cpu, memory) \
-                        and labels_match(pool.node_labels(t), selector):
-                    return True
-        return False
+        return self.setup.can_ever_fit(gpus, cpu, memory, selector)
+
+    def start(self, sim, jobs: list) -> None:
+        """Bind this run (a Karpenter serves one run: a stack name builds a fresh one from the scenario's
+        configuration, :meth:`from_setup`)."""
+        if self._run is not None:
+            raise ValueError("Karpenter karpenter: this Karpenter has already served a run; build a fresh one for "
+                             "each run (Karpenter.from_setup(karpenter.setup), or put it on Scenario.karpenter)")
+        self._run = sim
 
     def observe(self, sim, now: float, unschedulable: list) -> None:
-        if sim is not self._sim:  # a new run with the same object: start afresh
-            self._sim = sim
-            self._reset()
+        if self._sim is None:  # the run's first scheduling cycle: static pools launch, owned nodes join
+            self._sim = sim  # (the pod metrics read the run from here: none without a cycle to look at)
             self._launch_static(sim, now)
             self._adopt(sim, now)
         cap = sim.capacity
@@ -300,11 +244,11 @@ class Karpenter(NodeSupplier):
                 c.ready = True
                 for p in c.pods:
                     self._covered.pop(p, None)
-                c.nominees.update(p for p in c.pods if _pending(p))  # still nominated to it while they wait
+                c.nominees.update(p for p in c.pods if pending(p))  # still nominated to it while they wait
                 c.pods = []
             if c.nominees:  # a provisioning pass renews the nomination; pods no longer pending drop out
                 c.nominated_until = max(c.nominated_until, now + self.nomination_window)
-                c.nominees = {p for p in c.nominees if _pending(p)}
+                c.nominees = {p for p in c.nominees if pending(p)}
         self._watch_empty(sim, now)
         self._last_pending = list(unschedulable)
         for p in unschedulable:
@@ -331,7 +275,7 @@ class Karpenter(NodeSupplier):
             used = {r: v + cap[r] for r, v in used.items()}
         return used
 
-    def _left(self, pool: NodePool, new: list, mine: _Claim | None = None) -> dict:
+    def _left(self, pool: NodePool, new: list, mine: Claim | None = None) -> dict:
         """What is left of each of the pool's limits after its live nodes and this batch's NodeClaims (``mine``'s
         own type given back: a NodeClaim of this batch may grow into another type)."""
         used = self._pool_usage(pool, new)
@@ -352,8 +296,8 @@ class Karpenter(NodeSupplier):
         pods = [p for p in self._last_pending if p.node is None and not p.done and p.job.placing and p not in self._covered]
         pods.sort(key=lambda p: -p.pod_set.gpus)  # stable: scheduler's order among equals
         room = self._room_now(sim)
-        new: list[_Claim] = []
-        nominated: list[_Claim] = []  # ready nodes the simulation counts on for pending pods
+        new: list[Claim] = []
+        nominated: list[Claim] = []  # ready nodes the simulation counts on for pending pods
         left_out = []
         apart = OnePerNode()  # one pod of a one-per-node group per node (gangkit.supply.apart)
         for p in pods:
@@ -437,7 +381,7 @@ class Karpenter(NodeSupplier):
                 while f"{pool.name}-{k}" in cap.by_name:  # never take a scenario node's name
                     k += 1
                 self._count[pool.name] = k + 1
-                new.append(_Claim(f"{pool.name}-{k}", pool, it, [p]))
+                new.append(Claim(f"{pool.name}-{k}", pool, it, [p]))
                 return True
         return False
 
@@ -458,103 +402,6 @@ class Karpenter(NodeSupplier):
                 else:
                     self._usage.append(row)
 
-    # -- consolidation ------------------------------------------------------------
-    def _watch_empty(self, sim, now: float) -> None:
-        """Note when each ready node's pods last changed; arm its consolidation timer."""
-        cap = sim.capacity
-        for c in self._claims.values():
-            st = cap.by_name.get(c.name)
-            if st is None or not c.ready or c.pool.consolidate_after is None or c.pool.static:
-                continue
-            pods = frozenset(st.pods)
-            under = c.pool.consolidation_policy != "WhenEmpty"
-            if c.empty_since is None or pods != c.seen:
-                c.seen = pods
-                c.waiting_room = False
-                if pods and not under:
-                    c.empty_since = None
-                    c.timer += 1  # a pending timer is void
-                    continue
-                c.empty_since = now
-                self._arm(sim, c, now + c.pool.consolidate_after)
-            elif c.waiting_room:  # the cluster changed: its pods may fit elsewhere, its nominees may be gone
-                c.waiting_room = False
-                self._arm(sim, c, now)
-
-    def _arm(self, sim, c: _Claim, at: float) -> None:
-        c.timer += 1
-        token = c.timer
-        sim.call_at(max(at, sim.now), lambda t: self._consolidate(sim, c, t, token), after_cycles=True)
-
-    def _consolidate(self, sim, c: _Claim, now: float, token: int) -> None:
-        st = sim.capacity.by_name.get(c.name)
-        if token != c.timer or st is None or self._claims.get(c.name) is not c:
-            return
-        if c.empty_since is None:
-            return
-        if frozenset(st.pods) != c.seen:  # its pods changed meanwhile: the next look re-arms it
-            return
-        if st.pods and c.pool.consolidation_policy == "WhenEmpty":
-            return
-        due = c.empty_since + c.pool.consolidate_after
-        if now < due - TOLERANCE:
-            self._arm(sim, c, due)
-            return
-        if any(_pending(p) for p in c.nominees):  # not a candidate while pods nominated to it wait
-            c.waiting_room = True
-            return
-        if now < c.nominated_until:
-            self._arm(sim, c, c.nominated_until)
-            return
-        pool = c.pool
-        pool_nodes = sum(1 for x in self._claims.values() if x.pool is pool)
-        key = (pool.name, now)
-        if self._removed_at.get(key, 0) >= pool.allowed_disruptions(pool_nodes + self._removed_at.get(key, 0)):
-            self._arm(sim, c, now + DISRUPTION_POLL)
-            return
-        reason = "empty"
-        if st.pods:
-            if self._moved_at.get(now):  # single-node consolidation: one non-empty node per instant
-                self._arm(sim, c, now + DISRUPTION_POLL)
-                return
-            if not self._fits_elsewhere(sim, st):
-                c.waiting_room = True
-                return
-            score = None
-            if pool.consolidation_policy == "Balanced":
-                score = self._balanced_score(sim, c, st)
-                if score < 1.0 / BALANCED_K:  # not worth the disruption now; the totals change with the cluster
-                    c.waiting_room = True
-                    return
-            self._moved_at[now] = True
-            reason = "underutilized"
-            scored = "" if score is None else f" and the move scores {score:.2f} >= {1.0 / BALANCED_K:g}"
-            why = Reason("karpenter", "Consolidation", f"node {c.name} deleted by consolidation "
-                         f"({pool.consolidation_policy}): its pods fit on other nodes{scored}", {"node": c.name})
-            for p in sorted(st.pods, key=lambda p: (p.job.index, p.index)):
-                if p.node is st:
-                    sim.evict_pod(p, why)
-        self._removed_at[key] = self._removed_at.get(key, 0) + 1
-        sim.remove_node(c.name, supplier=self.name)
-        del self._claims[c.name]
-        self._used[pool.name] = {r: v - capacity(c.itype)[r] for r, v in self._used[pool.name].items()}
-        n = self._disrupted_count[pool.name, reason] = self._disrupted_count.get((pool.name, reason), 0) + 1
-        self._disrupted.append((now, pool.name, c.name, reason, n))
-        self._sample_usage(now)
-
-    def _balanced_score(self, sim, c: _Claim, st) -> float:
-        """Karpenter's Balanced score of deleting ``c``'s node: (its price / the pool's price) over (its pods'
-        disruption cost / the pool's), the pool taken as all its live NodeClaims (Karpenter
-        ``pkg/controllers/disruption/balanced.go``, ``ScoreMove``; 0 when the pool costs nothing)."""
-        claims = [x for x in self._claims.values() if x.pool is c.pool]
-        total_cost = sum(x.itype.price_per_hour for x in claims)
-        total_disruption = sum(_disruption_cost(sim.capacity.by_name[x.name]) for x in claims
-                               if x.name in sim.capacity.by_name)
-        savings = c.itype.price_per_hour
-        if total_cost <= 0 or total_disruption <= 0 or savings <= 0:
-            return 0.0
-        return (savings / total_cost) / (_disruption_cost(st) / total_disruption)
-
     def _launch_static(self, sim, now: float) -> None:
         """Launch every static pool's nodes (Karpenter's static provisioning controller), none for any pod."""
         launched = False
@@ -567,7 +414,7 @@ class Karpenter(NodeSupplier):
                 while f"{pool.name}-{k}" in sim.capacity.by_name:  # never take a scenario node's name
                     k += 1
                 self._count[pool.name] = k + 1
-                c = _Claim(f"{pool.name}-{k}", pool, it)
+                c = Claim(f"{pool.name}-{k}", pool, it)
                 self._start(sim, c, now)
                 launched = True
         if launched:
@@ -577,12 +424,12 @@ class Karpenter(NodeSupplier):
         """Take up, ready, the scenario's nodes a dynamic NodePool owns (:mod:`gangkit.supply.adoption`)."""
         pools = {p.name: p for p in self.nodepools}
         for st in adoptable(sim, pools):
-            c = _Claim(st.node.name, pool_of(st.node, pools), instance_type_of(st.node, self.instance_types), ready=True)
+            c = Claim(st.node.name, pool_of(st.node, pools), instance_type_of(st.node, self.instance_types), ready=True)
             self._claims[c.name], self._used[c.pool.name] = c, self._pool_usage(c.pool, [c])
         if self._claims:
             self._sample_usage(now)
 
-    def _start(self, sim, c: _Claim, now: float) -> None:
+    def _start(self, sim, c: Claim, now: float) -> None:
         """Launch one NodeClaim's node and record it."""
         c.stages = self.stages.draw(sim.rng, now)
         labels = c.pool.node_labels(c.itype.name)
@@ -598,52 +445,10 @@ class Karpenter(NodeSupplier):
         self._ready_rows.append((c.name, c.pool.name, c.itype.name, c.stages["launched"], c.stages["registered"],
                                  c.stages["initialized"], ready_at, ready_at - now))
 
-    @staticmethod
-    def _fits_elsewhere(sim, st) -> bool:
-        """Karpenter's delete-consolidation test: every pod of ``st`` fits in the free room of the other ready nodes
-        (a one-per-node pod only on a node without a pod of its group, :mod:`gangkit.supply.apart`)."""
-        room = [(o, Room(o.free_gpus, o.free_cpu, o.free_memory)) for o in sim.capacity.nodes
-                if o is not st and o.ready and sim.capacity.by_name.get(o.node.name) is o]
-        apart = OnePerNode()
-        for p in sorted(st.pods, key=lambda p: (-p.pod_set.gpus, p.job.index, p.index)):
-            ps = p.pod_set
-            g = group_of(p)
-            for o, r in room:
-                if r.fits(ps.gpus, ps.cpu, ps.memory) and o.node.matches(ps.node_selector) and (
-                        g is None or apart.allows(o.node.name, g, o.pods)):
-                    r.take(ps.gpus, ps.cpu or 0.0, ps.memory or 0)
-                    apart.give(o.node.name, p)
-                    break
-            else:
-                return False
-        return True
-
     def launch_blocked(self, pods: list) -> str:
-        """Why no node will be launched for these pods: every dynamic NodePool has a limit that leaves no room for
-        any instance type it allows that holds one of them (Karpenter's ``filterByRemainingResources`` leaves
-        none), each such limit named (``nvidia.com/gpu``, ``cpu``, ``memory``), else ``""``."""
-        if not self.nodepools or not pods:
-            return ""
-        full = []
-        dynamic = [p for p in self.nodepools if not p.static]
-        if not dynamic:
-            return "; ".join(f"NodePool {p.name} is static (spec.replicas {p.replicas}): it launches no node for "
-                             "pending pods" for p in self.nodepools)
-        shapes = {(p.pod_set.gpus, p.pod_set.cpu, p.pod_set.memory) for p in pods}
-        for pool in dynamic:
-            if not pool.enforced:
-                return ""  # this pool can still grow
-            used = self._pool_usage(pool)
-            left = self._left(pool, [])
-            caps = [capacity(self.instance_types[t]) for t in pool.instance_types
-                    if any(self.instance_types[t].holds(*s) for s in shapes)]
-            if any(within(cap, left) for cap in caps):
-                return ""
-            blocking = [r for r in pool.enforced if not caps or any(cap[r] > left[r] for cap in caps)]
-            full.append(f"NodePool {pool.name} " + " and ".join(
-                at_limit(r, used[r], pool.enforced[r], min((cap[r] for cap in caps), default=None))
-                for r in blocking))
-        return "; ".join(full)
+        """Why no node will be launched for these pods, given this run's live nodes
+        (:meth:`KarpenterSetup.launch_blocked`), else ``""``."""
+        return self.setup.launch_blocked(pods, self._pool_usage)
 
     # -- metrics -----------------------------------------------------------------------
     def metrics(self) -> dict:
@@ -688,20 +493,3 @@ class Karpenter(NodeSupplier):
     def awaited_nodes(self) -> list[tuple]:
         """(pod, node name) for each pending pod nominated to a NodeClaim still in flight (see gangkit.engine.waits)."""
         return [(p, name) for p, name in self._covered.items() if p.node is None and not p.done]
-
-
-def default_karpenter(scenario=None, stages: Stages | None = None) -> Karpenter:
-    """A Karpenter for a scenario that brings no NodePools of its own (what a ``+karpenter`` stack name uses).
-
-    One NodePool ``default`` without limits, consolidating empty nodes after
-    Karpenter's default of 0 s, allowing instance types of 1, 2, 4 and 8 GPUs
-    plus the GPU counts of the scenario's nodes and pods, each priced 1.0 per
-    GPU-hour (an assumption: only relative prices matter here). ``stages``:
-    how long its new nodes take (default :class:`~gangkit.supply.cloud.Stages`).
-    """
-    sizes = {1, 2, 4, 8}
-    if scenario is not None:
-        sizes.update(n.gpus for n in scenario.nodes if n.gpus > 0)
-        sizes.update(ps.gpus for j in scenario.jobs for ps in j.pod_sets if ps.gpus > 0)
-    types = [InstanceType(f"gpu-{g}", g, float(g)) for g in sorted(sizes)]
-    return Karpenter([NodePool("default", [t.name for t in types])], types, stages=stages)
