@@ -20,6 +20,7 @@ from gangkit.consistency import check_manifests
 from gangkit.engine.sockets import AdmissionLayer, NodeSupplier, PlacementLayer
 from gangkit.manifests import dump_manifests, load_file, load_manifests
 from gangkit.model.errors import Problem, ScenarioError
+from gangkit.model.fast_paths import FastPaths
 from gangkit.model.jobs import Job, PodSet, job
 from gangkit.model.nodes import Node, nodes
 from gangkit.model.reasons import Reason
@@ -39,7 +40,7 @@ from gangkit.results.waiting import (
 )
 from gangkit.simulate import simulate
 from gangkit.stacks import STACKS, Stack, build_stack
-from gangkit.supply import InstanceType, Karpenter, NodePool, Stages, default_karpenter
+from gangkit.supply import InstanceType, Karpenter, KarpenterSetup, NodePool, Stages, default_karpenter
 from gangkit.workloads import scenarios
 from gangkit.workloads.generators import (
     Bursty,
@@ -62,7 +63,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     # scenarios and runs
-    "Job", "Node", "PodSet", "Problem", "Result", "RunSettings", "STACKS", "Scenario", "ScenarioError", "Stack",
+    "FastPaths", "Job", "Node", "PodSet", "Problem", "Result", "RunSettings", "STACKS", "Scenario", "ScenarioError", "Stack",
     "build_stack", "job", "nodes", "scenarios", "simulate",
     # manifests
     "check_manifests", "dump_manifests", "load_file", "load_manifests",
@@ -75,7 +76,7 @@ __all__ = [
     "philly_runtime", "stream_from_dict", "stream_to_dict", "tiered_training",
     "TraceLoad", "derive_gangs", "load_alibaba_openb", "load_philly_runtimes", "load_swf",
     # node supply
-    "InstanceType", "Karpenter", "NodePool", "Stages", "default_karpenter",
+    "InstanceType", "Karpenter", "KarpenterSetup", "NodePool", "Stages", "default_karpenter",
     # waiting metrics
     "Stability", "batch_means", "job_waits", "metrics", "mmc_wait", "stability", "starvation", "utilization",
     "wait_table",

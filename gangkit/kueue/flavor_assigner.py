@@ -182,7 +182,7 @@ class FlavorAssigner:
         # the ClusterQueue is fixed for the run: its resource groups are looked up once
         self._group = {r: rg for rg in reversed(cq.resource_groups) for r in rg.covered}  # the first group wins
         self._counts_pods = "pods" in self._group
-        # the quota checks of one assignment, when the scheduler asks to see them (Kueue.FAST_REJECT): per
+        # the quota checks of one assignment, when the scheduler asks to see them (the fast path fast_reject, gangkit.kueue.shortcuts): per
         # resource of a ClusterQueue without cohort, (flavor-resource, value, potential available, fits), and
         # the reasons that quote what is available now, by id: (flavor, resource, fr, value, potential available)
         self.trace: list | None = None
