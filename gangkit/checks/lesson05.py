@@ -188,8 +188,9 @@ def check_05_node_initialization(answer) -> bool:
     return False
 
 
-#: Exercise 5.3: the repository's example dump and jobs (in the source checkout), and the prediction's settings
-#: (those of the lesson's section 8).
+#: The repository's example dump and jobs (``examples/snapshot/`` of the source checkout), which the lesson's section 8
+#: and exercise 5.3 read: found from the package, so that a notebook copied into ``my-course/`` (which holds copies of
+#: the notebooks only) reaches them too. Then the prediction's settings of section 8.
 SNAPSHOT = Path(__file__).resolve().parents[2] / "examples" / "snapshot"
 PREDICT_SETTINGS = {"stack": "kueue+gang", "samples": 50, "seed": 0, "workers": 1}
 
