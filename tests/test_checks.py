@@ -157,7 +157,7 @@ WRONG = {  # a typical wrong answer per check, to see the recipe follow the hint
     "check_02_best_ordering": "nonsense", "check_02_hard_timeout": 99999,
     "check_03_lending_limit": 99, "check_03_preempted_workload": "nobody", "check_03_strategy_for_big_job": "FIFO",
     "check_04_saturation_load": 0.01, "check_04_policy_for_big_gangs": "nonsense", "check_04_starved_gang_wait": 1,
-    "check_05_classify_waits": ["Running"], "check_05_node_initialization": 99999, "check_06_start_with_image_pull": 1,
+    "check_05_classify_waits": ["Running"], "check_05_node_initialization": 99999, "check_05_start_alone": 99999, "check_06_start_with_image_pull": 1,
     "check_06_warm_nodes": 99, "check_06_nine_of_ten": 99999, "check_06_deactivated_at": 1,
     "check_07_pods_ready_timeout": 120, "check_07_independent_saving": 5,
     "check_08_design": 5, "check_08_node_down": 5,
@@ -433,7 +433,7 @@ def test_policy_check_follows_the_target(capsys, monkeypatch):
 
 
 # ------------------------------------------------------------------------------ lesson 05
-from gangkit.checks import check_05_classify_waits, check_05_node_initialization  # noqa: E402
+from gangkit.checks import check_05_classify_waits, check_05_node_initialization, check_05_start_alone  # noqa: E402
 
 RIGHT_05 = ["PartiallyPlaced", "Unschedulable", "GangCannotFit", "QuotaExhausted", "QuotaTooSmall", "WaitingForNodes"]
 
@@ -473,6 +473,22 @@ CASES_05 = [
     (check_05_node_initialization, "minutes", 5, False, ["in minutes"]),
     (check_05_node_initialization, "something else", 42, False, ["you said 42", "wait_node_initialization_s"]),
     (check_05_node_initialization, "a string", "300", False, ["got the text '300'", "answer = 300"]),
+    # --- 5.3: the p90 of wide's start, submitted alone to the example dump
+    (check_05_start_alone, "right", 10860, True, ["Correct!", "t=10860 s", "p10 = p50 = p90", "a p90 of 16348.3 s"]),
+    (check_05_start_alone, "right as a float", 10860.0, True, ["Correct!"]),
+    (check_05_start_alone, "the lesson's p90 with finetune in the way", 16348.3, False, ["the lesson's p90",
+                                                                                         "finetune's run time is drawn"]),
+    (check_05_start_alone, "when train-a ends", 3660, False, ["when train-a ends", "train-b is ahead of wide"]),
+    (check_05_start_alone, "train-a's whole run time", 14400, False, ["train-a's whole run time", "10740 s"]),
+    (check_05_start_alone, "train-b's run time alone", 7200, False, ["train-b's run time alone"]),
+    (check_05_start_alone, "both whole run times added", 21600, False, ["adds train-a's whole run time"]),
+    (check_05_start_alone, "at once", 0, False, ["waits for quota (QuotaExhausted)"]),
+    (check_05_start_alone, "hours", 3.0167, False, ["in hours"]),
+    (check_05_start_alone, "minutes", 181, False, ["in minutes"]),
+    (check_05_start_alone, "something else", 42, False, ["you said 42", "start_s['p90']"]),
+    (check_05_start_alone, "the whole start_s", {"p10": 10860.0, "p50": 10860.0, "p90": 10860.0}, False,
+     ["the whole start_s", "start_s['p90']"]),
+    (check_05_start_alone, "a string", "10860", False, ["got the text '10860'", "answer = 10860"]),
 ]
 CASES.extend(CASES_05)
 
@@ -492,6 +508,9 @@ def test_lesson05_expected_answers_come_from_the_simulator():
     slow = dict(checks_05._train_d_waits())  # the exercise's 300 s driver: only that bucket and the start move
     assert (slow["node_initialization"], slow["node_registration"], slow["total"]) == (300.0, 60.0, 361.0)
     assert set(RIGHT_05) == set(lesson05.REASONS)
+    alone, both, (a_total, a_age, b_total) = checks_05._wide_starts()  # 5.3: wide alone, then with finetune
+    assert alone == (10860.0, 10860.0, 10860.0) and a_total - a_age + b_total == 10860.0
+    assert both[:2] == (10860.0, 10860.0) and both[2] == 16348.3
 
 
 # --- Lesson 06: node provisioning latency (appended; the checks are in checks.__all__, so the generic tests cover them)

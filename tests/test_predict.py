@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-import gangkit.analysis.predict as predict_module
+import gangkit.analysis.predict.sampling as sampling
 from gangkit.analysis.predict import ResidualLife, node_filters, predict, tolerates
 from gangkit.cli.main import main
 from gangkit.model.jobs import PodSet
@@ -75,7 +75,7 @@ def test_a_workload_that_can_never_start_says_why_without_sampling(tmp_path, mon
     def no_sample(*a, **k):
         raise AssertionError("sampled a workload that can never start")
 
-    monkeypatch.setattr(predict_module, "run_sample", no_sample)
+    monkeypatch.setattr(sampling, "run_sample", no_sample)
     p = _predict(DUMP, [_job(tmp_path, "huge", pods, gpus)], stack=stack, samples=50, seed=0, workers=1)
     (w,) = p.workloads
     assert (p.samples, w.will_start, w.start_s, w.reason["code"]) == (0, 0.0, None, code)

@@ -51,7 +51,7 @@ from gangkit.checks.lesson02 import (
 )
 from gangkit.checks.lesson03 import check_03_lending_limit, check_03_preempted_workload, check_03_strategy_for_big_job
 from gangkit.checks.lesson04 import check_04_policy_for_big_gangs, check_04_saturation_load, check_04_starved_gang_wait
-from gangkit.checks.lesson05 import check_05_classify_waits, check_05_node_initialization
+from gangkit.checks.lesson05 import check_05_classify_waits, check_05_node_initialization, check_05_start_alone
 from gangkit.checks.lesson06 import (
     check_06_deactivated_at,
     check_06_nine_of_ten,
@@ -78,6 +78,7 @@ __all__ = [
     "check_04_starved_gang_wait",
     "check_05_classify_waits",
     "check_05_node_initialization",
+    "check_05_start_alone",
     "check_06_start_with_image_pull",
     "check_06_warm_nodes",
     "check_06_deactivated_at",

@@ -1,15 +1,20 @@
-"""Checks of lesson 05 (the layered stack): why each job waits, and one bucket of a job's wait.
+"""Checks of lesson 05 (the layered stack): why each job waits, one bucket of a job's wait, and a prediction.
 
 Exercise 5.1 asks for the reason each job of ``lesson05.CLASSIFY`` waits, as the codes of
-``Result.diagnose``; 5.2 for the seconds of train-d's wait charged to node initialization. For a
-list of reasons the message counts how many are right and explains each wrong one by the layer that
-decides it (a pod stack has no gang layer, Kueue refuses before placement, a node is on its way);
-for the bucket it names the neighbouring one the number matches.
+``Result.diagnose``; 5.2 for the seconds of train-d's wait charged to node initialization; 5.3 for
+the p90 of a job's start that ``gangkit predict`` gives on the repository's example dump
+(``examples/snapshot/``) when the job is submitted alone. For a list of reasons the message counts
+how many are right and explains each wrong one by the layer that decides it (a pod stack has no gang
+layer, Kueue refuses before placement, a node is on its way); for the bucket it names the
+neighbouring one the number matches; for the prediction it names the run time the number is (a job's
+whole annotated run time, the time it has left, the lesson's spread with another job in the way).
 """
 
 from __future__ import annotations
 
 import functools
+import warnings
+from pathlib import Path
 
 from gangkit.checks.common import TIME_TOLERANCE_S, close, counts_wrong_answers, fmt, kind, not_done, number
 from gangkit.simulate import simulate
@@ -41,6 +46,7 @@ _PLACEMENT_CODES = ("Unschedulable", "PartiallyPlaced", "GangCannotFit")
 HINTS = {
     "5.1": "each layer holds a job back for its own reason: ask the simulator which layer holds it at that instant.",
     "5.2": "a slower GPU driver lengthens one stage of the nodes train-d waits for; which bucket does the wait land in, and by how much?",
+    "5.3": "which jobs stand between wide and its start, and which of their run times does a sample draw rather than read?",
 }
 
 
@@ -179,4 +185,88 @@ def check_05_node_initialization(answer) -> bool:
             return False
     print(f"Exercise {ex}: you said {fmt(value)}. Look at train-d's row in result.jobs, column "
           "wait_node_initialization_s, for the run with the slower driver.")
+    return False
+
+
+#: The repository's example dump and jobs (``examples/snapshot/`` of the source checkout), which the lesson's section 8
+#: and exercise 5.3 read: found from the package, so that a notebook copied into ``my-course/`` (which holds copies of
+#: the notebooks only) reaches them too. Then the prediction's settings of section 8.
+SNAPSHOT = Path(__file__).resolve().parents[2] / "examples" / "snapshot"
+PREDICT_SETTINGS = {"stack": "kueue+gang", "samples": 50, "seed": 0, "workers": 1}
+
+
+@functools.lru_cache(maxsize=None)
+def _wide_starts() -> tuple:
+    """wide's start (p10, p50, p90 in seconds after the snapshot) submitted alone, then with finetune (the lesson's
+    run), and the dump's run times as (train-a's whole run time, how long it had run, train-b's run time)."""
+    from gangkit.analysis.predict import predict
+    from gangkit.analysis.predict.residual import job_age
+    from gangkit.manifests import load_files
+
+    if not SNAPSHOT.is_dir():
+        raise FileNotFoundError(f"exercise 5.3's example dump is not at {SNAPSHOT}: it ships with the source checkout "
+                                "(clone the repository and install it with pip install -e .)")
+    dump, wide, finetune = SNAPSHOT / "cluster-dump.yaml", SNAPSHOT / "wide-job.yaml", SNAPSHOT / "new-job.yaml"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the reader's notes on the dump
+        alone = predict(dump, [wide], **PREDICT_SETTINGS).workloads[0].start_s
+        both = {w.name: w.start_s for w in predict(dump, [finetune, wide], **PREDICT_SETTINGS).workloads}["team-a/wide"]
+        jobs = {j.name: j for j in load_files([dump]).jobs}
+    spread = tuple(tuple(s[k] for k in ("p10", "p50", "p90")) for s in (alone, both))
+    return spread + ((jobs["train-a"].run_time, job_age(jobs["train-a"]), jobs["train-b"].run_time),)
+
+
+@counts_wrong_answers("5.3")
+def check_05_start_alone(answer) -> bool:
+    """Exercise 5.3: the p90 of wide's start, in seconds after the snapshot, submitted alone to the example dump.
+
+    A predict-then-check task on where a prediction's spread comes from: train-a and train-b, which stand in wide's
+    way, carry ``gangkit/run-time`` annotations, so no sample draws theirs and p10 = p50 = p90. Typical wrong answers
+    are named: the lesson's p90 (with finetune, whose run time is drawn, in the way), the time train-a has left
+    (train-b is first in the queue), train-a's whole run time, train-b's alone, hours or minutes.
+    """
+    ex = "5.3"
+    if answer is None:
+        return not_done(ex, "run predict(snapshot / 'cluster-dump.yaml', [snapshot / 'wide-job.yaml'], stack='kueue+gang', "
+                            "samples=50, seed=0, workers=1) and read .workloads[0].start_s['p90'].", hint=HINTS[ex])
+    if isinstance(answer, dict) and "p90" in answer:
+        print(f"Exercise {ex}: that is the whole start_s (p10, p50 and p90); the exercise asks for one number of it: "
+              "answer = ...start_s['p90'].")
+        return False
+    value = number(ex, answer, whole=False, what="seconds after the snapshot (the p90 of wide's start)")
+    if value is None:
+        return False
+    alone, both, (a_total, a_age, b_total) = _wide_starts()
+    expected = alone[2]
+    a_left = a_total - a_age
+    if close(value, expected, TIME_TOLERANCE_S):
+        spread = "p10 = p50 = p90" if alone[0] == alone[2] else f"p10 {fmt(alone[0])} s, p50 {fmt(alone[1])} s"
+        print(f"Correct! Alone, wide starts at t={fmt(expected)} s after the snapshot ({spread}). Nothing in its way "
+              f"has a drawn run time: train-a ends at {fmt(a_left)} s (its gangkit/run-time of {fmt(a_total)} s less "
+              f"the {fmt(a_age)} s it had run), then train-b, first in the ClusterQueue, holds 16 of the 24 GPUs of "
+              f"quota for its {fmt(b_total)} s. With finetune submitted too, finetune's drawn run time spread wide's "
+              f"start to a p90 of {fmt(both[2])} s: a spread shows which run times were guessed.")
+        return True
+    hints = [
+        (both[2], "that is the lesson's p90, with finetune submitted too: finetune's run time is drawn, and in some "
+                  "samples it still runs when wide could start, holding 8 GPUs of quota and gpu-node-3. Alone, look at "
+                  "which run times in wide's way are drawn and which are read from an annotation"),
+        (both[1], "that is the lesson's p50, with finetune submitted too; the question asks for the p90 of wide alone"),
+        (a_left, f"that is when train-a ends ({fmt(a_total)} s less the {fmt(a_age)} s it had run); but train-b is "
+                 "ahead of wide in the ClusterQueue (position 0) and takes 16 of the 24 GPUs of quota then"),
+        (a_total, "that is train-a's whole run time (its gangkit/run-time annotation); it had already run "
+                  f"{fmt(a_age)} s at the snapshot"),
+        (b_total, "that is train-b's run time alone; train-b is admitted only when train-a ends"),
+        (a_total + b_total, f"that adds train-a's whole run time; it had already run {fmt(a_age)} s at the snapshot"),
+        (0.0, "wide asks for 24 GPUs and 8 of the ClusterQueue's 24 are unused at the snapshot: it waits for quota "
+              "(QuotaExhausted)"),
+        (expected / 3600.0, "that is the answer in hours; start_s is in seconds"),
+        (expected / 60.0, "that is the answer in minutes; start_s is in seconds"),
+    ]
+    for v, why in hints:
+        if close(value, v, TIME_TOLERANCE_S if v >= 60 or v == 0 else 0.01):
+            print(f"Exercise {ex}: you said {fmt(value)}; {why}.")
+            return False
+    print(f"Exercise {ex}: you said {fmt(value)}. Predict with wide-job.yaml alone (stack='kueue+gang', samples=50, "
+          "seed=0) and read start_s['p90'] of its one workload, in seconds after the snapshot.")
     return False
