@@ -67,7 +67,7 @@ Usage::
     python benchmarks/run.py --case a,d       # some cases
     python benchmarks/run.py --case e,f       # the general engine's cases (about 4 min)
     python benchmarks/run.py --quick          # small sizes, a smoke test
-    python benchmarks/run.py --quick --same-process  # the same in one process (tests/test_benchmarks_smoke.py)
+    python benchmarks/run.py --quick --same-process  # the same in one process (tests/architecture/test_benchmarks_smoke.py)
     python benchmarks/run.py --profile 25     # also the 25 hottest functions of each row (cProfile, stderr)
     python benchmarks/run.py --json > rows.jsonl; python benchmarks/run.py --table rows.jsonl
 

@@ -1,6 +1,6 @@
 """What the API server and the controllers add to objects: live objects, as ``kubectl get -o yaml`` shows them.
 
-The snapshot tests (``tests/test_snapshot.py``) build their dumps here from
+The snapshot tests (``tests/manifests/test_snapshot.py``) build their dumps here from
 manifests as authors write them (the upstream corpus's, or the tests' own):
 
 - :func:`served` adds the server-set metadata (uid, resourceVersion,

@@ -14,7 +14,7 @@ their checksums that `gangkit grade` compares each submission with (gangkit/grad
     python tools/make_exercises.py --check    # exit 1 if exercises/ is out of date
 
 The output is deterministic: the same solution gives a byte-identical exercise, written with
-nbformat's own JSON layout. tests/test_exercises_sync.py imports this file and calls
+nbformat's own JSON layout. tests/lessons/test_exercises_sync.py imports this file and calls
 `check()`, so CI fails when someone changes a solution without regenerating.
 """
 

@@ -44,7 +44,7 @@ the shares left free). They take a second index, built on first use: nodes
 grouped by *kind* (same capacities and labels) and free GPUs, each group
 sorted by free share. The literal algorithm is the plain scan over every node
 (:meth:`FreeCapacity.choose_by_scan`); the index gives the same node, and
-``tests/test_capacity.py`` checks that on random clusters.
+``tests/engine/test_capacity.py`` checks that on random clusters.
 
 A pod of a *one-per-node* pod set (:attr:`gangkit.model.jobs.PodSet.one_per_node`:
 required pod anti-affinity on ``kubernetes.io/hostname`` against its own

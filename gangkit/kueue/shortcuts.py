@@ -4,7 +4,7 @@ Kueue's cycle (:mod:`gangkit.kueue.scheduler`) reads as Kueue's own numbered
 steps; each shortcut below hooks in at a line marked ``# fast path: <name>``
 and is one field of :class:`gangkit.model.fast_paths.FastPaths`. Every one
 leaves the queues, the admissions and each reason's text as the plain steps
-leave them (``tests/test_fast_paths.py`` runs each case both ways).
+leave them (``tests/engine/test_fast_paths.py`` runs each case both ways).
 
 - **cache_scheduling_hash**: a pending workload's scheduling hash (its
   equivalence class) is computed once (:meth:`gangkit.kueue.pending.PendingWorkloads.class_of`).

@@ -31,7 +31,7 @@ read from it is a batch/v1 Job like any other), and reading the export gives
 the same jobs.
 
 Reading the export back and running it under the target's stack gives the
-same results as running the scenario under that stack (tests/test_export.py),
+same results as running the scenario under that stack (tests/manifests/test_export.py),
 with one exception by design: the ``volcano`` targets turn batch/v1 Jobs into
 Volcano Jobs, whose controller creates the pods only once the PodGroup is
 Inqueue (lesson 06), a second or two later; the export then runs as

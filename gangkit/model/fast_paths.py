@@ -11,7 +11,7 @@ and the modules named below).
 ``FastPaths()`` (the default of :attr:`gangkit.model.scenario.RunSettings.fast_paths`)
 takes every shortcut; ``FastPaths.none()`` runs the plain algorithms, step by
 step. A run with any of them gives the same figures, tables and metrics to
-the last bit (``tests/test_fast_paths.py`` compares each case both ways and
+the last bit (``tests/engine/test_fast_paths.py`` compares each case both ways and
 checks that each shortcut saves work on a case made for it)::
 
     simulate(sc, stack="kueue+gang", fast_paths=FastPaths.none())

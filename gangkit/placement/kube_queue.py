@@ -6,7 +6,7 @@ SchedulerPopFromBackoffQ, the 5-minute flush applied lazily). This module
 applies the same rules to *groups* of pods, so that a cycle costs a step per
 pod it binds, per request shape that fails and per group, not per waiting pod.
 Its results are those of the per-pod queue to the last bit
-(``tests/test_kube_scheduler_groups.py`` runs both).
+(``tests/placement/test_kube_scheduler_groups.py`` runs both).
 
 Why groups suffice. Every rule of the queue reads a pod's priority, request
 shape (:func:`~gangkit.placement.kube_scheduler.queue_key`), timestamp and

@@ -107,7 +107,7 @@ share priority, timestamp, shape and count (counts of 5 and more kept as 5:
 they all back off 10 s), :mod:`gangkit.placement.kube_queue`: a cycle moves,
 backs off, flushes and fails whole groups, and costs a step per pod bound,
 per shape that fails and per group, not per waiting pod; the results are the
-per-pod queue's to the last bit (``tests/test_kube_scheduler_groups.py``).
+per-pod queue's to the last bit (``tests/placement/test_kube_scheduler_groups.py``).
 With preemption, or ``FastPaths(grouped_queue=False)``, the layer keeps a record per
 pod, and a cycle after a pod deletion visits every waiting pod. The pods of a one-per-node pod set
 (:attr:`gangkit.model.jobs.PodSet.one_per_node`, required pod anti-affinity on

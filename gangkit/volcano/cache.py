@@ -36,7 +36,7 @@ keeps, per line, the capacity's ``grow_version`` and the head of the last
 failure (gangkit's shortcut; Volcano tries the head every session).
 
 Bookkeeping that replaces scans (gangkit's, the results unchanged;
-``tests/test_fast_paths.py`` runs both ways): a job's shape is kept in the
+``tests/engine/test_fast_paths.py`` runs both ways): a job's shape is kept in the
 cache (``JobCache.shapes_of``) from its first look-up until its pods may have
 changed, that is until it reaches the layer again (``add``, ``drop_shape``) or
 ends (fast path ``keep_shapes``); the PodGroups with

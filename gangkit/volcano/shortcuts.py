@@ -3,7 +3,7 @@
 Volcano's own steps are told where they live (:mod:`gangkit.volcano.actions.allocate`,
 :mod:`gangkit.volcano.scheduler`, :mod:`gangkit.volcano.cache`); this module says
 what each shortcut of :class:`gangkit.model.fast_paths.FastPaths` saves there and
-why the result stays the same to the last bit (``tests/test_fast_paths.py`` runs
+why the result stays the same to the last bit (``tests/engine/test_fast_paths.py`` runs
 every case with all of them, with none and with each one alone). Each is
 marked in one line where it hooks in (``# fast path: <name>``).
 

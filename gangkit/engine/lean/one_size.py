@@ -30,7 +30,7 @@ horizon cuts with jobs still in the system or not yet submitted: their rows
 need the placement layer's reasons and states). At the ``jobs`` level the
 run keeps each job's start, finish and arrival in arrays, and
 :func:`gangkit.results.result.build_result` turns them into the same
-``jobs`` table the general engine's job states give. tests/test_lean_engine.py
+``jobs`` table the general engine's job states give. tests/engine/test_lean_engine.py
 runs both engines on random scenarios and compares every table and figure.
 """
 

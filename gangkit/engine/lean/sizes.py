@@ -22,7 +22,7 @@ The waiting jobs are kept in one first-in-first-out line per shape, so a
 session costs the jobs it binds plus one look per shape, whatever the
 length of the lines. Events of one instant run in SimPy's order and every
 time and integral is computed with the general engine's float operations,
-as in :mod:`gangkit.engine.lean.one_size`; tests/test_lean_engine.py compares both
+as in :mod:`gangkit.engine.lean.one_size`; tests/engine/test_lean_engine.py compares both
 engines on random scenarios, table by table.
 """
 
