@@ -235,8 +235,10 @@ def quota_table(result, *, resource: str = "nvidia.com/gpu", until: float | None
       lendingLimit, ``nominal - lendingLimit`` stays its own: Kueue's
       ``localQuota`` in ``resource_node.go``);
     - ``lent``: gangkit's own figure, since Kueue records no lender for a
-      cohort's borrowing (usage above a node's own quota is charged to its
-      Cohort as a whole). Each Cohort serves its ClusterQueues' (and child
+      cohort's borrowing (a ClusterQueue's usage beyond its ``localQuota``,
+      ``nominal - lendingLimit``, 0 without a lendingLimit, is charged to its
+      Cohort's pooled quota as one sum: ``addUsage`` in ``resource_node.go``;
+      borrowing itself is usage above nominal, ``BorrowingWith``). Each Cohort serves its ClusterQueues' (and child
       Cohorts') borrowing from its own quota and their ``lendable`` quota,
       every lender giving in proportion to what it can lend; what a Cohort
       cannot serve it borrows from its parent, served the same way one level

@@ -463,8 +463,9 @@ def quota(result, ax=None, *, resource: str = "nvidia.com/gpu", until: float | N
     axes, side = _quota_axes(ax, len(names))
     end = float(table["time_s"].max())
     _, per, words = time_unit(end, unit)
-    for panel, name in zip(axes, names):
-        _quota_panel(panel, cq[cq["name"] == name], per, end)
+    tops = [_quota_panel(panel, cq[cq["name"] == name], per, end) for panel, name in zip(axes, names)]
+    for panel in axes:  # one GPU scale for every panel: a borrowed GPU and a lent one are drawn the same height
+        panel.set_ylim(0, max(tops) * 1.12)
         panel.set_ylabel(f"{_short(resource)} quota")
     axes[-1].set_xlabel(f"simulated time ({words})")
     handles = [Patch(facecolor=QUOTA_COLOURS[k], hatch="///" if k == "lent" else None, edgecolor="white",
@@ -516,8 +517,9 @@ def _quota_axes(ax, n: int):
     return axes, None
 
 
-def _quota_panel(ax, rows: pd.DataFrame, per: float, end: float) -> None:
-    """One ClusterQueue's panel: its bands stacked over time (flavors summed), its nominal and limit lines."""
+def _quota_panel(ax, rows: pd.DataFrame, per: float, end: float) -> float:
+    """One ClusterQueue's panel: its bands stacked over time (flavors summed), its nominal and limit lines;
+    returns the highest value drawn (the caller gives every panel one scale)."""
     by_t = rows.groupby("time_s", sort=True)
     summed = by_t[["nominal", "reserved", "borrowed", "lent"]].sum()
     t = summed.index.to_numpy(dtype=float) / per
@@ -542,7 +544,7 @@ def _quota_panel(ax, rows: pd.DataFrame, per: float, end: float) -> None:
         kept = float((first["nominal"] - first["lending_limit"]).clip(lower=0).sum())
         ax.axhline(kept, color="#555555", linestyle=":", linewidth=1)
     ax.set_xlim(0, end / per if end > 0 else 1)
-    ax.set_ylim(0, top * 1.12)
     cohort = first["cohort"].iloc[0]
     ax.set_title(f"ClusterQueue {first['name'].iloc[0]}" + (f" (cohort {cohort})" if cohort else " (no cohort)"),
                  fontsize=9, loc="left")
+    return top
