@@ -14,17 +14,17 @@ import warnings
 
 import pytest
 import yaml
+from test_kube_gang_manifests_136 import api_field_problems
 
 import gangkit as gk
 from gangkit.cli.main import main
 from gangkit.consistency import check
 from gangkit.manifests import GangkitInputWarning, load_file, load_manifests
 from gangkit.model.errors import ScenarioError
-from paths import EXAMPLES
-from schema_util import requires_schemas, validate_yaml
-from test_kube_gang_manifests_136 import api_field_problems
 
 from conftest import case, shared_path
+from paths import EXAMPLES
+from schema_util import requires_schemas, validate_yaml
 
 COSCHEDULING = EXAMPLES / "coscheduling-quorum-never-comes.yaml"
 KUBE_136 = EXAMPLES / "kube-gang-1.36-quorum.yaml"
