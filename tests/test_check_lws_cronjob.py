@@ -85,7 +85,7 @@ def test_a_leaderworkerset_is_checked_group_by_group(docs, findings):
     got = sorted(f.code for f in report.findings)
     assert got == sorted(code for code, _ in findings), [f.message for f in report.findings]
     for f, (code, fieldname) in zip(sorted(report.findings, key=lambda f: f.code), sorted(findings)):
-        assert " ".join(f.objects) == "LeaderWorkerSet default/llm"
+        assert f.code == code and " ".join(f.objects) == "LeaderWorkerSet default/llm"
         if fieldname is not None:
             assert fieldname in [where for _, where in f.fields], f.fields
 
@@ -117,6 +117,6 @@ def test_a_cronjobs_template_is_checked(docs, findings):
     got = sorted(f.code for f in report.findings)
     assert got == sorted(code for code, _ in findings), [f.message for f in report.findings]
     for f, (code, fieldname) in zip(sorted(report.findings, key=lambda f: f.code), sorted(findings)):
-        assert "CronJob default/nightly" in f.objects
+        assert f.code == code and "CronJob default/nightly" in f.objects
         if fieldname is not None:
             assert fieldname in [where for _, where in f.fields], f.fields
