@@ -16,6 +16,10 @@
   the ``openAPIV3Schema`` of the served version in the CRD file, made strict
   (unknown fields rejected, as ``kubectl apply`` does by default) and with Go's
   ``^(?i)`` patterns rewritten for Python (see shared/schemas/README.md);
+- the apps/v1 controllers (Deployment, StatefulSet, ReplicaSet): no schema of
+  theirs is in the shared folder, so their pod template is checked as a v1 Pod
+  (set A; a 1.36 ``schedulingGroup`` left out, as for a Job) and their ``spec``'s
+  field names against the Kubernetes API reference's lists (:data:`APPS_SPEC_FIELDS`);
 - gangkit's own kinds (``gangkit/...``) have no schema and are skipped;
 - ``kind: List`` validates each item.
 
@@ -65,6 +69,31 @@ OPENAPI_135 = {  # (apiVersion, kind) -> (file in kubernetes/openapi-v3-1.35, sc
 }
 
 
+#: the spec fields of the apps/v1 controllers, from the Kubernetes API reference (DeploymentSpec,
+#: StatefulSetSpec, ReplicaSetSpec; unchanged from 1.32 to 1.35): no schema of theirs is in the shared folder
+APPS_SPEC_FIELDS = {
+    "Deployment": {"minReadySeconds", "paused", "progressDeadlineSeconds", "replicas", "revisionHistoryLimit",
+                   "selector", "strategy", "template"},
+    "StatefulSet": {"minReadySeconds", "ordinals", "persistentVolumeClaimRetentionPolicy", "podManagementPolicy",
+                    "replicas", "revisionHistoryLimit", "selector", "serviceName", "template", "updateStrategy",
+                    "volumeClaimTemplates"},
+    "ReplicaSet": {"minReadySeconds", "replicas", "selector", "template"},
+}
+
+
+def _validate_apps(doc: dict, kind: str) -> str:
+    """An apps/v1 controller: its spec's field names against the API reference, its pod template as a v1 Pod."""
+    spec = doc.get("spec") or {}
+    extra = sorted(set(spec) - APPS_SPEC_FIELDS[kind])
+    if extra or set(doc) - {"apiVersion", "kind", "metadata", "spec", "status"} or "template" not in spec:
+        raise AssertionError(f"{kind} {_name(doc)}: fields not in the API reference's {kind}Spec: {extra} "
+                             f"(or no spec.template)")
+    template = spec["template"]
+    pod = {k: v for k, v in (template.get("spec") or {}).items() if k != "schedulingGroup"}
+    validate_manifest({"apiVersion": "v1", "kind": "Pod", "metadata": template.get("metadata") or {}, "spec": pod})
+    return f"the API reference's {kind}Spec fields, its pod template as pod-v1.json"
+
+
 def validate_manifest(doc: dict) -> str | None:
     """Check one manifest against its real schema; return the schema's name, or None when skipped.
 
@@ -79,6 +108,8 @@ def validate_manifest(doc: dict) -> str | None:
         for item in doc.get("items") or []:
             validate_manifest(item)
         return "List"
+    if api == "apps/v1" and kind in APPS_SPEC_FIELDS:
+        return _validate_apps(doc, kind)
     pod = ((doc.get("spec") or {}).get("template") or {}).get("spec") or {}
     if (api, kind) == ("batch/v1", "Job") and "schedulingGroup" in pod:  # 1.36: the rest of the Job, against 1.35
         doc = {**doc, "spec": {**doc["spec"], "template": {**doc["spec"]["template"],

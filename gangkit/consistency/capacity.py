@@ -41,7 +41,20 @@ def usable_shapes(inv: Inventory, supply: Supply, e: JobEntry, ps):
 def _containers(e: JobEntry, index: int) -> str:
     if e.obj.role == "VolcanoJob":
         return f"spec.tasks[{index}].template.spec.containers"
+    if e.obj.role == "LeaderWorkerSet":  # pod sets leader and worker, or main (no leaderTemplate: the workers')
+        template = "leaderTemplate" if e.job.pod_sets[index].name == "leader" else "workerTemplate"
+        return f"spec.leaderWorkerTemplate.{template}.spec.containers"
+    if e.obj.role == "CronJob":
+        return "spec.jobTemplate.spec.template.spec.containers"
     return "spec.template.spec.containers"
+
+
+def _pods_field(e: JobEntry, index: int) -> str:
+    """The field that sets how many pods of pod set ``index`` the workload makes."""
+    fields = {"Job": "spec.parallelism", "JobSet": f"spec.replicatedJobs[{index}].replicas",
+              "CronJob": "spec.jobTemplate.spec.parallelism", "LeaderWorkerSet": "spec.leaderWorkerTemplate.size",
+              "Deployment": "spec.replicas", "ReplicaSet": "spec.replicas", "StatefulSet": "spec.replicas"}
+    return fields.get(e.obj.role, f"spec.tasks[{index}].replicas")
 
 
 def _count(x: float) -> str:
@@ -117,8 +130,7 @@ def _short(inv: Inventory, supply: Supply, e: JobEntry, options: dict) -> Findin
         places = ", ".join(f"{k} {_count(v)}{static[k][0] if k in static else ''}" for k, v in parts.items())
         lines.append(f"{n} pods of pod set {ps.name!r} ({shape(ps).words()} each) at once, but at most "
                      f"{_count(best)} fit ({places})")
-        fields.append((e.obj.label, {"Job": "spec.parallelism", "JobSet": f"spec.replicatedJobs[{index[id(ps)]}].replicas"}
-                       .get(e.obj.role, f"spec.tasks[{index[id(ps)]}].replicas")))
+        fields.append((e.obj.label, _pods_field(e, index[id(ps)])))
         numbers[ps.name] = {"needed": n, "most": best, "where": dict(parts)}
         if static:
             numbers[ps.name]["static"] = {k: words[1] for k, words in static.items()}

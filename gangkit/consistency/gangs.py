@@ -36,7 +36,8 @@ from gangkit.model.reading import PROGRESS
 __all__ = ["findings"]
 
 #: Where a workload of each kind says how many pods it creates (a batch/v1 Job: ``spec.parallelism``).
-PODS_FIELD = {"Deployment": "spec.replicas", "ReplicaSet": "spec.replicas", "StatefulSet": "spec.replicas"}
+PODS_FIELD = {"Deployment": "spec.replicas", "ReplicaSet": "spec.replicas", "StatefulSet": "spec.replicas",
+              "CronJob": "spec.jobTemplate.spec.parallelism"}
 #: What a gang layer does with the pods of a gang larger than its pods (other layers: "the gang never fills").
 QUORUM = {
     # scheduler-plugins pkg/coscheduling/core/core.go, PreFilter (master of 2026-08)

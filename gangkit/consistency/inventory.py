@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from gangkit.consistency.files import Source, documents, screen, sources_of
 from gangkit.kueue.manifests import KueueReader, LoadedWorkload
 from gangkit.kueue.objects import KueueSetup
 from gangkit.kueue.setup_manifests import KIND_NAMES as KUEUE_KINDS
-from gangkit.manifests import apps, core, resume, simulation, snapshot, training
+from gangkit.manifests import apps, core, cronjob, lws, resume, simulation, snapshot, training
 from gangkit.manifests.core import GROUP_NAME, SYSTEM_PRIORITY_CLASSES
 from gangkit.manifests.kueue_snapshot import SnapshotReader
 from gangkit.manifests.load import REGISTRY, JobContext, check_unique
@@ -45,6 +45,7 @@ from gangkit.model.reading import (
     GangkitInputWarning,
     ManifestObject,
     Reader,
+    new_object,
 )
 from gangkit.model.scenario import RunSettings
 from gangkit.placement.manifests import POD_GROUP_LABEL, TASK_GROUP_NAME, TASK_GROUPS, GangObjects
@@ -56,6 +57,7 @@ __all__ = ["GangRef", "Inventory", "JobEntry", "NameRef", "Source", "dig", "disp
 
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 DEFAULT_SCHEDULER = "default-scheduler"
+CRON_TEMPLATE = "spec.jobTemplate.spec.template"  # a CronJob's pod template
 #: The display name of the kinds whose name two API groups share (``Kind.group``, as the API server writes them).
 QUALIFIED = {"VolcanoJob": "Job.batch.volcano.sh", "PodGroup": "PodGroup.scheduling.volcano.sh",
              "CoschedulingPodGroup": "PodGroup.scheduling.x-k8s.io", "KubeWorkload": "Workload.scheduling.k8s.io",
@@ -238,6 +240,7 @@ def _read_families(r: Reader, files: list[str], all_docs: list, objects: list[Ma
     groups = {(o.namespace or "default", o.name): o for o in roles("PodGroup")}
     ctx = JobContext(tolerant, default_priority, groups, {}, GangObjects.collect(by_role))
     entries, jobs = _read_jobs(r, roles, ctx)
+    _read_lws_and_cronjobs(r, roles, ctx, by_role, entries, jobs)
     runtimes = training.collect_runtimes(objects)
     _read_trainjobs(r, roles, runtimes, ctx, entries, jobs)
     volcano_setup, read_volcano = _read_volcano(r, roles, objects, ctx, entries, jobs, refs)
@@ -290,6 +293,48 @@ def _read_jobs(r: Reader, roles, ctx: JobContext) -> tuple[list[JobEntry], list[
         entries.append(JobEntry(o, j, j.pod_count if j else None, _scheduler(o, "JobSet"),
                                 _gang_ref(o, ctx.groups, ctx.gangs, template or {}, prefix)))
     return entries, jobs
+
+
+def _read_lws_and_cronjobs(r: Reader, roles, ctx: JobContext, by_role: dict, entries: list[JobEntry],
+                           jobs: list[Job]) -> None:
+    """LeaderWorkerSets and CronJobs, read as ``gangkit run`` reads them, an entry each.
+
+    A LeaderWorkerSet (:func:`gangkit.manifests.lws.read_lws`) is a job per group, all alike: its entry
+    holds the first group's job and the pods of one group (``leaderWorkerTemplate.size``), a group being
+    the gang the rules look at; its pods go to the workerTemplate's scheduler, and its templates name no
+    gang object (the reader refuses one). Kueue's view of it is not built (``JobEntry.kueue`` None).
+
+    A CronJob (:func:`gangkit.manifests.cronjob.read_cronjobs`, with the Simulation's horizon) makes the
+    Jobs of its schedule within the run; its entry holds the Job of its ``spec.jobTemplate``: the first
+    of those Jobs, else (no schedule time within the run) the template read on its own, with the other
+    readers' gang objects left unclaimed, so that a template no run reaches is still checked (its reading
+    problems are reported only when the run makes a Job of it). Its pods are the template's
+    ``parallelism``, its gang the one its pod template names. Kueue's view is not built either.
+    """
+    for o in roles("LeaderWorkerSet"):
+        got = lws.read_lws(r, o, *ctx)
+        jobs.extend(got)
+        size = _whole(dig(o.doc, "spec", "leaderWorkerTemplate", "size") or 1)
+        entries.append(JobEntry(o, got[0] if got else None, size, _scheduler(o, "LeaderWorkerSet")))
+    made = cronjob.read_cronjobs(r, roles("CronJob"), roles("Simulation"), lambda o: core.read_job(r, o, *ctx))
+    jobs.extend(made)
+    for o in roles("CronJob"):
+        first = next((j for j in made if j.namespace == o.namespace and j.name.startswith(f"{o.name}-")
+                      and j.name[len(o.name) + 1:].isdigit()), None)
+        template = dig(o.doc, "spec", "jobTemplate")
+        if first is None and isinstance(dig(template, "spec"), Mapping):
+            meta = {k: v for k, v in _mapping(dig(template, "metadata")).items() if k in ("labels", "annotations")}
+            doc = {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta | {"name": o.name}, "spec": template["spec"]}
+            if o.namespace:
+                doc["metadata"]["namespace"] = o.namespace
+            alone = JobContext(ctx.classes, ctx.default_priority, ctx.groups, {}, GangObjects.collect(by_role))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", GangkitInputWarning)
+                first = core.read_job(Reader(r.label), replace(new_object(doc, f"{o.where}, spec.jobTemplate"),
+                                                              role="Job", namespaced=True), *alone)
+        pod_template = dig(template, "spec", "template")
+        entries.append(JobEntry(o, first, _whole(dig(template, "spec", "parallelism") or 1), _scheduler(o, "CronJob"),
+                                _gang_ref(o, ctx.groups, ctx.gangs, pod_template or {}, CRON_TEMPLATE)))
 
 
 def _read_trainjobs(r: Reader, roles, runtimes: dict, ctx: JobContext, entries: list[JobEntry], jobs: list[Job]) -> None:
@@ -417,7 +462,11 @@ def _scheduler(o: ManifestObject, role: str) -> str:
     if role == "VolcanoJob":
         name = dig(o.doc, "spec", "schedulerName")
         return name if isinstance(name, str) and name else "volcano"
-    if role in training.REPLICA_KINDS:
+    if role == "LeaderWorkerSet":  # the reader requires both templates to name the same scheduler
+        template = dig(o.doc, "spec", "leaderWorkerTemplate", "workerTemplate")
+    elif role == "CronJob":
+        template = dig(o.doc, "spec", "jobTemplate", "spec", "template")
+    elif role in training.REPLICA_KINDS:
         specs = dig(o.doc, "spec", training.REPLICA_KINDS[role].field)
         template = next((dig(v, "template") for v in specs.values()), None) if isinstance(specs, Mapping) else None
     else:

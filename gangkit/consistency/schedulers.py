@@ -89,8 +89,10 @@ def findings(inv: Inventory) -> list[Finding]:
     schedulers = provided(inv)
     out = []
     for e in inv.jobs:
-        where = {"VolcanoJob": "spec.schedulerName", "TrainJob": "spec.runtimeRef"}.get(e.obj.role,
-                                                                                 "spec.template.spec.schedulerName")
+        where = {"VolcanoJob": "spec.schedulerName", "TrainJob": "spec.runtimeRef",
+                 "LeaderWorkerSet": "spec.leaderWorkerTemplate.workerTemplate.spec.schedulerName",
+                 "CronJob": "spec.jobTemplate.spec.template.spec.schedulerName"}.get(e.obj.role,
+                                                                                     "spec.template.spec.schedulerName")
         if e.scheduler not in schedulers:
             out.append(Finding(
                 "scheduler-not-provided", (e.name,),

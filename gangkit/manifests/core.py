@@ -275,6 +275,7 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
     priority = pod_priority(r, pod, group, group_spec, classes, default_priority, obj)
     gang = read_gang(r, gangs, o, pods, tmeta, pod, volcano=group_name is not None)  # the holding gang schedulers
     min_member = gang.pop("min_member", min_member)
+    gang_object = gang.pop("gang_object", None) or (group.label if group else None)  # the diagnosis names it
     if o.kind == "Job" and group_name is not None and GROUP_MIN_MEMBER in annotations:
         r.notes.append(f"{obj}: metadata.annotations.{GROUP_MIN_MEMBER} is ignored: its pods name PodGroup "
                        f"{group_name!r} ({group_field}), so Volcano's podgroup controller makes no PodGroup for them")
@@ -296,6 +297,7 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
         backoff_limit=limit,
         volcano_not_preemptable=("workers",) if preemptable is False else (),
         consume_provisioning_request=consumer,
+        gang_object=gang_object,
         **timing,
         **gang,
     )
@@ -447,8 +449,9 @@ def read_group_min_member(r: Reader, annotations: dict, pod: Mapping, pods: int 
     times one pod's requests, its ``priorityClassName`` the pod's, its queue the pods'
     ``scheduling.volcano.sh/queue-name`` (else ``default``).
 
-    gangkit reads the annotation into ``Job.min_member`` (a whole number from 1 to
-    ``parallelism``, None when it is ``parallelism``: gangkit's default gang of every pod;
+    gangkit reads the annotation into ``Job.min_member`` (a whole number of at least 1, None
+    when it is ``parallelism``: gangkit's default gang of every pod; above ``parallelism`` it is
+    read, as ``getMinMemberFromUpperRes`` does not compare it with the pods, and the job waits;
     Volcano would take an unparsable or negative value as 1, and 0 as no
     gang: gangkit refuses them with an error naming the field). Without it, a Job
     whose pods name ``schedulerName: volcano`` gets ``min_member`` 1, as on the
@@ -474,10 +477,9 @@ def read_group_min_member(r: Reader, annotations: dict, pod: Mapping, pods: int 
                        f"without a gang (write {GROUP_MIN_MEMBER}: \"{pods}\" for a gang of all of them)")
         return 1
     text = annotations[GROUP_MIN_MEMBER]
-    top = f"{pods} (spec.parallelism)" if pods is not None else "spec.parallelism"
     value = int(text) if text.isdigit() else None
-    if value is None or value < 1 or (pods is not None and value > pods):
-        r.error(obj, where, f"expected a whole number from 1 to {top} as a string, got {text!r}")
+    if value is None or value < 1:
+        r.error(obj, where, f"expected a whole number >= 1 as a string, got {text!r}")
         return None
     return None if value == pods else value  # every pod: gangkit's default gang (min_member None)
 
@@ -485,7 +487,10 @@ def read_group_min_member(r: Reader, annotations: dict, pod: Mapping, pods: int 
 def read_min_member(r: Reader, group: ManifestObject, spec: dict, pods: int | None, job_label: str) -> int | None:
     """Volcano's ``spec.minMember``: how many pods must start together. Absent: every pod.
 
-    The CRD allows 0 (no gang at all); gangkit needs a gang of 1 to ``pods``.
+    The CRD allows 0 (no gang at all); gangkit needs a gang of at least 1. Above ``pods`` is
+    read: nothing upstream checks a PodGroup against the pods that name it (Volcano v1.15.1 has
+    no PodGroup webhook that does), and its gang plugin keeps such a job pending
+    (:func:`gangkit.volcano.plugins.gang.job_valid`); ``gangkit check`` reports it.
     A value the CRD refuses was reported when the PodGroup was read (:func:`read_object`).
     """
     if spec.get("minMember") is None:
@@ -493,9 +498,9 @@ def read_min_member(r: Reader, group: ManifestObject, spec: dict, pods: int | No
     m = spec["minMember"]
     if not is_whole(m, 0):
         return None
-    if pods is not None and not 1 <= m <= pods:
-        r.error(group.label, "spec.minMember",
-                f"expected a whole number from 1 to {pods} (the pod count of {job_label}), got {m!r}")
+    if m < 1:
+        r.error(group.label, "spec.minMember", f"expected a whole number >= 1 (0 is Volcano's 'no gang', "
+                                               f"which gangkit does not model), got {m!r}")
         return None
     return m
 

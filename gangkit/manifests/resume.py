@@ -166,12 +166,13 @@ def _created(taken: Taken, j) -> datetime:
 
 
 def _owner_key(taken: Taken, j) -> tuple:
-    """The object a job was read from: itself, or the Deployment or ReplicaSet whose replica it is."""
+    """The object a job was read from: itself, or the Deployment or ReplicaSet whose replica it is, or the
+    LeaderWorkerSet whose group it is."""
     ns = j.namespace or "default"
     if (ns, j.name) in taken.created:
         return (ns, j.name)
     base, _, suffix = j.name.rpartition("-")
-    if suffix.isdigit() and (ns, base) in taken.replicas:
+    if suffix.isdigit() and ((ns, base) in taken.replicas or (ns, base) in taken.lws):
         return (ns, base)
     return (ns, j.name)
 

@@ -27,7 +27,12 @@ these rules:
   state. A JobSet's child Jobs, a Deployment's ReplicaSets, the PodGroups
   Volcano's controllers create and Kueue's Workloads are all left to their
   owners; Pods give their owner's state. An object whose owner is not in the
-  input is read on its own (a note says so).
+  input is read on its own (a note says so). A LeaderWorkerSet's StatefulSets
+  (the leaders', owned by it; each group's workers', owned by the group's
+  leader pod) are left to it, and each of its pods gives the state of the
+  group its ``leaderworkerset.sigs.k8s.io/group-index`` label names, the job
+  ``<name>-<index>`` (lws v0.10). Kueue's Workloads of its groups are not
+  matched to the groups: their reservations come from the nodes.
 - **Pods**: a pod with ``spec.nodeName`` that has not ended is bound to that
   node; a Running pod has run since the latest ``startedAt`` of its
   containers (else ``status.startTime``). Pods that ended (Succeeded,
@@ -96,6 +101,9 @@ DEFAULTED = {
 #: Tolerations the DefaultTolerationSeconds admission plugin adds to every pod.
 DEFAULT_TOLERATIONS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
 #: Kinds a dump often holds that take no part in scheduling: left out with a note.
+LEADERWORKERSET = "LeaderWorkerSet"
+#: the label the LWS controller puts on each pod of a group (lws v0.10, GroupIndexLabelKey)
+LWS_GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
 PASSIVE = frozenset({"Namespace", "Service", "Endpoints", "EndpointSlice", "ConfigMap", "Secret", "ServiceAccount",
                      "Event", "ControllerRevision", "Lease", "PersistentVolumeClaim", "PersistentVolume"})
 #: Kinds whose objects, when a controller made them, are their owner's doing (read through the owner).
@@ -180,6 +188,7 @@ class Taken:
     admissions: dict[tuple, tuple[str, Mapping]] = field(default_factory=dict)  # owner -> (Workload label, admission)
     created: dict[tuple, datetime] = field(default_factory=dict)  # (namespace, name) of an object read -> its creation
     replicas: set[tuple] = field(default_factory=set)  # Deployments and ReplicaSets: pods spread over replica jobs
+    lws: set[tuple] = field(default_factory=set)  # LeaderWorkerSets: read as jobs <name>-<group index>
 
 
 class _Owners:
@@ -291,10 +300,18 @@ def _sort_object(r: Reader, doc: Mapping, where: str, owners: _Owners, taken: Ta
     owner = owners.top(key) if kind in OWNED and made_by is not None else None
     if made_by is not None and kind in OWNED and owner is None:
         r.notes.append(f"{label} was made by a controller that is not in the input: read on its own")
+    lws_owner = owners.top(key) if made_by is not None and kind in ("Pod", "StatefulSet") else None
+    if lws_owner is not None and owners.index[lws_owner].get("kind") != LEADERWORKERSET:
+        lws_owner = None
+    if kind == "StatefulSet" and lws_owner is not None:
+        return  # a group's leader or worker StatefulSet: read through its LeaderWorkerSet
     if kind == "Pod":
         pod = _live_pod(r, doc, taken.at, label)
         if pod is None:
             return  # it ended (it holds nothing), or it is refused
+        if lws_owner is not None:
+            taken.pods.setdefault(_group_key(r, doc, owners.index[lws_owner], label), []).append(pod)
+            return
         if owner is not None:
             taken.pods.setdefault(_job_key(owners.index[owner]), []).append(pod)
             return
@@ -318,10 +335,26 @@ def _sort_object(r: Reader, doc: Mapping, where: str, owners: _Owners, taken: Ta
         return
     if kind in ("Deployment", "ReplicaSet"):
         taken.replicas.add((meta.get("namespace") or "default", meta.get("name")))
+    if kind == LEADERWORKERSET:
+        taken.lws.add((meta.get("namespace") or "default", meta.get("name")))
     created = parse_time(meta.get("creationTimestamp"))
     if created is not None and meta.get("name") is not None:
         taken.created.setdefault((meta.get("namespace") or "default", meta.get("name")), created)
     kept.keep(_authored(doc, kind), where, key)
+
+
+def _group_key(r: Reader, pod: Mapping, lws: Mapping, label: str) -> tuple:
+    """The job of a LeaderWorkerSet's pod: ``<lws>-<group index>``, from the labels the LWS controller puts
+    on every pod of a group (lws v0.10 ``api/leaderworkerset/v1/leaderworkerset_types.go``:
+    ``leaderworkerset.sigs.k8s.io/group-index``). A pod without it is the set's, and matches no group."""
+    ns, name = _job_key(lws)
+    labels = _meta(pod).get("labels") if isinstance(_meta(pod).get("labels"), Mapping) else {}
+    index = labels.get(LWS_GROUP_INDEX)
+    if not isinstance(index, str) or not index.isdigit():
+        r.notes.append(f"{label}: made for LeaderWorkerSet {name} but without a whole-number {LWS_GROUP_INDEX} "
+                       "label, so no group of it is known: its state is left out")
+        return (ns, name)
+    return (ns, f"{name}-{int(index)}")
 
 
 def _job_key(doc: Mapping) -> tuple:

@@ -164,6 +164,12 @@ class Job:
     annotation: they are to run on the capacity that ProvisioningRequest (in
     the job's namespace) booked, and cluster-autoscaler never scales up for
     them (:mod:`gangkit.supply.provisioning_request`). None: no annotation.
+
+    ``gang_object``: the object that holds the job's gang, as a manifest names it
+    (``PodGroup pg1``, ``Workload train``), read from the input; only the diagnosis's
+    words use it (:mod:`gangkit.results.diagnosis`). None: a job made in Python, or one
+    whose gang object is the job's own (a Volcano Job's PodGroup). Not compared: two
+    jobs that differ only in it simulate alike.
     """
 
     name: str
@@ -194,6 +200,7 @@ class Job:
     volcano_not_preemptable: tuple[str, ...] = ()
     sla_waiting_time: float | None = None
     consume_provisioning_request: str | None = None
+    gang_object: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:

@@ -240,7 +240,8 @@ class GangObjects:
 
 def read_gang(r: Reader, gangs: GangObjects, o: ManifestObject, pods: int | None, tmeta: dict, pod: dict,
               volcano: bool) -> dict:
-    """The gang fields of one Job (``min_member``, ``schedule_timeout``, ``placeholder_timeout``, ``gang_style``).
+    """The gang fields of one Job (``min_member``, ``schedule_timeout``, ``placeholder_timeout``, ``gang_style``,
+    ``gang_object``: the PodGroup or Workload that holds the gang, for the diagnosis's words).
 
     ``gangs`` are the input's PodGroups and Workloads (the ones used are
     recorded there); ``volcano``: the Job already names a Volcano PodGroup.
@@ -293,7 +294,7 @@ def _pod_group(r: Reader, gangs: GangObjects, obj: str, namespace: str, name: st
     if not _claim(r, gangs, "CoschedulingPodGroup", namespace, name, obj, where):
         return {}
     spec = spec_of(group)  # a spec that is no mapping, a minMember below 1: reported when the PodGroup was read
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"gang_object": group.label}
     if spec.get("minMember") is not None and is_whole(spec["minMember"], 1):  # absent (the CRD's default): every pod
         out["min_member"] = _count(r, group.label, "spec.minMember", spec["minMember"], pods, obj)
     if spec.get("scheduleTimeoutSeconds") is not None:
@@ -438,7 +439,7 @@ def _workload(r: Reader, gangs: GangObjects, obj: str, namespace: str, ref: Any,
         return {"min_member": 1}  # pods are scheduled one by one
     gang = r.mapping(policy.get("gang"), workload.label, f"spec.podGroups[{index}].policy.gang")
     m = _count(r, workload.label, f"spec.podGroups[{index}].policy.gang.minCount", gang.get("minCount"), pods, obj)
-    return {} if m is None else {"min_member": m}
+    return {} if m is None else {"min_member": m, "gang_object": workload.label}
 
 
 def _scheduling_group(r: Reader, gangs: GangObjects, obj: str, namespace: str, ref: Any, pods: int | None) -> dict:
@@ -475,7 +476,7 @@ def _scheduling_group(r: Reader, gangs: GangObjects, obj: str, namespace: str, r
     if policy.get("basic") is not None:
         return {"min_member": 1}  # pods are scheduled one by one
     m = _count(r, group.label, "spec.schedulingPolicy.gang.minCount", size, pods, obj)
-    return {} if m is None else {"min_member": m}
+    return {} if m is None else {"min_member": m, "gang_object": group.label}
 
 
 def _template_of(r: Reader, gangs: GangObjects, group: ManifestObject, namespace: str, spec: dict) -> None:
@@ -564,9 +565,17 @@ def _claim(r: Reader, gangs: GangObjects, role: str, namespace: str, name: str, 
 
 
 def _count(r: Reader, owner: str, where: str, value: Any, pods: int | None, job: str) -> int | None:
-    """A gang size: a whole number from 1 to the Job's pod count."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (pods is not None and value > pods):
-        top = f"{pods} (the pod count of {job})" if pods is not None else "the pod count"
-        r.error(owner, where, f"expected a whole number from 1 to {top}, got {value!r}")
+    """A gang size: a whole number of at least 1, which may exceed the Job's pod count.
+
+    Nothing upstream checks a gang's size against the pods that join it: the API server accepts a
+    scheduler-plugins PodGroup whose ``minMember`` (or a Kubernetes Workload/PodGroup whose
+    ``minCount``, or a YuniKorn task group whose ``minMember``) is above them, and
+    scheduler-plugins' install guide makes one on purpose. gangkit reads it without a warning (it is
+    modelled, not ignored): the gang layers keep the pods waiting and say why
+    (:attr:`gangkit.model.jobs.Job.gang_larger_than_pods`), and ``gangkit check`` reports it
+    (``gang-larger-than-job``).
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        r.error(owner, where, f"expected a whole number >= 1, got {value!r}")
         return None
     return value

@@ -332,7 +332,7 @@ def _placement(sim, js, at: float) -> Diagnosis:
     if holds:
         numbers.update(bound_pods=js.bound, held_gpus=js.gpus_bound)
     if own:
-        return Diagnosis(js.name, at, "placement", blocked or code, why.message + tail + stuck, numbers)
+        return Diagnosis(js.name, at, "placement", blocked or code, _named(js, code, why.message) + tail + stuck, numbers)
     dims = asked_dims(js.pods)
     if holds:
         bound = [p for p in js.pods if p.node is not None and not p.done]
@@ -355,6 +355,27 @@ def _placement(sim, js, at: float) -> Diagnosis:
                          f"gang of {_n(k, 'pod')} ({asks}) cannot fit: {room}{_apart(cap, waiting)}{tail}",
                          {**numbers, "gang": k})
     return _unschedulable(sim, js, waiting, dims, blocked or "Unschedulable", tail, numbers, at)
+
+
+#: the codes of a gang short of pods, whose words name the object that holds the gang (:func:`_named`)
+SHORT_OF_PODS = ("NotEnoughPods", "WaitingForPods")
+
+
+def _named(js, code: str, message: str) -> str:
+    """The layer's words for a gang short of pods, naming the PodGroup (or 1.35 Workload) the input gave it.
+
+    The layers know the job, not its gang object's name: they say "PodGroup of <job>" (Coscheduling,
+    Volcano's gang plugin) or give the GangScheduling plugin's words alone. When the manifests named the
+    object (``Job.gang_object``, e.g. scheduler-plugins' install guide's ``PodGroup pg1`` over Deployment
+    ``pause``), the diagnosis says its name instead, as ``kubectl describe`` of that object would show it.
+    """
+    obj = js.spec.gang_object
+    if obj is None or code not in SHORT_OF_PODS:
+        return message
+    for who in ("PodGroup", "Workload"):
+        if message.startswith(f"{who} of {js.name} "):
+            return f"{obj} (of {js.name}) {message[len(who) + len(js.name) + 5:]}"
+    return f"{obj} (of {js.name}): {message}"
 
 
 def _waiting_for_nodes(sim, js, at: float, hit: tuple[str, str], waiting: list, admitted: str) -> Diagnosis:

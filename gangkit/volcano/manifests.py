@@ -33,7 +33,11 @@ What gangkit reads:
   the task's ``minAvailable`` as the role's minimum (minTaskMember),
   ``spec.minAvailable`` as the gang size (default: the sum of the tasks'
   minAvailable, each defaulting to its replicas, as Volcano's webhook
-  fills them in), ``spec.queue`` (default ``default``),
+  fills them in; a task's ``minAvailable`` above its replicas, or
+  ``spec.minAvailable`` above the tasks' total replicas, is refused with
+  the words of Volcano v1.15.1's job webhook,
+  ``pkg/webhooks/admission/jobs/validate/admit_job.go``: unlike a PodGroup
+  over too few pods, such a Job never reaches the cluster), ``spec.queue`` (default ``default``),
   ``spec.priorityClassName``; gangkit's annotations (run time, submit time,
   progress, checkpoint interval) as on a batch/v1 Job. Its pods exist only
   once the PodGroup is Inqueue (see :mod:`gangkit.volcano.actions.enqueue`);
@@ -390,7 +394,9 @@ def _read_tasks(r: Reader, obj: str, meta: Mapping, tasks: list) -> _Tasks:
         if minimum is not None:
             minimum = r.whole(minimum, obj, f"{where}.minAvailable", 0)
             if minimum is not None and replicas is not None and minimum > replicas:
-                r.error(obj, f"{where}.minAvailable", f"expected at most the task's replicas ({replicas}), got {minimum}")
+                r.error(obj, f"{where}.minAvailable", f"expected at most the task's replicas ({replicas}), got {minimum}: "
+                        f"Volcano's job webhook refuses it (\"'minAvailable' is greater than 'replicas' in task: "
+                        f"{name}, job: {meta.get('name')}\")")
                 minimum = None
         template = r.mapping(task.get("template"), obj, f"{where}.template")
         pod = r.mapping(template.get("spec"), obj, f"{where}.template.spec")
@@ -418,7 +424,9 @@ def _gang_size(r: Reader, obj: str, spec: Mapping, read: _Tasks) -> tuple[int | 
         min_available = r.whole(min_available, obj, "spec.minAvailable", 1)
         total = sum(ps.count for ps in read.pod_sets)
         if ok and min_available is not None and min_available > total:
-            r.error(obj, "spec.minAvailable", f"expected at most the total replicas of the tasks ({total}), got {min_available}")
+            r.error(obj, "spec.minAvailable", f"expected at most the total replicas of the tasks ({total}), got "
+                    f"{min_available}: Volcano's job webhook refuses it (\"job 'minAvailable' should not be greater "
+                    "than total replicas in tasks\")")
             ok = False
     return min_available, ok
 
