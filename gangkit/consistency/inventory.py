@@ -30,11 +30,19 @@ from pathlib import Path
 from typing import Any
 
 from gangkit.consistency.files import Source, documents, screen, sources_of
+from gangkit.consistency.name_refs import (
+    NameRef,
+    dig,
+    labels_of,
+    priority_refs,
+    volcano_queue_refs,
+    workload_priority_class_refs,
+)
 from gangkit.kueue.manifests import KueueReader, LoadedWorkload
 from gangkit.kueue.objects import KueueSetup
 from gangkit.kueue.setup_manifests import KIND_NAMES as KUEUE_KINDS
 from gangkit.manifests import apps, core, cronjob, lws, resume, simulation, snapshot, training
-from gangkit.manifests.core import GROUP_NAME, SYSTEM_PRIORITY_CLASSES
+from gangkit.manifests.core import GROUP_NAME
 from gangkit.manifests.kueue_snapshot import SnapshotReader
 from gangkit.manifests.load import REGISTRY, JobContext, check_unique
 from gangkit.model.errors import Problem, ScenarioError
@@ -55,7 +63,6 @@ from gangkit.volcano.api import DEFAULT_QUEUE, VolcanoSetup
 
 __all__ = ["GangRef", "Inventory", "JobEntry", "NameRef", "Source", "dig", "display", "labels_of", "read_stack"]
 
-PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 DEFAULT_SCHEDULER = "default-scheduler"
 CRON_TEMPLATE = "spec.jobTemplate.spec.template"  # a CronJob's pod template
 #: The display name of the kinds whose name two API groups share (``Kind.group``, as the API server writes them).
@@ -71,27 +78,6 @@ def display(o: ManifestObject) -> str:
     if not o.name:  # a Kueue Configuration needs no name
         return f"{kind} ({o.where})"
     return f"{kind} {o.namespace or 'default'}/{o.name}" if o.namespaced else f"{kind} {o.name}"
-
-
-def dig(doc: Any, *keys: str) -> Any:
-    """``doc[k1][k2]...``, or None where a level is missing or not a mapping."""
-    for k in keys:
-        if not isinstance(doc, Mapping):
-            return None
-        doc = doc.get(k)
-    return doc
-
-
-@dataclass
-class NameRef:
-    """One object naming another by name: who, in which field, which kind and name, and what it found."""
-
-    owner: ManifestObject
-    field: str
-    kind: str
-    name: str
-    namespace: str | None = None
-    target: ManifestObject | None = None
 
 
 @dataclass
@@ -229,7 +215,7 @@ def _read_families(r: Reader, files: list[str], all_docs: list, objects: list[Ma
     refs: list[NameRef] = []
     classes, default_priority = core.read_priority_classes(r, roles("PriorityClass"))
     tolerant = dict(classes)  # a missing class counts with the default priority (and is a finding)
-    for ref in _priority_refs(objects):
+    for ref in priority_refs(objects):
         ref.target = next((o for o in roles("PriorityClass") if o.name == ref.name), None)
         refs.append(ref)
         if ref.name not in classes:
@@ -352,7 +338,7 @@ def _read_volcano(r: Reader, roles, objects: list[ManifestObject], ctx: JobConte
     the missing Queue is a finding rather than a reading error), and an entry for each Volcano Job.
 
     Returns the setup and the Volcano Jobs read, by key (they are taken back out of ``jobs``)."""
-    queue_refs = _volcano_queue_refs(objects)
+    queue_refs = volcano_queue_refs(objects)
     queue_names = {o.name for o in roles("Queue")} | {DEFAULT_QUEUE}
     stand_ins = [_stand_in("Queue", name) for name in sorted({q.name for q in queue_refs} - queue_names)]
     for ref in queue_refs:
@@ -375,7 +361,7 @@ def _read_kueue(r: Reader, objects: list[ManifestObject], entries: list[JobEntry
     """Kueue: the setup as gangkit run reads it, its Workloads, and each queue-labelled Job as Kueue's job
     integration sees it (``JobEntry.kueue``). Returns the setup and the Workloads read."""
     kueue_objects = [o for o in objects if o.role == o.kind and o.kind in KUEUE_KINDS]
-    wpc_refs = _workload_priority_class_refs(objects)
+    wpc_refs = workload_priority_class_refs(objects)
     wpc_names = {o.name for o in kueue_objects if o.kind == "WorkloadPriorityClass"}
     for ref in wpc_refs:
         ref.target = next((o for o in kueue_objects if o.kind == "WorkloadPriorityClass" and o.name == ref.name), None)
@@ -422,12 +408,6 @@ def _stand_in(kind: str, name: str) -> ManifestObject:
 
 def _mapping(value: Any) -> Mapping:
     return value if isinstance(value, Mapping) else {}
-
-
-def labels_of(o: ManifestObject) -> dict:
-    """An object's metadata.labels that are strings."""
-    labels = dig(o.doc, "metadata", "labels")
-    return {str(k): v for k, v in labels.items() if isinstance(v, str)} if isinstance(labels, Mapping) else {}
 
 
 def _whole(value: Any) -> int | None:
@@ -576,45 +556,3 @@ def _gang_ref(o: ManifestObject, groups: dict, gangs: GangObjects, template: Any
 def _volcano_job_gang(o: ManifestObject) -> GangRef:
     """A Volcano Job is its own gang: ``spec.minAvailable`` (default: the tasks' minAvailable, each its replicas)."""
     return GangRef("volcano", "spec.minAvailable", o.name, "", o, o, "spec.minAvailable", dig(o.doc, "spec", "minAvailable"))
-
-
-def _priority_refs(objects: list[ManifestObject]) -> list[NameRef]:
-    """Every priorityClassName: pod templates, Volcano Jobs and their tasks, Volcano PodGroups."""
-    out = []
-    for o in objects:
-        places: list[tuple[str, Any]] = []
-        if o.role == "Job":
-            places.append(("spec.template.spec.priorityClassName", dig(o.doc, "spec", "template", "spec", "priorityClassName")))
-        elif o.role == "VolcanoJob":
-            places.append(("spec.priorityClassName", dig(o.doc, "spec", "priorityClassName")))
-            tasks = dig(o.doc, "spec", "tasks")
-            for i, t in enumerate(tasks if isinstance(tasks, list) else []):
-                places.append((f"spec.tasks[{i}].template.spec.priorityClassName",
-                               dig(t, "template", "spec", "priorityClassName")))
-        elif o.role == "PodGroup":
-            places.append(("spec.priorityClassName", dig(o.doc, "spec", "priorityClassName")))
-        elif o.role == "JobSet":
-            entries = dig(o.doc, "spec", "replicatedJobs")
-            for i, entry in enumerate(entries if isinstance(entries, list) else []):
-                places.append((f"spec.replicatedJobs[{i}].template.spec.template.spec.priorityClassName",
-                               dig(entry, "template", "spec", "template", "spec", "priorityClassName")))
-        for where, name in places:
-            if isinstance(name, str) and name and name not in SYSTEM_PRIORITY_CLASSES:
-                out.append(NameRef(o, where, "PriorityClass", name))
-    return out
-
-
-def _volcano_queue_refs(objects: list[ManifestObject]) -> list[NameRef]:
-    """Every Volcano queue a Volcano Job or PodGroup names (``default`` always exists)."""
-    out = []
-    for o in objects:
-        if o.role in ("VolcanoJob", "PodGroup"):
-            name = dig(o.doc, "spec", "queue")
-            if isinstance(name, str) and name and name != DEFAULT_QUEUE:
-                out.append(NameRef(o, "spec.queue", "Queue", name))
-    return out
-
-
-def _workload_priority_class_refs(objects: list[ManifestObject]) -> list[NameRef]:
-    return [NameRef(o, f"metadata.labels.{PRIORITY_CLASS_LABEL}", "WorkloadPriorityClass", labels_of(o)[PRIORITY_CLASS_LABEL])
-            for o in objects if o.role in ("Job", "JobSet") and PRIORITY_CLASS_LABEL in labels_of(o)]

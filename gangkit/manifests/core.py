@@ -220,6 +220,14 @@ def read_node(r: Reader, o: ManifestObject) -> Node | None:
     return Node(o.name, gpus, cpu=cpu, memory=memory, labels=labels, pool=pool)
 
 
+def active_deadline(r: Reader, spec: Mapping, obj: str) -> float | None:
+    """A Job's ``spec.activeDeadlineSeconds`` (the Job controller fails the Job past it), as gangkit's max run time."""
+    if "activeDeadlineSeconds" not in spec:
+        return None
+    deadline = r.whole(spec["activeDeadlineSeconds"], obj, "spec.activeDeadlineSeconds", 1)
+    return None if deadline is None else float(deadline)
+
+
 def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int, groups: dict, used_groups: dict,
              gangs: GangObjects) -> Job | None:
     """A batch/v1 Job: ``parallelism`` identical pods (one wave), requests summed over containers.
@@ -241,10 +249,7 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
                 f"{obj}: spec.completions is {completions} but spec.parallelism is {pods}; "
                 f"gangkit models one wave of {pods} pod(s) that run together"
             )
-    max_run_time = None
-    if "activeDeadlineSeconds" in spec:
-        deadline = r.whole(spec["activeDeadlineSeconds"], obj, "spec.activeDeadlineSeconds", 1)
-        max_run_time = None if deadline is None else float(deadline)
+    max_run_time = active_deadline(r, spec, obj)
     limit = backoff_limit(r, spec, obj)
 
     if not isinstance(spec.get("template"), Mapping):
