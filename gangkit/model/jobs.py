@@ -233,6 +233,11 @@ class Job:
         """
         return self.min_member is not None and self.min_member > self.pod_count
 
+    def gang_label(self, kind: str = "PodGroup") -> str:
+        """How a layer's words name the object holding this job's gang: the one the manifests named
+        (``gang_object``, e.g. ``PodGroup pg1 (of pause)``), else ``<kind> of <job>``."""
+        return f"{self.gang_object} (of {self.name})" if self.gang_object else f"{kind} of {self.name}"
+
     def problems(self) -> list[Problem]:
         """Every way this job is invalid (empty when it is valid): the rows of :data:`_JOB_HEAD_CHECKS`,
         then those of :data:`_POD_SET_CHECKS` for each pod set, then those of :data:`_JOB_CHECKS`."""

@@ -260,7 +260,7 @@ def permit_reason(sim: Cluster, room: WaitingRoom, g: Group, pending: list[PodSt
     js = g.job
     k = g.min_member
     if len(js.pods) < k:
-        return Reason("placement", "NotEnoughPods", f"{who} of {js.name} has {size} {k} but only {len(js.pods)} pods; "
+        return Reason("placement", "NotEnoughPods", f"{js.spec.gang_label(who)} has {size} {k} but only {len(js.pods)} pods; "
                       f"PreFilter refuses each (\"pre-filter pod {pending[0].name} cannot find enough sibling pods, "
                       f"current pods number: {len(js.pods)}, minMember of group: {k}\")", {size: k, "pods": len(js.pods)})
     if now < backoff_until:

@@ -364,14 +364,14 @@ SHORT_OF_PODS = ("NotEnoughPods", "WaitingForPods")
 def _named(js, code: str, message: str) -> str:
     """The layer's words for a gang short of pods, naming the PodGroup (or 1.35 Workload) the input gave it.
 
-    The layers know the job, not its gang object's name: they say "PodGroup of <job>" (Coscheduling,
-    Volcano's gang plugin) or give the GangScheduling plugin's words alone. When the manifests named the
+    Coscheduling and Volcano's gang plugin name it themselves (:meth:`gangkit.model.jobs.Job.gang_label`);
+    the GangScheduling plugin's words name no object. When the manifests named the
     object (``Job.gang_object``, e.g. scheduler-plugins' install guide's ``PodGroup pg1`` over Deployment
     ``pause``), the diagnosis says its name instead, as ``kubectl describe`` of that object would show it.
     """
     obj = js.spec.gang_object
-    if obj is None or code not in SHORT_OF_PODS:
-        return message
+    if obj is None or code not in SHORT_OF_PODS or message.startswith(obj):
+        return message  # no name given, another code, or the layer's words name it already
     for who in ("PodGroup", "Workload"):
         if message.startswith(f"{who} of {js.name} "):
             return f"{obj} (of {js.name}) {message[len(who) + len(js.name) + 5:]}"

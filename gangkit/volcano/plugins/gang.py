@@ -80,6 +80,6 @@ def job_valid(js: JobState) -> Reason | None:
     if n >= k:
         return None
     return Reason("placement", "NotEnoughPods",
-                  f"PodGroup of {js.name} has minMember {k} but only {n} pods; Volcano's gang plugin finds the job "
+                  f"{js.spec.gang_label()} has minMember {k} but only {n} pods; Volcano's gang plugin finds the job "
                   f"invalid (NotEnoughTasks: \"Not enough valid tasks for gang-scheduling, valid: {n}, min: {k}\") and "
                   f"allocate skips it in every session", {"min_member": k, "pods": n})
