@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+
 from gangkit.checks.common import TIME_TOLERANCE_S, close, counts_wrong_answers, fmt, kind, not_done, number
 from gangkit.simulate import simulate
 
