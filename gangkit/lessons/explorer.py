@@ -102,8 +102,8 @@ def table_output(table: pd.DataFrame) -> dict:
     shows in each cell, and the plain-text view, are the table's own.
     """
     scope = f"gk-table-{zlib.crc32(repr(list(table.columns)).encode()):08x}"  # one per set of columns
-    html = (f'<div class="{scope}" style="max-width: 100%; overflow-x: auto">{text_columns_css(table, scope)}'
-            f'{breakable_headers(table.to_html())}</div>')
+    html = (f'<div style="max-width: 100%; overflow-x: auto"><div class="{scope}">{text_columns_css(table, scope)}'
+            f'{breakable_headers(table.to_html())}</div></div>')
     return {"output_type": "display_data", "metadata": {},
             "data": {"text/html": html, "text/plain": table.to_string()}}
 
@@ -111,7 +111,7 @@ def table_output(table: pd.DataFrame) -> dict:
 def text_columns_css(table: pd.DataFrame, scope: str) -> str:
     """A ``<style>`` for one explorer table: its text columns aligned left (a notebook aligns every cell right, which
     suits numbers and makes a column of messages hard to read), and its row labels (job names such as
-    ``train-a``) kept on one line instead of breaking at a hyphen. Scoped to the class ``scope`` of the table's box,
+    ``train-a``) kept on one line instead of breaking at a hyphen. Scoped to the class ``scope`` of a box around the table,
     which differs between tables of different columns (so two explorers on a page keep their own alignments)."""
     levels = table.index.nlevels
     rules = [f".{scope} tbody th {{ white-space: nowrap; }}"]
