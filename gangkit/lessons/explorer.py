@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import io
 import re
+import zlib
 from typing import Callable
 
 import ipywidgets as W
@@ -96,12 +97,29 @@ def table_output(table: pd.DataFrame) -> dict:
     1400-pixel window, and JupyterLab shows its last columns only after a sideways scroll that is
     easy to miss. :func:`breakable_headers` lets the headings wrap after each underscore, which
     brings every explorer's table within the notebook's width; a table still too wide scrolls
-    sideways in its own box (``overflow-x: auto``) instead of being cut at the right. The text a
-    browser shows in each cell, and the plain-text view, are the table's own.
+    sideways in its own box (``overflow-x: auto``) instead of being cut at the right. Text columns
+    are aligned left and row labels never break (:func:`text_columns_css`). The text a browser
+    shows in each cell, and the plain-text view, are the table's own.
     """
-    html = f'<div style="max-width: 100%; overflow-x: auto">{breakable_headers(table.to_html())}</div>'
+    scope = f"gk-table-{zlib.crc32(repr(list(table.columns)).encode()):08x}"  # one per set of columns
+    html = (f'<div style="max-width: 100%; overflow-x: auto"><div class="{scope}">{text_columns_css(table, scope)}'
+            f'{breakable_headers(table.to_html())}</div></div>')
     return {"output_type": "display_data", "metadata": {},
             "data": {"text/html": html, "text/plain": table.to_string()}}
+
+
+def text_columns_css(table: pd.DataFrame, scope: str) -> str:
+    """A ``<style>`` for one explorer table: its text columns aligned left (a notebook aligns every cell right, which
+    suits numbers and makes a column of messages hard to read), and its row labels (job names such as
+    ``train-a``) kept on one line instead of breaking at a hyphen. Scoped to the class ``scope`` of a box around the table,
+    which differs between tables of different columns (so two explorers on a page keep their own alignments)."""
+    levels = table.index.nlevels
+    rules = [f".{scope} tbody th {{ white-space: nowrap; }}"]
+    for i, column in enumerate(table.columns):
+        if not pd.api.types.is_numeric_dtype(table[column]):
+            n = levels + i + 1  # the row labels come first in each row
+            rules.append(f".{scope} td:nth-child({n}), .{scope} thead th:nth-child({n}) {{ text-align: left; }}")
+    return "<style>" + " ".join(rules) + "</style>"
 
 
 #: Header cells at most this long stay on one line (``mean_wait_s``, ``makespan_s``).

@@ -22,6 +22,7 @@ This module holds:
 
 - :func:`layered_story`, the workload, and :data:`STACKS`, the stacks it goes through;
 - :data:`CLASSIFY` and :data:`REASONS`, the waits exercise 5.1 asks about and the reasons to pick from;
+- :func:`snapshot_examples`, the folder of the example dump and jobs that section 8 and exercise 5.3 read;
 - :func:`diagnosis_explorer`, the lesson's widget: a stack and an instant, and which layer holds each
   job then and why (:func:`render_diagnosis`, from :meth:`gangkit.Result.diagnose`).
 
@@ -29,6 +30,8 @@ All figures are simulated by gangkit, never measured on a real cluster.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import ipywidgets as W
 import pandas as pd
@@ -84,6 +87,20 @@ def layered_story(stages: Stages | None = None) -> Scenario:
     if stages is not None:
         sc.karpenter = default_karpenter(sc, stages=stages)
     return sc
+
+
+def snapshot_examples() -> Path:
+    """The folder ``examples/snapshot`` of the source checkout: the example dump (``cluster-dump.yaml``) and the jobs
+    (``new-job.yaml``, ``wide-job.yaml``) that section 8 and exercise 5.3 predict with.
+
+    It ships with the repository, not with the package: this needs the checkout installed as the README says
+    (``pip install -e .``). Found from the package, so a notebook copied into ``my-course/`` reaches it too.
+    """
+    folder = Path(__file__).resolve().parents[2] / "examples" / "snapshot"
+    if not folder.is_dir():
+        raise FileNotFoundError(f"lesson 05's example dump and jobs are not at {folder}: they ship with the source "
+                                "checkout (clone the repository and install it with pip install -e .)")
+    return folder
 
 
 # --------------------------------------------------------------------------- the explorer

@@ -115,6 +115,36 @@ def test_a_jobs_own_run_time_annotation_wins_over_the_drawn_one(tmp_path):
     assert w.start_s == {"p10": 10860.0, "p50": 10860.0, "p90": 10860.0} and w.will_start == 1.0
 
 
+
+@pytest.mark.parametrize("annotated, drawn", [
+    pytest.param(True, ["team-a/wide"], id="with the dump's annotations only the new job's run time is drawn"),
+    pytest.param(False, ["team-a/train-a", "team-a/train-b", "team-a/wide"],
+                 id="without them every job that ends has its run time drawn, not the serving Deployment's"),
+])
+def test_the_prediction_names_the_jobs_whose_run_times_are_drawn(tmp_path, annotated, drawn):
+    dump = DUMP if annotated else _unannotated(tmp_path)
+    p = _predict(dump, [_job(tmp_path, "wide", pods=3)], stack="kueue+gang", samples=2, workers=1)
+    assert p.drawn_run_times == drawn
+    assert f"(no gangkit/run-time annotation): {', '.join(drawn)}" in " ".join(str(p).split())
+
+
+@pytest.mark.parametrize("stack, name", [
+    pytest.param("kueue+gang", "main", id="under Kueue a Job's node rows name its pod set as Kueue's message does"),
+    pytest.param("gang", "workers", id="without Kueue they name gangkit's pod set"),
+])
+def test_node_rows_name_the_pod_set_as_the_workloads_status_does(tmp_path, stack, name):
+    p = _predict(DUMP, [NEW_JOB, _job(tmp_path, "wide", pods=3)], stack=stack, samples=2, workers=1)
+    w = p.workloads[1]  # wide, with finetune on gpu-node-3: no node takes one of its pods now
+    assert w.nodes and {row["pod_set"] for row in w.nodes if row["filter"]} == {name}
+
+
+def test_the_paragraphs_are_wrapped_between_words_at_88_columns(tmp_path):
+    p = _predict(DUMP, [_job(tmp_path, "wide", pods=3)], stack="kueue+gang", samples=2, workers=1)
+    text = str(p)
+    assert max(len(line) for line in text.splitlines()) <= 88
+    assert "couldn't assign flavors to pod set main" in " ".join(text.split())
+
+
 QUEUE = [
     pytest.param(["a"], {"team-a/a": 1}, id="a new job queues behind the dump's waiting train-b"),
     pytest.param(["a", "b"], {"team-a/a": 1, "team-a/b": 2}, id="new jobs queue in the order of their files"),

@@ -10,6 +10,7 @@ that one sample in ten beats, the middle one, and the one that one sample in ten
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -17,6 +18,16 @@ import pandas as pd
 
 #: the quantiles a spread over samples is given at (keys ``p10``, ``p50``, ``p90``)
 QUANTILES = (0.1, 0.5, 0.9)
+#: the paragraph form's lines are wrapped at this many columns: they read whole in a terminal and in a notebook's output
+WIDTH = 88
+
+
+def wrapped(line: str, indent: str = "") -> str:
+    """``line`` wrapped at :data:`WIDTH` columns between words (never inside one), its follow-on lines indented by
+    ``indent`` more than its own."""
+    lead = line[:len(line) - len(line.lstrip(" "))]
+    return textwrap.fill(line, WIDTH, initial_indent="", subsequent_indent=lead + indent, break_long_words=False,
+                         break_on_hyphens=False)
 
 
 def percentiles(values: Sequence[float]) -> dict | None:
@@ -67,7 +78,7 @@ class WorkloadPrediction:
         if self.queue_position is not None:
             lines.append(f"Position in its ClusterQueue: {self.queue_position} (positionInClusterQueue).")
         lines.extend(_node_line(row) for row in self.nodes)
-        return "\n".join(lines)
+        return "\n".join(wrapped(line, "    ") for line in lines)
 
     def _headline(self, samples: int, horizon: float) -> str:
         """Whether and when it starts: never, not within the horizon, at once, or p10/p50/p90 after the snapshot."""
@@ -102,6 +113,9 @@ class Prediction:
     horizon: float
     stack: str
     workloads: list[WorkloadPrediction]
+    #: the jobs (``namespace/name``) whose run times each sample draws: those that end and carry no ``gangkit/run-time``
+    #: annotation, the new workloads among them (``gangkit predict`` also warns with their names)
+    drawn_run_times: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"snapshot_time": self.snapshot_time, "samples": self.samples,
@@ -126,4 +140,8 @@ class Prediction:
     def __str__(self) -> str:
         head = (f"snapshot {self.snapshot_time or '(no time: not a dump)'}   stack {self.stack}   samples {self.samples}"
                 f"   horizon {in_words(self.horizon)}")
-        return "\n\n".join([head] + [w.paragraph(self.samples, self.horizon) for w in self.workloads])
+        parts = [head]
+        if self.drawn_run_times:
+            parts[0] += "\n" + wrapped(f"Run times drawn in each sample (no gangkit/run-time annotation): "
+                                       f"{', '.join(self.drawn_run_times)}.", "    ")
+        return "\n\n".join(parts + [w.paragraph(self.samples, self.horizon) for w in self.workloads])

@@ -11,6 +11,10 @@ at time 0) gangkit reads, per new workload:
 - for a pod no node takes now, kube-scheduler's Filter verdict per node group
   (:func:`gangkit.analysis.predict.filters.node_filters`);
 - its place in its ClusterQueue's queue, as Kueue's visibility API reports it (:func:`queue_positions`).
+
+A node row names its pod set as the workload's own status does: where Kueue manages the workload, by the name of
+the Workload's pod set (``main`` for a batch/v1 Job, Kueue v0.19 ``DefaultPodSetName``: the name in Kueue's
+message), else by gangkit's name for it (``workers`` for a batch Job's pods) (:func:`pod_set_names`).
 """
 
 from __future__ import annotations
@@ -63,10 +67,22 @@ def read_snapshot(scenario, first_sample, new: list[NewWorkload], dump_docs: lis
             at.never.add(w.key)
         rows: list[dict] = []
         if js.started_at is None:
-            for ps in scenario.jobs[w.index].pod_sets:
-                rows.extend(node_filters(sim.capacity.nodes, ps, w.tolerations, marks))
+            for ps, name in zip(scenario.jobs[w.index].pod_sets, pod_set_names(scenario, js)):
+                rows.extend({**row, "pod_set": name} for row in node_filters(sim.capacity.nodes, ps, w.tolerations, marks))
         at.nodes[w.key] = rows
     return at
+
+
+def pod_set_names(scenario, js) -> list[str]:
+    """The names of a job's pod sets, in order, as its status names them: the pod sets of the Workload Kueue's job
+    integration creates for it where Kueue is in the stack and manages the job
+    (:func:`gangkit.kueue.layer.workload_for`: ``main`` for the one pod set of a batch/v1 Job), else gangkit's."""
+    if "kueue" in scenario.settings.stack:
+        from gangkit.kueue.layer import managed, workload_for
+
+        if managed(js.spec):
+            return [pss.name for pss in workload_for(js).pod_sets]
+    return [ps.name for ps in js.spec.pod_sets]
 
 
 def queue_positions(scenario, new_idx: list[int]) -> dict[str, int]:

@@ -55,7 +55,7 @@ def predict(dump, jobs: Iterable = (), *, stack: str | None = None, samples: int
     results = run_all(scenario, sampled, todo, draws, workers, client) if todo else []
     workloads = [sum_up(w, at, results) for w in new]
     return Prediction(dump_time(scenario), len(results), float(scenario.settings.horizon), scenario.settings.stack,
-                      workloads)
+                      workloads, [scenario.jobs[k].key for k in sampled])
 
 
 def check_arguments(*, samples, seed, horizon, workers, stack) -> None:
