@@ -429,6 +429,12 @@ class _KindIndex:
     states whose ``S`` is within ``TOLERANCE`` of a group's first fitting state are
     all scored with the scan's own formula, and the scan's tie rule (first
     node in the list) decides between equal scores.
+
+    Nodes labelled with their own ``kubernetes.io/hostname`` (as a live
+    cluster's are) are each a kind of their own, so the index also files the
+    kinds by the free GPU counts of their groups (``kinds_by_free``): on a
+    busy cluster a pod visits only the kinds with its GPUs free, in the order
+    it would have visited them (:meth:`_kinds_to_visit`).
     """
 
     EPS = TOLERANCE
