@@ -429,6 +429,12 @@ class _KindIndex:
     states whose ``S`` is within ``TOLERANCE`` of a group's first fitting state are
     all scored with the scan's own formula, and the scan's tie rule (first
     node in the list) decides between equal scores.
+
+    Nodes labelled with their own ``kubernetes.io/hostname`` (as a live
+    cluster's are) are each a kind of their own, so the index also files the
+    kinds by the free GPU counts of their groups (``kinds_by_free``): on a
+    busy cluster a pod visits only the kinds with its GPUs free, in the order
+    it would have visited them (:meth:`_kinds_to_visit`).
     """
 
     EPS = TOLERANCE
@@ -443,6 +449,9 @@ class _KindIndex:
         # (kind, free gpus, state) -> sorted node indices in that state
         self.members: dict[tuple, list[int]] = {}
         self.entry: dict[int, tuple] = {}  # node index -> its (kind, free gpus, state)
+        # free gpus -> the kinds with a group at that count (a dict as an ordered set): the kinds a pod of
+        # ``gpus`` GPUs may find room in, without a look at the kinds whose nodes all have fewer free
+        self.kinds_by_free: dict[int, dict[tuple, None]] = {}
         self._selector_cache: dict[tuple, list[tuple]] = {}
         self._order_cache: dict[tuple, list[tuple]] = {}  # pod request -> [(best possible score, kind)], best first
         for st in cap.nodes:
@@ -478,6 +487,10 @@ class _KindIndex:
         lst = by_free.get(st.free_gpus)
         if lst is None:
             by_free[st.free_gpus] = [state]
+            bucket = self.kinds_by_free.get(st.free_gpus)
+            if bucket is None:
+                bucket = self.kinds_by_free[st.free_gpus] = {}
+            bucket[kind] = None
         else:
             bisect.insort(lst, state)
 
@@ -493,6 +506,10 @@ class _KindIndex:
             del lst[bisect.bisect_left(lst, state)]
             if not lst:
                 del by_free[free]
+                bucket = self.kinds_by_free[free]
+                del bucket[kind]
+                if not bucket:
+                    del self.kinds_by_free[free]
 
     def _kinds_for(self, selector: tuple) -> list[tuple]:
         kinds = self._selector_cache.get(selector)
@@ -501,15 +518,16 @@ class _KindIndex:
             self._selector_cache[selector] = kinds
         return kinds
 
-    def _kind_order(self, gpus: int, cpu: float, memory: int, selector: tuple) -> list[tuple]:
-        """The kinds that could hold the pod's GPUs, each with the score of an empty node of it, best first.
+    def _kind_order(self, gpus: int, cpu: float, memory: int, selector: tuple) -> tuple[list[tuple], dict]:
+        """The kinds that could hold the pod's GPUs, each with the score of an empty node of it, best first,
+        and each kind's place in that list.
 
         Kept per pod request (pods of a trace repeat a few shapes); the cache is
         emptied when a new kind appears and when it grows past ``ORDER_CACHE``.
         """
         key = (gpus, cpu, memory, selector)
-        order = self._order_cache.get(key)
-        if order is None:
+        cached = self._order_cache.get(key)
+        if cached is None:
             if len(self._order_cache) >= self.ORDER_CACHE:
                 self._order_cache.clear()
             order = []
@@ -519,8 +537,31 @@ class _KindIndex:
                     continue
                 order.append((share_left(n_gpus, n_cpu, n_memory, n_gpus, n_cpu, n_memory, gpus, cpu, memory), kind))
             order.sort(key=lambda bk: -bk[0])  # stable: equal bounds keep the kinds' order
-            self._order_cache[key] = order
-        return order
+            cached = self._order_cache[key] = (order, {kind: i for i, (_, kind) in enumerate(order)})
+        return cached
+
+    def _kinds_to_visit(self, gpus: int, cpu: float, memory: int, selector: tuple) -> list[tuple]:
+        """The ``(bound, kind)`` pairs of :meth:`_kind_order` less the kinds with no node of ``gpus`` free GPUs.
+
+        A kind whose groups all have fewer free GPUs than the pod asks for adds
+        nothing to the choice (the walk of :meth:`choose` skips each of its
+        groups, and the best score found so far is unchanged), so leaving it out
+        changes nothing; the others keep their order. When few kinds have the
+        GPUs free (a busy cluster whose nodes are each a kind of their own, as
+        nodes with a ``kubernetes.io/hostname`` label are), the free-GPU buckets
+        name them without a look at every kind.
+        """
+        order, place = self._kind_order(gpus, cpu, memory, selector)
+        buckets = [b for free, b in self.kinds_by_free.items() if free >= gpus]
+        if sum(len(b) for b in buckets) * 2 >= len(order):
+            return order
+        found = set()
+        for b in buckets:
+            for kind in b:
+                i = place.get(kind)
+                if i is not None:
+                    found.add(i)
+        return [order[i] for i in sorted(found)]
 
     def choose(self, gpus: int, cpu: float, memory: int, selector: tuple) -> NodeState | None:
         """The node :meth:`FreeCapacity.choose_by_scan` would pick.
@@ -545,7 +586,7 @@ class _KindIndex:
         eps = self.EPS
         tol = TOLERANCE
         best_key, best_index = None, -1
-        for bound, kind in self._kind_order(gpus, cpu, memory, selector):
+        for bound, kind in self._kinds_to_visit(gpus, cpu, memory, selector):
             if least and best_key is not None and bound + self.BOUND_MARGIN < best_key:
                 break
             n_gpus, n_cpu, n_memory, _ = kind

@@ -107,7 +107,12 @@ ops = st.lists(st.tuples(st.sampled_from(["place", "place", "place", "release", 
                min_size=1, max_size=40)
 
 
-def _apply(cap, steps, place) -> None:
+def _labels(lab: dict, name: str, hostnames: bool) -> dict:
+    """A kind's labels, and with ``hostnames`` the node's own ``kubernetes.io/hostname`` (each node a kind)."""
+    return {**lab, "kubernetes.io/hostname": name} if hostnames else lab
+
+
+def _apply(cap, steps, place, hostnames=False) -> None:
     """Apply random changes to ``cap``: ``place(req)`` returns the node a pod of ``req`` goes to (or None) and
     the request taken; ``release`` gives one placed pod back, ``remove`` takes an empty node away, ``add`` adds one."""
     placed = []  # (node state, gpus, cpu, memory)
@@ -127,7 +132,8 @@ def _apply(cap, steps, place) -> None:
                 cap.set_gone(empty[g % len(empty)])
         elif op == "add":
             gk, cc, mm, lab = KINDS[g % len(KINDS)]
-            st_ = cap.add(Node(f"n{added}", gk, cpu=cc, memory=mm, labels=lab), ready=False)
+            st_ = cap.add(Node(f"n{added}", gk, cpu=cc, memory=mm, labels=_labels(lab, f"n{added}", hostnames)),
+                          ready=False)
             added += 1
             cap.set_ready(st_)
 
@@ -152,6 +158,34 @@ def test_index_picks_the_scan_node_on_random_clusters(cluster, scoring, steps):
     # the final state, for every request shape
     for g in (0, 1, 2, 4, 8):
         for sel in SELECTORS:
+            req = (g, 2.0, 4 * GIB, sel)
+            assert cap.choose(*req) is cap.choose_by_scan(*req)
+
+
+@settings(max_examples=200, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(cluster=st.lists(kinds, min_size=4, max_size=24), scoring=st.sampled_from(["LeastAllocated", "MostAllocated"]),
+       fill=st.integers(0, 8), steps=ops)
+def test_index_picks_the_scan_node_when_each_node_is_a_kind_of_its_own(cluster, scoring, fill, steps):
+    """Nodes labelled with their own hostname, most of their GPUs taken: the free-GPU buckets name the kinds
+    worth a look (few of them), and the choice is still the scan's."""
+    nodes = [Node(f"n{i}", g, cpu=c, memory=m, labels=_labels(lab, f"n{i}", True))
+             for i, (g, c, m, lab) in enumerate(KINDS[k] for k in cluster)]
+    cap = _cap(nodes, scoring)
+    for i, st_ in enumerate(cap.nodes):  # a busy cluster: most nodes keep a GPU or none free
+        busy = min(st_.free_gpus, max(0, st_.node.gpus - (i * fill) % 3))
+        cap.take(st_, busy, 0.0, 0)
+
+    def place(req):
+        req = (req[0], req[1] or 1.0, req[2], req[3])  # a request that takes the index
+        want = cap.choose_by_scan(*req)
+        got = cap.choose(*req)
+        assert got is want, f"index chose {got and got.node.name}, scan {want and want.node.name} for {req}"
+        return got, req
+
+    _apply(cap, steps, place, hostnames=True)
+    for g in (0, 1, 2, 4, 8):
+        for sel in SELECTORS + [(("kubernetes.io/hostname", "n1"),)]:
             req = (g, 2.0, 4 * GIB, sel)
             assert cap.choose(*req) is cap.choose_by_scan(*req)
 
