@@ -64,11 +64,11 @@ def snapshot_from_locals(timeline: list, t: float, C, useful, bound, not_ready, 
         timeline.append(row)
 
 
-def due_now(specs: list, i: int, now: float, timed_out: bool) -> tuple[int, int]:
-    """Simulation._arrivals' batches due at ``now`` from job ``i`` on (jobs of one submit time make a
+def due_now(specs: list, i: int, n: int, now: float, timed_out: bool) -> tuple[int, int]:
+    """Simulation._arrivals' batches due at ``now`` from job ``i`` of ``n`` on (jobs of one submit time make a
     batch; after the process's timeout its batch is due even if float rounding says ``now`` is before
     it): (the end of the first batch, the end of the last), both ``i`` when none is due."""
-    n, split = len(specs), None
+    split = None
     while i < n:
         t = specs[i].submit_time
         if not timed_out and t > now:
@@ -147,7 +147,7 @@ class OnePodGangRun(Simulation):
         cycle_pending, timed_out, arrivals_due = False, False, True  # the arrivals process starts at time 0
         while True:
             if arrivals_due:  # Simulation._arrivals: every batch due now, then the timeout to the next
-                first, (split, i) = i, due_now(specs, i, now, timed_out)
+                first, (split, i) = i, due_now(specs, i, n, now, timed_out)
                 arrivals_due = timed_out = False
                 if i > first:
                     events += i - first  # submitted
@@ -193,7 +193,7 @@ class OnePodGangRun(Simulation):
                 arrivals_due = timed_out = True
             else:  # a Volcano session: enqueue every Pending PodGroup, then allocate in creation order
                 cycle_pending = False
-                k = min(len(fifo), free // g)  # each bind takes g of the free GPUs
+                k = waiting if waiting * g <= free else free // g  # the line's length, or the pods the free GPUs hold
                 if k:
                     eid = self._bind(fifo, k, now, eid, heap, keep)
                     free, bound, useful = free - k * g, bound + k * g, useful + k * g

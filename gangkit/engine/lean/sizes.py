@@ -86,7 +86,7 @@ class OnePodShapesRun(OnePodGangRun):
         cycle_pending, timed_out, arrivals_due = False, False, True  # the arrivals process starts at time 0
         while True:
             if arrivals_due:  # Simulation._arrivals: every batch due now, then the timeout to the next
-                first, (split, i) = i, due_now(specs, i, now, timed_out)
+                first, (split, i) = i, due_now(specs, i, n, now, timed_out)
                 arrivals_due = timed_out = False
                 if i > first:
                     events += i - first  # submitted
