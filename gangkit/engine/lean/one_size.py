@@ -40,6 +40,7 @@ import heapq
 import math
 from array import array
 from collections import deque
+from itertools import repeat
 
 from gangkit.engine.lean.rules import asks
 from gangkit.engine.simulation import Simulation
@@ -61,6 +62,34 @@ def snapshot_from_locals(timeline: list, t: float, C, useful, bound, not_ready, 
         timeline[-1] = row
     elif not timeline or timeline[-1][1:] != row[1:]:
         timeline.append(row)
+
+
+def due_now(specs: list, i: int, n: int, now: float, timed_out: bool) -> tuple[int, int]:
+    """Simulation._arrivals' batches due at ``now`` from job ``i`` of ``n`` on (jobs of one submit time make a
+    batch; after the process's timeout its batch is due even if float rounding says ``now`` is before
+    it): (the end of the first batch, the end of the last), both ``i`` when none is due."""
+    split = None
+    while i < n:
+        t = specs[i].submit_time
+        if not timed_out and t > now:
+            break
+        timed_out = False
+        while i < n and specs[i].submit_time == t:
+            i += 1
+        if split is None:
+            split = i
+    return (i if split is None else split), i
+
+
+def cycle_time(now: float, period: float) -> float:
+    """Simulation.request_cycle's time: the next session boundary at or after ``now``, with
+    :func:`gangkit.model.precision.next_boundary`'s float operations (the cycle runs at priority LATE)."""
+    k = math.ceil(now / period) if period else 0
+    if not period or (k >= 1 and now - (k - 1) * period <= min(TOLERANCE * period, ROUNDING * now)):
+        at = now
+    else:
+        at = max(now, k * period)
+    return now + (at - now)
 
 
 def applies(scenario: Scenario, stack) -> bool:
@@ -98,61 +127,46 @@ class OnePodGangRun(Simulation):
         need the placement layer's states and reasons, which only the general engine keeps."""
         return self.record == "jobs" and bool(self.live or self.arrived < self.job_total)
 
-    def run(self, until: float | None = None) -> None:  # noqa: C901 - one loop, kept whole for speed
-        specs, finish_events, keep = self._start(until)
+    def run(self, until: float | None = None) -> None:
+        """The event loop, in SimPy's order: setup (:meth:`_setup`); each turn, the arrivals due now, then the
+        next event: a finish, an arrival process's timeout, or a session (whose binds are :meth:`_bind`);
+        teardown (:meth:`_write_back`, :meth:`_live_at_end`, :meth:`_close_run`).
+
+        Counters and GPU-second integrals are locals (written back at the end); ``Books.advance`` (``dt > 0``:
+        each count times ``dt`` added to its integral) is inlined with the same float operations in the same
+        order, so results are the same to the last bit. No node supplier: capacity and not-ready GPUs stay.
+        """
+        specs, finish_events, keep, period, horizon, retired, timeline, C, not_ready = self._setup(until)
         n = unfinished = len(specs)
         g = specs[0].pod_sets[0].gpus
-        period, horizon, books, retired = self.stack.placement.period, self.horizon, self.books, self.retired_waits
-        # The engine's counters and GPU-second integrals as locals (written back at the end). No node
-        # supplier: capacity and not-ready GPUs stay as they are. Which node a pod runs on shows in no
-        # table at these recording levels, so only the free GPUs are counted here (room for one pod
-        # anywhere is room on some node, as every node's GPUs are a multiple of the pod's).
-        C, not_ready, timeline = books.capacity_gpus, books.not_ready_gpus, books.timeline
-        free = self.capacity.free_ready_gpus
+        free = self.capacity.free_ready_gpus  # only free GPUs: room for one pod anywhere is room on some node
         i_cap, i_use, i_held, i_free, i_nr, i_wait = self._integrals()
         bound = useful = running = waiting = events = finished = eid = i = 0
-        last_t, last_progress, last_end, now = books.last_t, 0.0, 0.0, 0.0
-        heap: list = []
-        push, pop = heapq.heappush, heapq.heappop
-        fifo: deque = deque()
-        cycle_pending = False
-        # Books.advance is inlined below (dt > 0: add each count times dt to its integral), with
-        # the same float operations in the same order, so the integrals are the same to the last bit.
-        # Simulation.request_cycle likewise: the next session boundary at or after now (next_boundary,
-        # inlined with the same operations), at priority LATE. Books.snapshot is snapshot_from_locals.
-        arrivals_due = True  # the arrivals process (started at time 0) resumes at ``now``
-        timed_out = False  # it resumes after its timeout: that batch is due, even if float rounding says now < t
+        last_t, last_progress, last_end, now = self.books.last_t, 0.0, 0.0, 0.0
+        heap, fifo, push, pop = [], deque(), heapq.heappush, heapq.heappop
+        cycle_pending, timed_out, arrivals_due = False, False, True  # the arrivals process starts at time 0
         while True:
             if arrivals_due:  # Simulation._arrivals: every batch due now, then the timeout to the next
-                arrivals_due = False
-                while i < n:
-                    t = specs[i].submit_time
-                    if timed_out:
-                        timed_out = False
-                    elif t > now:
-                        eid += 1
-                        push(heap, (now + (t - now), _NORMAL, eid, _ARRIVE, 0, 0.0, 0.0))
-                        break
-                    first = i
-                    while i < n and specs[i].submit_time == t:
-                        i += 1
+                first, (split, i) = i, due_now(specs, i, n, now, timed_out)
+                arrivals_due = timed_out = False
+                if i > first:
                     events += i - first  # submitted
-                    waiting += i - first
+                    waiting += split - first  # the first batch's books advance (later batches: dt is 0)
                     dt = now - last_t
                     if dt > 0:
                         i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
                         i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt
                         last_t = now
-                    for j in range(first, i):
-                        fifo.append((j, now))
+                    waiting += i - split
+                    fifo.extend(zip(range(first, i), repeat(now)))
                     if keep:
                         snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
                     if not cycle_pending:
-                        cycle_pending = True
-                        _boundary_k = math.ceil(now / period) if period else 0
-                        at = now if not period or (_boundary_k >= 1 and now - (_boundary_k - 1) * period <= min(TOLERANCE * period, ROUNDING * now)) else max(now, _boundary_k * period)
-                        eid += 1
-                        push(heap, (now + (at - now), _LATE, eid, _CYCLE, 0, 0.0, 0.0))
+                        cycle_pending, eid = True, eid + 1
+                        push(heap, (cycle_time(now, period), _LATE, eid, _CYCLE, 0, 0.0, 0.0))
+                if i < n:
+                    eid += 1
+                    push(heap, (now + (specs[i].submit_time - now), _NORMAL, eid, _ARRIVE, 0, 0.0, 0.0))
             if not unfinished or not heap or heap[0][0] > horizon:
                 break
             now, _, _, kind, j, start, enter = pop(heap)
@@ -163,14 +177,9 @@ class OnePodGangRun(Simulation):
                     i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt
                     last_t = now
             if kind == _FINISH:
-                useful -= g
-                free += g
-                bound -= g
+                useful, free, bound, running = useful - g, free + g, bound - g, running - 1
                 events += finish_events[j]
-                last_progress = now
-                running -= 1
-                unfinished -= 1
-                finished += 1
+                unfinished, finished, last_progress = unfinished - 1, finished + 1, now
                 if now > last_end:
                     last_end = now
                 retired.append(start - specs[j].submit_time)
@@ -178,43 +187,31 @@ class OnePodGangRun(Simulation):
                     self.finish_s[j] = now
                     snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
                 if not cycle_pending:
-                    cycle_pending = True
-                    _boundary_k = math.ceil(now / period) if period else 0
-                    at = now if not period or (_boundary_k >= 1 and now - (_boundary_k - 1) * period <= min(TOLERANCE * period, ROUNDING * now)) else max(now, _boundary_k * period)
-                    eid += 1
-                    push(heap, (now + (at - now), _LATE, eid, _CYCLE, 0, 0.0, 0.0))
+                    cycle_pending, eid = True, eid + 1
+                    push(heap, (cycle_time(now, period), _LATE, eid, _CYCLE, 0, 0.0, 0.0))
             elif kind == _ARRIVE:
                 arrivals_due = timed_out = True
             else:  # a Volcano session: enqueue every Pending PodGroup, then allocate in creation order
                 cycle_pending = False
-                changed = False
-                while fifo and free >= g:
-                    j, enter = fifo.popleft()
-                    free -= g
-                    bound += g
-                    events += 2  # pod_bound, job_started
-                    last_progress = now
-                    waiting -= 1
-                    running += 1
-                    useful += g
+                k = waiting if waiting * g <= free else free // g  # the line's length, or the pods the free GPUs hold
+                if k:
+                    eid = self._bind(fifo, k, now, eid, heap, keep)
+                    free, bound, useful = free - k * g, bound + k * g, useful + k * g
+                    waiting, running = waiting - k, running + k
+                    events, last_progress = events + 2 * k, now  # pod_bound, job_started
                     if keep:
-                        self.start_s[j] = now
-                        self.enter_s[j] = enter
-                    eid += 1
-                    push(heap, (now + float(specs[j].run_time), _NORMAL, eid, _FINISH, j, now, enter))
-                    changed = True
-                if changed and keep:
-                    snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
+                        snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
         self._write_back(now, bool(heap), arrived=i, events=events, counts=(bound, useful, running, waiting),
                          integrals=(i_cap, i_use, i_held, i_free, i_nr, i_wait), last_t=last_t,
                          last_progress=last_progress, last_end=last_end, unfinished=unfinished, finished=finished)
         self._live_at_end(heap, fifo, g)
         self._close_run(g)
 
-    def _start(self, until: float | None) -> tuple[list, list[int], bool]:
+    def _setup(self, until: float | None) -> tuple:
         """The run's jobs in arrival order (a stable sort, as Simulation.run's), the events each job's end
-        counts (``pod_finished`` too for an independent job), and whether the run keeps the ``jobs``
-        level's per-job arrays (made here)."""
+        counts (``pod_finished`` too for an independent job), whether the run keeps the ``jobs`` level's
+        per-job arrays (made here), then what the loop reads as locals: the session period, the horizon,
+        the retired waits, the timeline, the capacity and the not-ready GPUs."""
         if until is not None:
             raise ValueError(f"{type(self).__name__} runs to the end only (diagnosis replays with the general engine)")
         specs = sorted(self.scenario.jobs, key=lambda j: j.submit_time)  # stable, as Simulation.run
@@ -226,7 +223,22 @@ class OnePodGangRun(Simulation):
             self.start_s = array("d", bytes(8 * n))
             self.finish_s = array("d", bytes(8 * n))
             self.enter_s = array("d", bytes(8 * n))
-        return specs, finish_events, keep
+        books = self.books
+        return (specs, finish_events, keep, self.stack.placement.period, self.horizon, self.retired_waits,
+                books.timeline, books.capacity_gpus, books.not_ready_gpus)
+
+    def _bind(self, fifo: deque, k: int, now: float, eid: int, heap: list, keep: bool) -> int:
+        """A session's binds: the ``k`` oldest waiting jobs start now, each with its finish event (in
+        start order, ``eid`` counting on); returns the last event id used."""
+        specs, push = self._specs, heapq.heappush
+        for _ in range(k):
+            j, enter = fifo.popleft()
+            if keep:
+                self.start_s[j] = now
+                self.enter_s[j] = enter
+            eid += 1
+            push(heap, (now + float(specs[j].run_time), _NORMAL, eid, _FINISH, j, now, enter))
+        return eid
 
     def _integrals(self) -> tuple[float, ...]:
         """The books' GPU-second integrals, in the order the loop keeps them (and _write_back writes them)."""

@@ -31,12 +31,11 @@ from __future__ import annotations
 import heapq
 import math
 from array import array
-from collections import deque
+from collections import defaultdict, deque
 
-from gangkit.engine.lean.one_size import OnePodGangRun, snapshot_from_locals
+from gangkit.engine.lean.one_size import OnePodGangRun, cycle_time, due_now, snapshot_from_locals
 from gangkit.engine.lean.rules import asks
 from gangkit.engine.state import JobState
-from gangkit.model.precision import ROUNDING, TOLERANCE
 from gangkit.model.scenario import Scenario
 
 _NORMAL, _LATE = 1, 2  # SimPy's NORMAL priority, and the engine's LATE (scheduling cycles)
@@ -70,82 +69,63 @@ def applies(scenario: Scenario, stack) -> bool:
 class OnePodShapesRun(OnePodGangRun):
     """The general engine's state and bookkeeping, driven by a plain event heap (see the module doc)."""
 
-    def run(self, until: float | None = None) -> None:  # noqa: C901 - one loop, kept whole for speed
-        specs, finish_events, keep = self._start(until)
+    def run(self, until: float | None = None) -> None:
+        """The event loop, as :meth:`OnePodGangRun.run`'s (setup, the arrivals due now, then the next event;
+        teardown), with the nodes' free room kept in the capacity: the arrivals go into one line per shape,
+        a finish gives its node's room back, and a session's visits and binds are :meth:`_session`."""
+        specs, finish_events, keep, period, horizon, retired, timeline, C, not_ready = self._setup(until)
         n = unfinished = len(specs)
         gpus = [s.pod_sets[0].gpus for s in specs]
-        smallest = min(gpus)
+        smallest, give, free = min(gpus), self.capacity.give, self.capacity.free_ready_gpus
         order = asks(self.stack.placement, "one_pod_order", self.scenario)
-        strict, largest = order == "strict", order == "largest-first"
-        period, horizon, books, retired = self.stack.placement.period, self.horizon, self.books, self.retired_waits
-        cap = self.capacity
-        choose, take, give = cap.choose, cap.take, cap.give
-        C, not_ready, free, timeline = books.capacity_gpus, books.not_ready_gpus, cap.free_ready_gpus, books.timeline
         i_cap, i_use, i_held, i_free, i_nr, i_wait = self._integrals()
         bound = useful = running = waiting = events = finished = eid = i = 0
-        last_t, last_progress, last_end, now = books.last_t, 0.0, 0.0, 0.0
-        heap: list = []
-        push, pop = heapq.heappush, heapq.heappop
-        lines: dict[int, deque] = {}  # GPUs of the pod -> the waiting jobs of that shape, (index, arrival), oldest first
-        cycle_pending = False
-        # Books.advance and Simulation.request_cycle are inlined at each place they happen, with the same float
-        # operations in the same order, as in gangkit.engine.lean: a call per event would cost more than the rest.
-        # Books.snapshot is gangkit.engine.lean.snapshot_from_locals, from the locals.
-        arrivals_due = True  # the arrivals process (started at time 0) resumes at ``now``
-        timed_out = False  # it resumes after its timeout: that batch is due, even if float rounding says now < t
+        last_t, last_progress, last_end, now = self.books.last_t, 0.0, 0.0, 0.0
+        heap, push, pop = [], heapq.heappush, heapq.heappop
+        lines: dict[int, deque] = defaultdict(deque)  # GPUs of the pod -> the waiting jobs of that shape, (index, arrival), oldest first
+        cycle_pending, timed_out, arrivals_due = False, False, True  # the arrivals process starts at time 0
         while True:
             if arrivals_due:  # Simulation._arrivals: every batch due now, then the timeout to the next
-                arrivals_due = False
-                while i < n:
-                    t = specs[i].submit_time
-                    if timed_out:
-                        timed_out = False
-                    elif t > now:
-                        eid += 1
-                        push(heap, (now + (t - now), _NORMAL, eid, _ARRIVE, 0, 0.0, 0.0, None))
-                        break
-                    first = i
-                    while i < n and specs[i].submit_time == t:
-                        i += 1
+                first, (split, i) = i, due_now(specs, i, n, now, timed_out)
+                arrivals_due = timed_out = False
+                if i > first:
                     events += i - first  # submitted
-                    waiting += i - first
+                    waiting += split - first  # the first batch's books advance (later batches: dt is 0)
                     dt = now - last_t
                     if dt > 0:
                         i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
                         i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt
                         last_t = now
+                    waiting += i - split
                     for j in range(first, i):
-                        line = lines.get(gpus[j])
-                        if line is None:
-                            line = lines[gpus[j]] = deque()
-                        line.append((j, now))
+                        lines[gpus[j]].append((j, now))
                     if keep:
                         snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
                     if not cycle_pending:
-                        cycle_pending = True
-                        _boundary_k = math.ceil(now / period) if period else 0
-                        at = now if not period or (_boundary_k >= 1 and now - (_boundary_k - 1) * period <= min(TOLERANCE * period, ROUNDING * now)) else max(now, _boundary_k * period)
-                        eid += 1
-                        push(heap, (now + (at - now), _LATE, eid, _CYCLE, 0, 0.0, 0.0, None))
+                        cycle_pending, eid = True, eid + 1
+                        push(heap, (cycle_time(now, period), _LATE, eid, _CYCLE, 0, 0.0, 0.0, None))
+                if i < n:
+                    eid += 1
+                    push(heap, (now + (specs[i].submit_time - now), _NORMAL, eid, _ARRIVE, 0, 0.0, 0.0, None))
             if not unfinished or not heap or heap[0][0] > horizon:
                 break
             now, _, _, kind, j, start, enter, node = pop(heap)
-            if kind == _FINISH:
+            if kind == _CYCLE:  # a Volcano session: its visits and binds (see the module doc), counted below
+                cycle_pending, k, taken = False, 0, 0
+                if waiting and free >= smallest:
+                    k, taken, eid = self._session(lines, gpus, order, free, now, eid, heap, keep)
+            if kind == _FINISH or (kind == _CYCLE and k):  # the books advance before any count changes
                 dt = now - last_t
                 if dt > 0:
                     i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
                     i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt
                     last_t = now
+            if kind == _FINISH:
                 g = gpus[j]
                 give(node, g, 0.0, 0)
-                useful -= g
-                free += g
-                bound -= g
+                useful, free, bound, running = useful - g, free + g, bound - g, running - 1
                 events += finish_events[j]
-                last_progress = now
-                running -= 1
-                unfinished -= 1
-                finished += 1
+                unfinished, finished, last_progress = unfinished - 1, finished + 1, now
                 if now > last_end:
                     last_end = now
                 retired.append(start - specs[j].submit_time)
@@ -153,62 +133,57 @@ class OnePodShapesRun(OnePodGangRun):
                     self.finish_s[j] = now
                     snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
                 if not cycle_pending:
-                    cycle_pending = True
-                    _boundary_k = math.ceil(now / period) if period else 0
-                    at = now if not period or (_boundary_k >= 1 and now - (_boundary_k - 1) * period <= min(TOLERANCE * period, ROUNDING * now)) else max(now, _boundary_k * period)
-                    eid += 1
-                    push(heap, (now + (at - now), _LATE, eid, _CYCLE, 0, 0.0, 0.0, None))
+                    cycle_pending, eid = True, eid + 1
+                    push(heap, (cycle_time(now, period), _LATE, eid, _CYCLE, 0, 0.0, 0.0, None))
             elif kind == _ARRIVE:
                 arrivals_due = timed_out = True
-            else:  # a Volcano session: enqueue every Pending PodGroup, then allocate (see the module doc)
-                cycle_pending = False
-                changed = False
-                if waiting and free >= smallest:
-                    tried = [line for line in lines.values() if line]  # shapes not yet passed over
-                    while tried:
-                        # the next job to visit: the oldest head, or with largest-first the head of the biggest shape
-                        best = tried[0]
-                        for line in tried:
-                            if (gpus[line[0][0]] > gpus[best[0][0]]) if largest else (line[0][0] < best[0][0]):
-                                best = line
-                        j, enter = best[0]
-                        g = gpus[j]
-                        target = choose(g, 0.0, 0, ()) if free >= g else None
-                        if target is None:
-                            if strict:
-                                break
-                            tried.remove(best)
-                            continue
-                        if not changed:
-                            dt = now - last_t
-                            if dt > 0:
-                                i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
-                                i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt
-                                last_t = now
-                            changed = True
-                        best.popleft()
-                        if not best:
-                            tried.remove(best)
-                        take(target, g, 0.0, 0)
-                        free -= g
-                        bound += g
-                        events += 2  # pod_bound, job_started
-                        last_progress = now
-                        waiting -= 1
-                        running += 1
-                        useful += g
-                        if keep:
-                            self.start_s[j] = now
-                            self.enter_s[j] = enter
-                        eid += 1
-                        push(heap, (now + float(specs[j].run_time), _NORMAL, eid, _FINISH, j, now, enter, target))
-                if changed and keep:
+            elif k:  # the session's binds
+                free, bound, useful = free - taken, bound + taken, useful + taken
+                waiting, running = waiting - k, running + k
+                events, last_progress = events + 2 * k, now  # pod_bound, job_started
+                if keep:
                     snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
         self._write_back(now, bool(heap), arrived=i, events=events, counts=(bound, useful, running, waiting),
                          integrals=(i_cap, i_use, i_held, i_free, i_nr, i_wait), last_t=last_t,
                          last_progress=last_progress, last_end=last_end, unfinished=unfinished, finished=finished)
         self._live_on_nodes(heap, lines)
         self._close_run(array("q", gpus))
+
+    def _session(self, lines: dict, gpus: list, order: str, free: int, now: float, eid: int, heap: list,
+                 keep: bool) -> tuple[int, int, int]:
+        """A session's visits and binds: the waiting jobs in the order ``order`` says (the oldest head of
+        the shapes' lines, or with ``largest-first`` the head of the biggest shape), each bound on the node
+        ``FreeCapacity.choose`` picks, its finish event pushed (``eid`` counting on); a job that fits nowhere
+        passes over its shape (``skip``, ``largest-first``) or ends the session (``strict``). Returns the
+        jobs bound, the GPUs they took and the last event id used."""
+        choose, take, push, specs = self.capacity.choose, self.capacity.take, heapq.heappush, self._specs
+        strict, largest = order == "strict", order == "largest-first"
+        k = taken = 0
+        tried = [line for line in lines.values() if line]  # shapes not yet passed over
+        while tried:
+            best = tried[0]
+            for line in tried:
+                if (gpus[line[0][0]] > gpus[best[0][0]]) if largest else (line[0][0] < best[0][0]):
+                    best = line
+            j, enter = best[0]
+            g = gpus[j]
+            target = choose(g, 0.0, 0, ()) if free - taken >= g else None
+            if target is None:
+                if strict:
+                    break
+                tried.remove(best)
+                continue
+            best.popleft()
+            if not best:
+                tried.remove(best)
+            take(target, g, 0.0, 0)
+            k, taken = k + 1, taken + g
+            if keep:
+                self.start_s[j] = now
+                self.enter_s[j] = enter
+            eid += 1
+            push(heap, (now + float(specs[j].run_time), _NORMAL, eid, _FINISH, j, now, enter, target))
+        return k, taken, eid
 
     def _live_on_nodes(self, heap: list, lines: dict) -> None:
         """Job states, in arrival order, for the jobs still running or waiting when the run ends.
