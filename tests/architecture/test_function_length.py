@@ -1,4 +1,4 @@
-"""No function in gangkit/ is longer than 80 lines, but for an explicit allow-list that only shrinks.
+"""No function in gangkit/ is longer than 80 lines: no exception, the lean engines' event loops included.
 
 A function's length is its lines from ``def`` (decorators not counted) to its last line, docstring
 and comments included: what a reader has to hold at once. A long function is split into named steps
@@ -17,11 +17,6 @@ from paths import REPO
 ROOT = REPO
 PACKAGE = ROOT / "gangkit"
 MAX_LINES = 80
-
-#: Functions allowed over MAX_LINES today, as ``path::Class.function``. THIS LIST ONLY SHRINKS: never add to
-#: it; split the function instead. When a function here is split, remove its row (a test fails until then).
-ALLOWED: set[str] = set()
-
 
 def function_lengths(source: str, path: str) -> dict[str, int]:
     """``path::qualified.name`` -> lines of every function and method in ``source`` (nested ones too)."""
@@ -63,14 +58,6 @@ def test_function_lengths_are_measured_from_def_to_last_line(source, expected):
     assert function_lengths(source, "m.py") == expected
 
 
-def test_no_function_outside_the_allow_list_is_longer_than_80_lines():
-    too_long = {name: n for name, n in package_lengths().items() if n > MAX_LINES and name not in ALLOWED}
-    assert not too_long, (f"functions over {MAX_LINES} lines (split them into named steps; the allow-list only "
-                          f"shrinks): {too_long}")
-
-
-@pytest.mark.parametrize("name", sorted(ALLOWED), ids=lambda name: f"{name} is still over 80 lines, else leaves the list")
-def test_every_allowed_function_still_exists_and_is_still_long(name):
-    lengths = package_lengths()
-    assert name in lengths, f"{name} is gone: remove it from ALLOWED"
-    assert lengths[name] > MAX_LINES, f"{name} is {lengths[name]} lines now: remove it from ALLOWED (the list only shrinks)"
+def test_no_function_is_longer_than_80_lines():
+    too_long = {name: n for name, n in package_lengths().items() if n > MAX_LINES}
+    assert not too_long, f"functions over {MAX_LINES} lines (split them into named steps): {too_long}"
