@@ -40,7 +40,6 @@ import heapq
 import math
 from array import array
 from collections import deque
-from itertools import repeat
 
 from gangkit.engine.lean.rules import asks
 from gangkit.engine.simulation import Simulation
@@ -64,21 +63,10 @@ def snapshot_from_locals(timeline: list, t: float, C, useful, bound, not_ready, 
         timeline.append(row)
 
 
-def due_now(specs: list, i: int, n: int, now: float, timed_out: bool) -> tuple[int, int]:
-    """Simulation._arrivals' batches due at ``now`` from job ``i`` of ``n`` on (jobs of one submit time make a
-    batch; after the process's timeout its batch is due even if float rounding says ``now`` is before
-    it): (the end of the first batch, the end of the last), both ``i`` when none is due."""
-    split = None
-    while i < n:
-        t = specs[i].submit_time
-        if not timed_out and t > now:
-            break
-        timed_out = False
-        while i < n and specs[i].submit_time == t:
-            i += 1
-        if split is None:
-            split = i
-    return (i if split is None else split), i
+def arrival_columns(specs: list) -> tuple[list, list]:
+    """What the loops read of each job, as plain lists: the submit times, with ``inf`` after the last job (a
+    scan for due jobs then stops without an index test), and the run times as floats."""
+    return [s.submit_time for s in specs] + [math.inf], [float(s.run_time) for s in specs]
 
 
 def cycle_time(now: float, period: float) -> float:
@@ -128,45 +116,48 @@ class OnePodGangRun(Simulation):
         return self.record == "jobs" and bool(self.live or self.arrived < self.job_total)
 
     def run(self, until: float | None = None) -> None:
-        """The event loop, in SimPy's order: setup (:meth:`_setup`); each turn, the arrivals due now, then the
-        next event: a finish, an arrival process's timeout, or a session (whose binds are :meth:`_bind`);
-        teardown (:meth:`_write_back`, :meth:`_live_at_end`, :meth:`_close_run`).
-
-        Counters and GPU-second integrals are locals (written back at the end); ``Books.advance`` (``dt > 0``:
-        each count times ``dt`` added to its integral) is inlined with the same float operations in the same
-        order, so results are the same to the last bit. No node supplier: capacity and not-ready GPUs stay.
-        """
-        specs, finish_events, keep, period, horizon, retired, timeline, C, not_ready = self._setup(until)
-        n = unfinished = len(specs)
-        g = specs[0].pod_sets[0].gpus
+        """The event loop, in SimPy's order: each turn, the arrivals due now, the session they or a finish ask for,
+        then the next event: a finish, the arrivals' timeout, or a session (binds the oldest waiting jobs)."""
+        at, run_s, finish_events, keep, period, horizon, retired, timeline, C, not_ready = self._setup(until)
+        n = unfinished = len(run_s)
+        g = self._specs[0].pod_sets[0].gpus
         free = self.capacity.free_ready_gpus  # only free GPUs: room for one pod anywhere is room on some node
         i_cap, i_use, i_held, i_free, i_nr, i_wait = self._integrals()
         bound = useful = running = waiting = events = finished = eid = i = 0
         last_t, last_progress, last_end, now = self.books.last_t, 0.0, 0.0, 0.0
         heap, fifo, push, pop = [], deque(), heapq.heappush, heapq.heappop
-        cycle_pending, timed_out, arrivals_due = False, False, True  # the arrivals process starts at time 0
+        cycle_pending, timed_out, arrivals_due, ask = False, False, True, False  # arrivals start at time 0
         while True:
-            if arrivals_due:  # Simulation._arrivals: every batch due now, then the timeout to the next
-                first, (split, i) = i, due_now(specs, i, n, now, timed_out)
+            if arrivals_due:  # Simulation._arrivals: each batch (jobs of one submit time) due now, then the
+                first = split = i  # timeout to the next; after the timeout its batch is due even if float
+                if timed_out or at[i] <= now:  # rounding puts ``now`` before it (``at`` ends with inf)
+                    t = at[i]
+                    while at[i] == t:
+                        i += 1
+                    split = i
+                    while at[i] <= now:
+                        i += 1
                 arrivals_due = timed_out = False
                 if i > first:
-                    events += i - first  # submitted
-                    waiting += split - first  # the first batch's books advance (later batches: dt is 0)
-                    dt = now - last_t
+                    events, waiting = events + i - first, waiting + split - first  # submitted; the first batch
+                    dt = now - last_t  # advances the books (Books.advance inlined, same float operations)
                     if dt > 0:
                         i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
-                        i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt
-                        last_t = now
-                    waiting += i - split
-                    fifo.extend(zip(range(first, i), repeat(now)))
+                        i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt; last_t = now
+                    waiting += i - split  # later batches: dt is 0
+                    for j in range(first, i):
+                        fifo.append((j, now))
                     if keep:
                         snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
-                    if not cycle_pending:
-                        cycle_pending, eid = True, eid + 1
-                        push(heap, (cycle_time(now, period), _LATE, eid, _CYCLE, 0, 0.0, 0.0))
+                    ask = True
                 if i < n:
                     eid += 1
-                    push(heap, (now + (specs[i].submit_time - now), _NORMAL, eid, _ARRIVE, 0, 0.0, 0.0))
+                    push(heap, (now + (at[i] - now), _NORMAL, eid, _ARRIVE, 0, 0.0, 0.0))
+            if ask and not cycle_pending:  # Simulation.request_cycle: a session at cycle_time(now, period), inlined
+                boundary = math.ceil(now / period) if period else 0  # (an ask while one is pending: that session)
+                cycle_at = now if not period or (boundary >= 1 and now - (boundary - 1) * period <= min(TOLERANCE * period, ROUNDING * now)) else max(now, boundary * period)
+                cycle_pending, ask, eid = True, False, eid + 1
+                push(heap, (now + (cycle_at - now), _LATE, eid, _CYCLE, 0, 0.0, 0.0))
             if not unfinished or not heap or heap[0][0] > horizon:
                 break
             now, _, _, kind, j, start, enter = pop(heap)
@@ -174,44 +165,42 @@ class OnePodGangRun(Simulation):
                 dt = now - last_t
                 if dt > 0:
                     i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
-                    i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt
-                    last_t = now
-            if kind == _FINISH:
-                useful, free, bound, running = useful - g, free + g, bound - g, running - 1
-                events += finish_events[j]
-                unfinished, finished, last_progress = unfinished - 1, finished + 1, now
-                if now > last_end:
-                    last_end = now
-                retired.append(start - specs[j].submit_time)
+                    i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt; last_t = now
+            if kind == _FINISH:  # (events come in time order: this finish is the last so far)
+                useful, free = useful - g, free + g  # (at most three names a line: no tuple is built)
+                bound, running = bound - g, running - 1
+                unfinished, finished, events = unfinished - 1, finished + 1, events + finish_events[j]
+                last_progress, last_end, ask = now, now, True
+                retired.append(start - at[j])
                 if keep:
                     self.finish_s[j] = now
                     snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
-                if not cycle_pending:
-                    cycle_pending, eid = True, eid + 1
-                    push(heap, (cycle_time(now, period), _LATE, eid, _CYCLE, 0, 0.0, 0.0))
             elif kind == _ARRIVE:
                 arrivals_due = timed_out = True
             else:  # a Volcano session: enqueue every Pending PodGroup, then allocate in creation order
-                cycle_pending = False
-                k = waiting if waiting * g <= free else free // g  # the line's length, or the pods the free GPUs hold
+                cycle_pending, ask, k = False, False, 0  # (the asks since the last session are answered)
+                while fifo and free >= g:  # the oldest waiting job starts now, with its finish event
+                    j, enter = fifo.popleft()
+                    free, k, eid = free - g, k + 1, eid + 1
+                    if keep:
+                        self.start_s[j], self.enter_s[j] = now, enter
+                    push(heap, (now + run_s[j], _NORMAL, eid, _FINISH, j, now, enter))
                 if k:
-                    eid = self._bind(fifo, k, now, eid, heap, keep)
-                    free, bound, useful = free - k * g, bound + k * g, useful + k * g
+                    bound, useful = bound + k * g, useful + k * g
                     waiting, running = waiting - k, running + k
                     events, last_progress = events + 2 * k, now  # pod_bound, job_started
                     if keep:
                         snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
-        self._write_back(now, bool(heap), arrived=i, events=events, counts=(bound, useful, running, waiting),
-                         integrals=(i_cap, i_use, i_held, i_free, i_nr, i_wait), last_t=last_t,
-                         last_progress=last_progress, last_end=last_end, unfinished=unfinished, finished=finished)
+        self._write_back(now, bool(heap), i, events, (bound, useful, running, waiting), (i_cap, i_use, i_held, i_free,
+                         i_nr, i_wait), last_t, last_progress, last_end, unfinished, finished)
         self._live_at_end(heap, fifo, g)
         self._close_run(g)
 
     def _setup(self, until: float | None) -> tuple:
-        """The run's jobs in arrival order (a stable sort, as Simulation.run's), the events each job's end
-        counts (``pod_finished`` too for an independent job), whether the run keeps the ``jobs`` level's
-        per-job arrays (made here), then what the loop reads as locals: the session period, the horizon,
-        the retired waits, the timeline, the capacity and the not-ready GPUs."""
+        """The run's jobs in arrival order (a stable sort, as Simulation.run's, kept as ``_specs``), and what the
+        loop reads as locals: their :func:`arrival_columns`, the events each job's end counts (``pod_finished``
+        too for an independent job), whether the run keeps the ``jobs`` level's per-job arrays (made here),
+        the session period, the horizon, the retired waits, the timeline, the capacity and the not-ready GPUs."""
         if until is not None:
             raise ValueError(f"{type(self).__name__} runs to the end only (diagnosis replays with the general engine)")
         specs = sorted(self.scenario.jobs, key=lambda j: j.submit_time)  # stable, as Simulation.run
@@ -224,27 +213,14 @@ class OnePodGangRun(Simulation):
             self.finish_s = array("d", bytes(8 * n))
             self.enter_s = array("d", bytes(8 * n))
         books = self.books
-        return (specs, finish_events, keep, self.stack.placement.period, self.horizon, self.retired_waits,
+        return (*arrival_columns(specs), finish_events, keep, self.stack.placement.period, self.horizon, self.retired_waits,
                 books.timeline, books.capacity_gpus, books.not_ready_gpus)
-
-    def _bind(self, fifo: deque, k: int, now: float, eid: int, heap: list, keep: bool) -> int:
-        """A session's binds: the ``k`` oldest waiting jobs start now, each with its finish event (in
-        start order, ``eid`` counting on); returns the last event id used."""
-        specs, push = self._specs, heapq.heappush
-        for _ in range(k):
-            j, enter = fifo.popleft()
-            if keep:
-                self.start_s[j] = now
-                self.enter_s[j] = enter
-            eid += 1
-            push(heap, (now + float(specs[j].run_time), _NORMAL, eid, _FINISH, j, now, enter))
-        return eid
 
     def _integrals(self) -> tuple[float, ...]:
         """The books' GPU-second integrals, in the order the loop keeps them (and _write_back writes them)."""
         return tuple(self.books.integrals[k] for k in _INTEGRALS)
 
-    def _write_back(self, now: float, events_left: bool, *, arrived: int, events: int, counts: tuple, integrals: tuple,
+    def _write_back(self, now: float, events_left: bool, arrived: int, events: int, counts: tuple, integrals: tuple,
                     last_t: float, last_progress: float, last_end: float, unfinished: int, finished: int) -> None:
         """The loop's locals back into the engine's state, and the end of the run as Simulation.run finds it."""
         books = self.books

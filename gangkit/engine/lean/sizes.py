@@ -33,9 +33,10 @@ import math
 from array import array
 from collections import defaultdict, deque
 
-from gangkit.engine.lean.one_size import OnePodGangRun, cycle_time, due_now, snapshot_from_locals
+from gangkit.engine.lean.one_size import OnePodGangRun, snapshot_from_locals
 from gangkit.engine.lean.rules import asks
 from gangkit.engine.state import JobState
+from gangkit.model.precision import ROUNDING, TOLERANCE
 from gangkit.model.scenario import Scenario
 
 _NORMAL, _LATE = 1, 2  # SimPy's NORMAL priority, and the engine's LATE (scheduling cycles)
@@ -70,71 +71,73 @@ class OnePodShapesRun(OnePodGangRun):
     """The general engine's state and bookkeeping, driven by a plain event heap (see the module doc)."""
 
     def run(self, until: float | None = None) -> None:
-        """The event loop, as :meth:`OnePodGangRun.run`'s (setup, the arrivals due now, then the next event;
-        teardown), with the nodes' free room kept in the capacity: the arrivals go into one line per shape,
-        a finish gives its node's room back, and a session's visits and binds are :meth:`_session`."""
-        specs, finish_events, keep, period, horizon, retired, timeline, C, not_ready = self._setup(until)
-        n = unfinished = len(specs)
-        gpus = [s.pod_sets[0].gpus for s in specs]
+        """The event loop, as :meth:`OnePodGangRun.run`'s, with the nodes' free room kept in the capacity: arrivals go
+        into one line per shape, a finish gives its node's room back, a session is :meth:`_session_for`'s."""
+        at, run_s, finish_events, keep, period, horizon, retired, timeline, C, not_ready = self._setup(until)
+        n = unfinished = len(run_s)
+        gpus = [s.pod_sets[0].gpus for s in self._specs]
         smallest, give, free = min(gpus), self.capacity.give, self.capacity.free_ready_gpus
-        order = asks(self.stack.placement, "one_pod_order", self.scenario)
         i_cap, i_use, i_held, i_free, i_nr, i_wait = self._integrals()
         bound = useful = running = waiting = events = finished = eid = i = 0
         last_t, last_progress, last_end, now = self.books.last_t, 0.0, 0.0, 0.0
         heap, push, pop = [], heapq.heappush, heapq.heappop
         lines: dict[int, deque] = defaultdict(deque)  # GPUs of the pod -> the waiting jobs of that shape, (index, arrival), oldest first
-        cycle_pending, timed_out, arrivals_due = False, False, True  # the arrivals process starts at time 0
+        session = self._session_for(lines, gpus, run_s, asks(self.stack.placement, "one_pod_order", self.scenario), heap, keep)
+        cycle_pending, timed_out, arrivals_due, ask = False, False, True, False  # arrivals start at time 0
         while True:
-            if arrivals_due:  # Simulation._arrivals: every batch due now, then the timeout to the next
-                first, (split, i) = i, due_now(specs, i, n, now, timed_out)
+            if arrivals_due:  # Simulation._arrivals, as in OnePodGangRun.run
+                first = split = i
+                if timed_out or at[i] <= now:
+                    t = at[i]
+                    while at[i] == t:
+                        i += 1
+                    split = i
+                    while at[i] <= now:
+                        i += 1
                 arrivals_due = timed_out = False
                 if i > first:
-                    events += i - first  # submitted
-                    waiting += split - first  # the first batch's books advance (later batches: dt is 0)
-                    dt = now - last_t
+                    events, waiting = events + i - first, waiting + split - first  # submitted; the first batch
+                    dt = now - last_t  # advances the books (later batches: dt is 0)
                     if dt > 0:
                         i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
-                        i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt
-                        last_t = now
+                        i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt; last_t = now
                     waiting += i - split
                     for j in range(first, i):
                         lines[gpus[j]].append((j, now))
                     if keep:
                         snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
-                    if not cycle_pending:
-                        cycle_pending, eid = True, eid + 1
-                        push(heap, (cycle_time(now, period), _LATE, eid, _CYCLE, 0, 0.0, 0.0, None))
+                    ask = True
                 if i < n:
                     eid += 1
-                    push(heap, (now + (specs[i].submit_time - now), _NORMAL, eid, _ARRIVE, 0, 0.0, 0.0, None))
+                    push(heap, (now + (at[i] - now), _NORMAL, eid, _ARRIVE, 0, 0.0, 0.0, None))
+            if ask and not cycle_pending:  # Simulation.request_cycle, as in OnePodGangRun.run
+                boundary = math.ceil(now / period) if period else 0
+                cycle_at = now if not period or (boundary >= 1 and now - (boundary - 1) * period <= min(TOLERANCE * period, ROUNDING * now)) else max(now, boundary * period)
+                cycle_pending, ask, eid = True, False, eid + 1
+                push(heap, (now + (cycle_at - now), _LATE, eid, _CYCLE, 0, 0.0, 0.0, None))
             if not unfinished or not heap or heap[0][0] > horizon:
                 break
             now, _, _, kind, j, start, enter, node = pop(heap)
             if kind == _CYCLE:  # a Volcano session: its visits and binds (see the module doc), counted below
-                cycle_pending, k, taken = False, 0, 0
+                cycle_pending, ask, k, taken = False, False, 0, 0  # (the asks since the last session are answered)
                 if waiting and free >= smallest:
-                    k, taken, eid = self._session(lines, gpus, order, free, now, eid, heap, keep)
+                    k, taken, eid = session(free, now, eid)
             if kind == _FINISH or (kind == _CYCLE and k):  # the books advance before any count changes
                 dt = now - last_t
                 if dt > 0:
                     i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
-                    i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt
-                    last_t = now
-            if kind == _FINISH:
+                    i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt; last_t = now
+            if kind == _FINISH:  # (events come in time order: this finish is the last so far)
                 g = gpus[j]
                 give(node, g, 0.0, 0)
-                useful, free, bound, running = useful - g, free + g, bound - g, running - 1
-                events += finish_events[j]
-                unfinished, finished, last_progress = unfinished - 1, finished + 1, now
-                if now > last_end:
-                    last_end = now
-                retired.append(start - specs[j].submit_time)
+                useful, free = useful - g, free + g  # (at most three names a line: no tuple is built)
+                bound, running = bound - g, running - 1
+                unfinished, finished, events = unfinished - 1, finished + 1, events + finish_events[j]
+                last_progress, last_end, ask = now, now, True
+                retired.append(start - at[j])
                 if keep:
                     self.finish_s[j] = now
                     snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
-                if not cycle_pending:
-                    cycle_pending, eid = True, eid + 1
-                    push(heap, (cycle_time(now, period), _LATE, eid, _CYCLE, 0, 0.0, 0.0, None))
             elif kind == _ARRIVE:
                 arrivals_due = timed_out = True
             elif k:  # the session's binds
@@ -143,47 +146,49 @@ class OnePodShapesRun(OnePodGangRun):
                 events, last_progress = events + 2 * k, now  # pod_bound, job_started
                 if keep:
                     snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
-        self._write_back(now, bool(heap), arrived=i, events=events, counts=(bound, useful, running, waiting),
-                         integrals=(i_cap, i_use, i_held, i_free, i_nr, i_wait), last_t=last_t,
-                         last_progress=last_progress, last_end=last_end, unfinished=unfinished, finished=finished)
+        self._write_back(now, bool(heap), i, events, (bound, useful, running, waiting), (i_cap, i_use, i_held, i_free,
+                         i_nr, i_wait), last_t, last_progress, last_end, unfinished, finished)
         self._live_on_nodes(heap, lines)
         self._close_run(array("q", gpus))
 
-    def _session(self, lines: dict, gpus: list, order: str, free: int, now: float, eid: int, heap: list,
-                 keep: bool) -> tuple[int, int, int]:
-        """A session's visits and binds: the waiting jobs in the order ``order`` says (the oldest head of
-        the shapes' lines, or with ``largest-first`` the head of the biggest shape), each bound on the node
-        ``FreeCapacity.choose`` picks, its finish event pushed (``eid`` counting on); a job that fits nowhere
-        passes over its shape (``skip``, ``largest-first``) or ends the session (``strict``). Returns the
-        jobs bound, the GPUs they took and the last event id used."""
-        choose, take, push, specs = self.capacity.choose, self.capacity.take, heapq.heappush, self._specs
+    def _session_for(self, lines: dict, gpus: list, run_s: list, order: str, heap: list, keep: bool):
+        """The run's session, ``session(free, now, eid)``: its visits and binds. It visits the waiting jobs in
+        the order ``order`` says (the oldest head of the shapes' lines, or with ``largest-first`` the head of
+        the biggest shape), binds each on the node ``FreeCapacity.choose`` picks and pushes its finish event
+        (``eid`` counting on); a job that fits nowhere passes over its shape (``skip``, ``largest-first``)
+        or ends the session (``strict``). It returns the jobs bound, the GPUs they took and the last event
+        id used. (A closure made once per run: what it reads is bound here, not looked up per session.)"""
+        choose, take, push = self.capacity.choose, self.capacity.take, heapq.heappush
         strict, largest = order == "strict", order == "largest-first"
-        k = taken = 0
-        tried = [line for line in lines.values() if line]  # shapes not yet passed over
-        while tried:
-            best = tried[0]
-            for line in tried:
-                if (gpus[line[0][0]] > gpus[best[0][0]]) if largest else (line[0][0] < best[0][0]):
-                    best = line
-            j, enter = best[0]
-            g = gpus[j]
-            target = choose(g, 0.0, 0, ()) if free - taken >= g else None
-            if target is None:
-                if strict:
-                    break
-                tried.remove(best)
-                continue
-            best.popleft()
-            if not best:
-                tried.remove(best)
-            take(target, g, 0.0, 0)
-            k, taken = k + 1, taken + g
-            if keep:
-                self.start_s[j] = now
-                self.enter_s[j] = enter
-            eid += 1
-            push(heap, (now + float(specs[j].run_time), _NORMAL, eid, _FINISH, j, now, enter, target))
-        return k, taken, eid
+        start_s, enter_s = (self.start_s, self.enter_s) if keep else (None, None)
+
+        def session(free: int, now: float, eid: int) -> tuple[int, int, int]:
+            k = taken = 0
+            tried = [line for line in lines.values() if line]  # shapes not yet passed over
+            while tried:
+                best = tried[0]
+                for line in tried:
+                    if (gpus[line[0][0]] > gpus[best[0][0]]) if largest else (line[0][0] < best[0][0]):
+                        best = line
+                j, enter = best[0]
+                g = gpus[j]
+                target = choose(g, 0.0, 0, ()) if free - taken >= g else None
+                if target is None:
+                    if strict:
+                        break
+                    tried.remove(best)
+                    continue
+                best.popleft()
+                if not best:
+                    tried.remove(best)
+                take(target, g, 0.0, 0)
+                k, taken, eid = k + 1, taken + g, eid + 1
+                if keep:
+                    start_s[j], enter_s[j] = now, enter
+                push(heap, (now + run_s[j], _NORMAL, eid, _FINISH, j, now, enter, target))
+            return k, taken, eid
+
+        return session
 
     def _live_on_nodes(self, heap: list, lines: dict) -> None:
         """Job states, in arrival order, for the jobs still running or waiting when the run ends.
