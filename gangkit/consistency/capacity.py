@@ -20,11 +20,13 @@ about nodes (a Node, a NodePool or a node group).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from gangkit.consistency.demand import demand, flavor_labels, shape
 from gangkit.consistency.findings import Finding
-from gangkit.consistency.inventory import Inventory, JobEntry, display
+from gangkit.consistency.inventory import Inventory, JobEntry, dig, display
 from gangkit.consistency.supply import Shape, Supply, supply_of
+from gangkit.manifests.training import REPLICA_KINDS
 
 __all__ = ["findings", "usable_shapes"]
 
@@ -38,7 +40,21 @@ def usable_shapes(inv: Inventory, supply: Supply, e: JobEntry, ps):
             s.selector == ps.node_selector]
 
 
+def _replica_spec(e: JobEntry, index: int) -> str | None:
+    """A Kubeflow training job's replica spec for pod set ``index``, with the key as the manifest writes it
+    (``spec.tfReplicaSpecs.Worker``: the pod set is named ``worker``); None for other kinds."""
+    kind = REPLICA_KINDS.get(e.obj.role)
+    if kind is None:
+        return None
+    name = e.job.pod_sets[index].name
+    specs = dig(e.obj.doc, "spec", kind.field)
+    key = next((k for k in specs if str(k).lower() == name), name) if isinstance(specs, Mapping) else name
+    return f"spec.{kind.field}.{key}"
+
+
 def _containers(e: JobEntry, index: int) -> str:
+    if (replica := _replica_spec(e, index)) is not None:
+        return f"{replica}.template.spec.containers"
     if e.obj.role == "VolcanoJob":
         return f"spec.tasks[{index}].template.spec.containers"
     if e.obj.role == "LeaderWorkerSet":  # pod sets leader and worker, or main (no leaderTemplate: the workers')
@@ -51,6 +67,8 @@ def _containers(e: JobEntry, index: int) -> str:
 
 def _pods_field(e: JobEntry, index: int) -> str:
     """The field that sets how many pods of pod set ``index`` the workload makes."""
+    if (replica := _replica_spec(e, index)) is not None:
+        return f"{replica}.replicas"
     fields = {"Job": "spec.parallelism", "JobSet": f"spec.replicatedJobs[{index}].replicas",
               "CronJob": "spec.jobTemplate.spec.parallelism", "LeaderWorkerSet": "spec.leaderWorkerTemplate.size",
               "Deployment": "spec.replicas", "ReplicaSet": "spec.replicas", "StatefulSet": "spec.replicas"}

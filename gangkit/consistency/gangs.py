@@ -31,6 +31,7 @@ from collections.abc import Mapping
 
 from gangkit.consistency.findings import Finding
 from gangkit.consistency.inventory import GangRef, Inventory, JobEntry, dig, display
+from gangkit.manifests.training import REPLICA_KINDS
 from gangkit.model.reading import PROGRESS
 
 __all__ = ["findings"]
@@ -87,7 +88,8 @@ def _sized(e: JobEntry, g: GangRef) -> list[Finding]:
         return []  # absent (every pod) or refused by the reader
     owner = g.size_owner.label
     size_words = f"{display(g.size_owner)} {g.size_field} {g.size}" if g.size_owner is not e.obj else f"{g.size_field} {g.size}"
-    pods_field = PODS_FIELD.get(e.obj.role, "spec.parallelism")
+    pods_field = PODS_FIELD.get(e.obj.role) or (f"spec.{REPLICA_KINDS[e.obj.role].field}.*.replicas"
+                                                 if e.obj.role in REPLICA_KINDS else "spec.parallelism")
     if g.size > e.pods:
         return [Finding(
             "gang-larger-than-job", _objects(e, g),

@@ -294,7 +294,7 @@ def _read_lws_and_cronjobs(r: Reader, roles, ctx: JobContext, by_role: dict, ent
     Jobs of its schedule within the run; its entry holds the Job of its ``spec.jobTemplate``: the first
     of those Jobs, else (no schedule time within the run) the template read on its own, with the other
     readers' gang objects left unclaimed, so that a template no run reaches is still checked (its reading
-    problems are reported only when the run makes a Job of it). Its pods are the template's
+    problems too, named at the CronJob's ``spec.jobTemplate``). Its pods are the template's
     ``parallelism``, its gang the one its pod template names. Kueue's view is not built either.
     """
     for o in roles("LeaderWorkerSet"):
@@ -314,10 +314,12 @@ def _read_lws_and_cronjobs(r: Reader, roles, ctx: JobContext, by_role: dict, ent
             if o.namespace:
                 doc["metadata"]["namespace"] = o.namespace
             alone = JobContext(ctx.classes, ctx.default_priority, ctx.groups, {}, GangObjects.collect(by_role))
+            side = Reader(r.label)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", GangkitInputWarning)
-                first = core.read_job(Reader(r.label), replace(new_object(doc, f"{o.where}, spec.jobTemplate"),
-                                                              role="Job", namespaced=True), *alone)
+                first = core.read_job(side, replace(new_object(doc, f"{o.where}, spec.jobTemplate"),
+                                                    role="Job", namespaced=True), *alone)
+            r.problems.extend(side.problems)  # the template's own problems, as a run making its Job would find them
         pod_template = dig(template, "spec", "template")
         entries.append(JobEntry(o, first, _whole(dig(template, "spec", "parallelism") or 1), _scheduler(o, "CronJob"),
                                 _gang_ref(o, ctx.groups, ctx.gangs, pod_template or {}, CRON_TEMPLATE)))

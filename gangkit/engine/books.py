@@ -36,11 +36,12 @@ class Books:
         self.running_jobs = 0
         self.waiting_jobs = 0
         self.last_t = 0.0
-        self.integrals = dict(capacity=0.0, useful=0.0, held_idle=0.0, free=0.0, not_ready=0.0, waiting_jobs=0.0)
+        self.integrals = dict(capacity=0.0, useful=0.0, held_idle=0.0, free=0.0, not_ready=0.0)  # GPU-seconds
         self.timeline: list[tuple] = []
 
     def advance(self, now: float) -> None:
-        """Add the time since the last change times each count to its integral.
+        """Add the time since the last change times each GPU count to its integral (the utilization
+        figures of the summary; the jobs' counts are read from the timeline, not integrated here).
 
         The lean engine's loop repeats these lines inline, with the same float
         operations in the same order (benchmark case a needs it).
@@ -56,7 +57,6 @@ class Books:
         integrals["held_idle"] += held * dt
         integrals["free"] += free * dt
         integrals["not_ready"] += self.not_ready_gpus * dt
-        integrals["waiting_jobs"] += self.waiting_jobs * dt
         self.last_t = now
 
     def snapshot(self, now: float, force: bool = False) -> None:

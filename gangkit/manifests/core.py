@@ -276,7 +276,7 @@ def read_job(r: Reader, o: ManifestObject, classes: dict, default_priority: int,
     )
     group = claim_pod_group(r, obj, o.namespace, group_field, group_name, groups, used_groups)
     group_spec = spec_of(group) if group else {}  # a spec that is no mapping was reported with the PodGroup
-    min_member = read_min_member(r, group, group_spec, pods, obj) if group else None
+    min_member = read_min_member(r, group, group_spec) if group else None
     priority = pod_priority(r, pod, group, group_spec, classes, default_priority, obj)
     gang = read_gang(r, gangs, o, pods, tmeta, pod, volcano=group_name is not None)  # the holding gang schedulers
     min_member = gang.pop("min_member", min_member)
@@ -489,10 +489,10 @@ def read_group_min_member(r: Reader, annotations: dict, pod: Mapping, pods: int 
     return None if value == pods else value  # every pod: gangkit's default gang (min_member None)
 
 
-def read_min_member(r: Reader, group: ManifestObject, spec: dict, pods: int | None, job_label: str) -> int | None:
+def read_min_member(r: Reader, group: ManifestObject, spec: dict) -> int | None:
     """Volcano's ``spec.minMember``: how many pods must start together. Absent: every pod.
 
-    The CRD allows 0 (no gang at all); gangkit needs a gang of at least 1. Above ``pods`` is
+    The CRD allows 0 (no gang at all); gangkit needs a gang of at least 1. Above the pods' count is
     read: nothing upstream checks a PodGroup against the pods that name it (Volcano v1.15.1 has
     no PodGroup webhook that does), and its gang plugin keeps such a job pending
     (:func:`gangkit.volcano.plugins.gang.job_valid`); ``gangkit check`` reports it.

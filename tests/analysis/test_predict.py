@@ -177,6 +177,17 @@ def test_the_same_seed_gives_the_same_prediction_with_one_or_two_workers(tmp_pat
     assert one != other
 
 
+@pytest.mark.slow
+def test_a_dask_client_gives_the_same_prediction_as_one_worker(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    dump, job = _unannotated(tmp_path), _job(tmp_path, "wide", pods=3)
+    here = _predict(dump, [job], stack="kueue+gang", samples=6, seed=7, workers=1).to_json()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        on_dask = _predict(dump, [job], stack="kueue+gang", samples=6, seed=7, client=client).to_json()
+    assert on_dask == here
+
+
 # ------------------------------------------------------------------------------------------ residual life
 def _life(rows):
     return ResidualLife(Empirical(tuple(q for q, _ in rows), tuple(v for _, v in rows)))

@@ -11,6 +11,7 @@ import pytest
 
 from gangkit.consistency import check
 from gangkit.manifests import GangkitInputWarning
+from gangkit.model.errors import ScenarioError
 
 from conftest import case
 
@@ -120,3 +121,15 @@ def test_a_cronjobs_template_is_checked(docs, findings):
         assert f.code == code and "CronJob default/nightly" in f.objects
         if fieldname is not None:
             assert fieldname in [where for _, where in f.fields], f.fields
+
+
+@pytest.mark.parametrize("schedule, horizon", [
+    case("a template no run reaches", "0 2 1 1 *", "1h"),
+    case("a template the run makes Jobs of", "0 2 * * *", "72h"),
+])
+def test_a_cronjob_templates_unreadable_field_is_one_clear_error_whether_or_not_the_run_reaches_it(schedule, horizon):
+    docs = [*TWO_NODES, cron(schedule=schedule), simulation(horizon)]
+    docs[2]["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "lots"
+    with pytest.raises(ScenarioError) as err:
+        run_check(docs)
+    assert "nightly" in str(err.value) and "nvidia.com/gpu" in str(err.value) and "lots" in str(err.value), str(err.value)

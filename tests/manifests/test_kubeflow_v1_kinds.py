@@ -279,8 +279,28 @@ def test_gangkit_check_finds_that_the_gang_can_never_start(kind):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         report = check([*NODES, doc])
-    assert [(f.code, f.objects) for f in report.findings if f.code == "supply-too-small"] == [
-        ("supply-too-small", (f"{kind} default/big",))]
+    too_small = [f for f in report.findings if f.code == "supply-too-small"]
+    assert [(f.code, f.objects) for f in too_small] == [("supply-too-small", (f"{kind} default/big",))]
+    assert (f"{kind} default/big", f"spec.{fields[kind][0]}.Worker.replicas") in too_small[0].fields, too_small[0].fields
+
+
+@pytest.mark.parametrize("kind", CHECKED)
+def test_gangkit_check_names_the_replica_specs_containers_of_a_pod_no_node_holds(kind):
+    from gangkit.consistency import check
+
+    fields = {**FIELDS, "PyTorchJob": ("pytorchReplicaSpecs", "pytorch")}
+    doc = {"apiVersion": "kubeflow.org/v1", "kind": kind, "metadata": {"name": "big", "namespace": "default"},
+           "spec": {fields[kind][0]: {"Worker": {"replicas": 1, "template": {"spec": {"containers": [
+               {"name": fields[kind][1], "image": "trainer:1.0", "resources": {"limits": {"nvidia.com/gpu": "16"}}}]}}}}}}
+    if kind == "XGBoostJob":
+        doc["spec"]["xgbReplicaSpecs"]["Master"] = {"replicas": 1, "template": {"spec": {"containers": [
+            {"name": "xgboost", "image": "trainer:1.0"}]}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = check([*NODES, doc])
+    fits_no_node = [f for f in report.findings if f.code == "pod-fits-no-node"]
+    assert len(fits_no_node) == 1, [f.message for f in report.findings]
+    assert (f"{kind} default/big", f"spec.{fields[kind][0]}.Worker.template.spec.containers") in fits_no_node[0].fields
 
 
 DUMP_GAP = ("dump_manifests (gangkit/manifests/dump.py, _documents) also writes the PodGroup the training operator "

@@ -50,7 +50,7 @@ from gangkit.model.scenario import Scenario
 _NORMAL, _LATE = 1, 2  # SimPy's NORMAL priority, and the engine's LATE (scheduling cycles)
 _ARRIVE, _FINISH, _CYCLE = 0, 1, 2
 #: the books' GPU-second integrals the loop keeps as locals (Books.integrals' keys, Books.advance's order)
-_INTEGRALS = ("capacity", "useful", "held_idle", "free", "not_ready", "waiting_jobs")
+_INTEGRALS = ("capacity", "useful", "held_idle", "free", "not_ready")
 
 
 def snapshot_from_locals(timeline: list, t: float, C, useful, bound, not_ready, running, waiting) -> None:
@@ -122,29 +122,22 @@ class OnePodGangRun(Simulation):
         n = unfinished = len(run_s)
         g = self._specs[0].pod_sets[0].gpus
         free = self.capacity.free_ready_gpus  # only free GPUs: room for one pod anywhere is room on some node
-        i_cap, i_use, i_held, i_free, i_nr, i_wait = self._integrals()
+        i_cap, i_use, i_held, i_free, i_nr = self._integrals()
         bound = useful = running = waiting = events = finished = eid = i = 0
         last_t, last_progress, last_end, now = self.books.last_t, 0.0, 0.0, 0.0
         heap, fifo, push, pop = [], deque(), heapq.heappush, heapq.heappop
         cycle_pending, timed_out, arrivals_due, ask = False, False, True, False  # arrivals start at time 0
         while True:
-            if arrivals_due:  # Simulation._arrivals: each batch (jobs of one submit time) due now, then the
-                first = split = i  # timeout to the next; after the timeout its batch is due even if float
-                if timed_out or at[i] <= now:  # rounding puts ``now`` before it (``at`` ends with inf)
-                    t = at[i]
-                    while at[i] == t:
-                        i += 1
-                    split = i
-                    while at[i] <= now:
-                        i += 1
+            if arrivals_due:  # Simulation._arrivals: the batches (jobs of one submit time) due now, then the timeout
+                first, due = i, (at[i] if timed_out and at[i] > now else now)  # to the next; after the timeout its
+                while at[i] <= due:  # batch is due even if float rounding puts now before it (``at`` ends with inf)
+                    i += 1
                 arrivals_due = timed_out = False
                 if i > first:
-                    events, waiting = events + i - first, waiting + split - first  # submitted; the first batch
-                    dt = now - last_t  # advances the books (Books.advance inlined, same float operations)
-                    if dt > 0:
+                    events, waiting = events + i - first, waiting + i - first  # submitted
+                    if (dt := now - last_t) > 0:  # the books advance (Books.advance inlined, same float operations)
                         i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
-                        i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt; last_t = now
-                    waiting += i - split  # later batches: dt is 0
+                        i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; last_t = now
                     for j in range(first, i):
                         fifo.append((j, now))
                     if keep:
@@ -162,10 +155,9 @@ class OnePodGangRun(Simulation):
                 break
             now, _, _, kind, j, start, enter = pop(heap)
             if kind == _FINISH or (kind == _CYCLE and fifo and free >= g):  # a finish, or a session that binds
-                dt = now - last_t
-                if dt > 0:
+                if (dt := now - last_t) > 0:
                     i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
-                    i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt; last_t = now
+                    i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; last_t = now
             if kind == _FINISH:  # (events come in time order: this finish is the last so far)
                 useful, free = useful - g, free + g  # (at most three names a line: no tuple is built)
                 bound, running = bound - g, running - 1
@@ -192,7 +184,7 @@ class OnePodGangRun(Simulation):
                     if keep:
                         snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
         self._write_back(now, bool(heap), i, events, (bound, useful, running, waiting), (i_cap, i_use, i_held, i_free,
-                         i_nr, i_wait), last_t, last_progress, last_end, unfinished, finished)
+                         i_nr), last_t, last_progress, last_end, unfinished, finished)
         self._live_at_end(heap, fifo, g)
         self._close_run(g)
 

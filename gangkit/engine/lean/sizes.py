@@ -32,6 +32,7 @@ import heapq
 import math
 from array import array
 from collections import defaultdict, deque
+from collections.abc import Callable
 
 from gangkit.engine.lean.one_size import OnePodGangRun, snapshot_from_locals
 from gangkit.engine.lean.rules import asks
@@ -71,37 +72,27 @@ class OnePodShapesRun(OnePodGangRun):
     """The general engine's state and bookkeeping, driven by a plain event heap (see the module doc)."""
 
     def run(self, until: float | None = None) -> None:
-        """The event loop, as :meth:`OnePodGangRun.run`'s, with the nodes' free room kept in the capacity: arrivals go
-        into one line per shape, a finish gives its node's room back, a session is :meth:`_session_for`'s."""
+        """:meth:`OnePodGangRun.run`'s loop with the nodes' free room in the capacity, a line of waiting jobs per shape."""
         at, run_s, finish_events, keep, period, horizon, retired, timeline, C, not_ready = self._setup(until)
         n = unfinished = len(run_s)
-        gpus = [s.pod_sets[0].gpus for s in self._specs]
+        heap, push, pop = [], heapq.heappush, heapq.heappop
+        gpus, lines, session = self._session_for(run_s, heap, keep)
         smallest, give, free = min(gpus), self.capacity.give, self.capacity.free_ready_gpus
-        i_cap, i_use, i_held, i_free, i_nr, i_wait = self._integrals()
+        i_cap, i_use, i_held, i_free, i_nr = self._integrals()
         bound = useful = running = waiting = events = finished = eid = i = 0
         last_t, last_progress, last_end, now = self.books.last_t, 0.0, 0.0, 0.0
-        heap, push, pop = [], heapq.heappush, heapq.heappop
-        lines: dict[int, deque] = defaultdict(deque)  # GPUs of the pod -> the waiting jobs of that shape, (index, arrival), oldest first
-        session = self._session_for(lines, gpus, run_s, asks(self.stack.placement, "one_pod_order", self.scenario), heap, keep)
         cycle_pending, timed_out, arrivals_due, ask = False, False, True, False  # arrivals start at time 0
         while True:
             if arrivals_due:  # Simulation._arrivals, as in OnePodGangRun.run
-                first = split = i
-                if timed_out or at[i] <= now:
-                    t = at[i]
-                    while at[i] == t:
-                        i += 1
-                    split = i
-                    while at[i] <= now:
-                        i += 1
+                first, due = i, (at[i] if timed_out and at[i] > now else now)
+                while at[i] <= due:
+                    i += 1
                 arrivals_due = timed_out = False
                 if i > first:
-                    events, waiting = events + i - first, waiting + split - first  # submitted; the first batch
-                    dt = now - last_t  # advances the books (later batches: dt is 0)
-                    if dt > 0:
+                    events, waiting = events + i - first, waiting + i - first  # submitted
+                    if (dt := now - last_t) > 0:  # the books advance
                         i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
-                        i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt; last_t = now
-                    waiting += i - split
+                        i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; last_t = now
                     for j in range(first, i):
                         lines[gpus[j]].append((j, now))
                     if keep:
@@ -118,16 +109,10 @@ class OnePodShapesRun(OnePodGangRun):
             if not unfinished or not heap or heap[0][0] > horizon:
                 break
             now, _, _, kind, j, start, enter, node = pop(heap)
-            if kind == _CYCLE:  # a Volcano session: its visits and binds (see the module doc), counted below
-                cycle_pending, ask, k, taken = False, False, 0, 0  # (the asks since the last session are answered)
-                if waiting and free >= smallest:
-                    k, taken, eid = session(free, now, eid)
-            if kind == _FINISH or (kind == _CYCLE and k):  # the books advance before any count changes
-                dt = now - last_t
-                if dt > 0:
-                    i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
-                    i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; i_wait += waiting * dt; last_t = now
             if kind == _FINISH:  # (events come in time order: this finish is the last so far)
+                if (dt := now - last_t) > 0:  # the books advance before any count changes
+                    i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
+                    i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; last_t = now
                 g = gpus[j]
                 give(node, g, 0.0, 0)
                 useful, free = useful - g, free + g  # (at most three names a line: no tuple is built)
@@ -140,31 +125,41 @@ class OnePodShapesRun(OnePodGangRun):
                     snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
             elif kind == _ARRIVE:
                 arrivals_due = timed_out = True
-            elif k:  # the session's binds
+            else:  # a Volcano session: its visits and binds (see the module doc); the asks till now are answered
+                cycle_pending = ask = False
+                k, taken, eid = session(free, now, eid) if waiting and free >= smallest else (0, 0, eid)
+                if not k:
+                    continue
+                if (dt := now - last_t) > 0:
+                    i_cap += C * dt; i_use += useful * dt; i_held += (bound - useful) * dt
+                    i_free += (C - not_ready - bound) * dt; i_nr += not_ready * dt; last_t = now
                 free, bound, useful = free - taken, bound + taken, useful + taken
                 waiting, running = waiting - k, running + k
                 events, last_progress = events + 2 * k, now  # pod_bound, job_started
                 if keep:
                     snapshot_from_locals(timeline, now, C, useful, bound, not_ready, running, waiting)
         self._write_back(now, bool(heap), i, events, (bound, useful, running, waiting), (i_cap, i_use, i_held, i_free,
-                         i_nr, i_wait), last_t, last_progress, last_end, unfinished, finished)
+                         i_nr), last_t, last_progress, last_end, unfinished, finished)
         self._live_on_nodes(heap, lines)
         self._close_run(array("q", gpus))
 
-    def _session_for(self, lines: dict, gpus: list, run_s: list, order: str, heap: list, keep: bool):
-        """The run's session, ``session(free, now, eid)``: its visits and binds. It visits the waiting jobs in
+    def _session_for(self, run_s: list, heap: list, keep: bool) -> tuple[list, dict, Callable]:
+        """Each job's GPUs, the lines of waiting jobs (GPUs of the pod -> that shape's jobs, (index, arrival),
+        oldest first) and the run's session, ``session(free, now, eid)``: its visits and binds. It visits the waiting jobs in
         the order ``order`` says (the oldest head of the shapes' lines, or with ``largest-first`` the head of
         the biggest shape), binds each on the node ``FreeCapacity.choose`` picks and pushes its finish event
         (``eid`` counting on); a job that fits nowhere passes over its shape (``skip``, ``largest-first``)
         or ends the session (``strict``). It returns the jobs bound, the GPUs they took and the last event
         id used. (A closure made once per run: what it reads is bound here, not looked up per session.)"""
+        gpus, lines = [s.pod_sets[0].gpus for s in self._specs], defaultdict(deque)
         choose, take, push = self.capacity.choose, self.capacity.take, heapq.heappush
+        order = asks(self.stack.placement, "one_pod_order", self.scenario)
         strict, largest = order == "strict", order == "largest-first"
         start_s, enter_s = (self.start_s, self.enter_s) if keep else (None, None)
 
         def session(free: int, now: float, eid: int) -> tuple[int, int, int]:
             k = taken = 0
-            tried = [line for line in lines.values() if line]  # shapes not yet passed over
+            tried = list(filter(None, lines.values()))  # the shapes with jobs waiting, not yet passed over
             while tried:
                 best = tried[0]
                 for line in tried:
@@ -188,7 +183,7 @@ class OnePodShapesRun(OnePodGangRun):
                 push(heap, (now + run_s[j], _NORMAL, eid, _FINISH, j, now, enter, target))
             return k, taken, eid
 
-        return session
+        return gpus, lines, session
 
     def _live_on_nodes(self, heap: list, lines: dict) -> None:
         """Job states, in arrival order, for the jobs still running or waiting when the run ends.

@@ -264,7 +264,7 @@ def role_gang(r: Reader, o: ManifestObject, roles: list, pods: int, classes: dic
     group_field = f"{base}.template.metadata.annotations.{core.GROUP_NAME}"
     group = core.claim_pod_group(r, obj, o.namespace, group_field, group_name, groups, used_groups)
     group_spec = spec_of(group) if group else {}
-    min_member = core.read_min_member(r, group, group_spec, pods, obj) if group else None
+    min_member = core.read_min_member(r, group, group_spec) if group else None
     priority = within(r, obj, base, lambda sub: core.pod_priority(sub, pod, group, group_spec, classes,
                                                                    default_priority, obj))
     no_ref = {k: v for k, v in pod.items() if k != "workloadRef"}  # not in these CRDs: warned about, not read
