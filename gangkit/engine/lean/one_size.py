@@ -69,17 +69,6 @@ def arrival_columns(specs: list) -> tuple[list, list]:
     return [s.submit_time for s in specs] + [math.inf], [float(s.run_time) for s in specs]
 
 
-def cycle_time(now: float, period: float) -> float:
-    """Simulation.request_cycle's time: the next session boundary at or after ``now``, with
-    :func:`gangkit.model.precision.next_boundary`'s float operations (the cycle runs at priority LATE)."""
-    k = math.ceil(now / period) if period else 0
-    if not period or (k >= 1 and now - (k - 1) * period <= min(TOLERANCE * period, ROUNDING * now)):
-        at = now
-    else:
-        at = max(now, k * period)
-    return now + (at - now)
-
-
 def applies(scenario: Scenario, stack) -> bool:
     """Is this a run of one-pod, same-shape jobs through a placement layer alone that places them in
     arrival order (see the module doc)?"""
@@ -146,7 +135,7 @@ class OnePodGangRun(Simulation):
                 if i < n:
                     eid += 1
                     push(heap, (now + (at[i] - now), _NORMAL, eid, _ARRIVE, 0, 0.0, 0.0))
-            if ask and not cycle_pending:  # Simulation.request_cycle: a session at cycle_time(now, period), inlined
+            if ask and not cycle_pending:  # Simulation.request_cycle: a session at next_boundary(now, period), inlined
                 boundary = math.ceil(now / period) if period else 0  # (an ask while one is pending: that session)
                 cycle_at = now if not period or (boundary >= 1 and now - (boundary - 1) * period <= min(TOLERANCE * period, ROUNDING * now)) else max(now, boundary * period)
                 cycle_pending, ask, eid = True, False, eid + 1
