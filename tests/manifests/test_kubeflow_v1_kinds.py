@@ -265,42 +265,37 @@ CHECKED = [  # 16 GPUs of nodes; a sync job of Workers of 8 GPUs that needs 3 at
 ]
 
 
-@pytest.mark.parametrize("kind", CHECKED)
-def test_gangkit_check_finds_that_the_gang_can_never_start(kind):
+def _check_workers(kind: str, replicas: int, gpus: int) -> tuple[str, list]:
+    """``gangkit check`` on the NODES and one ``kind`` of ``replicas`` Workers of ``gpus`` GPUs (an XGBoostJob
+    also gets its required Master): the replica specs' field, and the findings."""
     from gangkit.consistency import check
 
-    fields = {**FIELDS, "PyTorchJob": ("pytorchReplicaSpecs", "pytorch")}
+    field, container = {**FIELDS, "PyTorchJob": ("pytorchReplicaSpecs", "pytorch")}[kind]
     doc = {"apiVersion": "kubeflow.org/v1", "kind": kind, "metadata": {"name": "big", "namespace": "default"},
-           "spec": {fields[kind][0]: {"Worker": {"replicas": 3, "template": {"spec": {"containers": [
-               {"name": fields[kind][1], "image": "trainer:1.0", "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}}}}}}
+           "spec": {field: {"Worker": {"replicas": replicas, "template": {"spec": {"containers": [
+               {"name": container, "image": "trainer:1.0", "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}]}}}}}}
     if kind == "XGBoostJob":
         doc["spec"]["xgbReplicaSpecs"]["Master"] = {"replicas": 1, "template": {"spec": {"containers": [
             {"name": "xgboost", "image": "trainer:1.0"}]}}}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        report = check([*NODES, doc])
-    too_small = [f for f in report.findings if f.code == "supply-too-small"]
+        return field, check([*NODES, doc]).findings
+
+
+@pytest.mark.parametrize("kind", CHECKED)
+def test_gangkit_check_finds_that_the_gang_can_never_start(kind):
+    field, findings = _check_workers(kind, replicas=3, gpus=8)
+    too_small = [f for f in findings if f.code == "supply-too-small"]
     assert [(f.code, f.objects) for f in too_small] == [("supply-too-small", (f"{kind} default/big",))]
-    assert (f"{kind} default/big", f"spec.{fields[kind][0]}.Worker.replicas") in too_small[0].fields, too_small[0].fields
+    assert (f"{kind} default/big", f"spec.{field}.Worker.replicas") in too_small[0].fields, too_small[0].fields
 
 
 @pytest.mark.parametrize("kind", CHECKED)
 def test_gangkit_check_names_the_replica_specs_containers_of_a_pod_no_node_holds(kind):
-    from gangkit.consistency import check
-
-    fields = {**FIELDS, "PyTorchJob": ("pytorchReplicaSpecs", "pytorch")}
-    doc = {"apiVersion": "kubeflow.org/v1", "kind": kind, "metadata": {"name": "big", "namespace": "default"},
-           "spec": {fields[kind][0]: {"Worker": {"replicas": 1, "template": {"spec": {"containers": [
-               {"name": fields[kind][1], "image": "trainer:1.0", "resources": {"limits": {"nvidia.com/gpu": "16"}}}]}}}}}}
-    if kind == "XGBoostJob":
-        doc["spec"]["xgbReplicaSpecs"]["Master"] = {"replicas": 1, "template": {"spec": {"containers": [
-            {"name": "xgboost", "image": "trainer:1.0"}]}}}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        report = check([*NODES, doc])
-    fits_no_node = [f for f in report.findings if f.code == "pod-fits-no-node"]
-    assert len(fits_no_node) == 1, [f.message for f in report.findings]
-    assert (f"{kind} default/big", f"spec.{fields[kind][0]}.Worker.template.spec.containers") in fits_no_node[0].fields
+    field, findings = _check_workers(kind, replicas=1, gpus=16)
+    fits_no_node = [f for f in findings if f.code == "pod-fits-no-node"]
+    assert len(fits_no_node) == 1, [f.message for f in findings]
+    assert (f"{kind} default/big", f"spec.{field}.Worker.template.spec.containers") in fits_no_node[0].fields
 
 
 DUMP_GAP = ("dump_manifests (gangkit/manifests/dump.py, _documents) also writes the PodGroup the training operator "
